@@ -1,0 +1,34 @@
+// Command-line flags: node's parseArgs plus "--simulate [scenario]" with an optional value.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export class UsageError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Parse flags strictly; an unknown flag or a missing value is a UsageError naming it. */
+export function parseFlags<T extends Options>(argv: string[], options: T, optionalValue: Record<string, string> = {}) {
+  const normalised: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i].replace(/^--/, '');
+    if (argv[i].startsWith('--') && flag in optionalValue) {
+      const next = argv[i + 1];
+      const value = next !== undefined && !next.startsWith('-') ? next : optionalValue[flag];
+      if (value === next) i++;
+      normalised.push(`--${flag}=${value}`);
+    } else {
+      normalised.push(argv[i]);
+    }
+  }
+  try {
+    return parseArgs({ args: normalised, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+export function parseRate(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const hz = Number(text);
+  if (!Number.isFinite(hz)) throw new UsageError(`--rate must be a number of samples per second, got "${text}".`);
+  return hz;
+}

@@ -1,0 +1,52 @@
+// `gpushare sim`: drive the simulated GPU box that `--simulate` shows.
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { listScenarios, SimulatedDriver } from '../../engine/gpu/simulated-driver.js';
+import { fakegpuBuildDir } from '../../engine/paths.js';
+import { join } from 'node:path';
+import { parseFlags, UsageError } from '../args.js';
+
+export const simUsage = `Usage: gpushare sim COMMAND [--scenario NAME]
+  scenarios                 list the simulated GPU boxes
+  env                       print the environment that points CUDA programs at the simulated GPUs
+  fakejob -- ARGS…          run a simulated GPU job in the foreground (see native/fakegpu/README.md)
+  reset                     start the simulated box afresh (no processes, no faults)
+The default scenario is ${DEFAULT_SCENARIO}; \`gpushare ps --simulate NAME\` shows the same box.`;
+
+export async function simCommand(argv: string[]): Promise<number> {
+  const split = argv.indexOf('--');
+  const own = split === -1 ? argv : argv.slice(0, split);
+  const rest = split === -1 ? [] : argv.slice(split + 1);
+  const { values, positionals } = parseFlags(own, { scenario: { type: 'string' } });
+  const scenario = values.scenario ?? DEFAULT_SCENARIO;
+  const [sub, ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}". Pass fakejob arguments after "--".`);
+  switch (sub) {
+    case 'scenarios':
+      process.stdout.write(listScenarios().join('\n') + '\n');
+      return 0;
+    case 'env': {
+      const driver = await SimulatedDriver.shared(scenario);
+      for (const [key, value] of Object.entries(driver.env)) process.stdout.write(`export ${key}=${shellQuote(value)}\n`);
+      return 0;
+    }
+    case 'reset': {
+      const driver = await SimulatedDriver.shared(scenario);
+      rmSync(driver.statePath, { force: true });
+      await SimulatedDriver.shared(scenario);
+      process.stdout.write(`The simulated box "${scenario}" starts afresh.\n`);
+      return 0;
+    }
+    case 'fakejob': {
+      if (rest.length === 0) throw new UsageError('gpushare sim fakejob needs the job after "--", e.g. -- --mem 2G train --kernel-ms 5 --duration 60');
+      const driver = await SimulatedDriver.shared(scenario);
+      const child = spawn(join(fakegpuBuildDir(), 'fakejob'), rest, { stdio: 'inherit', env: { ...process.env, ...driver.env } });
+      return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+    }
+    default:
+      throw new UsageError(sub ? `Unknown sim command "${sub}".\n${simUsage}` : simUsage);
+  }
+}
+
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;

@@ -1,0 +1,50 @@
+// The `gpushare` command: a thin dispatcher; each command lives in commands/.
+import { UsageError } from './args.js';
+import { psCommand, psUsage } from './commands/ps.js';
+import { simCommand, simUsage } from './commands/sim.js';
+
+const usage = `gpushare — see and share the GPUs of a lab workstation
+
+Commands:
+  ps        GPUs and GPU processes (--json, --watch, --simulate)
+  sim       the simulated GPU driver: scenarios, env, fakejob, reset
+  start     the console (for now the live terminal view; simulated GPUs when no NVIDIA driver is found)
+
+${psUsage}
+
+${simUsage}`;
+
+const commands: Record<string, (argv: string[]) => Promise<number>> = {
+  ps: psCommand,
+  sim: simCommand,
+  start: startCommand,
+};
+
+/** Until the desktop console lands, `start` is the live view that falls back to simulated GPUs. */
+async function startCommand(argv: string[]): Promise<number> {
+  const { openGpuBackend } = await import('../engine/gpu/open-backend.js');
+  const probe = await openGpuBackend({
+    fallBackToSimulated: true,
+    onFallback: (reason) => process.stderr.write(`No NVIDIA driver found (${reason.split('\n')[0]}). Starting on simulated GPUs.\n`),
+  });
+  const simulated = probe.simulated?.scenario;
+  probe.close();
+  return psCommand(['--watch', ...(simulated ? ['--simulate', simulated] : []), ...argv]);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    process.stdout.write(usage + '\n');
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  try {
+    if (!command) throw new UsageError(`Unknown command "${name}". Run \`gpushare help\` for the list.`);
+    return await command(rest);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`gpushare ${name}: ${message}\n`);
+    return error instanceof UsageError ? 2 : 1;
+  }
+}

@@ -1,0 +1,43 @@
+// Choose the GPU backend: the real NVIDIA driver, or the simulated one when asked
+// (or, for the desktop console, when no driver is found). Both go through the same addon.
+import { openNvml } from './nvml-addon.js';
+import type { NvmlBinding } from './nvml-types.js';
+import { SimulatedDriver } from './simulated-driver.js';
+
+export const DEFAULT_SCENARIO = 'h100x2-mig';
+
+export interface GpuBackend {
+  nvml: NvmlBinding;
+  /** Present when the GPUs are simulated. */
+  simulated: SimulatedDriver | null;
+  close(): void;
+}
+
+export interface OpenBackendOptions {
+  /** A scenario name to force the simulated driver; undefined for the real driver. */
+  simulate?: string;
+  /** Fall back to the simulated driver when no NVIDIA driver can be opened. */
+  fallBackToSimulated?: boolean;
+  /** Called once with a plain sentence when falling back. */
+  onFallback?: (reason: string) => void;
+}
+
+export async function openGpuBackend(options: OpenBackendOptions = {}): Promise<GpuBackend> {
+  if (options.simulate !== undefined) return openSimulated(options.simulate);
+  try {
+    const nvml = openNvml();
+    return { nvml, simulated: null, close: () => nvml.close() };
+  } catch (error) {
+    if (!options.fallBackToSimulated) throw error;
+    options.onFallback?.(error instanceof Error ? error.message : String(error));
+    return openSimulated(DEFAULT_SCENARIO);
+  }
+}
+
+async function openSimulated(scenario: string): Promise<GpuBackend> {
+  const simulated = await SimulatedDriver.shared(scenario);
+  // the fake NVML finds its state through this variable, read at nvmlInit
+  process.env.GPUSHARE_FAKEGPU_STATE = simulated.statePath;
+  const nvml = openNvml(simulated.nvmlLibraryPath);
+  return { nvml, simulated, close: () => nvml.close() };
+}

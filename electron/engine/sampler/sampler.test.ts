@@ -1,0 +1,160 @@
+// The sampler's joins and failure handling, on a scripted GPU reader (the real driver paths are in sampler.sim.test.ts).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { DeviceInfo, DeviceSample } from '../gpu/nvml-types.js';
+import { ProcTable } from '../proc/proc-table.js';
+import { Sampler, type GpuReader } from './sampler.js';
+
+const GiB = 1024 ** 3;
+
+function info(index: number, mig = false): DeviceInfo {
+  return {
+    index,
+    uuid: `GPU-${index}`,
+    name: 'Scripted GPU',
+    pciBusId: `00000000:0${index}:00.0`,
+    memoryTotal: 80 * GiB,
+    smCount: 132,
+    migMode: { current: mig, pending: mig },
+    migDevices: mig
+      ? [{ index: 0, uuid: 'MIG-a', name: 'MIG 3g.40gb', profileName: '3g.40gb', profileId: 2, gpuInstanceId: 1, computeInstanceId: 0, memoryTotal: 40 * GiB, smCount: 60, placement: { start: 0, size: 4 } }]
+      : [],
+    errors: [],
+  };
+}
+
+function sample(index: number, over: Partial<DeviceSample> = {}): DeviceSample {
+  return {
+    index,
+    lost: false,
+    memory: { total: 80 * GiB, used: 10 * GiB, free: 70 * GiB, reserved: 0 },
+    utilization: { gpu: 50, memory: 20 },
+    temperatureC: 50,
+    powerMilliwatts: 200_000,
+    powerLimitMilliwatts: 700_000,
+    smClockMHz: 1980,
+    memClockMHz: 2619,
+    computeMode: 'default',
+    migMode: { current: false, pending: false },
+    processes: [],
+    processUtilization: [],
+    migDevices: [],
+    processSource: 'nvmlDeviceGetRunningProcessDetailList',
+    errors: [],
+    ...over,
+  };
+}
+
+function reader(script: () => DeviceSample[], infos: DeviceInfo[], describe?: (i: number) => DeviceInfo): GpuReader {
+  return {
+    system: () => ({ driverVersion: '1.0', nvmlVersion: '1.0', cudaDriverVersion: 12040, libraryPath: 'scripted' }),
+    deviceCount: () => infos.length,
+    describeDevice: describe ?? ((i) => infos[i]),
+    sampleAll: script,
+  };
+}
+
+test('joins processes with /proc and per-process SM %, 0 % when the driver has no new sample', () => {
+  const samples = [
+    sample(0, {
+      processes: [
+        { pid: process.pid, kind: 'compute', usedMemory: 3 * GiB, gpuInstanceId: null, computeInstanceId: null },
+        { pid: 2 ** 22 + 5, kind: 'compute', usedMemory: GiB, gpuInstanceId: null, computeInstanceId: null },
+      ],
+      processUtilization: [
+        { pid: process.pid, smUtil: 64, memUtil: 10, timestampUs: 1 },
+        { pid: 999_999_999, smUtil: 30, memUtil: 1, timestampUs: 1 }, // not on the GPU any more: dropped
+      ],
+    }),
+  ];
+  const sampler = new Sampler(reader(() => samples, [info(0)]), { simulated: true, scenario: 'scripted' });
+  const snap = sampler.tick();
+  assert.equal(snap.driver.simulated, true);
+  assert.equal(snap.processes.length, 2);
+  const mine = snap.processes.find((p) => p.pid === process.pid)!;
+  assert.equal(mine.user !== null, true);
+  assert.equal(mine.smPercent, 64);
+  assert.equal(mine.usedMemory, 3 * GiB);
+  const gone = snap.processes.find((p) => p.pid !== process.pid)!;
+  assert.equal(gone.user, null, 'a pid that exited between the list and /proc is kept without identity');
+  assert.equal(gone.smPercent, 0);
+});
+
+test('a lost GPU is marked lost and the others keep their processes', () => {
+  const proc = { pid: process.pid, kind: 'compute' as const, usedMemory: GiB, gpuInstanceId: null, computeInstanceId: null };
+  const lostError = { call: 'nvmlDeviceGetMemoryInfo_v2', code: 15, name: 'NVML_ERROR_GPU_IS_LOST', message: 'GPU 0 is lost' };
+  const sampler = new Sampler(
+    reader(() => [sample(0, { lost: true, memory: null, errors: [lostError] }), sample(1, { processes: [proc] })], [info(0), info(1)]),
+    { simulated: false },
+  );
+  const snap = sampler.tick();
+  assert.equal(snap.gpus[0].lost, true);
+  assert.deepEqual(snap.gpus[0].errors, ['GPU 0 is lost']);
+  assert.equal(snap.gpus[1].lost, false);
+  assert.deepEqual(snap.processes.map((p) => p.gpuIndex), [1]);
+});
+
+test('on MIG GPUs per-process SM % is unknown, not zero, and slices carry live memory', () => {
+  const mig = sample(0, {
+    migMode: { current: true, pending: true },
+    processes: [{ pid: process.pid, kind: 'compute', usedMemory: GiB, gpuInstanceId: 1, computeInstanceId: 0 }],
+    migDevices: [{ gpuInstanceId: 1, computeInstanceId: 0, memoryUsed: 2 * GiB, memoryTotal: 40 * GiB }],
+  });
+  const snap = new Sampler(reader(() => [mig], [info(0, true)]), { simulated: true }).tick();
+  assert.equal(snap.processes[0].smPercent, null);
+  assert.equal(snap.processes[0].gpuInstanceId, 1);
+  assert.equal(snap.gpus[0].migSlices[0].memoryUsed, 2 * GiB);
+  assert.equal(snap.gpus[0].migSlices[0].profileName, '3g.40gb');
+});
+
+test('a GPU that cannot be described at start-up is described once it answers', () => {
+  let answering = false;
+  const sampler = new Sampler(
+    reader(
+      () => [sample(0, answering ? {} : { lost: true })],
+      [info(0)],
+      (i) => {
+        if (!answering) throw new Error('lost');
+        return info(i);
+      },
+    ),
+    { simulated: false },
+  );
+  assert.equal(sampler.tick().gpus[0].uuid, '');
+  answering = true;
+  assert.equal(sampler.tick().gpus[0].uuid, 'GPU-0');
+});
+
+test('a driver that fails outright still yields a snapshot naming the failure', () => {
+  const sampler = new Sampler(
+    reader(() => {
+      throw new Error('NVML_ERROR_DRIVER_NOT_LOADED');
+    }, [info(0)]),
+    { simulated: false },
+  );
+  const snap = sampler.tick();
+  assert.equal(snap.gpus[0].lost, true);
+  assert.match(snap.gpus[0].errors[0], /DRIVER_NOT_LOADED/);
+  assert.equal(snap.seq, 1);
+});
+
+test('rates outside 0.2-10 Hz are refused with the range in the message', () => {
+  const make = (rateHz: number) => new Sampler(reader(() => [], []), { simulated: false, rateHz });
+  assert.throws(() => make(11), /between 0.2 and 10 Hz, got 11/);
+  assert.throws(() => make(0), /between 0.2 and 10 Hz/);
+  assert.equal(make(10).rateHz, 10);
+});
+
+test('start() publishes snapshots at the set rate and stop() ends them', async () => {
+  const sampler = new Sampler(reader(() => [sample(0)], [info(0)]), { simulated: false, rateHz: 10, procTable: new ProcTable() });
+  const seen: number[] = [];
+  sampler.onSnapshot((s) => seen.push(s.seq));
+  sampler.start();
+  await new Promise((r) => setTimeout(r, 350));
+  sampler.stop();
+  const count = seen.length;
+  await new Promise((r) => setTimeout(r, 250));
+  assert.ok(count >= 2, `expected several ticks, got ${count}`);
+  assert.equal(seen.length, count, 'no tick after stop()');
+  assert.deepEqual(seen, seen.map((_, i) => i + 1));
+});

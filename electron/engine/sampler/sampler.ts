@@ -1,0 +1,235 @@
+// The sampler: polls the GPU backend, joins each GPU process with /proc and
+// publishes one Snapshot per tick. A lost GPU or a vanished pid never breaks a tick.
+import type { DeviceInfo, DeviceSample, NvmlBinding } from '../gpu/nvml-types.js';
+import { ProcTable } from '../proc/proc-table.js';
+import type { DriverView, GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
+
+export type GpuReader = Pick<NvmlBinding, 'system' | 'deviceCount' | 'describeDevice' | 'sampleAll'>;
+
+export const MIN_RATE_HZ = 0.2;
+export const MAX_RATE_HZ = 10;
+export const DEFAULT_RATE_HZ = 1;
+
+export interface SamplerOptions {
+  rateHz?: number;
+  simulated: boolean;
+  scenario?: string | null;
+  procTable?: ProcTable;
+}
+
+type Listener = (snapshot: Snapshot) => void;
+
+export class Sampler {
+  private readonly procs: ProcTable;
+  private readonly driver: DriverView;
+  /** Static facts per GPU; null until describeDevice succeeds (a GPU lost at start-up is retried). */
+  private described: Array<DeviceInfo | null> = [];
+  private intervalMs: number;
+  private timer: NodeJS.Timeout | null = null;
+  private seq = 0;
+  private readonly listeners = new Set<Listener>();
+  private last: Snapshot | null = null;
+
+  constructor(
+    private readonly gpu: GpuReader,
+    options: SamplerOptions,
+  ) {
+    this.intervalMs = 1000 / checkRate(options.rateHz ?? DEFAULT_RATE_HZ);
+    this.procs = options.procTable ?? new ProcTable();
+    const system = gpu.system();
+    this.driver = {
+      driverVersion: system.driverVersion,
+      nvmlVersion: system.nvmlVersion,
+      cudaDriverVersion: system.cudaDriverVersion,
+      simulated: options.simulated,
+      scenario: options.scenario ?? null,
+    };
+    const count = gpu.deviceCount();
+    for (let i = 0; i < count; i++) this.described.push(this.tryDescribe(i));
+  }
+
+  get rateHz(): number {
+    return 1000 / this.intervalMs;
+  }
+
+  /** Change the sampling rate (0.2–10 Hz); takes effect from the next tick. */
+  setRate(hz: number): void {
+    this.intervalMs = 1000 / checkRate(hz);
+  }
+
+  get latest(): Snapshot | null {
+    return this.last;
+  }
+
+  onSnapshot(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  start(): void {
+    if (this.timer) return;
+    let due = Date.now();
+    const loop = (): void => {
+      this.publish(this.tick());
+      // schedule against the ideal clock so ticks do not drift by their own cost
+      due = Math.max(due + this.intervalMs, Date.now() + 1);
+      this.timer = setTimeout(loop, due - Date.now());
+    };
+    loop();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Take one snapshot now (also used by `gpushare ps` and the benchmark). */
+  tick(): Snapshot {
+    const takenAt = Date.now();
+    let samples: DeviceSample[];
+    try {
+      samples = this.gpu.sampleAll();
+    } catch (error) {
+      // the whole driver failed: report every GPU as unreachable rather than dropping the tick
+      const message = error instanceof Error ? error.message : String(error);
+      return this.snapshot(takenAt, this.described.map((info, i) => unreachableGpu(i, info, message)), []);
+    }
+    const gpus: GpuView[] = [];
+    const processes: GpuProcessView[] = [];
+    const onGpu = new Set<number>();
+    for (const sample of samples) {
+      const info = this.refreshDescription(sample);
+      gpus.push(gpuView(sample, info));
+      if (sample.lost) continue;
+      const smByPid = new Map(sample.processUtilization.map((u) => [u.pid, u]));
+      const perProcessSmKnown = sample.migMode?.current !== true; // NVML has no per-process SM % on MIG
+      for (const record of sample.processes) {
+        const who = this.procs.lookup(record.pid);
+        const util = smByPid.get(record.pid);
+        onGpu.add(record.pid);
+        processes.push({
+          pid: record.pid,
+          gpuIndex: sample.index,
+          gpuUuid: info?.uuid ?? '',
+          kind: record.kind,
+          user: who.user,
+          uid: who.uid,
+          command: who.command,
+          argv: who.argv,
+          startedAt: who.startedAt,
+          usedMemory: record.usedMemory,
+          smPercent: perProcessSmKnown ? (util?.smUtil ?? 0) : null,
+          memPercent: perProcessSmKnown ? (util?.memUtil ?? 0) : null,
+          gpuInstanceId: record.gpuInstanceId,
+          computeInstanceId: record.computeInstanceId,
+        });
+      }
+    }
+    this.procs.retainOnly(onGpu);
+    return this.snapshot(takenAt, gpus, processes);
+  }
+
+  private snapshot(takenAt: number, gpus: GpuView[], processes: GpuProcessView[]): Snapshot {
+    this.last = { seq: ++this.seq, takenAt, driver: this.driver, gpus, processes };
+    return this.last;
+  }
+
+  private publish(snapshot: Snapshot): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(snapshot);
+      } catch (error) {
+        console.error('gpushare: a snapshot listener failed:', error);
+      }
+    }
+  }
+
+  /** Re-read a GPU's static facts when it comes back from lost or its MIG mode changed. */
+  private refreshDescription(sample: DeviceSample): DeviceInfo | null {
+    const known = this.described[sample.index] ?? null;
+    if (sample.lost) return known;
+    const migChanged = known !== null && sample.migMode !== null && known.migMode?.current !== sample.migMode.current;
+    if (known === null || migChanged) this.described[sample.index] = this.tryDescribe(sample.index);
+    return this.described[sample.index] ?? known;
+  }
+
+  private tryDescribe(index: number): DeviceInfo | null {
+    try {
+      return this.gpu.describeDevice(index);
+    } catch {
+      return null; // lost or not answering: retried on the next tick it answers
+    }
+  }
+}
+
+function checkRate(hz: number): number {
+  if (!Number.isFinite(hz) || hz < MIN_RATE_HZ || hz > MAX_RATE_HZ) {
+    throw new RangeError(`Sampling rate must be between ${MIN_RATE_HZ} and ${MAX_RATE_HZ} Hz, got ${hz}.`);
+  }
+  return hz;
+}
+
+function gpuView(sample: DeviceSample, info: DeviceInfo | null): GpuView {
+  const migUsed = new Map(sample.migDevices.map((m) => [`${m.gpuInstanceId}/${m.computeInstanceId}`, m]));
+  return {
+    index: sample.index,
+    uuid: info?.uuid ?? '',
+    name: info?.name ?? `GPU ${sample.index}`,
+    pciBusId: info?.pciBusId ?? '',
+    lost: sample.lost,
+    memoryTotal: sample.memory?.total ?? info?.memoryTotal ?? 0,
+    memoryUsed: sample.memory?.used ?? null,
+    memoryFree: sample.memory?.free ?? null,
+    utilizationGpu: sample.utilization?.gpu ?? null,
+    utilizationMemory: sample.utilization?.memory ?? null,
+    temperatureC: sample.temperatureC,
+    powerWatts: sample.powerMilliwatts === null ? null : sample.powerMilliwatts / 1000,
+    powerLimitWatts: sample.powerLimitMilliwatts === null ? null : sample.powerLimitMilliwatts / 1000,
+    smClockMHz: sample.smClockMHz,
+    memClockMHz: sample.memClockMHz,
+    smCount: info?.smCount ?? null,
+    computeMode: sample.computeMode,
+    migEnabled: sample.migMode?.current ?? info?.migMode?.current ?? null,
+    migPending: sample.migMode?.pending ?? info?.migMode?.pending ?? null,
+    migSlices: (info?.migDevices ?? []).map((m) => {
+      const live = migUsed.get(`${m.gpuInstanceId}/${m.computeInstanceId}`);
+      return {
+        uuid: m.uuid,
+        name: m.name,
+        profileName: m.profileName,
+        gpuInstanceId: m.gpuInstanceId,
+        computeInstanceId: m.computeInstanceId,
+        smCount: m.smCount,
+        placement: m.placement,
+        memoryTotal: live?.memoryTotal ?? m.memoryTotal,
+        memoryUsed: live?.memoryUsed ?? null,
+      };
+    }),
+    errors: sample.errors.map((e) => e.message),
+  };
+}
+
+function unreachableGpu(index: number, info: DeviceInfo | null, message: string): GpuView {
+  return { ...gpuView(emptySample(index), info), errors: [message] };
+}
+
+function emptySample(index: number): DeviceSample {
+  return {
+    index,
+    lost: true,
+    memory: null,
+    utilization: null,
+    temperatureC: null,
+    powerMilliwatts: null,
+    powerLimitMilliwatts: null,
+    smClockMHz: null,
+    memClockMHz: null,
+    computeMode: null,
+    migMode: null,
+    processes: [],
+    processUtilization: [],
+    migDevices: [],
+    processSource: null,
+    errors: [],
+  };
+}

@@ -1,0 +1,274 @@
+/* Our own declarations of the part of the NVML ABI that gpushare uses.
+ * Written from NVIDIA's documented ABI so nothing needs nvml.h at build time
+ * (as nvtop does). Shared by the addon (caller) and the simulated driver
+ * (implementer); keep every layout byte-exact with the real driver. */
+#ifndef GPUSHARE_NVML_ABI_H
+#define GPUSHARE_NVML_ABI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_opaque *nvmlDevice_t;
+typedef struct nvmlGpuInstance_opaque *nvmlGpuInstance_t;
+
+enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_ALREADY_INITIALIZED = 5,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_INSUFFICIENT_POWER = 8,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_IRQ_ISSUE = 11,
+  NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_CORRUPTED_INFOROM = 14,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_RESET_REQUIRED = 16,
+  NVML_ERROR_OPERATING_SYSTEM = 17,
+  NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+  NVML_ERROR_IN_USE = 19,
+  NVML_ERROR_MEMORY = 20,
+  NVML_ERROR_NO_DATA = 21,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_UNKNOWN = 999
+};
+
+#define NVML_STRUCT_VERSION_OF(type, ver) ((unsigned int)(sizeof(type) | ((ver) << 24U)))
+
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+#define NVML_DEVICE_NAME_BUFFER_SIZE 64
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_UUID_BUFFER_SIZE 80
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+
+#define NVML_TEMPERATURE_GPU 0
+#define NVML_CLOCK_GRAPHICS 0
+#define NVML_CLOCK_SM 1
+#define NVML_CLOCK_MEM 2
+
+#define NVML_COMPUTEMODE_DEFAULT 0
+#define NVML_COMPUTEMODE_EXCLUSIVE_THREAD 1
+#define NVML_COMPUTEMODE_PROHIBITED 2
+#define NVML_COMPUTEMODE_EXCLUSIVE_PROCESS 3
+
+#define NVML_DEVICE_MIG_DISABLE 0
+#define NVML_DEVICE_MIG_ENABLE 1
+
+/* gpuInstanceId / computeInstanceId when the GPU is not in MIG mode */
+#define NVML_INSTANCE_ID_NONE 0xFFFFFFFFu
+
+#define NVML_PROCESS_MODE_COMPUTE 0
+#define NVML_PROCESS_MODE_GRAPHICS 1
+#define NVML_PROCESS_MODE_MPS 2
+
+typedef struct {
+  char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+
+typedef struct {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct {
+  unsigned int version; /* nvmlMemory_v2 */
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_v2_t;
+#define nvmlMemory_v2 NVML_STRUCT_VERSION_OF(nvmlMemory_v2_t, 2)
+
+typedef struct {
+  unsigned int gpu;
+  unsigned int memory;
+} nvmlUtilization_t;
+
+/* 16 bytes: the v1 process calls */
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+/* 24 bytes: the _v2 and _v3 process calls (some R535 drivers write 32-byte
+ * nvmlProcessDetail_v1_t records from _v3 instead) */
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t;
+
+/* 32 bytes */
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessDetail_v1_t;
+
+typedef struct {
+  unsigned int version; /* nvmlProcessDetailList_v1 */
+  unsigned int mode;    /* NVML_PROCESS_MODE_* */
+  unsigned int numProcArrayEntries;
+  nvmlProcessDetail_v1_t *procArray;
+} nvmlProcessDetailList_v1_t;
+#define nvmlProcessDetailList_v1 NVML_STRUCT_VERSION_OF(nvmlProcessDetailList_v1_t, 1)
+
+typedef struct {
+  unsigned int pid;
+  unsigned long long timeStamp; /* CPU time in microseconds */
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+typedef struct {
+  unsigned long long timeStamp;
+  unsigned int pid;
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+  unsigned int jpgUtil;
+  unsigned int ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+
+typedef struct {
+  unsigned int version; /* nvmlProcessesUtilizationInfo_v1 */
+  unsigned int processSamplesCount;
+  unsigned long long lastSeenTimeStamp;
+  nvmlProcessUtilizationInfo_v1_t *procUtilArray;
+} nvmlProcessesUtilizationInfo_v1_t;
+#define nvmlProcessesUtilizationInfo_v1 NVML_STRUCT_VERSION_OF(nvmlProcessesUtilizationInfo_v1_t, 1)
+
+typedef struct {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+typedef struct {
+  unsigned int start; /* first memory slice */
+  unsigned int size;  /* memory slices */
+} nvmlGpuInstancePlacement_t;
+
+typedef struct {
+  unsigned int version; /* nvmlGpuInstanceProfileInfo_v2 */
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+} nvmlGpuInstanceProfileInfo_v2_t;
+#define nvmlGpuInstanceProfileInfo_v2 NVML_STRUCT_VERSION_OF(nvmlGpuInstanceProfileInfo_v2_t, 2)
+
+typedef struct {
+  nvmlDevice_t device;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+/* GPU instance profile ids (NVML_GPU_INSTANCE_PROFILE_*) */
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE 0x0
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE 0x1
+#define NVML_GPU_INSTANCE_PROFILE_3_SLICE 0x2
+#define NVML_GPU_INSTANCE_PROFILE_4_SLICE 0x3
+#define NVML_GPU_INSTANCE_PROFILE_7_SLICE 0x4
+#define NVML_GPU_INSTANCE_PROFILE_8_SLICE 0x5
+#define NVML_GPU_INSTANCE_PROFILE_6_SLICE 0x6
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1 0x8
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 0x9
+#define NVML_GPU_INSTANCE_PROFILE_COUNT 0x12
+
+/* Function pointer types: one per entry point we resolve with dlsym. */
+#define GPUSHARE_NVML_FUNCS(X) \
+  X(nvmlInit_v2, (void)) \
+  X(nvmlShutdown, (void)) \
+  X(nvmlSystemGetDriverVersion, (char *version, unsigned int length)) \
+  X(nvmlSystemGetNVMLVersion, (char *version, unsigned int length)) \
+  X(nvmlSystemGetCudaDriverVersion_v2, (int *cudaDriverVersion)) \
+  X(nvmlDeviceGetCount_v2, (unsigned int *count)) \
+  X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t *device)) \
+  X(nvmlDeviceGetIndex, (nvmlDevice_t device, unsigned int *index)) \
+  X(nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length)) \
+  X(nvmlDeviceGetUUID, (nvmlDevice_t device, char *uuid, unsigned int length)) \
+  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t *pci)) \
+  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t *memory)) \
+  X(nvmlDeviceGetMemoryInfo_v2, (nvmlDevice_t device, nvmlMemory_v2_t *memory)) \
+  X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t *utilization)) \
+  X(nvmlDeviceGetTemperature, (nvmlDevice_t device, unsigned int sensorType, unsigned int *temp)) \
+  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *milliwatts)) \
+  X(nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int *milliwatts)) \
+  X(nvmlDeviceGetClockInfo, (nvmlDevice_t device, unsigned int clockType, unsigned int *mhz)) \
+  X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, unsigned int *mode)) \
+  X(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)) \
+  X(nvmlDeviceGetAttributes_v2, (nvmlDevice_t device, nvmlDeviceAttributes_t *attributes)) \
+  X(nvmlDeviceGetRunningProcessDetailList, (nvmlDevice_t device, nvmlProcessDetailList_v1_t *plist)) \
+  X(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos)) \
+  X(nvmlDeviceGetComputeRunningProcesses_v2, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos)) \
+  X(nvmlDeviceGetComputeRunningProcesses, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos)) \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v3, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos)) \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v2, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos)) \
+  X(nvmlDeviceGetGraphicsRunningProcesses, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos)) \
+  X(nvmlDeviceGetMPSComputeRunningProcesses_v3, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos)) \
+  X(nvmlDeviceGetMPSComputeRunningProcesses_v2, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos)) \
+  X(nvmlDeviceGetMPSComputeRunningProcesses, (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos)) \
+  X(nvmlDeviceGetProcessesUtilizationInfo, (nvmlDevice_t device, nvmlProcessesUtilizationInfo_v1_t *info)) \
+  X(nvmlDeviceGetProcessUtilization, (nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization, unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp)) \
+  X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count)) \
+  X(nvmlDeviceGetMigDeviceHandleByIndex, (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice)) \
+  X(nvmlDeviceIsMigDeviceHandle, (nvmlDevice_t device, unsigned int *isMigDevice)) \
+  X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int *id)) \
+  X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int *id)) \
+  X(nvmlDeviceGetGpuInstanceById, (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t *gpuInstance)) \
+  X(nvmlGpuInstanceGetInfo, (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info)) \
+  X(nvmlDeviceGetGpuInstanceProfileInfoV, (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t *info))
+
+#define GPUSHARE_NVML_TYPEDEF(name, params) typedef nvmlReturn_t (*name##_fn) params;
+GPUSHARE_NVML_FUNCS(GPUSHARE_NVML_TYPEDEF)
+#undef GPUSHARE_NVML_TYPEDEF
+
+typedef const char *(*nvmlErrorString_fn)(nvmlReturn_t result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,78 @@
+// One sampling tick as the engine publishes it: every GPU and every GPU process.
+// Plain data only, so it crosses IPC, WebSockets and `gpushare ps --json` unchanged.
+
+export interface MigSliceView {
+  uuid: string;
+  name: string;
+  profileName: string | null;
+  gpuInstanceId: number;
+  computeInstanceId: number;
+  smCount: number | null;
+  placement: { start: number; size: number } | null;
+  memoryTotal: number | null;
+  memoryUsed: number | null;
+}
+
+export interface GpuView {
+  index: number;
+  uuid: string;
+  name: string;
+  pciBusId: string;
+  /** The driver stopped answering for this GPU (NVML_ERROR_GPU_IS_LOST). */
+  lost: boolean;
+  memoryTotal: number;
+  memoryUsed: number | null;
+  memoryFree: number | null;
+  /** Percent of the last sample period with a kernel running. */
+  utilizationGpu: number | null;
+  utilizationMemory: number | null;
+  temperatureC: number | null;
+  powerWatts: number | null;
+  powerLimitWatts: number | null;
+  smClockMHz: number | null;
+  memClockMHz: number | null;
+  smCount: number | null;
+  computeMode: string | null;
+  migEnabled: boolean | null;
+  migPending: boolean | null;
+  migSlices: MigSliceView[];
+  /** Readable driver errors of this tick (other than "not supported"). */
+  errors: string[];
+}
+
+export interface GpuProcessView {
+  pid: number;
+  gpuIndex: number;
+  gpuUuid: string;
+  kind: 'compute' | 'graphics' | 'mps';
+  user: string | null;
+  uid: number | null;
+  command: string | null;
+  argv: string[];
+  startedAt: number | null;
+  usedMemory: number | null;
+  /** Share of SM time in the last sample period, 0..100; null where the driver cannot tell (MIG). */
+  smPercent: number | null;
+  memPercent: number | null;
+  /** MIG slice, when the GPU is in MIG mode. */
+  gpuInstanceId: number | null;
+  computeInstanceId: number | null;
+}
+
+export interface DriverView {
+  driverVersion: string;
+  nvmlVersion: string;
+  cudaDriverVersion: number | null;
+  /** True when the GPUs are the simulated driver's, never real hardware. */
+  simulated: boolean;
+  scenario: string | null;
+}
+
+export interface Snapshot {
+  seq: number;
+  /** Milliseconds since the epoch. */
+  takenAt: number;
+  driver: DriverView;
+  gpus: GpuView[];
+  processes: GpuProcessView[];
+}
