@@ -1,6 +1,6 @@
 // `gpushare ps`: every GPU and GPU process, once, as JSON, or refreshed.
 import { openGpuBackend, DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
-import { DEFAULT_RATE_HZ, Sampler } from '../../engine/sampler/sampler.js';
+import { checkRate, DEFAULT_RATE_HZ, Sampler } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { renderSnapshot } from './ps-render.js';
 
@@ -17,9 +17,10 @@ export async function psCommand(argv: string[]): Promise<number> {
   );
   if (positionals.length > 0) throw new UsageError(`gpushare ps takes no arguments, got "${positionals[0]}".`);
   if (values.json && values.watch) throw new UsageError('--json and --watch cannot be combined.');
-  const rateHz = parseRate(values.rate, DEFAULT_RATE_HZ);
+  const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
 
   const backend = await openGpuBackend({ simulate: values.simulate }).catch((error: Error) => {
+    if (values.simulate !== undefined) throw error;
     throw new Error(`${error.message}\nNo NVIDIA driver here? \`gpushare ps --simulate\` shows the simulated GPUs.`);
   });
   try {

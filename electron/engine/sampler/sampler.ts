@@ -162,7 +162,7 @@ export class Sampler {
   }
 }
 
-function checkRate(hz: number): number {
+export function checkRate(hz: number): number {
   if (!Number.isFinite(hz) || hz < MIN_RATE_HZ || hz > MAX_RATE_HZ) {
     throw new RangeError(`Sampling rate must be between ${MIN_RATE_HZ} and ${MAX_RATE_HZ} Hz, got ${hz}.`);
   }

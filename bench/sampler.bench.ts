@@ -1,0 +1,55 @@
+// bench/sampler: one sampling tick for 8 GPUs × 64 processes, through the NVML addon
+// (on the simulated driver) and through the whole sampler (addon + /proc join + snapshot).
+// Prints figures; never fails on time. Budget (DESIGN.md §7): < 1 ms per tick.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openNvml } from '../electron/engine/gpu/nvml-addon.js';
+import { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
+import { Sampler } from '../electron/engine/sampler/sampler.js';
+
+const GPUS = 8;
+const PROCESSES_PER_GPU = 64;
+const TICKS = Number(process.env.BENCH_TICKS ?? 2000);
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function measure(label: string, fn: () => unknown): void {
+  for (let i = 0; i < 50; i++) fn(); // warm-up
+  const micros: number[] = [];
+  for (let i = 0; i < TICKS; i++) {
+    const start = process.hrtime.bigint();
+    fn();
+    micros.push(Number(process.hrtime.bigint() - start) / 1000);
+  }
+  micros.sort((a, b) => a - b);
+  const fmt = (v: number) => v.toFixed(0).padStart(6);
+  console.log(`${label.padEnd(44)} median ${fmt(percentile(micros, 50))} µs   p99 ${fmt(percentile(micros, 99))} µs   (${TICKS} ticks)`);
+}
+
+const driver = await SimulatedDriver.create({ scenario: 'h100x8' });
+const sleepers: ChildProcess[] = [];
+try {
+  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
+  // one busy training job per GPU so utilization and per-process samples are real work for the driver
+  const trainers = Array.from({ length: GPUS }, (_, gpu) => driver.spawnFakejob(['--device', String(gpu), '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '600']));
+  await Promise.all(trainers.map((t) => t.ready));
+  for (let gpu = 0; gpu < GPUS; gpu++) {
+    for (let i = 1; i < PROCESSES_PER_GPU; i++) {
+      const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
+      sleepers.push(sleeper);
+      await driver.attach({ device: gpu, pid: sleeper.pid!, mem: (64 + i) * 1024 * 1024 });
+    }
+  }
+  const nvml = openNvml(driver.nvmlLibraryPath);
+  const sampler = new Sampler(nvml, { simulated: true, scenario: 'h100x8' });
+  const first = sampler.tick();
+  console.log(`bench/sampler: ${first.gpus.length} simulated GPUs, ${first.processes.length} GPU processes, Node ${process.version}`);
+  await new Promise((r) => setTimeout(r, 1000)); // let the trainers fill the execution record
+  measure('addon sampleAll (8 GPUs × 64 processes)', () => nvml.sampleAll());
+  measure('sampler tick (addon + /proc join + snapshot)', () => sampler.tick());
+  nvml.close();
+} finally {
+  for (const s of sleepers) s.kill('SIGKILL');
+  await driver.dispose();
+}

@@ -1,0 +1,60 @@
+// `gpushare ps` as a user runs it: the built command, on the simulated driver.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { packageRoot } from '../../engine/paths.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+
+const runtime = mkdtempSync(join(tmpdir(), 'gpushare-ps-'));
+after(() => rmSync(runtime, { recursive: true, force: true }));
+
+function gpushare(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args],
+      { env: { ...process.env, XDG_RUNTIME_DIR: runtime, GPUSHARE_NVML_LIB: '/nonexistent/libnvidia-ml.so.1' } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+test('ps --simulate --json prints one snapshot of the simulated box', async () => {
+  const { code, stdout, stderr } = await gpushare(['ps', '--simulate', 'h100x2-mig', '--json']);
+  assert.equal(code, 0, stderr);
+  const snap = JSON.parse(stdout) as Snapshot;
+  assert.equal(snap.driver.simulated, true);
+  assert.equal(snap.driver.scenario, 'h100x2-mig');
+  assert.equal(snap.gpus.length, 2);
+  assert.equal(snap.gpus[1].migEnabled, true);
+  assert.deepEqual(snap.gpus[1].migSlices.map((s) => s.profileName).sort(), ['1g.10gb', '1g.10gb', '2g.20gb', '3g.40gb']);
+});
+
+test('ps --simulate says plainly that the GPUs are simulated', async () => {
+  const { code, stdout } = await gpushare(['ps', '--simulate', 'a100-40gb']);
+  assert.equal(code, 0);
+  assert.match(stdout, /^SIMULATED GPUs \(scenario a100-40gb\)/);
+  assert.match(stdout, /NVIDIA A100-SXM4-40GB/);
+  assert.match(stdout, /No GPU processes\.|PID/);
+});
+
+test('ps without a driver names GPUSHARE_NVML_LIB and suggests --simulate', async () => {
+  const { code, stderr } = await gpushare(['ps']);
+  assert.equal(code, 1);
+  assert.match(stderr, /GPUSHARE_NVML_LIB/);
+  assert.match(stderr, /gpushare ps --simulate/);
+});
+
+test('bad input gets a clear error and exit code 2', async () => {
+  const unknownScenario = await gpushare(['ps', '--simulate', 'v100x4']);
+  assert.equal(unknownScenario.code, 1);
+  assert.match(unknownScenario.stderr, /Unknown simulated GPU scenario "v100x4"/);
+  const badRate = await gpushare(['ps', '--watch', '--rate', '50', '--simulate']);
+  assert.match(badRate.stderr, /between 0.2 and 10 Hz, got 50/);
+  const badFlag = await gpushare(['ps', '--colour']);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /--colour/);
+});
