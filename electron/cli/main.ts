@@ -1,21 +1,26 @@
 // The `gpushare` command: a thin dispatcher; each command lives in commands/.
 import { UsageError } from './args.js';
 import { psCommand, psUsage } from './commands/ps.js';
+import { serveCommand, serveUsage } from './commands/serve.js';
 import { simCommand, simUsage } from './commands/sim.js';
 
 const usage = `gpushare — see and share the GPUs of a lab workstation
 
 Commands:
   ps        GPUs and GPU processes (--json, --watch, --simulate)
+  serve     the engine headless, with the browser console on loopback
   sim       the simulated GPU driver: scenarios, env, fakejob, reset
   start     the console (for now the live terminal view; simulated GPUs when no NVIDIA driver is found)
 
 ${psUsage}
 
+${serveUsage}
+
 ${simUsage}`;
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   ps: psCommand,
+  serve: serveCommand,
   sim: simCommand,
   start: startCommand,
 };

@@ -1,0 +1,45 @@
+// `gpushare serve`: the engine headless, with the browser console on loopback.
+import { Engine } from '../../engine/engine.js';
+import { DEFAULT_SCENARIO, openGpuBackend } from '../../engine/gpu/open-backend.js';
+import { listenOnSocket } from '../../engine/server/socket-server.js';
+import { listenOnLoopback } from '../../engine/server/web-server.js';
+import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
+import { parseFlags, parseRate, UsageError } from '../args.js';
+
+export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]]
+  Runs the engine and serves the browser console on 127.0.0.1 (a random port unless --port),
+  printing a URL with a one-time token. Falls back to simulated GPUs when no NVIDIA driver is found.`;
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    { port: { type: 'string' }, rate: { type: 'string' }, simulate: { type: 'string' } },
+    { simulate: DEFAULT_SCENARIO },
+  );
+  if (positionals.length > 0) throw new UsageError(`gpushare serve takes no arguments, got "${positionals[0]}".`);
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
+  const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
+
+  const backend = await openGpuBackend({
+    simulate: values.simulate,
+    fallBackToSimulated: true,
+    onFallback: (reason) => process.stderr.write(`No NVIDIA driver found (${reason.split('\n')[0]}). Using simulated GPUs.\n`),
+  });
+  const engine = new Engine(backend, { rateHz });
+  const socket = await listenOnSocket(engine);
+  const web = await listenOnLoopback(engine, { port });
+  engine.start();
+  const simulated = backend.simulated ? ` — SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';
+  process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${socket.path}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  engine.stop();
+  await Promise.all([web.close(), socket.close()]);
+  backend.close();
+  return 0;
+}

@@ -1,0 +1,70 @@
+// The engine: sampler, API dispatcher, alerts and events. Hosted by Electron main,
+// `gpushare serve` or a daemon; never imports electron.
+import { userInfo } from 'node:os';
+import type { ApiEvents, ApiMethod, ApiParams, ApiResults } from '../../shared/api.js';
+import type { Alert } from '../../shared/jobs.js';
+import { Dispatcher, type Caller } from './api/dispatcher.js';
+import { EventBus } from './event-bus.js';
+import type { GpuBackend } from './gpu/open-backend.js';
+import { DEFAULT_RATE_HZ, Sampler } from './sampler/sampler.js';
+
+export interface EngineOptions {
+  backend: GpuBackend;
+  rateHz?: number;
+}
+
+const ALERTS_KEPT = 500;
+
+export class Engine {
+  readonly dispatcher = new Dispatcher();
+  readonly sampler: Sampler;
+  readonly events = new EventBus<ApiEvents>();
+  /** The user the engine runs as: the caller of every local transport. */
+  readonly owner: Caller;
+  private readonly alerts: Alert[] = [];
+  private alertSeq = 0;
+  private running = false;
+
+  constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {
+    this.sampler = new Sampler(backend.nvml, {
+      rateHz: options.rateHz ?? DEFAULT_RATE_HZ,
+      simulated: backend.simulated !== null,
+      scenario: backend.simulated?.scenario ?? null,
+    });
+    const me = userInfo();
+    this.owner = { uid: me.uid, user: me.username, admin: me.uid === 0, via: 'internal' };
+    this.sampler.onSnapshot((snapshot) => this.events.emit('snapshot', snapshot));
+    this.dispatcher.register('snapshot.latest', () => this.sampler.latest);
+    this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
+    this.dispatcher.register('audit.list', ({ limit }) => this.dispatcher.auditLog(limit));
+    this.dispatcher.register('sampler.setRate', ({ hz }) => {
+      this.sampler.setRate(hz);
+      return { hz: this.sampler.rateHz };
+    });
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.sampler.start();
+  }
+
+  stop(): void {
+    if (!this.running) return;
+    this.running = false;
+    this.sampler.stop();
+  }
+
+  /** A request from a transport, validated and audited. */
+  call<M extends ApiMethod>(method: M, params: ApiParams<M>, caller: Caller = this.owner): Promise<ApiResults[M]> {
+    return this.dispatcher.dispatch(method, params, caller) as Promise<ApiResults[M]>;
+  }
+
+  raiseAlert(alert: Omit<Alert, 'id' | 'at'>): Alert {
+    const full: Alert = { ...alert, id: ++this.alertSeq, at: Date.now() };
+    this.alerts.push(full);
+    if (this.alerts.length > ALERTS_KEPT) this.alerts.splice(0, this.alerts.length - ALERTS_KEPT);
+    this.events.emit('alert', full);
+    return full;
+  }
+}

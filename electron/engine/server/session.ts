@@ -1,0 +1,49 @@
+// One client connection, whatever the transport: requests in, responses and events out.
+import { API_EVENTS, type ApiEvent, type EventMessage, type ResponseMessage } from '../../../shared/api.js';
+import { toErrorBody } from '../api/api-error.js';
+import type { Caller } from '../api/dispatcher.js';
+import type { Engine } from '../engine.js';
+
+export type Outgoing = ResponseMessage | EventMessage;
+
+export interface Session {
+  /** Handle one parsed message from the client. */
+  receive(message: unknown): void;
+  close(): void;
+}
+
+export function openSession(engine: Engine, caller: Caller, send: (message: Outgoing) => void, initialEvents: readonly ApiEvent[] = []): Session {
+  const unsubscribers = new Map<ApiEvent, () => void>();
+  let closed = false;
+  const subscribe = (events: readonly ApiEvent[]): void => {
+    for (const event of events) {
+      if (!API_EVENTS.includes(event) || unsubscribers.has(event)) continue;
+      unsubscribers.set(event, engine.events.on(event, (data) => !closed && send({ kind: 'event', event, data })));
+    }
+  };
+  subscribe(initialEvents);
+  return {
+    receive(message) {
+      if (closed) return;
+      const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown };
+      if (m?.kind === 'subscribe' && Array.isArray(m.events)) {
+        subscribe(m.events as ApiEvent[]);
+        return;
+      }
+      const id = typeof m?.id === 'number' ? m.id : -1;
+      if (m?.kind !== 'request' || id < 0) {
+        send({ kind: 'response', id, ok: false, error: { code: 'invalid-request', message: 'Expected {kind:"request", id, method, params}.' } });
+        return;
+      }
+      engine.dispatcher.dispatch(String(m.method), m.params, caller).then(
+        (result) => !closed && send({ kind: 'response', id, ok: true, result: result ?? null }),
+        (error: unknown) => !closed && send({ kind: 'response', id, ok: false, error: toErrorBody(error) }),
+      );
+    },
+    close() {
+      closed = true;
+      for (const off of unsubscribers.values()) off();
+      unsubscribers.clear();
+    },
+  };
+}

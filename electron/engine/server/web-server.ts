@@ -1,0 +1,113 @@
+// The browser console: the built renderer and a WebSocket API on loopback only,
+// guarded by a random token that is part of the printed URL.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize, sep } from 'node:path';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { API_EVENTS } from '../../../shared/api.js';
+import type { Engine } from '../engine.js';
+import { packageRoot } from '../paths.js';
+import { openSession } from './session.js';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.map': 'application/json',
+};
+
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+export interface WebServer {
+  url: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+export const rendererDir = (): string => join(packageRoot(), 'dist', 'renderer');
+
+export async function listenOnLoopback(engine: Engine, options: { port?: number; token?: string } = {}): Promise<WebServer> {
+  const token = options.token ?? randomBytes(24).toString('hex');
+  const staticRoot = rendererDir();
+  let port = 0;
+
+  // Only our own host names: a page elsewhere that rebinds DNS to 127.0.0.1 is refused.
+  const hostAllowed = (req: IncomingMessage): boolean => {
+    const host = req.headers.host ?? '';
+    return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (!hostAllowed(req)) return plain(res, 403, 'Forbidden host.');
+    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'Only GET.');
+    if (!existsSync(join(staticRoot, 'index.html'))) {
+      return plain(res, 503, 'The console is not built yet: run `npm run build` in the gpushare checkout.');
+    }
+    let file = normalize(join(staticRoot, decodeURIComponent(url.pathname)));
+    if (!file.startsWith(staticRoot + sep) && file !== staticRoot) return plain(res, 404, 'Not found.');
+    if (!existsSync(file) || statSync(file).isDirectory()) file = join(staticRoot, 'index.html');
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'content-security-policy': CSP,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+    });
+    res.end(req.method === 'HEAD' ? undefined : readFileSync(file));
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    const given = Buffer.from(url.searchParams.get('token') ?? '');
+    const expected = Buffer.from(token);
+    const tokenOk = given.length === expected.length && timingSafeEqual(given, expected);
+    if (url.pathname !== '/api' || !hostAllowed(req) || !tokenOk) {
+      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+      const session = openSession(engine, { ...engine.owner, via: 'web' }, (message) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+      }, API_EVENTS);
+      ws.on('message', (data) => {
+        try {
+          session.receive(JSON.parse(data.toString()));
+        } catch {
+          ws.send(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'invalid-request', message: 'Each message must be JSON.' } }));
+        }
+      });
+      ws.on('close', () => session.close());
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/?token=${token}`,
+    port,
+    token,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function plain(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(text + '\n');
+}

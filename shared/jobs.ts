@@ -1,0 +1,79 @@
+// Jobs: managed ones that gpushare started, and unmanaged GPU processes it only watches.
+
+export const PRIORITIES = ['high', 'normal', 'best-effort'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export const SHARING_MODES = ['shared', 'exclusive', 'mps', 'mig'] as const;
+export type SharingMode = (typeof SHARING_MODES)[number];
+
+export const JOB_STATES = ['queued', 'running', 'gated', 'suspended', 'parked', 'finished', 'failed'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** States a job never leaves. */
+export const FINAL_STATES: ReadonlySet<JobState> = new Set(['finished', 'failed']);
+
+export interface JobStateChange {
+  state: JobState;
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** Why, in a few words: "submitted", "quota exceeded", "exit code 1". */
+  reason: string;
+}
+
+export interface JobView {
+  /** "j12" for managed jobs, "p4242" for an unmanaged process. */
+  id: string;
+  managed: boolean;
+  owner: string;
+  uid: number;
+  argv: string[];
+  cwd: string | null;
+  /** The GPU it runs on (or was placed on); null while queued for "auto". */
+  gpu: number | null;
+  requestedGpu: number | 'auto';
+  priority: Priority;
+  /** Hard quota for managed jobs, reactive limit for unmanaged ones; null = none. */
+  memoryQuotaBytes: number | null;
+  /** Memory the job declared it needs (used for queue admission); null = unknown. */
+  memoryRequestBytes: number | null;
+  mode: SharingMode;
+  /** MPS active thread percentage, 1..100, in MPS mode. */
+  mpsSharePercent: number | null;
+  /** MIG slice UUID, in MIG mode. */
+  migSlice: string | null;
+  state: JobState;
+  pid: number | null;
+  exitCode: number | null;
+  signal: string | null;
+  logPath: string | null;
+  history: JobStateChange[];
+  /** Live readings from the last tick. */
+  usedMemory: number | null;
+  smPercent: number | null;
+}
+
+export type AlertKind = 'contention' | 'quota' | 'out-of-memory' | 'waiting' | 'finished' | 'failed' | 'suspended' | 'resumed' | 'gpu-lost';
+
+export interface Alert {
+  id: number;
+  kind: AlertKind;
+  /** Milliseconds since the epoch. */
+  at: number;
+  gpu: number | null;
+  jobId: string | null;
+  /** One sentence a person can act on. */
+  message: string;
+  severity: 'info' | 'warning' | 'error';
+}
+
+export interface AuditEntry {
+  id: number;
+  at: number;
+  /** User name of whoever asked. */
+  who: string;
+  /** The API method, e.g. "jobs.setPriority". */
+  what: string;
+  params: unknown;
+  /** "ok" or the error message. */
+  result: string;
+}
