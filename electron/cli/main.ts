@@ -1,5 +1,6 @@
 // The `gpushare` command: a thin dispatcher; each command lives in commands/.
 import { UsageError } from './args.js';
+import { migCommand, migUsage } from './commands/mig.js';
 import { psCommand, psUsage } from './commands/ps.js';
 import { serveCommand, serveUsage } from './commands/serve.js';
 import { simCommand, simUsage } from './commands/sim.js';
@@ -10,18 +11,22 @@ Commands:
   ps        GPUs and GPU processes (--json, --watch, --simulate)
   serve     the engine headless, with the browser console on loopback
   sim       the simulated GPU driver: scenarios, env, fakejob, reset
+  mig       plan MIG slices for a job mix and print the nvidia-smi commands
   start     the console (for now the live terminal view; simulated GPUs when no NVIDIA driver is found)
 
 ${psUsage}
 
 ${serveUsage}
 
-${simUsage}`;
+${simUsage}
+
+${migUsage}`;
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   ps: psCommand,
   serve: serveCommand,
   sim: simCommand,
+  mig: migCommand,
   start: startCommand,
 };
 

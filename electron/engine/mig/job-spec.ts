@@ -1,0 +1,64 @@
+// Job needs written as MEMORY[:SMSHARE][@PRIORITY], e.g. "20G:0.3@high", "10GiB:25%", "512M@best-effort".
+import type { JobPriority, MigJobNeed } from './layout.js';
+
+/** A job spec that cannot be read; the message names the spec and what is wrong with it. */
+export class JobSpecError extends Error {}
+
+export const JOB_SPEC_HELP =
+  'MEMORY[:SMSHARE][@PRIORITY]: memory like 20G, 20GB (decimal, as in profile names: a 1g.10gb slice holds 10G) or 20GiB; ' +
+  'SMSHARE a fraction 0-1 or a percent 1-100% of the GPU\'s SMs; PRIORITY high, normal or best-effort';
+
+// Decimal G/GB as in MIG profile names (nominal "10gb" slices hold at least 10e9 bytes); binary with "i".
+const UNITS: Record<string, number> = {
+  '': 1e9, b: 1, k: 1e3, kb: 1e3, kib: 2 ** 10, m: 1e6, mb: 1e6, mib: 2 ** 20,
+  g: 1e9, gb: 1e9, gib: 2 ** 30, t: 1e12, tb: 1e12, tib: 2 ** 40,
+};
+const PRIORITIES: JobPriority[] = ['high', 'normal', 'best-effort'];
+
+/** One job need from its spec; its id is job1, job2, … by position (index from 0). */
+export function parseJobSpec(spec: string, index: number): MigJobNeed {
+  const text = spec.trim();
+  const bad = (what: string) => new JobSpecError(`Job ${index + 1} "${text}": ${what}.`);
+  if (text === '') throw bad(`is empty; write ${JOB_SPEC_HELP}`);
+
+  const [needs, priorityText, ...moreAts] = text.split('@');
+  if (moreAts.length > 0) throw bad('has more than one "@PRIORITY"');
+  const [memoryText, shareText, ...moreColons] = needs.split(':');
+  if (moreColons.length > 0) throw bad('has more than one ":SMSHARE"');
+
+  const memory = /^\s*([+-]?\d+(?:\.\d+)?|[+-]?\.\d+)\s*([a-zA-Z]*)\s*$/.exec(memoryText);
+  if (!memory) throw bad(`memory "${memoryText}" is not a number with a unit such as 20G or 512MiB (spec: ${JOB_SPEC_HELP})`);
+  const unit = UNITS[memory[2].toLowerCase()];
+  if (unit === undefined) throw bad(`unknown memory unit "${memory[2]}" (use B, K, M, G, T or KiB, MiB, GiB, TiB)`);
+  const amount = Number(memory[1]);
+  if (!(amount > 0)) throw bad(`memory must be more than 0, got ${memoryText.trim()}`);
+
+  const job: MigJobNeed = { id: `job${index + 1}`, memoryBytes: Math.ceil(amount * unit) };
+  if (shareText !== undefined) job.smShare = parseShare(shareText, bad);
+  if (priorityText !== undefined) {
+    const priority = priorityText.trim().toLowerCase() as JobPriority;
+    if (!PRIORITIES.includes(priority)) throw bad(`unknown priority "${priorityText}" (use high, normal or best-effort)`);
+    job.priority = priority;
+  }
+  return job;
+}
+
+function parseShare(text: string, bad: (what: string) => JobSpecError): number {
+  const percent = /^\s*(.*?)\s*%\s*$/.exec(text);
+  const number = percent ? percent[1] : text.trim();
+  const value = /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(number) ? Number(number) : NaN;
+  if (Number.isNaN(value)) throw bad(`SM share "${text}" is not a number (a fraction 0-1 or a percent like 20%)`);
+  if (percent) {
+    if (value < 1 || value > 100) throw bad(`SM share must be 1-100%, got ${text.trim()}`);
+    return value / 100;
+  }
+  if (value <= 0 || value > 1) throw bad(`SM share must be more than 0 and at most 1 (or 1-100%), got ${text.trim()}`);
+  return value;
+}
+
+/** A comma-separated list of job specs, e.g. "30G,10G:0.2,20G@high". */
+export function parseJobSpecs(list: string): MigJobNeed[] {
+  const specs = list.split(',');
+  if (specs.every((s) => s.trim() === '')) throw new JobSpecError(`No jobs given; write them as ${JOB_SPEC_HELP}, separated by commas.`);
+  return specs.map((spec, i) => parseJobSpec(spec, i));
+}
