@@ -1,0 +1,112 @@
+/* Internals shared by the parts of the fake libcuda.so.1 (cuda.c: init,
+ * devices, contexts, resolution; cuda_mem.c: memory; cuda_exec.c: modules,
+ * streams, kernels). */
+#ifndef FG_CUDA_INTERNAL_H
+#define FG_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "../../include/cuda_abi.h"
+#include "fg_state.h"
+
+#define API FG_EXPORT CUresult
+#define MAGIC_CTX 0x43545831u
+#define MAGIC_STREAM 0x53545231u
+#define MAGIC_MOD 0x4d4f4431u
+#define MAGIC_FUNC 0x46554e31u
+#define MAGIC_POOL 0x504f4f31u
+#define MAX_VIS (FG_MAX_GPUS * FG_MAX_ENGINES)
+
+/* Prototypes from the shared list: a signature mismatch is a compile error. */
+#define DECLARE(name, params) FG_EXPORT CUresult name params;
+GPUSHARE_CUDA_FUNCS(DECLARE)
+#undef DECLARE
+
+typedef struct devctx devctx_t;
+
+struct CUstream_st {
+  uint32_t magic;
+  devctx_t *dc;
+  uint64_t enq, done; /* kernels, under dc->mu */
+};
+
+typedef struct {
+  struct CUstream_st *s;
+  uint64_t dur_ns, enq_ns;
+} job_t;
+
+/* Everything this process has on one visible device. */
+struct devctx {
+  int vis, gpu, mig, engine;
+  int slot; /* shared process slot, -1 until registered */
+  int refs; /* contexts alive on this device */
+  int primary_refs;
+  struct CUctx_st *primary;
+  struct CUstream_st null_stream;
+  struct CUmemPoolHandle_st *default_pool;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work, cv_done;
+  job_t *q;
+  size_t qcap, qhead, qlen;
+  uint64_t enq_total, done_total;
+  int executor_started;
+};
+
+struct CUctx_st {
+  uint32_t magic;
+  devctx_t *dc;
+  int is_primary;
+};
+struct CUmod_st {
+  uint32_t magic;
+};
+struct CUfunc_st {
+  uint32_t magic;
+  char name[64];
+};
+struct CUmemPoolHandle_st {
+  uint32_t magic;
+  int vis;
+};
+
+extern FG_HIDDEN pthread_mutex_t g_mu; /* process-private structures below */
+extern FG_HIDDEN fg_state_t *g_st;
+extern FG_HIDDEN CUresult g_init_rc;
+extern FG_HIDDEN int g_init_done;
+extern FG_HIDDEN devctx_t g_dev[MAX_VIS];
+extern FG_HIDDEN int g_nvis;
+extern FG_HIDDEN __thread CUcontext t_cur;
+
+#define NEED_INIT()                                                \
+  do {                                                             \
+    if (!g_init_done || g_init_rc != CUDA_SUCCESS)                 \
+      return g_init_done ? g_init_rc : CUDA_ERROR_NOT_INITIALIZED; \
+  } while (0)
+
+FG_HIDDEN devctx_t *dev_of(CUdevice dev);
+FG_HIDDEN int dev_lost(const devctx_t *d);
+FG_HIDDEN devctx_t *cur_dc(void);
+FG_HIDDEN uint64_t dev_total(const devctx_t *d);
+FG_HIDDEN void block_signals(void);
+
+#define NEED_DEV(d, dev)                    \
+  NEED_INIT();                              \
+  devctx_t *d = dev_of(dev);                \
+  if (!d) return CUDA_ERROR_INVALID_DEVICE; \
+  if (dev_lost(d)) return CUDA_ERROR_DEVICE_UNAVAILABLE
+
+#define NEED_CTX(d)                          \
+  NEED_INIT();                               \
+  devctx_t *d = cur_dc();                    \
+  if (!d) return CUDA_ERROR_INVALID_CONTEXT; \
+  if (dev_lost(d)) return CUDA_ERROR_DEVICE_UNAVAILABLE
+
+/* cuda.c: a context exists on d (registers the process there). g_mu held. */
+FG_HIDDEN CUresult dc_ref(devctx_t *d);
+/* cuda_mem.c: frees every allocation of d (its last context is gone). g_mu held. */
+FG_HIDDEN void mem_release_device(devctx_t *d);
+/* cuda_exec.c: waits until all kernels queued on d have run. */
+FG_HIDDEN void dc_sync(devctx_t *d);
+
+#endif

@@ -1,0 +1,318 @@
+/* Fake libcuda.so.1: memory. Every allocation API accounts the exact bytes
+ * against the device (or MIG instance) in the shared state, at once. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_internal.h"
+
+#define VA_GRANULE (2ull * FG_MIB)
+#define HASH_BUCKETS 4096
+
+typedef struct alloc_node {
+  struct alloc_node *next;
+  unsigned long long key; /* device pointer or VMM handle */
+  size_t size;
+  devctx_t *dc;
+  int counted; /* accounted in the shared state */
+} alloc_node_t;
+
+static unsigned long long g_next_va = 0x7f0000000000ull;
+static unsigned long long g_next_handle = 1;
+static alloc_node_t *g_allocs[HASH_BUCKETS]; /* under g_mu */
+
+
+static CUresult account_alloc_once(devctx_t *d, size_t size) {
+  fg_state_t *st = g_st;
+  fg_lock(st);
+  CUresult rc = CUDA_SUCCESS;
+  fg_proc_t *p = &st->procs[d->slot];
+  if (p->state != FG_PROC_USED || p->pid != getpid()) {
+    rc = CUDA_ERROR_INVALID_CONTEXT;
+  } else if (size > fg_engine_capacity_free(st, d->gpu, d->mig)) {
+    rc = CUDA_ERROR_OUT_OF_MEMORY;
+  } else {
+    p->used_mem += size;
+    FG_ADD(&st->gpus[d->gpu].proc_used, size);
+    if (d->mig >= 0) FG_ADD(&st->gpus[d->gpu].mig[d->mig].proc_used, size);
+  }
+  fg_unlock(st);
+  return rc;
+}
+
+/* An allocation that does not fit first reaps processes that died since the
+ * last reap, as the real driver frees a dead process's memory at once. */
+static CUresult account_alloc(devctx_t *d, size_t size) {
+  CUresult rc = account_alloc_once(d, size);
+  if (rc != CUDA_ERROR_OUT_OF_MEMORY) return rc;
+  fg_reap(g_st, 1);
+  return account_alloc_once(d, size);
+}
+
+static void account_free(devctx_t *d, size_t size) {
+  fg_state_t *st = g_st;
+  if (d->slot < 0) return;
+  fg_lock(st);
+  fg_proc_t *p = &st->procs[d->slot];
+  if (p->state == FG_PROC_USED && p->pid == getpid()) {
+    if (size > p->used_mem) size = p->used_mem;
+    p->used_mem -= size;
+    FG_SUB(&st->gpus[d->gpu].proc_used, size);
+    if (d->mig >= 0) FG_SUB(&st->gpus[d->gpu].mig[d->mig].proc_used, size);
+  }
+  fg_unlock(st);
+}
+
+static unsigned hash_key(unsigned long long k) { return (unsigned)((k * 0x9e3779b97f4a7c15ull) >> 52) % HASH_BUCKETS; }
+
+static void track(unsigned long long key, size_t size, devctx_t *d, int counted) {
+  alloc_node_t *n = malloc(sizeof *n);
+  n->key = key;
+  n->size = size;
+  n->dc = d;
+  n->counted = counted;
+  unsigned b = hash_key(key);
+  n->next = g_allocs[b];
+  g_allocs[b] = n;
+}
+
+static alloc_node_t *untrack(unsigned long long key) {
+  alloc_node_t **pp = &g_allocs[hash_key(key)];
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->key == key) {
+      alloc_node_t *n = *pp;
+      *pp = n->next;
+      return n;
+    }
+  return NULL;
+}
+
+static unsigned long long reserve_va(size_t size) {
+  unsigned long long span = (size + VA_GRANULE - 1) / VA_GRANULE * VA_GRANULE;
+  if (span == 0) span = VA_GRANULE;
+  unsigned long long va = g_next_va;
+  g_next_va += span;
+  return va;
+}
+
+static CUresult do_alloc(devctx_t *d, CUdeviceptr *dptr, size_t size) {
+  if (!dptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (dev_lost(d)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  pthread_mutex_lock(&g_mu);
+  CUresult rc = d->slot < 0 ? dc_ref(d) : CUDA_SUCCESS; /* pools/VMM without a context */
+  if (rc == CUDA_SUCCESS) rc = account_alloc(d, size);
+  if (rc == CUDA_SUCCESS) {
+    *dptr = reserve_va(size);
+    track(*dptr, size, d, 1);
+  }
+  pthread_mutex_unlock(&g_mu);
+  return rc;
+}
+
+static CUresult do_free(unsigned long long key) {
+  pthread_mutex_lock(&g_mu);
+  alloc_node_t *n = untrack(key);
+  pthread_mutex_unlock(&g_mu);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  if (n->counted) account_free(n->dc, n->size);
+  free(n);
+  return CUDA_SUCCESS;
+}
+
+API cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+  NEED_CTX(d);
+  if (!free_bytes || !total) return CUDA_ERROR_INVALID_VALUE;
+  fg_reap(g_st, 0);
+  *total = dev_total(d);
+  *free_bytes = fg_engine_capacity_free(g_st, d->gpu, d->mig);
+  return CUDA_SUCCESS;
+}
+
+API cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
+  NEED_CTX(d);
+  return do_alloc(d, dptr, bytesize);
+}
+
+API cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                       unsigned int ElementSizeBytes) {
+  NEED_CTX(d);
+  if (!pPitch || WidthInBytes == 0 || Height == 0 ||
+      (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t pitch = (WidthInBytes + 511) / 512 * 512;
+  CUresult rc = do_alloc(d, dptr, pitch * Height);
+  if (rc == CUDA_SUCCESS) *pPitch = pitch;
+  return rc;
+}
+
+API cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) {
+  NEED_CTX(d);
+  if (flags != 1 && flags != 2) return CUDA_ERROR_INVALID_VALUE; /* CU_MEM_ATTACH_GLOBAL / HOST */
+  return do_alloc(d, dptr, bytesize);
+}
+
+API cuMemFree_v2(CUdeviceptr dptr) {
+  NEED_INIT();
+  if (dptr == 0) return CUDA_SUCCESS;
+  return do_free(dptr);
+}
+
+static devctx_t *stream_dc(CUstream s) {
+  if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return cur_dc();
+  return s->magic == MAGIC_STREAM ? s->dc : NULL;
+}
+
+static CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream s) {
+  NEED_INIT();
+  devctx_t *d = stream_dc(s);
+  if (!d) return (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD) ? CUDA_ERROR_INVALID_HANDLE
+                                                                          : CUDA_ERROR_INVALID_CONTEXT;
+  return do_alloc(d, dptr, size);
+}
+
+API cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) { return alloc_async(dptr, bytesize, hStream); }
+API cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
+  return alloc_async(dptr, bytesize, hStream);
+}
+
+API cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+  (void)hStream;
+  NEED_INIT();
+  return do_free(dptr);
+}
+API cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) { return cuMemFreeAsync(dptr, hStream); }
+
+static CUresult new_pool(CUmemoryPool *pool, int vis) {
+  struct CUmemPoolHandle_st *p = calloc(1, sizeof *p);
+  p->magic = MAGIC_POOL;
+  p->vis = vis;
+  *pool = p;
+  return CUDA_SUCCESS;
+}
+
+API cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
+  NEED_INIT();
+  if (!pool || !props || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !dev_of(props->location.id))
+    return CUDA_ERROR_INVALID_VALUE;
+  return new_pool(pool, props->location.id);
+}
+
+API cuMemPoolDestroy(CUmemoryPool pool) {
+  NEED_INIT();
+  if (!pool || pool->magic != MAGIC_POOL) return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; i < g_nvis; i++)
+    if (g_dev[i].default_pool == pool) return CUDA_ERROR_INVALID_VALUE;
+  pool->magic = 0;
+  free(pool);
+  return CUDA_SUCCESS;
+}
+
+API cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev) {
+  NEED_DEV(d, dev);
+  if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g_mu);
+  if (!d->default_pool) new_pool(&d->default_pool, d->vis);
+  *pool_out = d->default_pool;
+  pthread_mutex_unlock(&g_mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult alloc_pool(CUdeviceptr *dptr, size_t size, CUmemoryPool pool) {
+  NEED_INIT();
+  if (!pool || pool->magic != MAGIC_POOL) return CUDA_ERROR_INVALID_VALUE;
+  return do_alloc(&g_dev[pool->vis], dptr, size);
+}
+
+API cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
+  (void)hStream;
+  return alloc_pool(dptr, bytesize, pool);
+}
+API cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
+  (void)hStream;
+  return alloc_pool(dptr, bytesize, pool);
+}
+
+API cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
+                unsigned long long flags) {
+  NEED_INIT();
+  if (!handle || !prop || size == 0 || flags != 0 || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  devctx_t *d = dev_of(prop->location.id);
+  if (!d) return CUDA_ERROR_INVALID_DEVICE;
+  if (dev_lost(d)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  pthread_mutex_lock(&g_mu);
+  CUresult rc = d->slot < 0 ? dc_ref(d) : CUDA_SUCCESS;
+  if (rc == CUDA_SUCCESS) rc = account_alloc(d, size);
+  if (rc == CUDA_SUCCESS) {
+    *handle = (1ull << 62) | g_next_handle++;
+    track(*handle, size, d, 1);
+  }
+  pthread_mutex_unlock(&g_mu);
+  return rc;
+}
+
+API cuMemRelease(CUmemGenericAllocationHandle handle) {
+  NEED_INIT();
+  return do_free(handle);
+}
+
+API cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) {
+  (void)alignment;
+  (void)addr;
+  (void)flags;
+  NEED_INIT();
+  if (!ptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g_mu);
+  *ptr = reserve_va(size);
+  pthread_mutex_unlock(&g_mu);
+  return CUDA_SUCCESS;
+}
+
+API cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  NEED_INIT();
+  return (ptr && size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+API cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+             unsigned long long flags) {
+  (void)offset;
+  NEED_INIT();
+  if (!ptr || !size || flags) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g_mu);
+  int found = 0;
+  for (alloc_node_t *n = g_allocs[hash_key(handle)]; n; n = n->next) found |= n->key == handle;
+  pthread_mutex_unlock(&g_mu);
+  return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+API cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  NEED_INIT();
+  return (ptr && size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+API cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count) {
+  NEED_INIT();
+  return (ptr && size && desc && count) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+void mem_release_device(devctx_t *d) {
+  for (int b = 0; b < HASH_BUCKETS; b++) {
+    alloc_node_t **pp = &g_allocs[b];
+    while (*pp) {
+      alloc_node_t *n = *pp;
+      if (n->dc == d) {
+        if (n->counted) account_free(d, n->size);
+        *pp = n->next;
+        free(n);
+      } else {
+        pp = &n->next;
+      }
+    }
+  }
+}

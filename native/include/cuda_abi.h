@@ -1,0 +1,308 @@
+/* Our own declarations of the part of the CUDA driver API that gpushare
+ * touches. Written from NVIDIA's documented ABI so nothing needs cuda.h at
+ * build time. Shared by the simulated driver (native/fakegpu, implementer)
+ * and the preload interposer (caller and re-exporter); keep every layout
+ * byte-exact with the real driver. */
+#ifndef GPUSHARE_CUDA_ABI_H
+#define GPUSHARE_CUDA_ABI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr; /* CUdeviceptr_v2 */
+typedef unsigned long long cuuint64_t;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+/* Special stream handles */
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_DEINITIALIZED = 4,
+  CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_INVALID_IMAGE = 200,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
+  CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_LAUNCH_FAILED = 719,
+  CUDA_ERROR_NOT_PERMITTED = 800,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_UNKNOWN = 999
+};
+
+typedef struct CUuuid_st {
+  char bytes[16];
+} CUuuid;
+
+/* CUdevice_attribute (the ones the simulated driver answers; others are 0) */
+typedef int CUdevice_attribute;
+enum {
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+  CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+  CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_INTEGRATED = 18,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20,
+  CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS = 31,
+  CU_DEVICE_ATTRIBUTE_ECC_ENABLED = 32,
+  CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+  CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+  CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
+  CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
+  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
+  CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+  CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
+  CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95,
+  CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102,
+  CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+  CU_DEVICE_ATTRIBUTE_MAX = 150
+};
+
+/* cuGetProcAddress */
+enum {
+  CU_GET_PROC_ADDRESS_DEFAULT = 0,
+  CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1 << 0,
+  CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1
+};
+typedef enum CUdriverProcAddressQueryResult_enum {
+  CU_GET_PROC_ADDRESS_SUCCESS = 0,
+  CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+  CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} CUdriverProcAddressQueryResult;
+
+/* Virtual memory management */
+typedef enum CUmemAllocationType_enum {
+  CU_MEM_ALLOCATION_TYPE_INVALID = 0x0,
+  CU_MEM_ALLOCATION_TYPE_PINNED = 0x1
+} CUmemAllocationType;
+typedef enum CUmemAllocationHandleType_enum {
+  CU_MEM_HANDLE_TYPE_NONE = 0x0,
+  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1
+} CUmemAllocationHandleType;
+typedef enum CUmemLocationType_enum {
+  CU_MEM_LOCATION_TYPE_INVALID = 0x0,
+  CU_MEM_LOCATION_TYPE_DEVICE = 0x1
+} CUmemLocationType;
+typedef enum CUmemAccess_flags_enum {
+  CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+  CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+  CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3
+} CUmemAccess_flags;
+
+typedef struct CUmemLocation_st {
+  CUmemLocationType type;
+  int id; /* device ordinal when type == CU_MEM_LOCATION_TYPE_DEVICE */
+} CUmemLocation;
+
+/* 32 bytes on LP64, as in cuda.h (CUmemAllocationProp_v1) */
+typedef struct CUmemAllocationProp_st {
+  CUmemAllocationType type;
+  CUmemAllocationHandleType requestedHandleTypes;
+  CUmemLocation location;
+  void *win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } allocFlags;
+} CUmemAllocationProp;
+
+typedef struct CUmemAccessDesc_st {
+  CUmemLocation location;
+  CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+/* 88 bytes on LP64 (CUmemPoolProps_v1) */
+typedef struct CUmemPoolProps_st {
+  CUmemAllocationType allocType;
+  CUmemAllocationHandleType handleTypes;
+  CUmemLocation location;
+  void *win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+} CUmemPoolProps;
+
+/* cuLaunchKernelEx: CUlaunchAttribute is 72 bytes (id, pad, 64-byte value
+ * union); CUlaunchConfig is 56 bytes on LP64. */
+typedef int CUlaunchAttributeID;
+enum { CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2 };
+typedef union CUlaunchAttributeValue_union {
+  char pad[64];
+  int cooperative;
+  void *alignAsPointer_; /* the real union holds pointers (8-byte aligned) */
+} CUlaunchAttributeValue;
+typedef struct CUlaunchAttribute_st {
+  CUlaunchAttributeID id;
+  char pad[8 - sizeof(CUlaunchAttributeID)];
+  CUlaunchAttributeValue value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+  unsigned int gridDimX;
+  unsigned int gridDimY;
+  unsigned int gridDimZ;
+  unsigned int blockDimX;
+  unsigned int blockDimY;
+  unsigned int blockDimZ;
+  unsigned int sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned int numAttrs;
+} CUlaunchConfig;
+
+/* Every entry point: X(exported symbol, parameter list). The real driver
+ * exports each of these names with exactly this signature. */
+#define GPUSHARE_CUDA_FUNCS(X) \
+  X(cuInit, (unsigned int Flags)) \
+  X(cuDriverGetVersion, (int *driverVersion)) \
+  X(cuDeviceGetCount, (int *count)) \
+  X(cuDeviceGet, (CUdevice *device, int ordinal)) \
+  X(cuDeviceGetName, (char *name, int len, CUdevice dev)) \
+  X(cuDeviceGetUuid, (CUuuid *uuid, CUdevice dev)) \
+  X(cuDeviceGetUuid_v2, (CUuuid *uuid, CUdevice dev)) \
+  X(cuDeviceTotalMem_v2, (size_t *bytes, CUdevice dev)) \
+  X(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev)) \
+  X(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev)) \
+  X(cuDevicePrimaryCtxRelease, (CUdevice dev)) \
+  X(cuDevicePrimaryCtxRelease_v2, (CUdevice dev)) \
+  X(cuCtxCreate_v2, (CUcontext *pctx, unsigned int flags, CUdevice dev)) \
+  X(cuCtxDestroy_v2, (CUcontext ctx)) \
+  X(cuCtxSetCurrent, (CUcontext ctx)) \
+  X(cuCtxGetCurrent, (CUcontext *pctx)) \
+  X(cuCtxSynchronize, (void)) \
+  X(cuMemGetInfo_v2, (size_t *free, size_t *total)) \
+  X(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize)) \
+  X(cuMemAllocPitch_v2, (CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)) \
+  X(cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags)) \
+  X(cuMemFree_v2, (CUdeviceptr dptr)) \
+  X(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream)) \
+  X(cuMemAllocAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream)) \
+  X(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream)) \
+  X(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream)) \
+  X(cuMemPoolCreate, (CUmemoryPool *pool, const CUmemPoolProps *poolProps)) \
+  X(cuMemPoolDestroy, (CUmemoryPool pool)) \
+  X(cuMemAllocFromPoolAsync, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)) \
+  X(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)) \
+  X(cuDeviceGetDefaultMemPool, (CUmemoryPool *pool_out, CUdevice dev)) \
+  X(cuMemCreate, (CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags)) \
+  X(cuMemRelease, (CUmemGenericAllocationHandle handle)) \
+  X(cuMemAddressReserve, (CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags)) \
+  X(cuMemAddressFree, (CUdeviceptr ptr, size_t size)) \
+  X(cuMemMap, (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)) \
+  X(cuMemUnmap, (CUdeviceptr ptr, size_t size)) \
+  X(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)) \
+  X(cuModuleLoadData, (CUmodule *module, const void *image)) \
+  X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
+  X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)) \
+  X(cuLaunchKernel_ptsz, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)) \
+  X(cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)) \
+  X(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)) \
+  X(cuLaunchCooperativeKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)) \
+  X(cuLaunchCooperativeKernel_ptsz, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)) \
+  X(cuStreamCreate, (CUstream *phStream, unsigned int Flags)) \
+  X(cuStreamDestroy_v2, (CUstream hStream)) \
+  X(cuStreamSynchronize, (CUstream hStream)) \
+  X(cuStreamSynchronize_ptsz, (CUstream hStream)) \
+  X(cuGetErrorName, (CUresult error, const char **pStr)) \
+  X(cuGetErrorString, (CUresult error, const char **pStr)) \
+  X(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)) \
+  X(cuGetProcAddress_v2, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus))
+
+#define GPUSHARE_CUDA_TYPEDEF(name, params) typedef CUresult (*name##_fn) params;
+GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
+#undef GPUSHARE_CUDA_TYPEDEF
+
+/* How cuGetProcAddress resolves names, as the real driver does: callers (the
+ * CUDA runtime) ask for the BASE name ("cuMemAlloc") and a CUDA version; the
+ * driver answers with the newest variant whose version is <= the requested
+ * one, and with the _ptsz variant when PER_THREAD_DEFAULT_STREAM is set.
+ * X(base name, exported symbol, first CUDA version, per-thread-stream variant?)
+ * A base name whose rows all need a newer version → VERSION_NOT_SUFFICIENT. */
+#define GPUSHARE_CUDA_PROCS(X) \
+  X(cuInit, cuInit, 2000, 0) \
+  X(cuDriverGetVersion, cuDriverGetVersion, 2020, 0) \
+  X(cuDeviceGetCount, cuDeviceGetCount, 2000, 0) \
+  X(cuDeviceGet, cuDeviceGet, 2000, 0) \
+  X(cuDeviceGetName, cuDeviceGetName, 2000, 0) \
+  X(cuDeviceGetUuid, cuDeviceGetUuid, 9020, 0) \
+  X(cuDeviceGetUuid, cuDeviceGetUuid_v2, 11040, 0) \
+  X(cuDeviceTotalMem, cuDeviceTotalMem_v2, 3020, 0) \
+  X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000, 0) \
+  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0) \
+  X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, 0) \
+  X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, 11000, 0) \
+  X(cuCtxCreate, cuCtxCreate_v2, 3020, 0) \
+  X(cuCtxDestroy, cuCtxDestroy_v2, 4000, 0) \
+  X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, 0) \
+  X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, 0) \
+  X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0) \
+  X(cuMemGetInfo, cuMemGetInfo_v2, 3020, 0) \
+  X(cuMemAlloc, cuMemAlloc_v2, 3020, 0) \
+  X(cuMemAllocPitch, cuMemAllocPitch_v2, 3020, 0) \
+  X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0) \
+  X(cuMemFree, cuMemFree_v2, 3020, 0) \
+  X(cuMemAllocAsync, cuMemAllocAsync, 11020, 0) \
+  X(cuMemAllocAsync, cuMemAllocAsync_ptsz, 11020, 1) \
+  X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0) \
+  X(cuMemFreeAsync, cuMemFreeAsync_ptsz, 11020, 1) \
+  X(cuMemPoolCreate, cuMemPoolCreate, 11020, 0) \
+  X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, 0) \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0) \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz, 11020, 1) \
+  X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, 0) \
+  X(cuMemCreate, cuMemCreate, 10020, 0) \
+  X(cuMemRelease, cuMemRelease, 10020, 0) \
+  X(cuMemAddressReserve, cuMemAddressReserve, 10020, 0) \
+  X(cuMemAddressFree, cuMemAddressFree, 10020, 0) \
+  X(cuMemMap, cuMemMap, 10020, 0) \
+  X(cuMemUnmap, cuMemUnmap, 10020, 0) \
+  X(cuMemSetAccess, cuMemSetAccess, 10020, 0) \
+  X(cuModuleLoadData, cuModuleLoadData, 2000, 0) \
+  X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0) \
+  X(cuLaunchKernel, cuLaunchKernel, 4000, 0) \
+  X(cuLaunchKernel, cuLaunchKernel_ptsz, 7000, 1) \
+  X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0) \
+  X(cuLaunchKernelEx, cuLaunchKernelEx_ptsz, 11060, 1) \
+  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000, 0) \
+  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz, 9000, 1) \
+  X(cuStreamCreate, cuStreamCreate, 2000, 0) \
+  X(cuStreamDestroy, cuStreamDestroy_v2, 4000, 0) \
+  X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0) \
+  X(cuStreamSynchronize, cuStreamSynchronize_ptsz, 7000, 1) \
+  X(cuGetErrorName, cuGetErrorName, 6000, 0) \
+  X(cuGetErrorString, cuGetErrorString, 6000, 0) \
+  X(cuGetProcAddress, cuGetProcAddress, 11030, 0) \
+  X(cuGetProcAddress, cuGetProcAddress_v2, 12000, 0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
