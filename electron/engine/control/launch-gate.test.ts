@@ -1,0 +1,169 @@
+// LaunchGate, the engine side of the launch gate: the file it writes, slot
+// bookkeeping and argument checks. (The preload side: launch-gate.preload.test.ts.)
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { LaunchGate, LaunchGateError, preloadLibraryPath } from './launch-gate.js';
+import * as L from './launch-gate-layout.js';
+import { ensurePreloadBuilt, preloadBuildDir } from './launch-gate-sim.js';
+
+let dir: string;
+let gate: LaunchGate;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gpushare-gate-unit-'));
+  gate = LaunchGate.create({ dir: join(dir, 'gpushare') });
+});
+
+afterEach(() => {
+  gate.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const image = (): Buffer => readFileSync(gate.path);
+const slotAt = (slot: number): Buffer => image().subarray(L.GATE_SLOT_OFFSET + slot * L.GATE_SLOT_SIZE, L.GATE_SLOT_OFFSET + (slot + 1) * L.GATE_SLOT_SIZE);
+const members = (gpu: number): bigint[] => [0, 1, 2].map((p) => image().readBigUInt64LE(L.GATE_GPU_OFFSET + gpu * L.GATE_GPU_SIZE + p * 8));
+
+describe('gate file', () => {
+  test('matches native/include/gate_abi.h byte for byte', { skip: ensurePreloadBuilt() ? false : 'native/preload is not built' }, () => {
+    const c = JSON.parse(execFileSync(join(preloadBuildDir(), 'gate_layout'), { encoding: 'utf8' })) as {
+      constants: Record<string, number | string>;
+      offsets: Record<string, number>;
+    };
+    assert.deepEqual(c.offsets, L.C_FIELD_NAMES);
+    assert.deepEqual(c.constants, {
+      magic: L.GATE_MAGIC.toString(),
+      version: L.GATE_VERSION,
+      maxSlots: L.GATE_MAX_SLOTS,
+      maxGpus: L.GATE_MAX_GPUS,
+      gpuOffset: L.GATE_GPU_OFFSET,
+      slotOffset: L.GATE_SLOT_OFFSET,
+      slotSize: L.GATE_SLOT_SIZE,
+      fileSize: L.GATE_FILE_SIZE,
+      noQuota: L.GATE_NO_QUOTA.toString(),
+    });
+  });
+
+  test('is created private (0600, directory 0700) with a header the jobs can check', () => {
+    assert.equal(statSync(gate.path).mode & 0o777, 0o600);
+    assert.equal(statSync(join(dir, 'gpushare')).mode & 0o777, 0o700);
+    const b = image();
+    assert.equal(b.length, L.GATE_FILE_SIZE);
+    assert.equal(b.readBigUInt64LE(L.HEADER.magic), L.GATE_MAGIC);
+    assert.equal(b.readUInt32LE(L.HEADER.version), L.GATE_VERSION);
+    assert.equal(b.readInt32LE(L.HEADER.enginePid), process.pid);
+    assert.equal(b.readUInt32LE(L.HEADER.state), L.GATE_ENGINE_RUNNING);
+    assert.equal(b.readBigUInt64LE(L.HEADER.activeWindowNs), L.GATE_DEFAULT_ACTIVE_WINDOW_NS);
+    assert.equal(b.readBigUInt64LE(L.HEADER.engineGoneNs), L.GATE_DEFAULT_ENGINE_GONE_NS);
+  });
+
+  test('heartbeat() writes the monotonic clock', () => {
+    const before = process.hrtime.bigint();
+    gate.heartbeat();
+    const beat = image().readBigUInt64LE(L.HEADER.heartbeatNs);
+    assert.ok(beat >= before && beat <= process.hrtime.bigint());
+  });
+
+  test('close() tells the jobs at once (state closed), then removes the file', () => {
+    const other = LaunchGate.create({ dir, fileName: 'kept' });
+    other.close({ keepFile: true });
+    assert.equal(readFileSync(other.path).readUInt32LE(L.HEADER.state), L.GATE_ENGINE_CLOSED);
+    const path = gate.path;
+    gate.close();
+    assert.equal(existsSync(path), false);
+    assert.throws(() => gate.heartbeat(), /closed/);
+    gate = LaunchGate.create({ dir: join(dir, 'gpushare') }); // for afterEach
+  });
+
+  test('a new engine replaces the file; the old one stays intact for jobs that still map it', () => {
+    const first = image();
+    const slot = gate.allocateSlot({ gpu: 0, priority: 'high' }).slot;
+    const second = LaunchGate.create({ dir: join(dir, 'gpushare') });
+    assert.equal(image().readUInt32LE(L.GATE_SLOT_OFFSET + slot * L.GATE_SLOT_SIZE + L.SLOT.state), L.GATE_SLOT_FREE);
+    assert.equal(first.length, L.GATE_FILE_SIZE);
+    gate.setPaused(slot, true); // the old engine still writes its own (unlinked) file without error
+    second.close({ keepFile: true });
+  });
+});
+
+describe('slots', () => {
+  test('allocateSlot writes the slot and gives the job its environment', () => {
+    const grant = gate.allocateSlot({ gpu: 3, priority: 'best-effort', quotaBytes: 1024 ** 3, pid: 4242 });
+    assert.equal(grant.slot, 0);
+    assert.equal(grant.env.LD_PRELOAD, preloadLibraryPath());
+    assert.ok(isAbsolute(grant.env.LD_PRELOAD) && grant.env.LD_PRELOAD.endsWith('native/preload/build/libgpushare-preload.so'));
+    assert.deepEqual(
+      { ...grant.env, LD_PRELOAD: undefined },
+      { LD_PRELOAD: undefined, GPUSHARE_GATE: gate.path, GPUSHARE_GATE_SLOT: '0', GPUSHARE_GATE_GEN: String(grant.generation), GPUSHARE_PRIORITY: 'best-effort', GPUSHARE_MEM_QUOTA: '1073741824' },
+    );
+    const s = gate.readSlot(0);
+    assert.deepEqual(
+      [s.inUse, s.gpu, s.priority, s.paused, s.quotaBytes, s.pid, s.usedBytes, s.launches],
+      [true, 3, 'best-effort', false, 1024 ** 3, 4242, 0, 0],
+    );
+    assert.deepEqual(members(3), [0n, 0n, 1n]);
+    assert.equal(slotAt(0).readUInt32LE(L.SLOT.configSeq) % 2, 0, 'quota seqlock at rest is even');
+  });
+
+  test('no quota: no GPUSHARE_MEM_QUOTA, and the slot says none', () => {
+    const grant = gate.allocateSlot({ gpu: 0, priority: 'normal' });
+    assert.equal(grant.env.GPUSHARE_MEM_QUOTA, undefined);
+    assert.equal(gate.readSlot(grant.slot).quotaBytes, null);
+    assert.equal(slotAt(grant.slot).readBigUInt64LE(L.SLOT.quotaBytes), L.GATE_NO_QUOTA);
+  });
+
+  test('setPriority moves the slot between the GPU’s priority lanes; setQuota, setPaused and setPid update it', () => {
+    const { slot } = gate.allocateSlot({ gpu: 1, priority: 'normal' });
+    assert.deepEqual(members(1), [0n, 1n, 0n]);
+    gate.setPriority(slot, 'high');
+    assert.deepEqual(members(1), [1n, 0n, 0n]);
+    gate.setQuota(slot, 5n * 1024n ** 3n);
+    gate.setPaused(slot, true);
+    gate.setPid(slot, 99);
+    const s = gate.readSlot(slot);
+    assert.deepEqual([s.priority, s.quotaBytes, s.paused, s.pid], ['high', 5 * 1024 ** 3, true, 99]);
+    gate.setQuota(slot, null);
+    assert.equal(gate.readSlot(slot).quotaBytes, null);
+  });
+
+  test('releaseSlot frees it for the next job, with a new generation and a clean job half', () => {
+    const a = gate.allocateSlot({ gpu: 0, priority: 'high' });
+    gate.setPaused(a.slot, true);
+    gate.releaseSlot(a.slot);
+    assert.deepEqual(members(0), [0n, 0n, 0n]);
+    assert.equal(gate.readSlot(a.slot).inUse, false);
+    const b = gate.allocateSlot({ gpu: 0, priority: 'normal' });
+    assert.equal(b.slot, a.slot);
+    assert.notEqual(b.generation, a.generation);
+    assert.equal(gate.readSlot(b.slot).paused, false);
+    assert.deepEqual(gate.slotsInUse(), [b.slot]);
+  });
+
+  test('all 64 slots in use: a clear error', () => {
+    for (let i = 0; i < L.GATE_MAX_SLOTS; i++) gate.allocateSlot({ gpu: i % 16, priority: 'normal' });
+    assert.throws(() => gate.allocateSlot({ gpu: 0, priority: 'normal' }), /All 64 launch-gate slots are in use/);
+  });
+});
+
+describe('argument checks', () => {
+  const bad: Array<[string, () => unknown, RegExp]> = [
+    ['unknown priority', () => gate.allocateSlot({ gpu: 0, priority: 'urgent' as never }), /Priority must be one of 'high', 'normal', 'best-effort'/],
+    ['negative quota', () => gate.allocateSlot({ gpu: 0, priority: 'high', quotaBytes: -1 }), /quota must be a whole number of bytes/],
+    ['fractional quota', () => gate.allocateSlot({ gpu: 0, priority: 'high', quotaBytes: 1.5 }), /quota must be a whole number of bytes/],
+    ['GPU out of range', () => gate.allocateSlot({ gpu: 16, priority: 'high' }), /GPU index must be an integer from 0 to 15/],
+    ['bad pid', () => gate.allocateSlot({ gpu: 0, priority: 'high', pid: 0 }), /pid must be a positive integer/],
+    ['slot out of range', () => gate.readSlot(64), /slot must be an integer from 0 to 63/],
+    ['slot not allocated', () => gate.setPaused(5, true), /slot 5 is not allocated/],
+    ['release twice', () => { const { slot } = gate.allocateSlot({ gpu: 0, priority: 'high' }); gate.releaseSlot(slot); gate.releaseSlot(slot); }, /is not allocated/],
+    ['bad heartbeat interval', () => gate.startHeartbeat(0), /Heartbeat interval must be a positive number/],
+    ['bad window', () => LaunchGate.create({ dir, fileName: 'x', activeWindowMs: -5 }), /activeWindowMs must be a positive number/],
+  ];
+  for (const [what, call, message] of bad) {
+    test(what, () => {
+      assert.throws(call, (e: unknown) => e instanceof LaunchGateError && message.test(e.message));
+    });
+  }
+});

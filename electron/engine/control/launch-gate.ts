@@ -1,0 +1,360 @@
+// The launch gate, engine side: the shared file through which the engine sets
+// each managed job's priority, pause and memory quota, and reads back what the
+// job's preload library (native/preload) publishes. Protocol: gate_abi.h.
+//
+// Node cannot mmap, so the engine writes with pwrite at fixed offsets; on Linux
+// a write to a page-cache file is seen at once by every MAP_SHARED mapping.
+// Single writer per field: the engine writes the header, the GPU table and the
+// first half of each slot; the job writes the second half.
+import { closeSync, fchmodSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../paths.js';
+import * as L from './launch-gate-layout.js';
+
+export type JobPriority = 'high' | 'normal' | 'best-effort';
+export const JOB_PRIORITIES: readonly JobPriority[] = ['high', 'normal', 'best-effort'];
+
+export class LaunchGateError extends Error {
+  override name = 'LaunchGateError';
+}
+
+/** Absolute path of libgpushare-preload.so in this checkout or installed package. */
+export function preloadLibraryPath(): string {
+  return join(packageRoot(), 'native', 'preload', 'build', 'libgpushare-preload.so');
+}
+
+export interface LaunchGateOptions {
+  /** Directory for the gate file, e.g. $XDG_RUNTIME_DIR/gpushare (created 0700 if missing). */
+  dir: string;
+  fileName?: string;
+  /** A job that launched within this window is active (default 20 ms). */
+  activeWindowMs?: number;
+  /** Launched work not yet seen complete keeps a job active at most this long (default 1000 ms). */
+  outstandingMaxMs?: number;
+  /** Lower-priority jobs synchronise about every this much queued work (default 2 ms). */
+  bestEffortSyncWindowMs?: number;
+  /** Jobs run ungated once the heartbeat is older than this (default 2000 ms). */
+  engineGoneMs?: number;
+  /** Heartbeat on a timer every this many ms (0 or absent: call heartbeat() yourself). */
+  heartbeatIntervalMs?: number;
+  /** Pid the jobs check for liveness (default this process). */
+  enginePid?: number;
+}
+
+export interface SlotRequest {
+  /** The job's pid, when already known (else 0 until setPid). */
+  pid?: number;
+  gpu: number;
+  priority: JobPriority;
+  /** Hard device-memory quota in bytes; null or absent: none. */
+  quotaBytes?: number | bigint | null;
+}
+
+export interface SlotGrant {
+  slot: number;
+  generation: number;
+  /** Environment to start the job with (merge into its env; LD_PRELOAD is ours alone). */
+  env: Record<string, string>;
+}
+
+export interface SlotState {
+  slot: number;
+  inUse: boolean;
+  generation: number;
+  pid: number;
+  gpu: number;
+  priority: JobPriority;
+  paused: boolean;
+  quotaBytes: number | null;
+  // published by the job's preload library
+  attachedPid: number;
+  attachCount: number;
+  inLaunch: number;
+  usedBytes: number;
+  launches: number;
+  syncedLaunches: number;
+  lastLaunchNs: bigint;
+  gatedNs: number;
+  pausedNs: number;
+  failOpenCount: number;
+}
+
+interface SlotRecord {
+  inUse: boolean;
+  generation: number;
+  gpu: number;
+  priority: number;
+  configSeq: number;
+}
+
+const msToNs = (ms: number | undefined, fallback: bigint, what: string): bigint => {
+  if (ms === undefined) return fallback;
+  if (!Number.isFinite(ms) || ms <= 0) throw new LaunchGateError(`${what} must be a positive number of milliseconds (got ${ms}).`);
+  return BigInt(Math.round(ms * 1e6));
+};
+
+export class LaunchGate {
+  private fd: number | null;
+  private readonly slots: SlotRecord[] = Array.from({ length: L.GATE_MAX_SLOTS }, () => ({ inUse: false, generation: 0, gpu: 0, priority: 0, configSeq: 0 }));
+  private readonly members: bigint[][] = Array.from({ length: L.GATE_MAX_GPUS }, () => [0n, 0n, 0n]);
+  private timer: NodeJS.Timeout | null = null;
+  private readonly scratch = Buffer.alloc(8);
+
+  private constructor(readonly path: string, fd: number) {
+    this.fd = fd;
+  }
+
+  /** Creates a fresh gate file (atomically replacing an old one: jobs still mapping that one fail open). */
+  static create(options: LaunchGateOptions): LaunchGate {
+    if (!options || typeof options.dir !== 'string' || !options.dir) throw new LaunchGateError('LaunchGate.create needs a directory (options.dir).');
+    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    const path = join(options.dir, options.fileName ?? 'gate');
+    const image = Buffer.alloc(L.GATE_FILE_SIZE);
+    image.writeBigUInt64LE(L.GATE_MAGIC, L.HEADER.magic);
+    image.writeUInt32LE(L.GATE_VERSION, L.HEADER.version);
+    image.writeUInt32LE(L.GATE_MAX_SLOTS, L.HEADER.maxSlots);
+    image.writeUInt32LE(L.GATE_MAX_GPUS, L.HEADER.maxGpus);
+    image.writeInt32LE(options.enginePid ?? process.pid, L.HEADER.enginePid);
+    image.writeBigUInt64LE(process.hrtime.bigint(), L.HEADER.heartbeatNs);
+    image.writeBigUInt64LE(msToNs(options.activeWindowMs, L.GATE_DEFAULT_ACTIVE_WINDOW_NS, 'activeWindowMs'), L.HEADER.activeWindowNs);
+    image.writeBigUInt64LE(msToNs(options.outstandingMaxMs, L.GATE_DEFAULT_OUTSTANDING_MAX_NS, 'outstandingMaxMs'), L.HEADER.outstandingMaxNs);
+    image.writeBigUInt64LE(msToNs(options.bestEffortSyncWindowMs, L.GATE_DEFAULT_BE_SYNC_WINDOW_NS, 'bestEffortSyncWindowMs'), L.HEADER.beSyncWindowNs);
+    image.writeBigUInt64LE(msToNs(options.engineGoneMs, L.GATE_DEFAULT_ENGINE_GONE_NS, 'engineGoneMs'), L.HEADER.engineGoneNs);
+    image.writeUInt32LE(L.GATE_ENGINE_RUNNING, L.HEADER.state);
+    image.writeUInt32LE(L.GATE_FILE_SIZE, L.HEADER.fileSize);
+    const tmp = `${path}.${process.pid}.tmp`;
+    const fd = openSync(tmp, 'wx+', 0o600);
+    try {
+      fchmodSync(fd, 0o600);
+      writeSync(fd, image, 0, image.length, 0);
+      renameSync(tmp, path);
+    } catch (error) {
+      closeSync(fd);
+      rmSync(tmp, { force: true });
+      throw error;
+    }
+    const gate = new LaunchGate(path, fd);
+    if (options.heartbeatIntervalMs) gate.startHeartbeat(options.heartbeatIntervalMs);
+    return gate;
+  }
+
+  /** Tells the jobs the engine is alive (call every ~500 ms, or use startHeartbeat). */
+  heartbeat(): void {
+    this.writeU64(L.HEADER.heartbeatNs, process.hrtime.bigint());
+  }
+
+  startHeartbeat(intervalMs = 500): void {
+    if (!Number.isFinite(intervalMs) || intervalMs <= 0) throw new LaunchGateError(`Heartbeat interval must be a positive number of milliseconds (got ${intervalMs}).`);
+    this.stopHeartbeat();
+    this.heartbeat();
+    this.timer = setInterval(() => this.heartbeat(), intervalMs);
+    this.timer.unref();
+  }
+
+  stopHeartbeat(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Reserves a slot for a job about to start; returns its index and the env to start it with. */
+  allocateSlot(request: SlotRequest): SlotGrant {
+    if (!request || typeof request !== 'object') throw new LaunchGateError('allocateSlot needs { gpu, priority, quotaBytes? }.');
+    const gpu = checkGpu(request.gpu);
+    const priority = priorityIndex(request.priority);
+    const quota = quotaValue(request.quotaBytes);
+    const pid = request.pid === undefined ? 0 : checkPid(request.pid);
+    const slot = this.slots.findIndex((s) => !s.inUse);
+    if (slot < 0) throw new LaunchGateError(`All ${L.GATE_MAX_SLOTS} launch-gate slots are in use: wait for a managed job to end.`);
+    const rec = this.slots[slot];
+    rec.generation = (rec.generation + 1) >>> 0 || 1;
+    rec.gpu = gpu;
+    rec.priority = priority;
+    const base = slotBase(slot);
+    // the slot is free: no job writes its job half now, so the engine may clear it
+    this.write(base + L.JOB_HALF_OFFSET, Buffer.alloc(L.GATE_SLOT_SIZE - L.JOB_HALF_OFFSET));
+    this.writeU32(base + L.SLOT.generation, rec.generation);
+    this.writeI32(base + L.SLOT.pid, pid);
+    this.writeU32(base + L.SLOT.gpu, gpu);
+    this.writeU32(base + L.SLOT.priority, priority);
+    this.writeU32(base + L.SLOT.paused, 0);
+    this.writeQuota(slot, quota);
+    this.writeU32(base + L.SLOT.state, L.GATE_SLOT_IN_USE);
+    rec.inUse = true;
+    this.setMember(gpu, priority, slot, true);
+    const env: Record<string, string> = {
+      LD_PRELOAD: preloadLibraryPath(),
+      GPUSHARE_GATE: this.path,
+      GPUSHARE_GATE_SLOT: String(slot),
+      GPUSHARE_GATE_GEN: String(rec.generation),
+      GPUSHARE_PRIORITY: JOB_PRIORITIES[priority],
+    };
+    if (quota !== L.GATE_NO_QUOTA) env.GPUSHARE_MEM_QUOTA = quota.toString();
+    return { slot, generation: rec.generation, env };
+  }
+
+  setPid(slot: number, pid: number): void {
+    this.inUse(slot);
+    this.writeI32(slotBase(slot) + L.SLOT.pid, checkPid(pid));
+  }
+
+  setPriority(slot: number, priority: JobPriority): void {
+    const rec = this.inUse(slot);
+    const next = priorityIndex(priority);
+    if (next === rec.priority) return;
+    this.setMember(rec.gpu, next, slot, true);
+    this.writeU32(slotBase(slot) + L.SLOT.priority, next);
+    this.setMember(rec.gpu, rec.priority, slot, false);
+    rec.priority = next;
+  }
+
+  /** Takes effect at the job's next allocation; null removes the quota. */
+  setQuota(slot: number, quotaBytes: number | bigint | null): void {
+    this.inUse(slot);
+    this.writeQuota(slot, quotaValue(quotaBytes));
+  }
+
+  /** A paused job launches nothing until resumed (its launch calls wait). */
+  setPaused(slot: number, paused: boolean): void {
+    this.inUse(slot);
+    if (typeof paused !== 'boolean') throw new LaunchGateError(`setPaused needs true or false (got ${String(paused)}).`);
+    this.writeU32(slotBase(slot) + L.SLOT.paused, paused ? 1 : 0);
+  }
+
+  readSlot(slot: number): SlotState {
+    checkSlot(slot);
+    const b = Buffer.alloc(L.GATE_SLOT_SIZE);
+    readSync(this.openFd(), b, 0, b.length, slotBase(slot));
+    const quota = b.readBigUInt64LE(L.SLOT.quotaBytes);
+    const num = (off: number) => Number(b.readBigUInt64LE(off));
+    return {
+      slot,
+      inUse: b.readUInt32LE(L.SLOT.state) === L.GATE_SLOT_IN_USE,
+      generation: b.readUInt32LE(L.SLOT.generation),
+      pid: b.readInt32LE(L.SLOT.pid),
+      gpu: b.readUInt32LE(L.SLOT.gpu),
+      priority: JOB_PRIORITIES[Math.min(2, b.readUInt32LE(L.SLOT.priority))],
+      paused: b.readUInt32LE(L.SLOT.paused) !== 0,
+      quotaBytes: quota === L.GATE_NO_QUOTA ? null : Number(quota),
+      attachedPid: b.readInt32LE(L.SLOT.attachedPid),
+      attachCount: b.readUInt32LE(L.SLOT.attachCount),
+      inLaunch: b.readUInt32LE(L.SLOT.inLaunch),
+      usedBytes: num(L.SLOT.usedBytes),
+      launches: num(L.SLOT.launches),
+      syncedLaunches: num(L.SLOT.syncedLaunches),
+      lastLaunchNs: b.readBigUInt64LE(L.SLOT.lastLaunchNs),
+      gatedNs: num(L.SLOT.gatedNs),
+      pausedNs: num(L.SLOT.pausedNs),
+      failOpenCount: b.readUInt32LE(L.SLOT.failOpenCount),
+    };
+  }
+
+  /** The job has ended (or is no longer managed): nobody waits for it, and it stops being gated. */
+  releaseSlot(slot: number): void {
+    const rec = this.inUse(slot);
+    this.setMember(rec.gpu, rec.priority, slot, false);
+    this.writeU32(slotBase(slot) + L.SLOT.state, L.GATE_SLOT_FREE);
+    this.writeU32(slotBase(slot) + L.SLOT.paused, 0);
+    rec.inUse = false;
+  }
+
+  slotsInUse(): number[] {
+    return this.slots.flatMap((s, i) => (s.inUse ? [i] : []));
+  }
+
+  /** Engine shutdown: jobs run on ungated at once (fail open). Removes the file unless keepFile. */
+  close(options: { keepFile?: boolean } = {}): void {
+    this.stopHeartbeat();
+    if (this.fd === null) return;
+    this.writeU32(L.HEADER.state, L.GATE_ENGINE_CLOSED);
+    closeSync(this.fd);
+    this.fd = null;
+    if (!options.keepFile) rmSync(this.path, { force: true });
+  }
+
+  // ---- writes ----
+
+  private openFd(): number {
+    if (this.fd === null) throw new LaunchGateError(`The launch gate ${this.path} is closed.`);
+    return this.fd;
+  }
+
+  private inUse(slot: number): SlotRecord {
+    checkSlot(slot);
+    const rec = this.slots[slot];
+    if (!rec.inUse) throw new LaunchGateError(`Launch-gate slot ${slot} is not allocated to a job.`);
+    return rec;
+  }
+
+  private write(position: number, data: Buffer): void {
+    writeSync(this.openFd(), data, 0, data.length, position);
+  }
+
+  private writeU32(position: number, value: number): void {
+    this.scratch.writeUInt32LE(value >>> 0, 0);
+    writeSync(this.openFd(), this.scratch, 0, 4, position);
+  }
+
+  private writeI32(position: number, value: number): void {
+    this.scratch.writeInt32LE(value, 0);
+    writeSync(this.openFd(), this.scratch, 0, 4, position);
+  }
+
+  private writeU64(position: number, value: bigint): void {
+    this.scratch.writeBigUInt64LE(value, 0);
+    writeSync(this.openFd(), this.scratch, 0, 8, position);
+  }
+
+  /** Seqlock: odd config_seq while the 8-byte quota is being written. */
+  private writeQuota(slot: number, quota: bigint): void {
+    const rec = this.slots[slot];
+    const base = slotBase(slot);
+    const writing = (rec.configSeq + 1) >>> 0; // odd
+    this.writeU32(base + L.SLOT.configSeq, writing);
+    this.writeU64(base + L.SLOT.quotaBytes, quota);
+    rec.configSeq = (writing + 1) >>> 0; // even again
+    this.writeU32(base + L.SLOT.configSeq, rec.configSeq);
+  }
+
+  private setMember(gpu: number, priority: number, slot: number, on: boolean): void {
+    const bit = 1n << BigInt(slot);
+    const masks = this.members[gpu];
+    masks[priority] = on ? masks[priority] | bit : masks[priority] & ~bit;
+    this.writeU64(L.GATE_GPU_OFFSET + gpu * L.GATE_GPU_SIZE + L.GPU.members + priority * 8, masks[priority]);
+  }
+}
+
+const slotBase = (slot: number): number => L.GATE_SLOT_OFFSET + slot * L.GATE_SLOT_SIZE;
+
+function checkSlot(slot: number): void {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= L.GATE_MAX_SLOTS) {
+    throw new LaunchGateError(`Launch-gate slot must be an integer from 0 to ${L.GATE_MAX_SLOTS - 1} (got ${String(slot)}).`);
+  }
+}
+
+function checkGpu(gpu: number): number {
+  if (!Number.isInteger(gpu) || gpu < 0 || gpu >= L.GATE_MAX_GPUS) {
+    throw new LaunchGateError(`GPU index must be an integer from 0 to ${L.GATE_MAX_GPUS - 1} (got ${String(gpu)}).`);
+  }
+  return gpu;
+}
+
+function checkPid(pid: number): number {
+  if (!Number.isInteger(pid) || pid <= 0 || pid > 0x7fffffff) throw new LaunchGateError(`A job pid must be a positive integer (got ${String(pid)}).`);
+  return pid;
+}
+
+function priorityIndex(priority: JobPriority): number {
+  const i = JOB_PRIORITIES.indexOf(priority);
+  if (i < 0) throw new LaunchGateError(`Priority must be one of ${JOB_PRIORITIES.map((p) => `'${p}'`).join(', ')} (got ${JSON.stringify(priority)}).`);
+  return i;
+}
+
+function quotaValue(quota: number | bigint | null | undefined): bigint {
+  if (quota === null || quota === undefined) return L.GATE_NO_QUOTA;
+  if (typeof quota === 'number') {
+    if (!Number.isSafeInteger(quota) || quota < 0) throw new LaunchGateError(`A memory quota must be a whole number of bytes ≥ 0 (got ${quota}).`);
+    return BigInt(quota);
+  }
+  if (typeof quota === 'bigint' && quota >= 0n && quota < L.GATE_NO_QUOTA) return quota;
+  throw new LaunchGateError(`A memory quota must be a whole number of bytes ≥ 0, or null for none (got ${String(quota)}).`);
+}

@@ -1,0 +1,414 @@
+/* The launch gate, job side: the protocol of native/include/gate_abi.h.
+ * Fast path: atomics on the mapping and a vDSO clock read, no system call. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD_SC(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define ADD_SC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define SUB_SC(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_SEQ_CST)
+
+#define ENGINE_CHECK_EVERY_NS 20000000ull /* slow path: engine liveness at most every 20 ms */
+#define HANDSHAKE_MAX_NS 1000000000ull    /* a lower job stuck mid-launch this long is stopped or dead */
+#define DEAD_CHECK_AFTER_NS 100000000ull  /* a blocker this long gets its pid checked */
+#define MAX_SLEEP_NS 1000000ull
+#define MAX_SYNC_BATCH 256u
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+static struct {
+  gate_header_t *hdr;
+  gate_gpu_t *gpus;
+  gate_slot_t *slots;
+  gate_slot_t *me;
+  uint32_t index, generation;
+} g;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_attached, g_detached;
+static uint64_t g_engine_checked_ns;
+static int g_engine_gone;
+static int32_t g_dead_pid[GATE_MAX_SLOTS]; /* blockers found dead: ignored while that pid is the slot's */
+static uint64_t g_stream_key;              /* the one stream launched on since the last covering sync */
+static int g_streams_mixed;
+static uint32_t g_sync_batch = 1, g_since_sync;
+static uint64_t g_batch_t0;
+static int32_t g_pid; /* this process, kept current across fork */
+static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
+
+static uint64_t env_u64(const char *name, uint64_t fallback) {
+  const char *s = getenv(name);
+  if (!s || !*s) return fallback;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  return *end ? fallback : (uint64_t)v;
+}
+
+static void attach(void) {
+  const char *path = getenv("GPUSHARE_GATE");
+  uint64_t index = env_u64("GPUSHARE_GATE_SLOT", UINT64_MAX);
+  if (!path || !*path) return;
+  if (index >= GATE_MAX_SLOTS) {
+    gs_log("GPUSHARE_GATE_SLOT missing or out of range: not gated");
+    return;
+  }
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    gs_log("cannot open gate %s: %s: not gated", path, strerror(errno));
+    return;
+  }
+  struct stat st;
+  void *map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && st.st_size >= (off_t)GATE_FILE_SIZE)
+    map = mmap(NULL, GATE_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {
+    gs_log("gate %s is not a gate file: not gated", path);
+    return;
+  }
+  gate_header_t *h = map;
+  gate_slot_t *me = (gate_slot_t *)((char *)map + GATE_SLOT_OFFSET) + index;
+  uint64_t gen = env_u64("GPUSHARE_GATE_GEN", LOAD(&me->generation));
+  if (LOAD(&h->magic) != GATE_MAGIC || LOAD(&h->version) != GATE_VERSION || LOAD(&h->max_slots) != GATE_MAX_SLOTS ||
+      LOAD(&me->state) != GATE_SLOT_IN_USE || LOAD(&me->generation) != gen) {
+    gs_log("gate %s slot %u is not ours (or not a gate): not gated", path, (unsigned)index);
+    munmap(map, GATE_FILE_SIZE);
+    return;
+  }
+  g.hdr = h;
+  g.gpus = (gate_gpu_t *)((char *)map + GATE_GPU_OFFSET);
+  g.slots = (gate_slot_t *)((char *)map + GATE_SLOT_OFFSET);
+  g.me = me;
+  g.index = (uint32_t)index;
+  g.generation = (uint32_t)gen;
+  STORE(&g_pid, (int32_t)getpid());
+  STORE(&me->attached_pid, g_pid);
+  ADD(&me->attach_count, 1);
+  STORE(&g_attached, 1);
+  gs_log("gated: slot %u, generation %u, priority %u, gpu %u", g.index, g.generation, LOAD(&me->priority),
+         LOAD(&me->gpu));
+}
+
+/* A forked child (a data-loader worker, say) takes the slot over only when it launches. */
+static void after_fork_child(void) { STORE(&g_pid, (int32_t)getpid()); }
+
+__attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+/* Our slot, or NULL: not gated, or the engine released the slot (then for good). */
+static inline gate_slot_t *gate_me(void) {
+  pthread_once(&g_once, attach);
+  if (GS_UNLIKELY(!LOAD(&g_attached) || LOAD(&g_detached))) return NULL;
+  gate_slot_t *me = g.me;
+  if (GS_UNLIKELY(LOAD(&me->generation) != g.generation || LOAD(&me->state) != GATE_SLOT_IN_USE)) {
+    if (!__atomic_exchange_n(&g_detached, 1, __ATOMIC_ACQ_REL)) gs_log("gate slot %u was released: not gated", g.index);
+    return NULL;
+  }
+  return me;
+}
+
+/* Our queued work dies with us: nothing of ours is outstanding any more. */
+__attribute__((destructor)) static void gate_fini(void) {
+  if (!LOAD(&g_attached) || LOAD(&g_detached)) return;
+  uint64_t launched = LOAD(&g.me->launches), synced = LOAD(&g.me->synced_launches);
+  while (synced < launched &&
+         !__atomic_compare_exchange_n(&g.me->synced_launches, &synced, launched, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  }
+}
+
+/* ---- quota and used bytes ---- */
+
+int gs_gate_quota(uint64_t *quota) {
+  gate_slot_t *me = gate_me();
+  if (!me) return 0;
+  for (int tries = 0; tries < 1000; tries++) { /* seqlock: the engine pwrite()s the quota */
+    uint32_t s1 = LOAD(&me->config_seq);
+    if (s1 & 1) {
+      sched_yield();
+      continue;
+    }
+    uint64_t q = LOAD(&me->quota_bytes);
+    if (LOAD(&me->config_seq) == s1) {
+      *quota = q;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void gs_gate_add_used(uint64_t bytes) {
+  gate_slot_t *me = gate_me();
+  if (me && bytes) ADD(&me->used_bytes, bytes);
+}
+
+void gs_gate_sub_used(uint64_t bytes) {
+  gate_slot_t *me = gate_me();
+  if (!me || !bytes) return;
+  uint64_t cur = LOAD(&me->used_bytes), next;
+  do {
+    next = cur > bytes ? cur - bytes : 0;
+  } while (!__atomic_compare_exchange_n(&me->used_bytes, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+}
+
+/* ---- activity ---- */
+
+static uint64_t hdr_ns(const uint64_t *field, uint64_t fallback) {
+  uint64_t v = LOAD(field);
+  return v ? v : fallback;
+}
+
+/* 1 if slot i is ACTIVE (gate_abi.h); *until = when its window ends, 0 if unknown. */
+static int slot_active(uint32_t i, uint64_t now, uint64_t *until) {
+  gate_slot_t *s = &g.slots[i];
+  if (LOAD(&s->state) != GATE_SLOT_IN_USE) return 0;
+  int32_t dead = LOAD(&g_dead_pid[i]);
+  if (GS_UNLIKELY(dead) && dead == LOAD(&s->attached_pid)) return 0;
+  *until = 0;
+  if (LOAD_SC(&s->in_launch)) return 1;
+  uint64_t last = LOAD(&s->last_launch_ns);
+  if (!last) return 0;
+  uint64_t age = now > last ? now - last : 0;
+  uint64_t window = hdr_ns(&g.hdr->active_window_ns, GATE_DEFAULT_ACTIVE_WINDOW_NS);
+  if (age < window) {
+    *until = last + window;
+    return 1;
+  }
+  return LOAD(&s->launches) != LOAD(&s->synced_launches) &&
+         age < hdr_ns(&g.hdr->outstanding_max_ns, GATE_DEFAULT_OUTSTANDING_MAX_NS);
+}
+
+/* The first ACTIVE slot among `mask`, or -1. */
+static int first_active(uint64_t mask, uint64_t now, uint64_t *until) {
+  while (mask) {
+    int i = __builtin_ctzll(mask);
+    mask &= mask - 1;
+    if (slot_active((uint32_t)i, now, until)) return i;
+  }
+  return -1;
+}
+
+static uint64_t stable_u64(const uint64_t *p) { /* the engine's pwrite() of 8 bytes may tear */
+  uint64_t a = LOAD(p), b;
+  for (int i = 0; i < 4 && (b = LOAD(p)) != a; i++) a = b;
+  return a;
+}
+
+/* Slow path only: has the engine gone away? (then everything runs: fail open) */
+static int engine_gone(uint64_t now) {
+  uint64_t checked = LOAD(&g_engine_checked_ns);
+  if (checked && now - checked < ENGINE_CHECK_EVERY_NS) return LOAD(&g_engine_gone);
+  STORE(&g_engine_checked_ns, now);
+  gate_header_t *h = g.hdr;
+  int gone = 0;
+  uint64_t hb = stable_u64(&h->heartbeat_ns);
+  pid_t pid = LOAD(&h->engine_pid);
+  if (LOAD(&h->state) != GATE_ENGINE_RUNNING) gone = 1;
+  else if (now > hb && now - hb > hdr_ns(&h->engine_gone_ns, GATE_DEFAULT_ENGINE_GONE_NS)) gone = 1;
+  else if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) gone = 1;
+  if (__atomic_exchange_n(&g_engine_gone, gone, __ATOMIC_ACQ_REL) != gone)
+    gs_log(gone ? "engine gone: running ungated (fail open)" : "engine back: gated again");
+  return gone;
+}
+
+static void check_dead(uint32_t i) {
+  pid_t pid = LOAD(&g.slots[i].attached_pid);
+  if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+    STORE(&g_dead_pid[i], pid);
+    gs_log("slot %u: pid %d is gone, not waiting for it", i, (int)pid);
+  }
+}
+
+static void sleep_ns(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  nanosleep(&ts, NULL);
+}
+
+/* Step 3: wait until no lower job on our GPU is between its check and its enqueue. */
+static void handshake(gate_gpu_t *G, uint32_t prio) {
+  uint64_t lower = 0;
+  for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&G->members[p]);
+  lower &= ~(1ull << g.index);
+  while (lower) {
+    uint32_t i = (uint32_t)__builtin_ctzll(lower);
+    lower &= lower - 1;
+    gate_slot_t *s = &g.slots[i];
+    if (GS_LIKELY(!LOAD_SC(&s->in_launch))) continue;
+    uint64_t start = gs_now_ns(), next_dead_check = start + DEAD_CHECK_AFTER_NS;
+    for (unsigned spins = 0; LOAD_SC(&s->in_launch); spins++) {
+      if (spins < 256) {
+        CPU_RELAX();
+        continue;
+      }
+      uint64_t now = gs_now_ns();
+      if (now - start > HANDSHAKE_MAX_NS) {
+        gs_log("slot %u stuck mid-launch for 1 s: going on", i);
+        break;
+      }
+      if (now > next_dead_check) {
+        next_dead_check = now + DEAD_CHECK_AFTER_NS;
+        check_dead(i);
+        int32_t dead = LOAD(&g_dead_pid[i]);
+        if (dead && dead == LOAD(&s->attached_pid)) break;
+      }
+      sched_yield();
+    }
+  }
+}
+
+void gs_gate_enter(gs_launch_t *l) {
+  l->slot = NULL;
+  l->fail_open = 0;
+  gate_slot_t *me = gate_me();
+  if (!me) return;
+  uint32_t prio = LOAD(&me->priority), gpu = LOAD(&me->gpu);
+  if (prio >= GATE_PRIORITIES) prio = GATE_PRIORITY_BEST_EFFORT;
+  if (gpu >= GATE_MAX_GPUS) gpu = 0;
+  l->slot = me;
+  l->prio = prio;
+  l->gpu = gpu;
+  gate_gpu_t *G = &g.gpus[gpu];
+  uint64_t blocked_since = 0, next_dead_check = 0;
+  unsigned round = 0;
+  for (;;) {
+    ADD_SC(&me->in_launch, 1); /* step 1: publish "launching" (a full fence) */
+    int paused = LOAD(&me->paused) != 0, blocker = -1;
+    uint64_t now = 0, until = 0;
+    if (GS_LIKELY(!paused)) {
+      uint64_t higher = 0;
+      for (uint32_t p = 0; p < prio; p++) higher |= LOAD(&G->members[p]);
+      higher &= ~(1ull << g.index);
+      if (GS_LIKELY(!higher)) break;
+      now = gs_now_ns();
+      blocker = first_active(higher, now, &until); /* step 2 */
+      if (blocker < 0) break;
+    }
+    SUB_SC(&me->in_launch, 1);
+    /* slow path: paused, or a higher job is active */
+    if (!gate_me()) { /* released while we waited: run ungated */
+      l->slot = NULL;
+      return;
+    }
+    if (!now) now = gs_now_ns();
+    if (engine_gone(now)) {
+      l->fail_open = 1;
+      ADD(&me->fail_open_count, 1);
+      ADD_SC(&me->in_launch, 1);
+      break;
+    }
+    if (!blocked_since) blocked_since = now, next_dead_check = now + DEAD_CHECK_AFTER_NS;
+    if (blocker >= 0 && now > next_dead_check) {
+      next_dead_check = now + DEAD_CHECK_AFTER_NS;
+      check_dead((uint32_t)blocker);
+    }
+    uint64_t ns = 50000ull << (round < 5 ? round++ : 5);
+    if (until > now) ns = until - now + 20000;
+    if (ns > MAX_SLEEP_NS) ns = MAX_SLEEP_NS;
+    sleep_ns(ns);
+    uint64_t after = gs_now_ns();
+    ADD(paused ? &me->paused_ns : &me->gated_ns, after - now);
+  }
+  handshake(G, prio); /* step 3 */
+}
+
+static uint64_t stream_key(CUstream s, int ptsz) {
+  if (s == CU_STREAM_PER_THREAD || (s == NULL && ptsz)) return (uint64_t)(uintptr_t)&t_stream_marker;
+  if (s == NULL || s == CU_STREAM_LEGACY) return 1;
+  return (uint64_t)(uintptr_t)s;
+}
+
+static void note_stream(CUstream s, int ptsz) {
+  uint64_t k = stream_key(s, ptsz), cur = LOAD(&g_stream_key);
+  if (GS_LIKELY(cur == k)) return;
+  if (cur == 0 && __atomic_compare_exchange_n(&g_stream_key, &cur, k, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+  STORE(&g_streams_mixed, 1);
+}
+
+uint64_t gs_gate_sync_begin(void) {
+  gate_slot_t *me = gate_me();
+  return me ? LOAD(&me->launches) : 0;
+}
+
+void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
+  gate_slot_t *me = gate_me();
+  if (!me) return;
+  if (!full) {
+    uint64_t k = LOAD(&g_stream_key);
+    if (LOAD(&g_streams_mixed) || (k != 0 && k != stream_key(stream, ptsz))) return; /* other streams may still run */
+  }
+  uint64_t synced = LOAD(&me->synced_launches);
+  while (synced < snapshot &&
+         !__atomic_compare_exchange_n(&me->synced_launches, &synced, snapshot, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  }
+  if (LOAD(&me->launches) == snapshot) {
+    STORE(&g_stream_key, 0);
+    STORE(&g_streams_mixed, 0);
+  }
+}
+
+/* Lower jobs keep about be_sync_window_ns of work queued: the batch between
+ * synchronisations doubles while a batch takes under half the window and
+ * halves when it takes longer than the window. */
+static void short_sync(gate_slot_t *me, CUstream stream, int ptsz, uint64_t launched_at) {
+  uint32_t since = ADD(&g_since_sync, 1);
+  if (since == 1) STORE(&g_batch_t0, launched_at);
+  if (since < LOAD(&g_sync_batch)) return;
+  STORE(&g_since_sync, 0);
+  uint64_t snapshot = LOAD(&me->launches);
+  CUresult rc = CUDA_ERROR_NOT_INITIALIZED;
+  int full = 1;
+  cuCtxSynchronize_fn ctx_sync = REAL(cuCtxSynchronize);
+  gs_depth++;
+  if (ctx_sync) rc = ctx_sync();
+  if (rc != CUDA_SUCCESS) { /* no current context in this thread: the launch's stream then */
+    full = 0;
+    if (ptsz) {
+      cuStreamSynchronize_ptsz_fn f = REAL(cuStreamSynchronize_ptsz);
+      rc = f ? f(stream) : rc;
+    } else {
+      cuStreamSynchronize_fn f = REAL(cuStreamSynchronize);
+      rc = f ? f(stream) : rc;
+    }
+  }
+  gs_depth--;
+  if (rc != CUDA_SUCCESS) return;
+  gs_gate_sync_end(snapshot, full, stream, ptsz);
+  uint64_t took = gs_now_ns() - LOAD(&g_batch_t0);
+  uint64_t window = hdr_ns(&g.hdr->be_sync_window_ns, GATE_DEFAULT_BE_SYNC_WINDOW_NS);
+  uint32_t batch = LOAD(&g_sync_batch);
+  if (took < window / 2 && batch < MAX_SYNC_BATCH) STORE(&g_sync_batch, batch * 2);
+  else if (took > window && batch > 1) STORE(&g_sync_batch, batch / 2);
+}
+
+void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
+  gate_slot_t *me = l->slot;
+  if (!me) return;
+  uint64_t now = gs_now_ns();
+  STORE(&me->last_launch_ns, now); /* step 5: visible before in_launch drops */
+  if (GS_UNLIKELY(LOAD(&me->attached_pid) != g_pid)) STORE(&me->attached_pid, g_pid); /* who to check for liveness */
+  if (rc == CUDA_SUCCESS) {
+    ADD(&me->launches, 1);
+    note_stream(stream, ptsz);
+  }
+  SUB_SC(&me->in_launch, 1);
+  if (rc != CUDA_SUCCESS || l->fail_open) return;
+  if (l->prio == GATE_PRIORITY_BEST_EFFORT ||
+      (l->prio == GATE_PRIORITY_NORMAL && LOAD(&g.gpus[l->gpu].members[GATE_PRIORITY_HIGH])))
+    short_sync(me, stream, ptsz, now);
+}

@@ -1,0 +1,110 @@
+/* libgpushare-preload.so internals: the hook table, the memory quota and the
+ * launch gate. Everything here is hidden; only the hooked entry points (and
+ * dlsym) are exported. */
+#ifndef GS_PRELOAD_H
+#define GS_PRELOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../../include/cuda_abi.h"
+#include "../../include/gate_abi.h"
+#include "../../include/nvml_abi.h"
+
+#define GS_HIDDEN __attribute__((visibility("hidden")))
+#define GS_TLS __thread __attribute__((tls_model("initial-exec")))
+/* Export our hook under the driver's name, for programs linked against it. */
+#define GS_EXPORT_ALIAS(name) \
+  extern __typeof__(hook_##name) name __attribute__((alias("hook_" #name), visibility("default")));
+#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Not (yet) in cuda_abi.h: the graph launch entry points. */
+typedef CUresult (*cuGraphLaunch_fn)(CUgraphExec hGraphExec, CUstream hStream);
+typedef CUresult (*cuGraphLaunch_ptsz_fn)(CUgraphExec hGraphExec, CUstream hStream);
+
+enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
+
+/* THE hook table: every intercepted entry point, one row each.
+ * X(exported symbol, base name asked of cuGetProcAddress, first CUDA version,
+ *   per-thread-default-stream variant?, library)
+ * A new hook is one row here plus its hook_<symbol> function. */
+#define GS_HOOKS(X)                                                      \
+  X(cuGetProcAddress, cuGetProcAddress, 11030, 0, GS_LIB_CUDA)           \
+  X(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0, GS_LIB_CUDA)        \
+  X(cuMemAlloc_v2, cuMemAlloc, 3020, 0, GS_LIB_CUDA)                     \
+  X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0, GS_LIB_CUDA)           \
+  X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0, GS_LIB_CUDA)          \
+  X(cuMemAllocAsync, cuMemAllocAsync, 11020, 0, GS_LIB_CUDA)             \
+  X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1, GS_LIB_CUDA)        \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0, GS_LIB_CUDA) \
+  X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, 1, GS_LIB_CUDA) \
+  X(cuMemCreate, cuMemCreate, 10020, 0, GS_LIB_CUDA)                     \
+  X(cuMemRelease, cuMemRelease, 10020, 0, GS_LIB_CUDA)                   \
+  X(cuMemFree_v2, cuMemFree, 3020, 0, GS_LIB_CUDA)                       \
+  X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0, GS_LIB_CUDA)               \
+  X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1, GS_LIB_CUDA)          \
+  X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0, GS_LIB_CUDA)                 \
+  X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0, GS_LIB_CUDA)         \
+  X(cuLaunchKernel, cuLaunchKernel, 4000, 0, GS_LIB_CUDA)                \
+  X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1, GS_LIB_CUDA)           \
+  X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0, GS_LIB_CUDA)           \
+  X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, 1, GS_LIB_CUDA)      \
+  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000, 0, GS_LIB_CUDA) \
+  X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1, GS_LIB_CUDA) \
+  X(cuGraphLaunch, cuGraphLaunch, 10000, 0, GS_LIB_CUDA)                 \
+  X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1, GS_LIB_CUDA)            \
+  X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0, GS_LIB_CUDA)            \
+  X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0, GS_LIB_CUDA)      \
+  X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, GS_LIB_CUDA) \
+  X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, 0, 0, GS_LIB_NVML) \
+  X(nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetMemoryInfo_v2, 0, 0, GS_LIB_NVML)
+
+#define GS_HOOK_ENUM(name, base, ver, ptsz, lib) GS_HOOK_##name,
+enum { GS_HOOKS(GS_HOOK_ENUM) GS_HOOK_COUNT };
+#undef GS_HOOK_ENUM
+
+/* hooks.c: the real entry point behind a row (resolved lazily), or NULL. */
+GS_HIDDEN void *gs_real(int row);
+#define REAL(name) ((name##_fn)gs_real(GS_HOOK_##name))
+/* The hook for what cuGetProcAddress returned for `symbol` (or p itself). */
+GS_HIDDEN void *gs_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags);
+GS_HIDDEN int gs_debug(void);
+GS_HIDDEN void gs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Nonzero while this thread is inside one of our hooks: a driver that calls
+ * its own exported entry points must not be counted or gated twice. */
+extern GS_HIDDEN GS_TLS int gs_depth;
+
+static inline uint64_t gs_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no system call */
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* quota.c: the hard memory quota of this process. */
+GS_HIDDEN uint64_t gs_quota_limit(void); /* GATE_NO_QUOTA when none */
+GS_HIDDEN uint64_t gs_quota_used(void);
+GS_HIDDEN int gs_quota_reserve(uint64_t bytes); /* 1 = within quota (now counted), 0 = over */
+GS_HIDDEN void gs_quota_unreserve(uint64_t bytes);
+enum { GS_KEY_PTR = 0, GS_KEY_HANDLE = 1 };
+GS_HIDDEN void gs_quota_track(int kind, uint64_t key, uint64_t bytes);
+GS_HIDDEN void gs_quota_untrack(int kind, uint64_t key); /* gives the bytes back, if known */
+
+/* gate.c: the launch gate. */
+typedef struct {
+  gate_slot_t *slot; /* NULL: not gated */
+  uint32_t prio, gpu;
+  int fail_open;
+} gs_launch_t;
+GS_HIDDEN int gs_gate_quota(uint64_t *quota); /* 1 if the gate slot gives the quota */
+GS_HIDDEN void gs_gate_add_used(uint64_t bytes);
+GS_HIDDEN void gs_gate_sub_used(uint64_t bytes);
+GS_HIDDEN void gs_gate_enter(gs_launch_t *l);
+GS_HIDDEN void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz);
+GS_HIDDEN uint64_t gs_gate_sync_begin(void);
+/* stream == NULL && full: the whole context was synchronised */
+GS_HIDDEN void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz);
+
+#endif

@@ -1,0 +1,212 @@
+/* preload_probe: a scripted CUDA driver-API user for the preload tests. It
+ * resolves entry points like fakejob (dlsym or cuGetProcAddress_v2) and runs
+ * the steps given on the command line, one JSON line per step:
+ *   alloc:SIZE pitch:W:H managed:SIZE async:SIZE pool:SIZE vmm:SIZE
+ *   free:I (the I-th allocation, with its matching free/release)
+ *   meminfo totalmem nvml self wait (reads one line from stdin)
+ *   launch:N:US launchex:N:US coop:N:US ptsz:N:US (N kernels of US µs, then a sync) */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../include/cuda_abi.h"
+#include "../../include/nvml_abi.h"
+
+#define VERSION 12040
+#define MAX_ALLOCS 4096
+
+static void *g_lib;
+static cuGetProcAddress_v2_fn g_gpa;
+static int g_by_proc = 1;
+
+static void *resolve(const char *symbol, const char *base, int per_thread) {
+  if (!g_by_proc) return dlsym(g_lib, symbol);
+  void *fn = NULL;
+  CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  cuuint64_t flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
+  if (g_gpa(base, &fn, VERSION, flags, &st) != CUDA_SUCCESS || st != CU_GET_PROC_ADDRESS_SUCCESS) return NULL;
+  return fn;
+}
+
+#define R(var, type, symbol, base, ptsz) type var = (type)resolve(symbol, base, ptsz)
+
+static const char *lib_of(void *p) {
+  Dl_info info;
+  if (!p || !dladdr(p, &info) || !info.dli_fname) return "?";
+  const char *slash = strrchr(info.dli_fname, '/');
+  return slash ? slash + 1 : info.dli_fname;
+}
+
+typedef struct {
+  char kind[8];
+  unsigned long long key;
+} alloc_t;
+
+int main(int argc, char **argv) {
+  int first = 1, device = 0;
+  for (; first + 1 < argc && !strncmp(argv[first], "--", 2); first += 2) {
+    if (!strcmp(argv[first], "--resolve")) g_by_proc = strcmp(argv[first + 1], "symbol") != 0;
+    else if (!strcmp(argv[first], "--device")) device = atoi(argv[first + 1]);
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  g_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!g_lib) return printf("{\"op\":\"error\",\"what\":\"dlopen\"}\n"), 1;
+  g_gpa = (cuGetProcAddress_v2_fn)dlsym(g_lib, "cuGetProcAddress_v2");
+  if (!g_gpa) return printf("{\"op\":\"error\",\"what\":\"cuGetProcAddress_v2\"}\n"), 1;
+  R(init, cuInit_fn, "cuInit", "cuInit", 0);
+  R(dev_get, cuDeviceGet_fn, "cuDeviceGet", "cuDeviceGet", 0);
+  R(retain, cuDevicePrimaryCtxRetain_fn, "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", 0);
+  R(set_cur, cuCtxSetCurrent_fn, "cuCtxSetCurrent", "cuCtxSetCurrent", 0);
+  R(mem_alloc, cuMemAlloc_v2_fn, "cuMemAlloc_v2", "cuMemAlloc", 0);
+  R(mem_pitch, cuMemAllocPitch_v2_fn, "cuMemAllocPitch_v2", "cuMemAllocPitch", 0);
+  R(mem_managed, cuMemAllocManaged_fn, "cuMemAllocManaged", "cuMemAllocManaged", 0);
+  R(mem_async, cuMemAllocAsync_fn, "cuMemAllocAsync", "cuMemAllocAsync", 0);
+  R(pool_create, cuMemPoolCreate_fn, "cuMemPoolCreate", "cuMemPoolCreate", 0);
+  R(mem_pool, cuMemAllocFromPoolAsync_fn, "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync", 0);
+  R(mem_create, cuMemCreate_fn, "cuMemCreate", "cuMemCreate", 0);
+  R(mem_release, cuMemRelease_fn, "cuMemRelease", "cuMemRelease", 0);
+  R(mem_free, cuMemFree_v2_fn, "cuMemFree_v2", "cuMemFree", 0);
+  R(mem_free_async, cuMemFreeAsync_fn, "cuMemFreeAsync", "cuMemFreeAsync", 0);
+  R(mem_info, cuMemGetInfo_v2_fn, "cuMemGetInfo_v2", "cuMemGetInfo", 0);
+  R(total_mem, cuDeviceTotalMem_v2_fn, "cuDeviceTotalMem_v2", "cuDeviceTotalMem", 0);
+  R(mod_load, cuModuleLoadData_fn, "cuModuleLoadData", "cuModuleLoadData", 0);
+  R(mod_fn, cuModuleGetFunction_fn, "cuModuleGetFunction", "cuModuleGetFunction", 0);
+  R(stream_create, cuStreamCreate_fn, "cuStreamCreate", "cuStreamCreate", 0);
+  R(stream_sync, cuStreamSynchronize_fn, "cuStreamSynchronize", "cuStreamSynchronize", 0);
+  R(launch, cuLaunchKernel_fn, "cuLaunchKernel", "cuLaunchKernel", 0);
+  R(launch_ptsz, cuLaunchKernel_ptsz_fn, "cuLaunchKernel_ptsz", "cuLaunchKernel", 1);
+  R(launch_ex, cuLaunchKernelEx_fn, "cuLaunchKernelEx", "cuLaunchKernelEx", 0);
+  R(launch_coop, cuLaunchCooperativeKernel_fn, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", 0);
+  R(sync_ptsz, cuStreamSynchronize_ptsz_fn, "cuStreamSynchronize_ptsz", "cuStreamSynchronize", 1);
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule mod;
+  CUfunction fn;
+  CUstream stream;
+  CUmemoryPool pool = NULL;
+  if (!init || init(0) || dev_get(&dev, device) || retain(&ctx, dev) || set_cur(ctx) || mod_load(&mod, "probe") ||
+      mod_fn(&fn, mod, "probe_kernel") || stream_create(&stream, 0))
+    return printf("{\"op\":\"error\",\"what\":\"setup\"}\n"), 1;
+  printf("{\"op\":\"ready\",\"pid\":%d,\"resolve\":\"%s\",\"memAllocFrom\":\"%s\"}\n", (int)getpid(),
+         g_by_proc ? "procaddress" : "symbol", lib_of((void *)mem_alloc));
+  static alloc_t allocs[MAX_ALLOCS];
+  int nallocs = 0;
+  for (int a = first; a < argc; a++) {
+    char op[32] = "";
+    unsigned long long x = 0, y = 0;
+    sscanf(argv[a], "%31[a-z]:%llu:%llu", op, &x, &y);
+    CUresult rc = CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr p = 0;
+    if (!strcmp(op, "alloc") || !strcmp(op, "managed") || !strcmp(op, "async") || !strcmp(op, "pool") ||
+        !strcmp(op, "vmm") || !strcmp(op, "pitch")) {
+      unsigned long long key = 0, bytes = x;
+      if (!strcmp(op, "alloc")) rc = mem_alloc(&p, x);
+      else if (!strcmp(op, "managed")) rc = mem_managed(&p, x, 1);
+      else if (!strcmp(op, "async")) rc = mem_async(&p, x, stream);
+      else if (!strcmp(op, "pitch")) {
+        size_t pitch = 0;
+        rc = mem_pitch(&p, &pitch, x, y, 4);
+        bytes = (unsigned long long)pitch * y;
+      } else if (!strcmp(op, "pool")) {
+        if (!pool) {
+          CUmemPoolProps props;
+          memset(&props, 0, sizeof props);
+          props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+          props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+          props.location.id = device;
+          pool_create(&pool, &props);
+        }
+        rc = mem_pool(&p, x, pool, stream);
+      } else {
+        CUmemAllocationProp prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = device;
+        CUmemGenericAllocationHandle h = 0;
+        rc = mem_create(&h, x, &prop, 0);
+        key = h;
+      }
+      if (strcmp(op, "vmm")) key = p;
+      int index = -1;
+      if (rc == CUDA_SUCCESS && nallocs < MAX_ALLOCS) {
+        index = nallocs++;
+        snprintf(allocs[index].kind, sizeof allocs[index].kind, "%s", op);
+        allocs[index].key = key;
+      }
+      printf("{\"op\":\"%s\",\"index\":%d,\"bytes\":%llu,\"code\":%d}\n", op, index, bytes, rc);
+    } else if (!strcmp(op, "free")) {
+      if (x < (unsigned long long)nallocs) {
+        alloc_t *al = &allocs[x];
+        if (!strcmp(al->kind, "vmm")) rc = mem_release(al->key);
+        else if (!strcmp(al->kind, "async") || !strcmp(al->kind, "pool")) rc = mem_free_async(al->key, stream);
+        else rc = mem_free(al->key);
+      }
+      printf("{\"op\":\"free\",\"index\":%llu,\"code\":%d}\n", x, rc);
+    } else if (!strcmp(op, "meminfo")) {
+      size_t f = 0, t = 0;
+      rc = mem_info(&f, &t);
+      printf("{\"op\":\"meminfo\",\"free\":%zu,\"total\":%zu,\"code\":%d}\n", f, t, rc);
+    } else if (!strcmp(op, "totalmem")) {
+      size_t t = 0;
+      rc = total_mem(&t, dev);
+      printf("{\"op\":\"totalmem\",\"total\":%zu,\"code\":%d}\n", t, rc);
+    } else if (!strcmp(op, "nvml")) {
+      void *nv = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+      nvmlInit_v2_fn ninit = nv ? (nvmlInit_v2_fn)dlsym(nv, "nvmlInit_v2") : NULL;
+      nvmlDeviceGetHandleByIndex_v2_fn nget = nv ? (nvmlDeviceGetHandleByIndex_v2_fn)dlsym(nv, "nvmlDeviceGetHandleByIndex_v2") : NULL;
+      nvmlDeviceGetMemoryInfo_fn ninfo = nv ? (nvmlDeviceGetMemoryInfo_fn)dlsym(nv, "nvmlDeviceGetMemoryInfo") : NULL;
+      nvmlDeviceGetMemoryInfo_v2_fn ninfo2 = nv ? (nvmlDeviceGetMemoryInfo_v2_fn)dlsym(nv, "nvmlDeviceGetMemoryInfo_v2") : NULL;
+      nvmlDevice_t h = NULL;
+      nvmlMemory_t m1 = {0, 0, 0};
+      nvmlMemory_v2_t m2;
+      memset(&m2, 0, sizeof m2);
+      m2.version = nvmlMemory_v2;
+      int r0 = ninit ? ninit() : -1, r1 = -1, r2 = -1;
+      if (r0 == 0 && nget && nget((unsigned)device, &h) == 0) {
+        r1 = ninfo ? ninfo(h, &m1) : -1;
+        r2 = ninfo2 ? ninfo2(h, &m2) : -1;
+      }
+      printf("{\"op\":\"nvml\",\"code\":%d,\"total\":%llu,\"free\":%llu,\"used\":%llu,\"code2\":%d,\"total2\":%llu,"
+             "\"free2\":%llu,\"used2\":%llu}\n",
+             r1, m1.total, m1.free, m1.used, r2, m2.total, m2.free, m2.used);
+    } else if (!strcmp(op, "self")) {
+      void *got = NULL;
+      CUdriverProcAddressQueryResult st;
+      rc = g_gpa("cuGetProcAddress", &got, VERSION, 0, &st);
+      printf("{\"op\":\"self\",\"code\":%d,\"from\":\"%s\",\"sameAsDlsym\":%s,\"memAllocFrom\":\"%s\","
+             "\"launchFrom\":\"%s\",\"launchPtszFrom\":\"%s\"}\n",
+             rc, lib_of(got), got == (void *)g_gpa ? "true" : "false", lib_of((void *)mem_alloc),
+             lib_of((void *)launch), lib_of((void *)launch_ptsz));
+    } else if (!strcmp(op, "wait")) {
+      char line[64];
+      if (!fgets(line, sizeof line, stdin)) line[0] = 0;
+      printf("{\"op\":\"wait\"}\n");
+      continue;
+    } else if (!strcmp(op, "launch") || !strcmp(op, "launchex") || !strcmp(op, "coop") || !strcmp(op, "ptsz")) {
+      unsigned long long us = y;
+      void *params[] = {&us};
+      CUlaunchConfig cfg;
+      memset(&cfg, 0, sizeof cfg);
+      cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = cfg.blockDimX = cfg.blockDimY = cfg.blockDimZ = 1;
+      cfg.hStream = stream;
+      rc = CUDA_SUCCESS;
+      for (unsigned long long i = 0; i < x && rc == CUDA_SUCCESS; i++) {
+        if (!strcmp(op, "launch")) rc = launch(fn, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL);
+        else if (!strcmp(op, "launchex")) rc = launch_ex(&cfg, fn, params, NULL);
+        else if (!strcmp(op, "coop")) rc = launch_coop(fn, 1, 1, 1, 1, 1, 1, 0, stream, params);
+        else rc = launch_ptsz(fn, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+      }
+      CUresult src = !strcmp(op, "ptsz") ? sync_ptsz(NULL) : stream_sync(stream);
+      printf("{\"op\":\"%s\",\"kernels\":%llu,\"code\":%d,\"syncCode\":%d}\n", op, x, rc, src);
+    } else {
+      printf("{\"op\":\"error\",\"what\":\"unknown step %s\"}\n", argv[a]);
+      return 2;
+    }
+  }
+  printf("{\"op\":\"done\"}\n");
+  return 0;
+}
