@@ -1,0 +1,50 @@
+// `gpushare jobs`: the jobs the engine knows, managed and unmanaged, as a table or JSON.
+import type { JobView } from '../../../shared/jobs.js';
+import { parseFlags, UsageError } from '../args.js';
+import { connectToEngine, type EngineClient } from '../engine-client.js';
+import { clip, formatBytes, formatPercent, table } from '../format.js';
+
+export const jobsUsage = `Usage: gpushare jobs [--json] [--all]
+  Managed jobs (j…, started by gpushare run) and every other GPU process (p<pid>).
+  --all     include finished and failed jobs
+  --json    the list as JSON (schema: JobView in shared/jobs.ts)`;
+
+/** Connect to the running engine, run `fn`, always disconnect. */
+export async function withEngine<T>(fn: (engine: EngineClient) => Promise<T>): Promise<T> {
+  const engine = await connectToEngine();
+  try {
+    return await fn(engine);
+  } finally {
+    engine.close();
+  }
+}
+
+export async function jobsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, all: { type: 'boolean' } });
+  if (positionals.length > 0) throw new UsageError(`gpushare jobs takes no arguments, got "${positionals[0]}".`);
+  const jobs = await withEngine((engine) => engine.call('jobs.list', { includeFinished: values.all ?? false }));
+  process.stdout.write(values.json ? JSON.stringify(jobs, null, 2) + '\n' : renderJobs(jobs, process.stdout.columns ?? 120) + '\n');
+  return 0;
+}
+
+export function renderJobs(jobs: readonly JobView[], width = 120): string {
+  if (jobs.length === 0) return 'No jobs.';
+  const rows = jobs.map((j) => [
+    j.id,
+    stateText(j),
+    j.priority,
+    j.gpu === null ? (j.requestedGpu === 'auto' ? 'auto' : String(j.requestedGpu)) : String(j.gpu),
+    `${formatBytes(j.usedMemory)}/${j.memoryQuotaBytes === null ? '-' : formatBytes(j.memoryQuotaBytes)}`,
+    formatPercent(j.smPercent),
+    j.owner,
+    j.argv.join(' '),
+  ]);
+  const header = ['ID', 'STATE', 'PRIORITY', 'GPU', 'MEM/QUOTA', 'SM', 'USER', 'COMMAND'];
+  const fixed = table(header.slice(0, -1), rows.map((r) => r.slice(0, -1))).split('\n')[0].length + 2;
+  return table(header, rows.map((r) => [...r.slice(0, -1), clip(r[r.length - 1], Math.max(20, width - fixed))]), new Set([5]));
+}
+
+function stateText(job: JobView): string {
+  if (job.state === 'finished' || job.state === 'failed') return job.signal ? `${job.state} (${job.signal})` : `${job.state} (${job.exitCode ?? '-'})`;
+  return job.state;
+}

@@ -1,0 +1,86 @@
+// `gpushare run`: submit a command as a managed job to the running engine.
+import { PRIORITIES, SHARING_MODES, parseByteSize, type Priority, type SharingMode } from '../../../shared/jobs.js';
+import { UsageError } from '../args.js';
+import { withEngine } from './jobs.js';
+
+export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
+                    [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
+                    [--mig-slice MIG-UUID] [--json] -- COMMAND [ARGS…]
+  Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
+  free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
+  --request (default: the quota) free. Output goes to the job's log file.
+  --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the
+  pinned memory limit); --mode mig runs it in one MIG slice (see gpushare mig layout).`;
+
+const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice']);
+
+/** Flags until "--" (or the first word that is not a flag); the rest is the command, untouched. */
+export function splitRunArgs(argv: readonly string[]): { flags: Map<string, string | true>; command: string[] } {
+  const flags = new Map<string, string | true>();
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') {
+      i++;
+      break;
+    }
+    if (!arg.startsWith('--')) break;
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    if (name === 'json') {
+      flags.set(name, true);
+      continue;
+    }
+    if (!VALUE_FLAGS.has(name)) throw new UsageError(`Unknown option --${name} for gpushare run (put the command after --).`);
+    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new UsageError(`--${name} needs a value.`);
+    flags.set(name, value);
+  }
+  return { flags, command: argv.slice(i) };
+}
+
+export async function runCommand(argv: string[]): Promise<number> {
+  const { flags, command } = splitRunArgs(argv);
+  if (command.length === 0) throw new UsageError('Which command? Give it after --, e.g. gpushare run --gpu 0 -- python train.py');
+  const text = (name: string): string | undefined => (typeof flags.get(name) === 'string' ? (flags.get(name) as string) : undefined);
+  const gpuText = text('gpu') ?? 'auto';
+  if (gpuText !== 'auto' && !/^\d+$/.test(gpuText)) throw new UsageError(`--gpu must be a GPU index or "auto", got "${gpuText}".`);
+  const priority = text('priority');
+  if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
+    throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}; got "${priority}".`);
+  }
+  const mode = text('mode');
+  if (mode !== undefined && !(SHARING_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${SHARING_MODES.join(', ')}, got "${mode}".`);
+  const shareText = text('mps-share');
+  if (shareText !== undefined && !/^\d+$/.test(shareText)) throw new UsageError(`--mps-share must be a whole percentage from 1 to 100, got "${shareText}".`);
+  const size = (name: string): number | undefined => {
+    const value = text(name);
+    if (value === undefined) return undefined;
+    try {
+      return parseByteSize(value);
+    } catch (error) {
+      throw new UsageError(`--${name}: ${(error as Error).message}`);
+    }
+  };
+  const params = {
+    argv: command,
+    cwd: process.cwd(),
+    gpu: gpuText === 'auto' ? ('auto' as const) : Number(gpuText),
+    priority: priority as Priority | undefined,
+    memoryQuotaBytes: size('mem'),
+    memoryRequestBytes: size('request'),
+    mode: mode as SharingMode | undefined,
+    mpsSharePercent: shareText === undefined ? undefined : Number(shareText),
+    migSlice: text('mig-slice'),
+    env: Object.entries(process.env).filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `${k}=${v}`),
+  };
+  const job = await withEngine((engine) => engine.call('jobs.submit', params));
+  if (flags.get('json')) {
+    process.stdout.write(JSON.stringify(job, null, 2) + '\n');
+  } else {
+    const where = job.gpu === null ? 'waiting for a GPU' : `GPU ${job.gpu}`;
+    const waiting = job.state === 'queued' ? ` (queued: ${where}; see gpushare jobs)` : ` on GPU ${job.gpu}, pid ${job.pid}`;
+    process.stdout.write(`${job.id} ${job.state}${waiting}\nlog: ${job.logPath}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,147 @@
+// Wiring: one call gives an engine its scheduler — the job commands, the policies on
+// every snapshot, the crash guardian — and stop() undoes it (everything resumed).
+import { existsSync, readdirSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import type { Engine } from '../engine.js';
+import type { GpuBackend } from '../gpu/open-backend.js';
+import { runtimeDir } from '../paths.js';
+import type { ProcessCheckpointer } from '../control/checkpointer.js';
+import { DriverCheckpointer } from '../control/driver-checkpointer.js';
+import { Freezer } from '../control/freezer.js';
+import { LaunchGate, preloadLibraryPath } from '../control/launch-gate.js';
+import { ProcessControl } from '../control/process-control.js';
+import { RealMigExecutor, SimulatedMigExecutor, type MigExecutor } from '../mig/executor.js';
+import { registerMigCommands } from '../mig/mig-commands.js';
+import type { MpsControl } from '../mps/mps-control.js';
+import { registerMpsCommands } from '../mps/mps-commands.js';
+import { RealMpsControl } from '../mps/real-mps-control.js';
+import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
+import { ProcTable } from '../proc/proc-table.js';
+import type { JobGate } from './job-gate.js';
+import { lookupAccount } from './launcher.js';
+import { registerJobCommands } from './scheduler-commands.js';
+import { Scheduler, type UnmanagedQuotaPolicy } from './scheduler.js';
+
+export interface AttachSchedulerOptions {
+  backend: Pick<GpuBackend, 'simulated'>;
+  /** Logs and other per-user state; default $XDG_STATE_HOME/gpushare. */
+  stateDir?: string;
+  /** The suspend record lives here; default the engine's runtime dir. */
+  runtimeDir?: string;
+  /**
+   * The launch gate. Absent: a LaunchGate in the runtime dir when the preload library is
+   * built. null: managed jobs run without the preload library (pause by signals, reactive quota).
+   */
+  gate?: JobGate | null;
+  /** Parking. Absent: the driver's cuCheckpointProcess* calls (the simulated driver's on simulated GPUs). */
+  checkpointer?: ProcessCheckpointer;
+  /** MPS daemons: default the simulated driver's, or nvidia-cuda-mps-control on real GPUs. */
+  mps?: MpsControl;
+  /** MIG changes: default the simulated driver's, or nvidia-smi as the engine's user (root needed). */
+  migExecutor?: MigExecutor;
+  unmanagedQuota?: UnmanagedQuotaPolicy;
+  activeHoldMs?: number;
+  terminateGraceMs?: number;
+  /** The crash guardian (default on). */
+  guardian?: boolean;
+}
+
+export interface AttachedScheduler {
+  readonly scheduler: Scheduler;
+  /** Pids a previous engine had left suspended and this start resumed. */
+  readonly recovered: number[];
+  /** Why managed jobs run without the launch gate, or null when they have it. */
+  readonly gateMissing: string | null;
+  /** Resume everything suspended, release the gate, stop following snapshots. */
+  stop(): void;
+}
+
+export function defaultStateDir(): string {
+  const base = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  return join(base, 'gpushare');
+}
+
+export function attachScheduler(engine: Engine, options: AttachSchedulerOptions): AttachedScheduler {
+  const stateDir = options.stateDir ?? defaultStateDir();
+  const logDir = join(stateDir, 'logs');
+  const runDir = options.runtimeDir ?? runtimeDir();
+  const recordPath = join(runDir, 'suspended.json');
+  let gate = options.gate;
+  let gateMissing: string | null = null;
+  if (gate === undefined) {
+    gate = existsSync(preloadLibraryPath()) ? LaunchGate.create({ dir: runDir, heartbeatIntervalMs: 500 }) : null;
+    if (!gate) gateMissing = `the preload library is not built (${preloadLibraryPath()}); managed jobs get no hard quota and are paused by signals`;
+  } else if (gate === null) {
+    gateMissing = 'no launch gate was given';
+  }
+  const recovered = Freezer.recoverLeftovers(recordPath);
+  const control = new ProcessControl({ userName: (uid) => lookupAccount(uid).name });
+  const freezer = new Freezer({ recordPath, control, guardian: options.guardian });
+  const sim = options.backend.simulated;
+  const me = userInfo();
+  const mps =
+    options.mps ??
+    (sim
+      ? new SimulatedMpsControl({ statePath: sim.statePath, runtimeDir: runDir, identity: { uid: me.uid, user: me.username } })
+      : new RealMpsControl({ runtimeDir: runDir, identity: { uid: me.uid, user: me.username } }));
+  const migExecutor = options.migExecutor ?? (sim ? new SimulatedMigExecutor({ statePath: sim.statePath }) : new RealMigExecutor());
+  const scheduler = new Scheduler({
+    engine,
+    control,
+    freezer,
+    gate,
+    checkpointer: options.checkpointer ?? DriverCheckpointer.open({ libraryPath: sim?.cudaLibraryPath }),
+    mps,
+    logDir,
+    jobEnv: sim ? { GPUSHARE_FAKEGPU_STATE: sim.statePath, GPUSHARE_NVML_LIB: sim.nvmlLibraryPath, LD_LIBRARY_PATH: sim.env.LD_LIBRARY_PATH } : undefined,
+    unmanagedQuota: options.unmanagedQuota,
+    activeHoldMs: options.activeHoldMs,
+    terminateGraceMs: options.terminateGraceMs,
+  });
+  skipUsedJobIds(scheduler, logDir);
+  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id) => join(logDir, `${id}.log`) });
+  const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
+  registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, engineUid: me.uid });
+  registerMigCommands(engine.dispatcher, {
+    nvml: engine.backend.nvml,
+    identify: (pid) => new ProcTable().lookup(pid),
+    executor: migExecutor,
+    gpuCount: () => engine.backend.nvml.deviceCount(),
+    engineUid: me.uid,
+    changed: (gpu) => engine.sampler.invalidateDescription(gpu),
+  });
+  const off = engine.sampler.onSnapshot((snapshot) => scheduler.evaluate(snapshot));
+  if (recovered.length > 0) {
+    engine.raiseAlert({
+      kind: 'resumed',
+      severity: 'warning',
+      gpu: null,
+      jobId: null,
+      message: `Resumed ${recovered.length} process${recovered.length === 1 ? '' : 'es'} (pid ${recovered.join(', ')}) that a previous gpushare engine had left suspended.`,
+    });
+  }
+  return {
+    scheduler,
+    recovered,
+    gateMissing,
+    stop() {
+      off();
+      scheduler.stop();
+    },
+  };
+}
+
+/** Job ids continue after the logs already there, so a restarted engine never reuses j12.log. */
+function skipUsedJobIds(scheduler: Scheduler, logDir: string): void {
+  let highest = 0;
+  try {
+    for (const name of readdirSync(logDir)) {
+      const match = /^j(\d+)\.log$/.exec(name);
+      if (match) highest = Math.max(highest, Number(match[1]));
+    }
+  } catch {
+    return; // no logs yet
+  }
+  scheduler.table.skipManagedIds(highest);
+}

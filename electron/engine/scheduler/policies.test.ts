@@ -1,0 +1,97 @@
+// The scheduler's decisions as plain functions: sizes, admission, priority holds, contention.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { formatByteSize, parseByteSize, type JobView } from '../../../shared/jobs.js';
+import type { GpuView } from '../../../shared/snapshot.js';
+import { JobTable, newJobView, type JobRecord } from './job-table.js';
+import { ConditionTracker, decidePriority, detectContention, planAdmission } from './policies.js';
+
+const G = 1024 ** 3;
+
+test('sizes parse in one place: 20G, 512M, 1.5G, bytes; garbage and negatives are refused', () => {
+  assert.equal(parseByteSize('20G'), 20 * G);
+  assert.equal(parseByteSize('512M'), 512 * 1024 ** 2);
+  assert.equal(parseByteSize('1.5G'), 1.5 * G);
+  assert.equal(parseByteSize('2GiB'), 2 * G);
+  assert.equal(parseByteSize('4096'), 4096);
+  for (const bad of ['-3G', '0', 'G', '1.5.2G', '20X', '', 'lots']) assert.throws(() => parseByteSize(bad), /is not a memory size/, bad);
+  assert.equal(formatByteSize(20 * G), '20G');
+  assert.equal(formatByteSize(1.5 * G), '1.5G');
+});
+
+function gpu(index: number, totalG: number, usedG: number, extra: Partial<GpuView> = {}): GpuView {
+  return { index, uuid: `GPU-${index}`, name: 'GPU', pciBusId: '', lost: false, memoryTotal: totalG * G, memoryUsed: usedG * G, memoryFree: (totalG - usedG) * G, utilizationGpu: 0, utilizationMemory: 0, temperatureC: null, powerWatts: null, powerLimitWatts: null, smClockMHz: null, memClockMHz: null, smCount: null, computeMode: null, migEnabled: false, migPending: false, migSlices: [], errors: [], ...extra };
+}
+
+function job(table: JobTable, fields: Partial<JobView> & { id: string }, state: JobView['state'] = 'queued', at = 0): JobRecord {
+  return table.add(newJobView({ managed: true, owner: 'ann', uid: 1000, argv: ['train.py'], ...fields }, state, 'test', at));
+}
+
+test('admission: memory that fits, auto picks the most free, exclusive needs an empty GPU, priority goes first', () => {
+  const t = new JobTable();
+  job(t, { id: 'p7', managed: false, gpu: 0, requestedGpu: 0, usedMemory: 30 * G, smPercent: 50 }, 'running');
+  job(t, { id: 'j1', requestedGpu: 0, memoryRequestBytes: 12 * G }, 'queued', 1); // 10G free on GPU 0
+  job(t, { id: 'j2', requestedGpu: 'auto', memoryRequestBytes: 8 * G }, 'queued', 2);
+  job(t, { id: 'j3', requestedGpu: 0, mode: 'exclusive' }, 'queued', 3);
+  job(t, { id: 'j4', requestedGpu: 'auto', priority: 'high', memoryRequestBytes: 20 * G }, 'queued', 4);
+  const gpus = [gpu(0, 40, 30), gpu(1, 40, 5)];
+  const plan = planAdmission(gpus, t.live());
+  // j4 (high) first, takes GPU 1 (35G free); j2 then fits best on GPU 1 (15G) over GPU 0 (10G)
+  assert.deepEqual(plan.start, [
+    { jobId: 'j4', gpu: 1 },
+    { jobId: 'j2', gpu: 1 },
+  ]);
+  assert.match(plan.waiting.get('j1')!, /GPU 0 has 10G free and j1 needs 12G/);
+  assert.match(plan.waiting.get('j3')!, /a higher-priority job is waiting for GPU 0|GPU 0 is not empty and j3 asked for it exclusively/);
+});
+
+test('admission: nothing joins an exclusive job, and a started job\'s declared memory is spoken for', () => {
+  const t = new JobTable();
+  job(t, { id: 'j1', gpu: 0, requestedGpu: 0, mode: 'exclusive', usedMemory: 0 }, 'running');
+  job(t, { id: 'j2', gpu: 1, requestedGpu: 1, memoryRequestBytes: 30 * G, usedMemory: 2 * G }, 'running');
+  job(t, { id: 'j3', requestedGpu: 0 }, 'queued', 1);
+  job(t, { id: 'j4', requestedGpu: 1, memoryRequestBytes: 20 * G }, 'queued', 2);
+  const plan = planAdmission([gpu(0, 40, 0), gpu(1, 40, 2)], t.live());
+  assert.deepEqual(plan.start, []);
+  assert.match(plan.waiting.get('j3')!, /GPU 0 runs j1 exclusively/);
+  assert.match(plan.waiting.get('j4')!, /GPU 1 has 10G free and j4 needs 20G/);
+});
+
+test('priority: best-effort is held only while a higher job is active on the same GPU; managed jobs are gated', () => {
+  const t = new JobTable();
+  const high = job(t, { id: 'p1', managed: false, gpu: 0, priority: 'high', smPercent: 60 }, 'running');
+  job(t, { id: 'p2', managed: false, gpu: 0, priority: 'best-effort', smPercent: 40 }, 'running');
+  job(t, { id: 'p3', managed: false, gpu: 1, priority: 'best-effort', smPercent: 40 }, 'running');
+  job(t, { id: 'j4', gpu: 0, priority: 'normal', smPercent: 10 }, 'running');
+  const now = 10_000;
+  const decision = decidePriority(t.live(), now, { gateFor: (r) => r.view.managed });
+  // j4 is managed but the gate does not see p1 (unmanaged): the engine pauses j4's slot itself
+  assert.deepEqual([...decision.hold], [['p2', 'p1'], ['j4', 'p1']]);
+  assert.deepEqual([...decision.gated], []);
+  job(t, { id: 'j5', gpu: 1, priority: 'high', smPercent: 30 }, 'running');
+  job(t, { id: 'j6', gpu: 1, priority: 'normal', smPercent: 0 }, 'running');
+  const onGpu1 = decidePriority(t.live(), now, { gateFor: (r) => r.view.managed });
+  assert.deepEqual([...onGpu1.gated], [['j6', 'j5']], 'between managed jobs the gate does the holding');
+  assert.equal(onGpu1.hold.get('p3'), 'j5');
+  for (const id of ['j5', 'j6']) t.remove(id);
+  high.view.smPercent = 0; // idle, but computed 1 s ago: still active for the hold window
+  high.lastActiveAt = now - 1000;
+  assert.equal(decidePriority(t.live(), now, { gateFor: (r) => r.view.managed }).hold.size, 2);
+  high.lastActiveAt = now - 5000;
+  const later = decidePriority(t.live(), now, { gateFor: (r) => r.view.managed });
+  assert.deepEqual([...later.hold], [['p2', 'j4']], 'the normal job computing still outranks best-effort');
+});
+
+test('contention: each condition is raised once per onset', () => {
+  const t = new JobTable();
+  job(t, { id: 'p1', managed: false, gpu: 0, priority: 'high', smPercent: 50, usedMemory: 37 * G }, 'running');
+  job(t, { id: 'p2', managed: false, gpu: 0, smPercent: 50, usedMemory: 1 * G, memoryQuotaBytes: 0.5 * G }, 'running');
+  const gpus = [gpu(0, 40, 38)];
+  const conditions = detectContention(gpus, t.live(), new Map([['j9', 'j9 is queued: …']]), 0);
+  assert.deepEqual(conditions.map((c) => c.key).sort(), ['memory:0', 'quota:p2', 'shared-high:0', 'waiting:j9']);
+  const tracker = new ConditionTracker();
+  assert.equal(tracker.update(conditions).length, 4);
+  assert.equal(tracker.update(conditions).length, 0, 'the next tick raises nothing new');
+  assert.equal(tracker.update([]).length, 0);
+  assert.deepEqual(tracker.update(conditions.filter((c) => c.key === 'memory:0')).map((c) => c.key), ['memory:0'], 'a new onset is raised again');
+});

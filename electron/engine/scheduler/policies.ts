@@ -1,0 +1,224 @@
+// The scheduler's decisions as pure functions of the jobs and the latest snapshot:
+// what is active, which queued job may start where, who is held for priority,
+// and which contention conditions hold right now.
+import { formatByteSize, type AlertKind, type JobView } from '../../../shared/jobs.js';
+import type { GpuView } from '../../../shared/snapshot.js';
+import { PRIORITY_RANK, type JobRecord } from './job-table.js';
+
+/** A job that computed within this window still counts as active (bursty jobs do not flap). */
+export const ACTIVE_HOLD_MS = 3000;
+/** GPU memory use above this share of the total is contention. */
+export const MEMORY_PRESSURE = 0.9;
+
+const name = (job: JobView): string => `${job.id} (${job.argv[0]?.split('/').pop() ?? '?'}, ${job.owner})`;
+
+/** Computing now or within ACTIVE_HOLD_MS, and not held back. */
+export function isActive(record: JobRecord, now: number, holdMs = ACTIVE_HOLD_MS): boolean {
+  const { state, smPercent } = record.view;
+  if (state !== 'running' && state !== 'gated') return false;
+  if (record.holds.size > 0) return false;
+  return (smPercent ?? 0) > 0 || now - record.lastActiveAt < holdMs;
+}
+
+/** Memory a job said it needs: its request, else its quota, else nothing. */
+export const declaredNeed = (job: JobView): number => job.memoryRequestBytes ?? job.memoryQuotaBytes ?? 0;
+
+export interface AdmissionPlan {
+  start: Array<{ jobId: string; gpu: number }>;
+  /** Why each job that stays queued waits: one sentence. */
+  waiting: Map<string, string>;
+}
+
+/**
+ * Which queued jobs start now, and where. A job starts when its GPU has the memory it
+ * declared free (after what running jobs declared but do not use yet) and its mode is
+ * available: `exclusive` needs an otherwise empty GPU, and nothing joins an exclusive job.
+ * `auto` takes the GPU with the most free memory that fits. Higher priority first, then
+ * submission order; a lower job never takes a GPU a higher job is waiting for.
+ */
+export function planAdmission(
+  gpus: readonly GpuView[],
+  live: readonly JobRecord[],
+  options: { blocked?: (job: JobView, gpu: GpuView) => string | null } = {},
+): AdmissionPlan {
+  const placed = live.filter((r) => r.view.state !== 'queued' && r.view.gpu !== null);
+  const free = new Map<number, number>();
+  const occupied = new Set<number>();
+  const exclusiveOn = new Map<number, string>();
+  for (const gpu of gpus) free.set(gpu.index, gpu.memoryFree ?? gpu.memoryTotal - (gpu.memoryUsed ?? 0));
+  for (const r of placed) {
+    const g = r.view.gpu!;
+    occupied.add(g);
+    if (r.view.mode === 'exclusive') exclusiveOn.set(g, r.view.id);
+    // memory a started job declared but has not allocated yet is spoken for
+    if (r.view.managed) free.set(g, (free.get(g) ?? 0) - Math.max(0, declaredNeed(r.view) - (r.view.usedMemory ?? 0)));
+  }
+  const queued = live
+    .filter((r) => r.view.state === 'queued')
+    .sort((a, b) => PRIORITY_RANK[a.view.priority] - PRIORITY_RANK[b.view.priority] || a.view.history[0].at - b.view.history[0].at || Number(a.view.id.slice(1)) - Number(b.view.id.slice(1)));
+  const blockedBelow = new Map<number, number>(); // GPU → rank of the highest job waiting for it
+  const plan: AdmissionPlan = { start: [], waiting: new Map() };
+
+  const whyNot = (job: JobView, gpu: GpuView | undefined): string | null => {
+    if (!gpu) return `GPU ${job.requestedGpu} does not exist`;
+    if (gpu.lost) return `GPU ${gpu.index} is lost`;
+    if (gpu.migEnabled && job.mode !== 'mig') return `GPU ${gpu.index} is in MIG mode: run the job in one of its slices (mode mig with a MIG slice UUID)`;
+    if (job.mode === 'mig') {
+      const slice = gpu.migSlices.find((s) => s.uuid === job.migSlice);
+      if (!gpu.migEnabled || !slice) return `MIG slice ${job.migSlice} is not on GPU ${gpu.index} (any more)`;
+      const sliceFree = (slice.memoryTotal ?? 0) - (slice.memoryUsed ?? 0);
+      if (declaredNeed(job) > sliceFree) return `MIG slice ${slice.profileName ?? slice.uuid} has ${formatByteSize(Math.max(0, sliceFree))} free and ${job.id} needs ${formatByteSize(declaredNeed(job))}`;
+    }
+    const blocked = options.blocked?.(job, gpu);
+    if (blocked) return blocked;
+    if ((blockedBelow.get(gpu.index) ?? Infinity) < PRIORITY_RANK[job.priority]) return `a higher-priority job is waiting for GPU ${gpu.index}`;
+    if (exclusiveOn.has(gpu.index)) return `GPU ${gpu.index} runs ${exclusiveOn.get(gpu.index)} exclusively`;
+    if (job.mode === 'exclusive' && occupied.has(gpu.index)) return `GPU ${gpu.index} is not empty and ${job.id} asked for it exclusively`;
+    const need = job.mode === 'mig' ? 0 : declaredNeed(job); // a slice's memory is its own, checked above
+    const available = free.get(gpu.index) ?? 0;
+    if (need > available) return `GPU ${gpu.index} has ${formatByteSize(Math.max(0, available))} free and ${job.id} needs ${formatByteSize(need)}`;
+    return null;
+  };
+
+  for (const r of queued) {
+    const job = r.view;
+    let chosen: GpuView | undefined;
+    let reason: string | null = null;
+    if (job.requestedGpu === 'auto') {
+      const fits = gpus.filter((g) => whyNot(job, g) === null).sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index);
+      chosen = fits[0];
+      if (!chosen) {
+        const usable = gpus.filter((g) => !g.lost && !g.migEnabled);
+        const best = usable.sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0))[0];
+        reason = best ? `no GPU fits it now (${whyNot(job, best)})` : 'no GPU can run it (all are lost or in MIG mode)';
+      }
+    } else {
+      const gpu = gpus.find((g) => g.index === job.requestedGpu);
+      reason = whyNot(job, gpu);
+      if (reason === null) chosen = gpu;
+      else blockedBelow.set(job.requestedGpu, Math.min(blockedBelow.get(job.requestedGpu) ?? Infinity, PRIORITY_RANK[job.priority]));
+    }
+    if (!chosen) {
+      plan.waiting.set(job.id, `${name(job)} is queued: ${reason}.`);
+      continue;
+    }
+    plan.start.push({ jobId: job.id, gpu: chosen.index });
+    free.set(chosen.index, (free.get(chosen.index) ?? 0) - declaredNeed(job));
+    occupied.add(chosen.index);
+    if (job.mode === 'exclusive') exclusiveOn.set(chosen.index, job.id);
+  }
+  return plan;
+}
+
+export interface PriorityDecision {
+  /** Jobs to hold (SIGSTOP, or a gate pause above an unmanaged process): job → the higher job that is active. */
+  hold: Map<string, string>;
+  /** Managed jobs the launch gate holds back: job → the higher job that is active. */
+  gated: Map<string, string>;
+}
+
+/**
+ * Priority enforcement. A best-effort process is suspended while a higher-priority job is
+ * active on its GPU. A managed job is gated while a higher job is active on its GPU: by its
+ * launch gate when that job is managed too, else by pausing its slot.
+ */
+export function decidePriority(live: readonly JobRecord[], now: number, options: { gateFor: (r: JobRecord) => boolean; holdMs?: number }): PriorityDecision {
+  const decision: PriorityDecision = { hold: new Map(), gated: new Map() };
+  const active = live.filter((r) => r.view.gpu !== null && isActive(r, now, options.holdMs));
+  for (const r of live) {
+    const { gpu, priority, state } = r.view;
+    if (gpu === null || (state !== 'running' && state !== 'gated' && state !== 'suspended')) continue;
+    const higher = active.filter((a) => a !== r && a.view.gpu === gpu && PRIORITY_RANK[a.view.priority] < PRIORITY_RANK[priority]);
+    if (higher.length === 0) continue;
+    if (options.gateFor(r)) {
+      // the gate sees only managed jobs: above an unmanaged process the engine pauses the slot itself
+      const unseen = higher.find((a) => !options.gateFor(a));
+      if (unseen) decision.hold.set(r.view.id, unseen.view.id);
+      else decision.gated.set(r.view.id, higher[0].view.id);
+    } else if (priority === 'best-effort') {
+      decision.hold.set(r.view.id, higher[0].view.id);
+    }
+  }
+  return decision;
+}
+
+export interface Condition {
+  /** Identifies the condition across ticks: an alert is raised once per onset. */
+  key: string;
+  kind: AlertKind;
+  severity: 'info' | 'warning' | 'error';
+  gpu: number | null;
+  jobId: string | null;
+  message: string;
+}
+
+/**
+ * Contention, defined: (1) a job waits in the queue; (2) a job is held back (gated or
+ * suspended) for a higher-priority one; (3) a GPU's memory is more than 90 % used;
+ * (4) a job uses more memory than its quota; (5) two or more jobs are active on one GPU
+ * and one of them is high priority.
+ */
+export function detectContention(gpus: readonly GpuView[], live: readonly JobRecord[], waiting: ReadonlyMap<string, string>, now: number, holdMs?: number): Condition[] {
+  const conditions: Condition[] = [];
+  for (const [jobId, message] of waiting) {
+    const job = live.find((r) => r.view.id === jobId)?.view;
+    conditions.push({ key: `waiting:${jobId}`, kind: 'waiting', severity: 'info', gpu: job && job.requestedGpu !== 'auto' ? job.requestedGpu : null, jobId, message });
+  }
+  for (const r of live) {
+    const job = r.view;
+    if (job.state === 'gated' || r.holds.has('priority')) {
+      const verb = job.state === 'gated' ? 'is gated' : 'is suspended';
+      conditions.push({ key: `held:${job.id}`, kind: 'contention', severity: 'info', gpu: job.gpu, jobId: job.id, message: `${name(job)} ${verb} on GPU ${job.gpu} while a higher-priority job runs there.` });
+    }
+    if (job.memoryQuotaBytes !== null && (job.usedMemory ?? 0) > job.memoryQuotaBytes) {
+      conditions.push({
+        key: `quota:${job.id}`,
+        kind: 'quota',
+        severity: 'warning',
+        gpu: job.gpu,
+        jobId: job.id,
+        message: `${name(job)} uses ${formatByteSize(job.usedMemory!)} of GPU memory, over its ${formatByteSize(job.memoryQuotaBytes)} quota.`,
+      });
+    }
+  }
+  for (const gpu of gpus) {
+    if (gpu.lost || gpu.memoryUsed === null || gpu.memoryTotal <= 0) continue;
+    if (gpu.memoryUsed / gpu.memoryTotal > MEMORY_PRESSURE) {
+      conditions.push({
+        key: `memory:${gpu.index}`,
+        kind: 'contention',
+        severity: 'warning',
+        gpu: gpu.index,
+        jobId: null,
+        message: `GPU ${gpu.index} memory is ${Math.round((100 * gpu.memoryUsed) / gpu.memoryTotal)}% used (${formatByteSize(gpu.memoryUsed)} of ${formatByteSize(gpu.memoryTotal)}); new allocations may fail.`,
+      });
+    }
+    const active = live.filter((r) => r.view.gpu === gpu.index && isActive(r, now, holdMs));
+    const high = active.find((r) => r.view.priority === 'high');
+    if (active.length >= 2 && high) {
+      conditions.push({
+        key: `shared-high:${gpu.index}`,
+        kind: 'contention',
+        severity: 'warning',
+        gpu: gpu.index,
+        jobId: high.view.id,
+        message: `High-priority ${name(high.view)} shares GPU ${gpu.index} with ${active.length - 1} other active job${active.length > 2 ? 's' : ''}.`,
+      });
+    }
+  }
+  return conditions;
+}
+
+/** Raise each condition once when it starts; it may be raised again after it has cleared. */
+export class ConditionTracker {
+  private readonly current = new Set<string>();
+
+  /** The conditions that just started. */
+  update(conditions: readonly Condition[]): Condition[] {
+    const now = new Set(conditions.map((c) => c.key));
+    const started = conditions.filter((c) => !this.current.has(c.key));
+    for (const key of this.current) if (!now.has(key)) this.current.delete(key);
+    for (const c of started) this.current.add(c.key);
+    return started;
+  }
+}

@@ -1,0 +1,248 @@
+// The job commands of the engine's API. Each checks the job, the caller's right to it
+// and the request against the GPUs before changing anything: a refused command changes
+// nothing (the dispatcher has validated the shape and writes the audit entry).
+import { isAbsolute } from 'node:path';
+import type { ApiParams } from '../../../shared/api.js';
+import { FINAL_STATES, formatByteSize, type JobView, type SharingMode } from '../../../shared/jobs.js';
+import { ApiError } from '../api/api-error.js';
+import type { Caller, Dispatcher } from '../api/dispatcher.js';
+import { newJobView, type JobRecord } from './job-table.js';
+import { parkJob, unparkJob } from './parking.js';
+import { checkDirectory, envFromEntries, lookupAccount, resolveCommand } from './launcher.js';
+import type { Scheduler } from './scheduler.js';
+
+const ENGINE_ONLY_ENV = /^(LD_PRELOAD|GPUSHARE_GATE.*|GPUSHARE_MEM_QUOTA|GPUSHARE_JOB_ID|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER)$/;
+const MPS_ENV = /^CUDA_MPS_(PIPE_DIRECTORY|LOG_DIRECTORY|ACTIVE_THREAD_PERCENTAGE|PINNED_DEVICE_MEM_LIMIT)$/;
+
+interface SpatialRequest {
+  mode: SharingMode;
+  mpsSharePercent?: number;
+  migSlice?: string;
+}
+
+export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: { logPath: (jobId: string) => string }): void {
+  const table = scheduler.table;
+  const view = (r: JobRecord): JobView => structuredClone(r.view);
+  const after = (r: JobRecord): JobView => {
+    scheduler.evaluate();
+    scheduler.changed();
+    return view(r);
+  };
+
+  /** The job, if this caller may act on it. */
+  const find = (id: string, caller: Caller, action: string): JobRecord => {
+    const record = table.get(id);
+    if (!record) {
+      const hint = id.startsWith('p') ? ' Only processes on a GPU are jobs; see `gpushare jobs`.' : ' See `gpushare jobs --all`.';
+      throw new ApiError('not-found', `No job ${id}.${hint}`);
+    }
+    if (!caller.admin && caller.uid !== record.view.uid) {
+      throw new ApiError(
+        'forbidden',
+        `Cannot ${action} ${id}: it belongs to ${record.view.owner} (uid ${record.view.uid}). ${caller.user} may change only their own jobs and processes; an administrator may change any.`,
+      );
+    }
+    return record;
+  };
+  const live = (record: JobRecord, action: string): void => {
+    if (FINAL_STATES.has(record.view.state)) throw new ApiError('conflict', `Cannot ${action} ${record.view.id}: it has ${record.view.state === 'finished' ? 'finished' : 'failed'}.`);
+  };
+  const running = (record: JobRecord, action: string): void => {
+    live(record, action);
+    if (record.view.state === 'queued') throw new ApiError('conflict', `Cannot ${action} ${record.view.id}: it is still queued (terminate it to cancel).`);
+    if (record.view.pid === null) throw new ApiError('conflict', `Cannot ${action} ${record.view.id}: it has no process.`);
+  };
+  const gpus = () => scheduler.snapshot().gpus;
+  const checkGpu = (gpu: number): void => {
+    const all = gpus();
+    if (!all.some((g) => g.index === gpu)) throw new ApiError('invalid-request', `GPU ${gpu} does not exist: this box has GPU${all.length === 1 ? ' 0' : `s 0-${all.length - 1}`}.`);
+  };
+  /** A quota or request must fit the GPU it is for (any GPU, for "auto"). */
+  const checkFits = (bytes: number | null | undefined, gpu: number | 'auto' | null, what: string): void => {
+    if (bytes === null || bytes === undefined) return;
+    if (bytes === 0) throw new ApiError('invalid-request', `${what} must be more than 0 bytes (use none to remove a quota).`);
+    const candidates = gpus().filter((g) => gpu === 'auto' || gpu === null || g.index === gpu);
+    const largest = Math.max(0, ...candidates.map((g) => g.memoryTotal));
+    if (bytes > largest) {
+      const where = gpu === 'auto' || gpu === null ? 'the largest GPU' : `GPU ${gpu}`;
+      throw new ApiError('invalid-request', `${what} ${formatByteSize(bytes)} is more than ${where} has (${formatByteSize(largest)}).`);
+    }
+  };
+
+  /** The mode's own settings, checked: an MPS share for 'mps', an existing slice (and so its GPU) for 'mig'. */
+  const spatial = (request: SpatialRequest, gpu: number | 'auto', id: string) => {
+    const { mode, mpsSharePercent, migSlice } = request;
+    if (mode !== 'mps' && mpsSharePercent !== undefined) throw new ApiError('invalid-request', `An MPS share applies to mode mps only; ${id} would run in mode ${mode}.`);
+    if (mode !== 'mig' && migSlice !== undefined) throw new ApiError('invalid-request', `A MIG slice applies to mode mig only; ${id} would run in mode ${mode}.`);
+    if (mode === 'mps') {
+      if (mpsSharePercent === undefined) throw new ApiError('invalid-request', `Mode mps needs an MPS share: the percentage of the GPU's SMs (1-100) ${id} may use, e.g. --mps-share 50.`);
+      if (!Number.isInteger(mpsSharePercent) || mpsSharePercent < 1 || mpsSharePercent > 100) throw new ApiError('invalid-request', `The MPS share must be a whole percentage from 1 to 100, got ${mpsSharePercent}.`);
+      if (!scheduler.options.mps) throw new ApiError('unsupported', `MPS is not available in this engine, so ${id} cannot run in mode mps.`);
+      return { gpu, mpsSharePercent, migSlice: null };
+    }
+    if (mode === 'mig') {
+      if (migSlice === undefined) throw new ApiError('invalid-request', `Mode mig needs a MIG slice UUID ("MIG-…"; see \`gpushare mig layout\`) for ${id} to run in.`);
+      const owner = gpus().find((g) => g.migSlices.some((s) => s.uuid === migSlice));
+      if (!owner) throw new ApiError('not-found', `No MIG slice ${migSlice} on this box; \`gpushare mig layout --gpu N\` lists the slices.`);
+      if (gpu !== 'auto' && gpu !== owner.index) throw new ApiError('invalid-request', `MIG slice ${migSlice} is on GPU ${owner.index}, not GPU ${gpu}.`);
+      return { gpu: owner.index as number | 'auto', mpsSharePercent: null, migSlice };
+    }
+    return { gpu, mpsSharePercent: null, migSlice: null };
+  };
+
+  dispatcher.register('jobs.list', ({ includeFinished }) => table.list(includeFinished ?? false));
+
+  dispatcher.register('jobs.submit', (params: ApiParams<'jobs.submit'>, caller) => {
+    const cwd = params.cwd ?? process.cwd();
+    const mode = params.mode ?? 'shared';
+    const placed = spatial({ mode, mpsSharePercent: params.mpsSharePercent, migSlice: params.migSlice }, params.gpu, 'the job');
+    if (!isAbsolute(cwd)) throw new ApiError('invalid-request', `The working directory must be an absolute path, got "${cwd}".`);
+    checkDirectory(cwd);
+    if (params.gpu !== 'auto') checkGpu(params.gpu);
+    checkFits(params.memoryQuotaBytes, params.gpu, 'The memory quota');
+    checkFits(params.memoryRequestBytes, params.gpu, 'The memory request');
+    const quota = params.memoryQuotaBytes ?? null;
+    const request = params.memoryRequestBytes ?? null;
+    if (quota !== null && request !== null && request > quota) {
+      throw new ApiError('invalid-request', `The memory request ${formatByteSize(request)} is more than the job's quota ${formatByteSize(quota)}.`);
+    }
+    const submitted = params.env ? envFromEntries(params.env) : { ...(process.env as Record<string, string>) };
+    for (const name of Object.keys(submitted)) if (ENGINE_ONLY_ENV.test(name) || (mode === 'mps' && MPS_ENV.test(name))) delete submitted[name];
+    const executable = resolveCommand(params.argv[0], { path: submitted.PATH, cwd });
+    const engineUid = process.getuid?.() ?? 0;
+    const runAs = engineUid === 0 && caller.uid !== engineUid ? lookupAccount(caller.uid) : null;
+
+    const id = table.nextManagedId();
+    const job = newJobView(
+      {
+        id,
+        managed: true,
+        owner: caller.user,
+        uid: caller.uid,
+        argv: params.argv,
+        cwd,
+        requestedGpu: placed.gpu,
+        gpu: placed.gpu === 'auto' ? null : placed.gpu,
+        priority: params.priority ?? 'normal',
+        memoryQuotaBytes: quota,
+        memoryRequestBytes: request,
+        mode,
+        mpsSharePercent: placed.mpsSharePercent,
+        migSlice: placed.migSlice,
+        logPath: options.logPath(id),
+      },
+      'queued',
+      `submitted by ${caller.user}`,
+    );
+    const record = table.add(job, { executable, launchEnv: submitted, runAs });
+    return after(record);
+  });
+
+  dispatcher.register('jobs.setPriority', ({ job, priority }, caller) => {
+    const r = find(job, caller, 'change the priority of');
+    live(r, 'change the priority of');
+    if (r.view.priority === priority) return view(r);
+    r.view.priority = priority;
+    if (scheduler.gated(r)) scheduler.options.gate!.setPriority(r.slot!, priority);
+    scheduler.renice(r);
+    return after(r);
+  });
+
+  dispatcher.register('jobs.setQuota', ({ job, bytes }, caller) => {
+    const r = find(job, caller, 'change the memory quota of');
+    live(r, 'change the memory quota of');
+    checkFits(bytes, r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
+    if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
+      throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${job}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
+    }
+    r.view.memoryQuotaBytes = bytes;
+    if (scheduler.gated(r)) scheduler.options.gate!.setQuota(r.slot!, bytes);
+    r.overQuotaSince = null; // a new limit gets a fresh grace period
+    return after(r);
+  });
+
+  dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }, caller) => {
+    const r = find(job, caller, 'change the sharing mode of');
+    live(r, 'change the sharing mode of');
+    const was = r.view;
+    if (was.state !== 'queued' && (mode === 'mps' || was.mode === 'mps')) {
+      if (mode === 'mps' && was.mode === 'mps' && (mpsSharePercent === undefined || mpsSharePercent === was.mpsSharePercent)) return view(r);
+      throw new ApiError('conflict', `Cannot change ${job} ${mode === 'mps' && was.mode === 'mps' ? 'to another MPS share' : mode === 'mps' ? 'to MPS' : 'out of MPS'} while it runs: the MPS share is fixed when a client starts: terminate and resubmit it.`);
+    }
+    if (was.state !== 'queued' && (mode === 'mig' || was.mode === 'mig')) {
+      if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice)) return view(r);
+      throw new ApiError('conflict', `Cannot move ${job} ${mode === 'mig' ? 'into a MIG slice' : 'out of its MIG slice'} while it runs: a process keeps the GPU or slice it started on; terminate and resubmit it.`);
+    }
+    if (!r.view.managed && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `${job} is a process gpushare did not start: only managed jobs can be given a mode.`);
+    const placed = spatial({ mode, mpsSharePercent, migSlice }, r.view.requestedGpu, job);
+    if (mode === 'mig' && r.view.state === 'queued') {
+      r.view.requestedGpu = placed.gpu;
+      r.view.gpu = placed.gpu === 'auto' ? null : placed.gpu;
+    }
+    r.view.mpsSharePercent = placed.mpsSharePercent;
+    r.view.migSlice = placed.migSlice;
+    if (mode === 'exclusive' && r.view.state !== 'queued') {
+      const others = table.live().filter((o) => o !== r && o.view.state !== 'queued' && o.view.gpu === r.view.gpu);
+      if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${r.view.gpu} also runs ${others.map((o) => o.view.id).join(', ')}.`);
+    }
+    r.view.mode = mode;
+    return after(r);
+  });
+
+  dispatcher.register('jobs.place', ({ job, gpu }, caller) => {
+    const r = find(job, caller, 'place');
+    live(r, 'place');
+    checkGpu(gpu);
+    if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${job}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
+    checkFits(r.view.memoryQuotaBytes, gpu, 'Its memory quota');
+    checkFits(r.view.memoryRequestBytes, gpu, 'Its memory request');
+    r.view.requestedGpu = gpu;
+    r.view.gpu = gpu;
+    return after(r);
+  });
+
+  dispatcher.register('jobs.suspend', ({ job }, caller) => {
+    const r = find(job, caller, 'suspend');
+    running(r, 'suspend');
+    if (r.view.state === 'parked' || r.parking) throw new ApiError('conflict', `${job} is ${r.parking ? 'being parked or unparked' : 'parked'}; unpark it first.`);
+    scheduler.hold(r, 'user', `suspended by ${caller.user}`);
+    return after(r);
+  });
+
+  dispatcher.register('jobs.resume', ({ job }, caller) => {
+    const r = find(job, caller, 'resume');
+    running(r, 'resume');
+    if (r.view.state === 'parked') throw new ApiError('conflict', `${job} is parked, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
+    if (r.holds.size === 0) return view(r);
+    if (!r.holds.has('user') && !r.holds.has('quota')) {
+      throw new ApiError('conflict', `${job} stays suspended while a higher-priority job is active on GPU ${r.view.gpu}; raise its priority to run it now.`);
+    }
+    r.overQuotaSince = r.holds.has('quota') ? Date.now() : r.overQuotaSince; // a fresh grace period
+    for (const reason of ['quota', 'user'] as const) scheduler.release(r, reason, `resumed by ${caller.user}`);
+    return after(r);
+  });
+
+  const park = async (params: { job: string }, caller: Caller, action: 'park' | 'unpark'): Promise<JobView> => {
+    const r = find(params.job, caller, action);
+    running(r, action);
+    await (action === 'park' ? parkJob : unparkJob)(scheduler, r, caller.user);
+    return after(r);
+  };
+  dispatcher.register('jobs.park', (params, caller) => park(params, caller, 'park'));
+  dispatcher.register('jobs.unpark', (params, caller) => park(params, caller, 'unpark'));
+
+  dispatcher.register('jobs.terminate', ({ job }, caller) => {
+    const r = find(job, caller, 'terminate');
+    live(r, 'terminate');
+    if (r.view.state === 'queued') {
+      table.transition(r, 'failed', `cancelled by ${caller.user} before it started`);
+      return after(r);
+    }
+    if (r.view.pid === null) throw new ApiError('conflict', `Cannot terminate ${job}: it has no process.`);
+    scheduler.terminateProcess(r); // an MPS client gets terminate_client first
+    r.terminatedBy = caller.user;
+    if (scheduler.gated(r) && r.holds.size > 0) scheduler.options.gate!.setPaused(r.slot!, false); // let it reach its exit
+    if (!r.view.managed) scheduler.options.freezer.forget(r.view.pid); // terminate sent SIGCONT
+    return after(r);
+  });
+}
