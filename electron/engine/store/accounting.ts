@@ -1,0 +1,192 @@
+// The accounting: what one sample contributes, defined once here, in JS (for rollups) and
+// in SQL (for raw samples) side by side. Rollups store the contributions' sums and maxima,
+// so a report reads the same figures from raw samples or rollups, up to float rounding.
+
+/** Consecutive ticks further apart than this many nominal intervals are a gap (the engine was down). */
+export const GAP_FACTOR = 3;
+export const GIB = 2 ** 30;
+
+/** One GPU process in one tick, attributed to a user and a job. */
+export interface ProcessSample {
+  gpu: number;
+  pid: number;
+  user: string;
+  /** "j12" for a managed job, "p4242" for an unmanaged process. */
+  job: string;
+  smPercent: number | null;
+  usedMemory: number | null;
+}
+
+/** A sample's contribution to each figure; a group is this sample's job, user or GPU on its GPU in its tick. */
+export interface Contribution {
+  /** dt if it is the first sample of its job on this GPU in this tick (the job used the GPU for dt), else 0. */
+  gpuSJob: number;
+  /** dt if it is the first sample of its user on this GPU in this tick, else 0. */
+  gpuSUser: number;
+  /** dt if it is the first sample on this GPU in this tick, else 0. */
+  gpuSGpu: number;
+  /** SM% × dt / 100 (SM-seconds; additive across processes, jobs, users and GPUs). */
+  smS: number;
+  /** memory held / 2^30 × dt / 3600 (GiB-hours; additive). */
+  memGiBH: number;
+  /** Its job's total memory on this GPU in this tick, on the job's first sample (else 0); the peak is the max. */
+  peakJob: number;
+  /** Its user's total memory on this GPU in this tick, on the user's first sample (else 0). */
+  peakUser: number;
+  /** The GPU's total process memory in this tick, on the GPU's first sample (else 0). */
+  peakGpu: number;
+  /** dt if its GPU is contended (≥ 2 jobs running kernels) and it is its job's first busy sample there, else 0. */
+  contSJob: number;
+  /** dt if its GPU is contended and it is its user's first busy sample there, else 0. */
+  contSUser: number;
+  /** dt if its GPU is contended and it is the GPU's first busy sample, else 0. */
+  contSGpu: number;
+}
+
+export const CONTRIBUTION_FIELDS = [
+  'gpuSJob', 'gpuSUser', 'gpuSGpu', 'smS', 'memGiBH', 'peakJob', 'peakUser', 'peakGpu', 'contSJob', 'contSUser', 'contSGpu',
+] as const satisfies ReadonlyArray<keyof Contribution>;
+/** Fields combined by max (the rest by sum). */
+export const PEAK_FIELDS: ReadonlySet<keyof Contribution> = new Set(['peakJob', 'peakUser', 'peakGpu']);
+
+/** Which "first of its group in this tick" a sample is (the group's dt is counted on that sample only). */
+export const FLAGS = { firstOfJob: 1, firstOfUser: 2, firstOfGpu: 4, firstBusyOfJob: 8, firstBusyOfUser: 16, firstBusyOfGpu: 32, contended: 64 } as const;
+
+/** A raw sample as stored: the process reading, its interval and its place in the tick's groups. */
+export interface AccountedSample extends ProcessSample {
+  /** The tick's time, ms since the epoch; the sample covers (t − dt, t]. */
+  t: number;
+  /** Seconds this sample accounts for. */
+  dt: number;
+  /** FLAGS bits. */
+  flags: number;
+  /** Its job's / user's / GPU's total memory on this GPU in this tick, on that group's first sample (else 0). */
+  peakJob: number;
+  peakUser: number;
+  peakGpu: number;
+}
+
+/** What one raw sample contributes. CONTRIBUTION_SQL below is the same, field by field, over a stored row. */
+export function contribution(s: AccountedSample): Contribution {
+  const contended = (s.flags & FLAGS.contended) !== 0;
+  return {
+    gpuSJob: s.flags & FLAGS.firstOfJob ? s.dt : 0, // the job used this GPU for dt
+    gpuSUser: s.flags & FLAGS.firstOfUser ? s.dt : 0, // the user used this GPU for dt
+    gpuSGpu: s.flags & FLAGS.firstOfGpu ? s.dt : 0, // the GPU was in use for dt
+    smS: ((s.smPercent ?? 0) * s.dt) / 100, // SM-seconds: SM% × dt / 100
+    memGiBH: (((s.usedMemory ?? 0) / GIB) * s.dt) / 3600, // GiB-hours: memory × dt
+    peakJob: s.peakJob, // the job's memory on this GPU now (max is the peak)
+    peakUser: s.peakUser,
+    peakGpu: s.peakGpu,
+    contSJob: contended && s.flags & FLAGS.firstBusyOfJob ? s.dt : 0, // the job ran kernels on a contended GPU for dt
+    contSUser: contended && s.flags & FLAGS.firstBusyOfUser ? s.dt : 0,
+    contSGpu: contended && s.flags & FLAGS.firstBusyOfGpu ? s.dt : 0,
+  };
+}
+
+const ifFlag = (bit: number): string => `(CASE WHEN flags & ${bit} THEN dt ELSE 0 END)`;
+const ifContended = (bit: number): string => `(CASE WHEN flags & ${FLAGS.contended} AND flags & ${bit} THEN dt ELSE 0 END)`;
+
+/** contribution() as SQL over a row of the samples table: the same operations in the same order, so the same floats. */
+export const CONTRIBUTION_SQL: Record<keyof Contribution, string> = {
+  gpuSJob: ifFlag(FLAGS.firstOfJob),
+  gpuSUser: ifFlag(FLAGS.firstOfUser),
+  gpuSGpu: ifFlag(FLAGS.firstOfGpu),
+  smS: '((coalesce(smPercent, 0) * dt) / 100)',
+  memGiBH: `(((coalesce(usedMemory, 0) / ${GIB}.0) * dt) / 3600)`,
+  peakJob: 'peakJob',
+  peakUser: 'peakUser',
+  peakGpu: 'peakGpu',
+  contSJob: ifContended(FLAGS.firstBusyOfJob),
+  contSUser: ifContended(FLAGS.firstBusyOfUser),
+  contSGpu: ifContended(FLAGS.firstBusyOfGpu),
+};
+
+/**
+ * Seconds a tick accounts for: the actual time since the previous tick while sampling is continuous
+ * (so late and early timer ticks tile time exactly), one nominal interval at the first tick or after
+ * a gap (nothing is invented for the time the engine was down).
+ */
+export function tickSeconds(gapMs: number | null, nominalMs: number): number {
+  if (gapMs === null || gapMs <= 0 || gapMs > GAP_FACTOR * nominalMs) return nominalMs / 1000;
+  return gapMs / 1000;
+}
+
+/**
+ * Account one tick. A process listed on a GPU is using it. A GPU is contended in a tick when
+ * processes of two or more jobs run kernels on it (SM% > 0). Groups: the sample's job, user and GPU on its GPU.
+ */
+export function accountTick(t: number, dt: number, samples: readonly ProcessSample[]): AccountedSample[] {
+  const memOf = (s: ProcessSample): number => s.usedMemory ?? 0;
+  const busy = (s: ProcessSample): boolean => (s.smPercent ?? 0) > 0;
+  const totals = new Map<string, number>();
+  const busyJobs = new Map<number, Set<string>>();
+  for (const s of samples) {
+    for (const key of [`j\0${s.gpu}\0${s.job}`, `u\0${s.gpu}\0${s.user}`, `g\0${s.gpu}`]) totals.set(key, (totals.get(key) ?? 0) + memOf(s));
+    if (busy(s)) {
+      let jobs = busyJobs.get(s.gpu);
+      if (!jobs) busyJobs.set(s.gpu, (jobs = new Set()));
+      jobs.add(s.job);
+    }
+  }
+  const seen = new Set<string>();
+  const seenBusy = new Set<string>();
+  const first = (set: Set<string>, key: string): boolean => !set.has(key) && (set.add(key), true);
+  return samples.map((s) => {
+    const job = `j\0${s.gpu}\0${s.job}`;
+    const user = `u\0${s.gpu}\0${s.user}`;
+    const gpu = `g\0${s.gpu}`;
+    let flags = 0;
+    if (first(seen, job)) flags |= FLAGS.firstOfJob;
+    if (first(seen, user)) flags |= FLAGS.firstOfUser;
+    if (first(seen, gpu)) flags |= FLAGS.firstOfGpu;
+    if (busy(s)) {
+      if (first(seenBusy, job)) flags |= FLAGS.firstBusyOfJob;
+      if (first(seenBusy, user)) flags |= FLAGS.firstBusyOfUser;
+      if (first(seenBusy, gpu)) flags |= FLAGS.firstBusyOfGpu;
+      if ((busyJobs.get(s.gpu)?.size ?? 0) >= 2) flags |= FLAGS.contended;
+    }
+    // listed field by field: an object spread here costs ~20× more per sample
+    return {
+      gpu: s.gpu,
+      pid: s.pid,
+      user: s.user,
+      job: s.job,
+      smPercent: s.smPercent,
+      usedMemory: s.usedMemory,
+      t,
+      dt,
+      flags,
+      peakJob: flags & FLAGS.firstOfJob ? totals.get(job)! : 0,
+      peakUser: flags & FLAGS.firstOfUser ? totals.get(user)! : 0,
+      peakGpu: flags & FLAGS.firstOfGpu ? totals.get(gpu)! : 0,
+    };
+  });
+}
+
+/** Combine contributions (a rollup of several samples, or of several rollups): sums, and maxima for peaks. */
+export function addContribution(into: Contribution, c: Contribution): void {
+  // field by field rather than a loop over names: this runs for every sample of every flush
+  into.gpuSJob += c.gpuSJob;
+  into.gpuSUser += c.gpuSUser;
+  into.gpuSGpu += c.gpuSGpu;
+  into.smS += c.smS;
+  into.memGiBH += c.memGiBH;
+  if (c.peakJob > into.peakJob) into.peakJob = c.peakJob;
+  if (c.peakUser > into.peakUser) into.peakUser = c.peakUser;
+  if (c.peakGpu > into.peakGpu) into.peakGpu = c.peakGpu;
+  into.contSJob += c.contSJob;
+  into.contSUser += c.contSUser;
+  into.contSGpu += c.contSGpu;
+}
+
+export const emptyContribution = (): Contribution => ({
+  gpuSJob: 0, gpuSUser: 0, gpuSGpu: 0, smS: 0, memGiBH: 0, peakJob: 0, peakUser: 0, peakGpu: 0, contSJob: 0, contSUser: 0, contSGpu: 0,
+});
+
+/** The contribution columns a report by user, job or GPU reads. */
+export const FIGURES_BY = {
+  job: { gpuS: 'gpuSJob', peak: 'peakJob', contS: 'contSJob' },
+  user: { gpuS: 'gpuSUser', peak: 'peakUser', contS: 'contSUser' },
+  gpu: { gpuS: 'gpuSGpu', peak: 'peakGpu', contS: 'contSGpu' },
+} as const satisfies Record<string, Record<string, keyof Contribution>>;

@@ -1,0 +1,48 @@
+// The store attached to an engine: ticks, alerts and audited commands are recorded; reports.query answers.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { Engine } from '../engine.js';
+import type { GpuBackend } from '../gpu/open-backend.js';
+import type { NvmlBinding } from '../gpu/nvml-types.js';
+import { attachUsageStore } from './attach.js';
+import { fakeGpu, fakeSnapshot } from './testing/synthetic.js';
+import { UsageStore } from './usage-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpushare-attach-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const noGpus = {
+  system: () => ({ driverVersion: 'none', nvmlVersion: 'none', cudaDriverVersion: null, libraryPath: 'none' }),
+  deviceCount: () => 0,
+  describeDevice: () => { throw new Error('no GPUs'); },
+  sampleAll: () => [],
+  close: () => undefined,
+} as unknown as NvmlBinding;
+
+test('an attached store records ticks, alerts and audited commands, and answers reports.query', async () => {
+  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend, { rateHz: 2 });
+  const store = await UsageStore.open({ path: join(dir, 'usage.db') });
+  const detach = attachUsageStore(engine, store);
+  const now = Date.now();
+  for (let k = 0; k < 4; k++) {
+    engine.events.emit('snapshot', fakeSnapshot(k, now - 2000 + k * 500, [fakeGpu(0)], [{ pid: 77, gpu: 0, user: 'gina', sm: 40, mem: 2 ** 30 }]));
+  }
+  engine.raiseAlert({ kind: 'quota', gpu: 0, jobId: 'p77', message: 'p77 went over its memory quota.', severity: 'error' });
+  await engine.call('sampler.setRate', { hz: 4 });
+  await store.flush();
+
+  const report = await engine.call('reports.query', { since: now - 60_000, until: now + 60_000, by: 'user' });
+  assert.equal(report.rows.length, 1);
+  assert.equal(report.rows[0].key, 'gina');
+  assert.ok(Math.abs(report.rows[0].smSeconds - 0.4 * 2) < 1e-9, `4 ticks of 0.5 s at 40 %: ${report.rows[0].smSeconds}`);
+  assert.deepEqual(report.events.map((e) => [e.kind, e.jobId]), [['quota', 'p77']]);
+  const audit = await store.db.all<{ what: string; who: string }>('SELECT what, who FROM audit ORDER BY id');
+  assert.equal(audit[0].what, 'sampler.setRate');
+  await assert.rejects(engine.call('reports.query', { since: now, until: now - 1, by: 'user' }), /must be before/);
+  await assert.rejects(engine.call('reports.query', { since: now, by: 'team' } as never), /by: must be one of "user", "job", "gpu"/);
+  detach();
+  await store.close();
+});

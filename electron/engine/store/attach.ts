@@ -1,0 +1,17 @@
+// Wire the usage store to a running engine: every tick, job change, alert and audited
+// command is recorded, and `reports.query` answers from the store.
+import type { Engine } from '../engine.js';
+import { queryUsage } from '../reports/query.js';
+import type { UsageStore } from './usage-store.js';
+
+/** Returns a function that detaches the store (it does not close it). */
+export function attachUsageStore(engine: Engine, store: UsageStore): () => void {
+  const offs = [
+    engine.events.on('snapshot', (snapshot) => store.ingest(snapshot, 1000 / engine.sampler.rateHz)),
+    engine.events.on('jobs', (jobs) => jobs.forEach((job) => store.recordJob(job))),
+    engine.events.on('alert', (alert) => store.recordAlert(alert)),
+    engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
+  ];
+  engine.dispatcher.register('reports.query', ({ since, until, by }) => queryUsage(store.db, { since, until, by }));
+  return () => offs.forEach((off) => off());
+}

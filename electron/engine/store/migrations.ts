@@ -1,0 +1,109 @@
+// The usage database's schema, one migration per version, applied in order.
+// PRAGMA user_version holds the version; never edit a released migration, add one.
+import { CONTRIBUTION_FIELDS, PEAK_FIELDS } from './accounting.js';
+import type { SqliteDb } from './sqlite.js';
+
+const contributionColumns = CONTRIBUTION_FIELDS.map((f) => `${f} ${PEAK_FIELDS.has(f) ? 'INTEGER' : 'REAL'} NOT NULL`).join(',\n  ');
+
+const rollupTable = (name: string): string => `
+CREATE TABLE ${name} (
+  bucket INTEGER NOT NULL,
+  gpu INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  job TEXT NOT NULL,
+  samples INTEGER NOT NULL,
+  seconds REAL NOT NULL,
+  ${contributionColumns},
+  PRIMARY KEY (bucket, gpu, user, job)
+) WITHOUT ROWID;`;
+
+export const MIGRATIONS: ReadonlyArray<(db: SqliteDb) => Promise<void>> = [
+  // 1: samples, rollups, jobs, events, audit
+  async (db) => {
+    await db.exec(`
+CREATE TABLE samples (
+  t INTEGER NOT NULL,
+  gpu INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  job TEXT NOT NULL,
+  smPercent REAL,
+  usedMemory INTEGER,
+  dt REAL NOT NULL,
+  flags INTEGER NOT NULL,
+  peakJob INTEGER NOT NULL,
+  peakUser INTEGER NOT NULL,
+  peakGpu INTEGER NOT NULL
+);
+CREATE INDEX samples_t ON samples (t);
+${rollupTable('usage_minute')}
+${rollupTable('usage_hour')}
+${rollupTable('usage_day')}
+CREATE TABLE gpus (
+  gpu INTEGER PRIMARY KEY,
+  uuid TEXT NOT NULL,
+  name TEXT NOT NULL,
+  memoryTotal INTEGER,
+  lastSeen INTEGER NOT NULL
+);
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY,
+  managed INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  command TEXT NOT NULL,
+  gpu INTEGER,
+  state TEXT,
+  firstSeen INTEGER NOT NULL,
+  lastSeen INTEGER NOT NULL,
+  view TEXT
+);
+CREATE TABLE job_states (
+  job TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  PRIMARY KEY (job, at, state)
+) WITHOUT ROWID;
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  gpu INTEGER,
+  job TEXT,
+  message TEXT NOT NULL,
+  severity TEXT NOT NULL
+);
+CREATE INDEX events_at ON events (at);
+CREATE TABLE audit (
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  who TEXT NOT NULL,
+  what TEXT NOT NULL,
+  params TEXT,
+  result TEXT NOT NULL
+);
+CREATE INDEX audit_at ON audit (at);`);
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Bring the database to SCHEMA_VERSION, each step in its own transaction. */
+export async function migrate(db: SqliteDb): Promise<void> {
+  const row = await db.get<{ user_version: number }>('PRAGMA user_version');
+  const current = row?.user_version ?? 0;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(`The usage database ${db.path} is from a newer gpushare (schema ${current}, this one knows ${SCHEMA_VERSION}).`);
+  }
+  for (let version = current; version < SCHEMA_VERSION; version++) {
+    await db.exec('BEGIN IMMEDIATE');
+    try {
+      await MIGRATIONS[version](db);
+      await db.exec(`PRAGMA user_version = ${version + 1}`);
+      await db.exec('COMMIT');
+    } catch (error) {
+      await db.exec('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,51 @@
+// Synthetic snapshots for store tests and the benchmark: only the fields the store reads are real.
+import type { GpuProcessView, GpuView, Snapshot } from '../../../../shared/snapshot.js';
+
+export interface FakeProcess {
+  pid: number;
+  gpu: number;
+  user: string | null;
+  sm: number | null;
+  mem: number | null;
+  argv?: string[];
+}
+
+export function fakeGpu(index: number): GpuView {
+  return {
+    index, uuid: `GPU-synthetic-${index}`, name: `Synthetic GPU ${index}`, pciBusId: '', lost: false, memoryTotal: 80 * 2 ** 30,
+    memoryUsed: null, memoryFree: null, utilizationGpu: null, utilizationMemory: null, temperatureC: null, powerWatts: null,
+    powerLimitWatts: null, smClockMHz: null, memClockMHz: null, smCount: null, computeMode: null, migEnabled: false, migPending: false,
+    migSlices: [], errors: [],
+  };
+}
+
+export function fakeSnapshot(seq: number, takenAt: number, gpus: GpuView[], processes: FakeProcess[]): Snapshot {
+  return {
+    seq,
+    takenAt,
+    driver: { driverVersion: 'synthetic', nvmlVersion: 'synthetic', cudaDriverVersion: null, simulated: true, scenario: 'synthetic' },
+    gpus,
+    processes: processes.map((p): GpuProcessView => ({
+      pid: p.pid, gpuIndex: p.gpu, gpuUuid: `GPU-synthetic-${p.gpu}`, kind: 'compute', user: p.user, uid: p.user ? 1000 : null,
+      command: 'train', argv: p.argv ?? ['python', 'train.py', `--run=${p.pid}`], startedAt: null, usedMemory: p.mem, smPercent: p.sm,
+      memPercent: null, gpuInstanceId: null, computeInstanceId: null,
+    })),
+  };
+}
+
+/** A deterministic pseudo-random stream (xorshift32). */
+export function random(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 2 ** 32;
+  };
+}
+
+/** The crash test's child stream: tick i at CHILD_BASE + i × CHILD_TICK_MS. */
+export const CHILD_BASE = Date.UTC(2026, 0, 5, 10, 0, 0);
+export const CHILD_TICK_MS = 10;

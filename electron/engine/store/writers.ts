@@ -1,0 +1,135 @@
+// Batch writers for the usage store: one statement per table per flush, rows passed as one JSON array.
+import type { AuditEntry, JobView } from '../../../shared/jobs.js';
+import { addContribution, contribution, CONTRIBUTION_FIELDS, emptyContribution, type AccountedSample, type Contribution } from './accounting.js';
+import type { SqliteDb } from './sqlite.js';
+import type { UsageEvent } from './usage-store.js';
+
+
+const SAMPLE_COLUMNS = ['t', 'gpu', 'pid', 'user', 'job', 'smPercent', 'usedMemory', 'dt', 'flags', 'peakJob', 'peakUser', 'peakGpu'] as const;
+const ROLLUP_COLUMNS = ['bucket', 'gpu', 'user', 'job', 'samples', 'seconds', ...CONTRIBUTION_FIELDS] as const;
+
+// jsonb_each: each row's array is parsed once, not once per column
+function insertFromJson(table: string, columns: readonly string[], suffix = ''): string {
+  return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.map((_, i) => `value->>${i}`).join(', ')} FROM jsonb_each(?) WHERE true ${suffix}`;
+}
+
+const INSERT_SAMPLES = insertFromJson('samples', SAMPLE_COLUMNS);
+
+export async function writeSamples(db: SqliteDb, samples: AccountedSample[]): Promise<void> {
+  const CHUNK = 50_000;
+  for (let i = 0; i < samples.length; i += CHUNK) {
+    const rows = samples.slice(i, i + CHUNK).map((s) => SAMPLE_COLUMNS.map((c) => s[c]));
+    await db.run(INSERT_SAMPLES, [JSON.stringify(rows)]);
+  }
+}
+
+export type RollupTable = 'usage_minute' | 'usage_hour' | 'usage_day';
+
+export interface RollupRow extends Contribution {
+  bucket: number;
+  gpu: number;
+  user: string;
+  job: string;
+  samples: number;
+  seconds: number;
+}
+
+/** Sum accounted samples into buckets of bucketMs by (gpu, user, job); a sample falls in the bucket of its time t. */
+export function rollup(samples: readonly AccountedSample[], bucketMs: number): RollupRow[] {
+  const rows = new Map<string, RollupRow>();
+  for (const s of samples) {
+    const bucket = Math.floor(s.t / bucketMs) * bucketMs;
+    const key = `${bucket}\0${s.gpu}\0${s.user}\0${s.job}`;
+    let row = rows.get(key);
+    if (!row) rows.set(key, (row = { bucket, gpu: s.gpu, user: s.user, job: s.job, samples: 0, seconds: 0, ...emptyContribution() }));
+    row.samples += 1;
+    row.seconds += s.dt;
+    addContribution(row, contribution(s));
+  }
+  return [...rows.values()];
+}
+
+/** Coarser buckets from finer rollup rows (minutes into hours and days). */
+export function rerollup(rows: readonly RollupRow[], bucketMs: number): RollupRow[] {
+  const out = new Map<string, RollupRow>();
+  for (const r of rows) {
+    const bucket = Math.floor(r.bucket / bucketMs) * bucketMs;
+    const key = `${bucket}\0${r.gpu}\0${r.user}\0${r.job}`;
+    let row = out.get(key);
+    if (!row) out.set(key, (row = { bucket, gpu: r.gpu, user: r.user, job: r.job, samples: 0, seconds: 0, ...emptyContribution() }));
+    row.samples += r.samples;
+    row.seconds += r.seconds;
+    addContribution(row, r);
+  }
+  return [...out.values()];
+}
+
+const UPSERT_ROLLUP = (table: string): string =>
+  insertFromJson(
+    table,
+    ROLLUP_COLUMNS,
+    `ON CONFLICT (bucket, gpu, user, job) DO UPDATE SET samples = samples + excluded.samples, seconds = seconds + excluded.seconds, ` +
+      CONTRIBUTION_FIELDS.map((f) => (f.startsWith('peak') ? `${f} = max(${f}, excluded.${f})` : `${f} = ${f} + excluded.${f}`)).join(', '),
+  );
+
+export async function writeRollup(db: SqliteDb, table: RollupTable, rows: RollupRow[]): Promise<void> {
+  const CHUNK = 50_000;
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const json = JSON.stringify(rows.slice(i, i + CHUNK).map((r) => ROLLUP_COLUMNS.map((c) => r[c])));
+    await db.run(UPSERT_ROLLUP(table), [json]);
+  }
+}
+
+export async function writeGpus(db: SqliteDb, gpus: Array<{ gpu: number; uuid: string; name: string; memoryTotal: number; at: number }>): Promise<void> {
+  if (gpus.length === 0) return;
+  await db.run(
+    `INSERT INTO gpus (gpu, uuid, name, memoryTotal, lastSeen) SELECT value->>'gpu', value->>'uuid', value->>'name', value->>'memoryTotal', value->>'at' FROM json_each(?) WHERE true
+     ON CONFLICT (gpu) DO UPDATE SET uuid = excluded.uuid, name = excluded.name, memoryTotal = excluded.memoryTotal, lastSeen = excluded.lastSeen`,
+    [JSON.stringify(gpus)],
+  );
+}
+
+export async function writeProcessJobs(db: SqliteDb, jobs: Array<{ id: string; owner: string; command: string; gpu: number; first: number; last: number }>): Promise<void> {
+  if (jobs.length === 0) return;
+  await db.run(
+    `INSERT INTO jobs (id, managed, owner, command, gpu, state, firstSeen, lastSeen)
+     SELECT value->>'id', 0, value->>'owner', value->>'command', value->>'gpu', 'running', value->>'first', value->>'last' FROM json_each(?) WHERE true
+     ON CONFLICT (id) DO UPDATE SET lastSeen = max(lastSeen, excluded.lastSeen),
+       owner = CASE WHEN managed = 0 THEN excluded.owner ELSE owner END, command = CASE WHEN managed = 0 THEN excluded.command ELSE command END`,
+    [JSON.stringify(jobs)],
+  );
+}
+
+export async function writeJobs(db: SqliteDb, jobs: JobView[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const rows = jobs.map((j) => {
+    const times = j.history.map((h) => h.at);
+    return { id: j.id, managed: j.managed ? 1 : 0, owner: j.owner, command: j.argv.join(' '), gpu: j.gpu, state: j.state, first: Math.min(...times, Date.now()), last: Math.max(...times, 0), view: JSON.stringify(j) };
+  });
+  await db.run(
+    `INSERT INTO jobs (id, managed, owner, command, gpu, state, firstSeen, lastSeen, view)
+     SELECT value->>'id', value->>'managed', value->>'owner', value->>'command', value->>'gpu', value->>'state', value->>'first', value->>'last', value->>'view' FROM json_each(?) WHERE true
+     ON CONFLICT (id) DO UPDATE SET managed = excluded.managed, owner = excluded.owner, command = excluded.command, gpu = excluded.gpu,
+       state = excluded.state, firstSeen = min(firstSeen, excluded.firstSeen), lastSeen = max(lastSeen, excluded.lastSeen), view = excluded.view`,
+    [JSON.stringify(rows)],
+  );
+  const states = jobs.flatMap((j) => j.history.map((h) => [j.id, h.at, h.state, h.reason]));
+  await db.run(`INSERT OR IGNORE INTO job_states (job, at, state, reason) SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?)`, [JSON.stringify(states)]);
+}
+
+export async function writeEvents(db: SqliteDb, events: Required<UsageEvent>[]): Promise<void> {
+  if (events.length === 0) return;
+  await db.run(
+    `INSERT INTO events (at, kind, gpu, job, message, severity) SELECT value->>'at', value->>'kind', value->>'gpu', value->>'jobId', value->>'message', value->>'severity' FROM json_each(?)`,
+    [JSON.stringify(events)],
+  );
+}
+
+export async function writeAudit(db: SqliteDb, entries: AuditEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((e) => ({ ...e, params: e.params === undefined ? null : JSON.stringify(e.params) }));
+  await db.run(
+    `INSERT INTO audit (at, who, what, params, result) SELECT value->>'at', value->>'who', value->>'what', value->>'params', value->>'result' FROM json_each(?)`,
+    [JSON.stringify(rows)],
+  );
+}
