@@ -40,12 +40,15 @@ enum {
   CUDA_ERROR_INVALID_IMAGE = 200,
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
+  CUDA_ERROR_OPERATING_SYSTEM = 304,
   CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_ILLEGAL_STATE = 401,
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_LAUNCH_FAILED = 719,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_TIMEOUT = 909,
   CUDA_ERROR_UNKNOWN = 999
 };
 
@@ -177,6 +180,57 @@ typedef struct CUlaunchConfig_st {
   unsigned int numAttrs;
 } CUlaunchConfig;
 
+/* Process checkpointing (CUDA 12.8, driver 570+). Called by ANOTHER process
+ * on the target pid. Every args struct is 64 bytes; args may be NULL and
+ * reserved fields must be zero. Layouts as in cuda.h of CUDA 13.0. */
+typedef enum CUprocessState_enum {
+  CU_PROCESS_STATE_RUNNING = 0,
+  CU_PROCESS_STATE_LOCKED = 1,       /* CUDA API calls of the process block */
+  CU_PROCESS_STATE_CHECKPOINTED = 2, /* device memory is in host memory, device handles released */
+  CU_PROCESS_STATE_FAILED = 3
+} CUprocessState;
+
+typedef struct CUcheckpointLockArgs_st {
+  unsigned int timeoutMs; /* 0: no timeout; on timeout the process stays RUNNING */
+  unsigned int reserved0;
+  cuuint64_t reserved1[7];
+} CUcheckpointLockArgs;
+
+typedef struct CUcheckpointCheckpointArgs_st {
+  cuuint64_t reserved[8];
+} CUcheckpointCheckpointArgs;
+
+typedef struct CUcheckpointGpuPair_st {
+  CUuuid oldUuid;
+  CUuuid newUuid;
+} CUcheckpointGpuPair;
+
+/* CUDA 12.8 declared this as cuuint64_t reserved[8]; 13.0 put the remap
+ * pairs in its first bytes. Same size, and all zero means "same GPUs". */
+typedef struct CUcheckpointRestoreArgs_st {
+  CUcheckpointGpuPair *gpuPairs;
+  unsigned int gpuPairsCount;
+  char reserved[52 - sizeof(CUcheckpointGpuPair *)];
+  cuuint64_t reserved1;
+} CUcheckpointRestoreArgs;
+
+typedef struct CUcheckpointUnlockArgs_st {
+  cuuint64_t reserved[8];
+} CUcheckpointUnlockArgs;
+
+#ifdef __cplusplus
+#define GPUSHARE_CUDA_ABI_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define GPUSHARE_CUDA_ABI_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointLockArgs) == 64, "CUcheckpointLockArgs is 64 bytes");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointCheckpointArgs) == 64, "CUcheckpointCheckpointArgs is 64 bytes");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointGpuPair) == 32, "CUcheckpointGpuPair is 32 bytes");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointRestoreArgs) == 64, "CUcheckpointRestoreArgs is 64 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUcheckpointRestoreArgs, reserved1) == 56, "CUcheckpointRestoreArgs.reserved1 at 56");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointUnlockArgs) == 64, "CUcheckpointUnlockArgs is 64 bytes");
+#undef GPUSHARE_CUDA_ABI_ASSERT
+
 /* Every entry point: X(exported symbol, parameter list). The real driver
  * exports each of these names with exactly this signature. */
 #define GPUSHARE_CUDA_FUNCS(X) \
@@ -233,7 +287,13 @@ typedef struct CUlaunchConfig_st {
   X(cuGetErrorName, (CUresult error, const char **pStr)) \
   X(cuGetErrorString, (CUresult error, const char **pStr)) \
   X(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)) \
-  X(cuGetProcAddress_v2, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus))
+  X(cuGetProcAddress_v2, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)) \
+  X(cuCheckpointProcessGetRestoreThreadId, (int pid, int *tid)) \
+  X(cuCheckpointProcessGetState, (int pid, CUprocessState *state)) \
+  X(cuCheckpointProcessLock, (int pid, CUcheckpointLockArgs *args)) \
+  X(cuCheckpointProcessCheckpoint, (int pid, CUcheckpointCheckpointArgs *args)) \
+  X(cuCheckpointProcessRestore, (int pid, CUcheckpointRestoreArgs *args)) \
+  X(cuCheckpointProcessUnlock, (int pid, CUcheckpointUnlockArgs *args))
 
 #define GPUSHARE_CUDA_TYPEDEF(name, params) typedef CUresult (*name##_fn) params;
 GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
@@ -299,7 +359,13 @@ GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
   X(cuGetErrorName, cuGetErrorName, 6000, 0) \
   X(cuGetErrorString, cuGetErrorString, 6000, 0) \
   X(cuGetProcAddress, cuGetProcAddress, 11030, 0) \
-  X(cuGetProcAddress, cuGetProcAddress_v2, 12000, 0)
+  X(cuGetProcAddress, cuGetProcAddress_v2, 12000, 0) \
+  X(cuCheckpointProcessGetRestoreThreadId, cuCheckpointProcessGetRestoreThreadId, 12080, 0) \
+  X(cuCheckpointProcessGetState, cuCheckpointProcessGetState, 12080, 0) \
+  X(cuCheckpointProcessLock, cuCheckpointProcessLock, 12080, 0) \
+  X(cuCheckpointProcessCheckpoint, cuCheckpointProcessCheckpoint, 12080, 0) \
+  X(cuCheckpointProcessRestore, cuCheckpointProcessRestore, 12080, 0) \
+  X(cuCheckpointProcessUnlock, cuCheckpointProcessUnlock, 12080, 0)
 
 #ifdef __cplusplus
 }

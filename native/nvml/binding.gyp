@@ -4,6 +4,7 @@
       "target_name": "gpushare_nvml",
       "sources": [
         "src/addon.cc",
+        "src/checkpoint.cc",
         "src/describe.cc",
         "src/library.cc",
         "src/packed.cc",

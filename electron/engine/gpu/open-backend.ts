@@ -38,6 +38,7 @@ async function openSimulated(scenario: string): Promise<GpuBackend> {
   const simulated = await SimulatedDriver.shared(scenario);
   // the fake NVML finds its state through this variable, read at nvmlInit
   process.env.GPUSHARE_FAKEGPU_STATE = simulated.statePath;
+  process.env.GPUSHARE_CUDA_LIB = simulated.cudaLibraryPath; // the engine's own libcuda (parking) is the fake too
   const nvml = openNvml(simulated.nvmlLibraryPath);
   return { nvml, simulated, close: () => nvml.close() };
 }

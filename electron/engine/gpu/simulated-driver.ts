@@ -13,6 +13,10 @@ export interface FakegpuProcess {
   usedMemory: number;
   gpuInstanceId: number;
   computeInstanceId: number;
+  /** cuCheckpointProcess* state; a checkpointed process is off NVML's lists. */
+  checkpointState: 'running' | 'locked' | 'checkpointed' | 'failed';
+  /** Bytes a checkpoint moved to host memory (not in usedMemory). */
+  parkedMemory: number;
 }
 
 export interface FakegpuMigDevice {
@@ -119,6 +123,8 @@ export interface SimulatedDriverOptions {
 export class SimulatedDriver {
   readonly libDir = fakegpuBuildDir();
   readonly nvmlLibraryPath = join(fakegpuBuildDir(), 'libnvidia-ml.so.1');
+  /** The fake libcuda.so.1: what the engine itself loads for the checkpoint calls. */
+  readonly cudaLibraryPath = join(fakegpuBuildDir(), 'libcuda.so.1');
   private readonly jobs = new Set<FakejobHandle>();
 
   private constructor(
@@ -143,9 +149,9 @@ export class SimulatedDriver {
       statePath = join(ownedDir, 'state');
     }
     const driver = new SimulatedDriver(options.scenario, statePath, ownedDir);
-    if (!(options.reuse && existsSync(statePath))) {
-      await runFakegpu(['init', '--state', statePath, '--scenario', options.scenario]);
-    }
+    // a state file from an older build of the simulated driver does not load: start that box afresh
+    const reusable = options.reuse && existsSync(statePath) && (await driver.dump().then(() => true, () => false));
+    if (!reusable) await runFakegpu(['init', '--state', statePath, '--scenario', options.scenario]);
     return driver;
   }
 

@@ -63,8 +63,11 @@ static int ll_register(int gpu, int mig) {
     p->gpu = gpu;
     p->mig = mig;
     p->type = g_proc_type;
+    for (int i = 0; i < g_nvis; i++)
+      if (g_dev[i].gpu == gpu && g_dev[i].mig == mig && g_dev[i].mps_share) p->type = FG_TYPE_MPS;
     p->start_time = start;
     p->used_mem = 0;
+    p->restore_tid = (int32_t)gettid();
     FG_STORE(&p->state, FG_PROC_USED);
     if ((uint32_t)slot >= st->proc_hwm) FG_STORE(&st->proc_hwm, (uint32_t)slot + 1);
   }
@@ -144,7 +147,11 @@ static void add_vis(int gpu, int mig) {
 static void add_whole(const fg_state_t *st, int gpu) {
   const fg_gpu_t *g = &st->gpus[gpu];
   if (g->mig_current) {
-    if (g->mig_count) add_vis(gpu, 0); /* a MIG-enabled GPU shows its first instance */
+    for (uint32_t m = 0; m < g->mig_count; m++) /* a MIG-enabled GPU shows its first instance */
+      if (fg_mig_visible(g, m)) {
+        add_vis(gpu, (int)m);
+        break;
+      }
   } else {
     add_vis(gpu, -1);
   }
@@ -173,7 +180,8 @@ static void parse_visible(const fg_state_t *st) {
     } else if (!strncmp(tok, "MIG-", 4)) {
       for (uint32_t i = 0; i < st->gpu_count && !found; i++)
         for (uint32_t m = 0; m < st->gpus[i].mig_count && !found; m++)
-          if (st->gpus[i].mig_current && !strcmp(st->gpus[i].mig[m].uuid, tok)) add_vis((int)i, (int)m), found = 1;
+          if (st->gpus[i].mig_current && fg_mig_visible(&st->gpus[i], m) && !strcmp(st->gpus[i].mig[m].uuid, tok))
+            add_vis((int)i, (int)m), found = 1;
     }
     if (!found) break; /* like the real driver: enumeration stops at the first invalid entry */
   }
@@ -325,6 +333,7 @@ API cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
 /* A context on d exists: make sure the process is registered there. */
 CUresult dc_ref(devctx_t *d) {
   if (d->slot < 0) {
+    mps_setup(d);
     int slot = ll_call(LL_REGISTER, d->gpu, d->mig, -1);
     if (slot < 0) return CUDA_ERROR_OUT_OF_MEMORY; /* process table full */
     d->slot = slot;
@@ -437,12 +446,15 @@ static const struct {
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", "context already in use"},
+    {CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_TIMEOUT, "CUDA_ERROR_TIMEOUT", "timeout occurred"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 

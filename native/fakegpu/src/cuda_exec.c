@@ -42,6 +42,15 @@ API cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
 static void run_kernel(devctx_t *d, const job_t *j) {
   fg_state_t *st = g_st;
   fg_engine_t *e = &st->gpus[d->gpu].engines[d->engine];
+  ckpt_kernel_begin(d); /* a locked (parked) process starts no kernel */
+  if (d->mps_share) { /* MPS clients overlap on the shared MPS context instead of taking turns */
+    uint64_t start, end;
+    mps_run_kernel(d, j->dur_ns, &start, &end);
+    fg_exec_rec_t rec = {0, j->enq_ns, start, end, (int32_t)getpid(), d->engine};
+    fg_ring_append(st, d->gpu, &rec);
+    ckpt_kernel_end(d);
+    return;
+  }
   uint32_t ticket;
   uint64_t start = fg_engine_acquire(e, j->dur_ns, &ticket);
   uint64_t planned = start + j->dur_ns;
@@ -50,6 +59,7 @@ static void run_kernel(devctx_t *d, const job_t *j) {
   if (!fg_engine_release(e, ticket) && end > planned) end = planned; /* taken over: it ended as planned */
   fg_exec_rec_t rec = {0, j->enq_ns, start, end, (int32_t)getpid(), d->engine};
   fg_ring_append(st, d->gpu, &rec);
+  ckpt_kernel_end(d);
 }
 
 static void *executor_main(void *arg) {
@@ -145,6 +155,7 @@ static CUresult launch(CUfunction f, CUstream hStream, void **kernelParams, int 
   if (!s) return rc;
   devctx_t *d = s->dc;
   if (dev_lost(d)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  if (d->mps_share && mps_terminated(d)) return CUDA_ERROR_LAUNCH_FAILED; /* terminate_client ended its work */
   /* convention: the kernel's duration in µs is *(unsigned long long *)kernelParams[0] */
   unsigned long long us = (kernelParams && kernelParams[0]) ? *(const unsigned long long *)kernelParams[0] : 0;
   pthread_mutex_lock(&d->mu);

@@ -51,6 +51,8 @@ struct devctx {
   size_t qcap, qhead, qlen;
   uint64_t enq_total, done_total;
   int executor_started;
+  unsigned mps_share;     /* MPS client with this active thread percentage; 0: not an MPS client */
+  uint64_t mps_mem_limit; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for this device, bytes; 0: none */
 };
 
 struct CUctx_st {
@@ -108,5 +110,17 @@ FG_HIDDEN CUresult dc_ref(devctx_t *d);
 FG_HIDDEN void mem_release_device(devctx_t *d);
 /* cuda_exec.c: waits until all kernels queued on d have run. */
 FG_HIDDEN void dc_sync(devctx_t *d);
+/* cuda_mps.c: before registration, decide whether d is an MPS client (share, pinned memory limit). */
+FG_HIDDEN void mps_setup(devctx_t *d);
+/* cuda_mps.c: run one kernel on the GPU's shared MPS context; gives its start and end times. */
+FG_HIDDEN void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end);
+/* cuda_mps.c: terminate_client was issued for this process on d's GPU. */
+FG_HIDDEN int mps_terminated(const devctx_t *d);
+/* cuda_ckpt.c: the target's side of cuCheckpointProcess*. Kernels and
+ * allocations of a locked or checkpointed process wait until it is unlocked. */
+FG_HIDDEN void ckpt_kernel_begin(devctx_t *d);
+FG_HIDDEN void ckpt_kernel_end(devctx_t *d);
+FG_HIDDEN void ckpt_wait_running(int slot);
+FG_HIDDEN int ckpt_running(int slot);
 
 #endif

@@ -11,6 +11,7 @@
 #include "cuda_internal.h"
 
 #define VA_GRANULE (2ull * FG_MIB)
+#define CKPT_WAIT (-1) /* account_alloc_once: the process is locked, wait and retry */
 #define HASH_BUCKETS 4096
 
 typedef struct alloc_node {
@@ -33,8 +34,12 @@ static CUresult account_alloc_once(devctx_t *d, size_t size) {
   fg_proc_t *p = &st->procs[d->slot];
   if (p->state != FG_PROC_USED || p->pid != getpid()) {
     rc = CUDA_ERROR_INVALID_CONTEXT;
+  } else if (!ckpt_running(d->slot)) {
+    rc = CKPT_WAIT;
   } else if (size > fg_engine_capacity_free(st, d->gpu, d->mig)) {
     rc = CUDA_ERROR_OUT_OF_MEMORY;
+  } else if (d->mps_mem_limit && p->used_mem + size > d->mps_mem_limit) {
+    rc = CUDA_ERROR_OUT_OF_MEMORY; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT */
   } else {
     p->used_mem += size;
     FG_ADD(&st->gpus[d->gpu].proc_used, size);
@@ -47,7 +52,8 @@ static CUresult account_alloc_once(devctx_t *d, size_t size) {
 /* An allocation that does not fit first reaps processes that died since the
  * last reap, as the real driver frees a dead process's memory at once. */
 static CUresult account_alloc(devctx_t *d, size_t size) {
-  CUresult rc = account_alloc_once(d, size);
+  CUresult rc;
+  while ((rc = account_alloc_once(d, size)) == CKPT_WAIT) ckpt_wait_running(d->slot); /* blocks like a locked driver */
   if (rc != CUDA_ERROR_OUT_OF_MEMORY) return rc;
   fg_reap(g_st, 1);
   return account_alloc_once(d, size);
@@ -57,6 +63,11 @@ static void account_free(devctx_t *d, size_t size) {
   fg_state_t *st = g_st;
   if (d->slot < 0) return;
   fg_lock(st);
+  while (!ckpt_running(d->slot)) { /* its bytes may be parked on the host: wait for unlock */
+    fg_unlock(st);
+    ckpt_wait_running(d->slot);
+    fg_lock(st);
+  }
   fg_proc_t *p = &st->procs[d->slot];
   if (p->state == FG_PROC_USED && p->pid == getpid()) {
     if (size > p->used_mem) size = p->used_mem;

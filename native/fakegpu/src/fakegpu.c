@@ -17,6 +17,9 @@
 
 #define MAX_OPTS 16
 
+int fakegpu_cmd_mig(int argc, char **argv); /* fakegpu_spatial.c */
+int fakegpu_cmd_mps(int argc, char **argv);
+
 static const char *USAGE =
     "usage: fakegpu init    --state PATH --scenario FILE_OR_NAME\n"
     "       fakegpu dump    --state PATH\n"
@@ -25,6 +28,10 @@ static const char *USAGE =
     "       fakegpu set     --state PATH --device N key=value... (temperature power sm_clock mem_clock compute_mode; =auto unpins)\n"
     "       fakegpu attach  --state PATH --device N --pid P --mem BYTES [--type compute|graphics|mps] [--mig GI]\n"
     "       fakegpu execlog --state PATH --device N [--mig GI] [--since-ns T]\n"
+    "       fakegpu mig     --state PATH --device N list | create-gi PROFILE[:START] [-C] | destroy-gi GI\n"
+    "                       | create-ci GI | destroy-ci GI CI | mode on|off\n"
+    "       fakegpu mps     --state PATH [--device N] status | start [--user NAME] [--uid U] [--pid P] [--pipe-dir DIR]\n"
+    "                       | stop | terminate-client PID\n"
     "--state defaults to $GPUSHARE_FAKEGPU_STATE\n";
 
 static void die(int code, const char *fmt, ...) {
@@ -140,7 +147,7 @@ static int mig_arg(const args_t *a, const fg_state_t *st, int dev, const char *c
   const fg_gpu_t *g = &st->gpus[dev];
   if (!g->mig_current) die(2, "%s: device %d is not in MIG mode", cmd, dev);
   for (uint32_t m = 0; m < g->mig_count; m++)
-    if (g->mig[m].gi == gi) return (int)m;
+    if (g->mig[m].present != FG_MIG_FREE && g->mig[m].gi == gi) return (int)m;
   die(2, "%s: device %d has no GPU instance %llu", cmd, dev, gi);
   return -1;
 }
@@ -212,6 +219,9 @@ static void json_str(const char *s) {
 
 static const char *TYPE_NAMES[] = {"compute", "graphics", "mps"};
 
+/* FG_CKPT_* as CUprocessState names; LOCKING still reads as running */
+static const char *const CKPT_NAMES[] = {"running", "locked", "checkpointed", "failed", "running"};
+
 static int cmd_dump(int argc, char **argv) {
   static const char *const allowed[] = {"state", NULL};
   args_t a;
@@ -255,9 +265,12 @@ static int cmd_dump(int argc, char **argv) {
     printf(",\"computeMode\":%u,\"migMode\":{\"current\":%u,\"pending\":%u},\"lost\":%s", g->compute_mode,
            g->mig_current, g->mig_pending, g->lost ? "true" : "false");
     printf(",\"utilizationGpu\":%u,\"utilizationMemory\":%u,\"migDevices\":[", util, fg_mem_util(util));
+    first = 1;
     for (uint32_t m = 0; g->mig_current && m < g->mig_count; m++) {
       const fg_mig_t *mi = &g->mig[m];
-      printf("%s{\"index\":%u,\"uuid\":", m ? "," : "", m);
+      if (!fg_mig_visible(g, m)) continue;
+      printf("%s{\"index\":%u,\"uuid\":", first ? "" : ",", m);
+      first = 0;
       json_str(mi->uuid);
       printf(",\"name\":");
       json_str(mi->name);
@@ -276,8 +289,10 @@ static int cmd_dump(int argc, char **argv) {
       if (!fg_proc_copy(st, (int)i, &p) || p.gpu != (int)d) continue;
       unsigned gi = FG_ID_NONE, ci = FG_ID_NONE;
       if (p.mig >= 0 && (uint32_t)p.mig < g->mig_count) gi = g->mig[p.mig].gi, ci = g->mig[p.mig].ci;
-      printf("%s{\"pid\":%d,\"type\":\"%s\",\"usedMemory\":%llu,\"gpuInstanceId\":%u,\"computeInstanceId\":%u}",
+      printf("%s{\"pid\":%d,\"type\":\"%s\",\"usedMemory\":%llu,\"gpuInstanceId\":%u,\"computeInstanceId\":%u",
              first ? "" : ",", p.pid, TYPE_NAMES[p.type <= 2 ? p.type : 0], (unsigned long long)p.used_mem, gi, ci);
+      printf(",\"checkpointState\":\"%s\",\"parkedMemory\":%llu}", CKPT_NAMES[p.ckpt_state <= 4 ? p.ckpt_state : 3],
+             (unsigned long long)p.parked_mem);
       first = 0;
     }
     printf("]}");
@@ -476,6 +491,8 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "set")) return cmd_set(argc, argv);
   if (!strcmp(cmd, "attach")) return cmd_attach(argc, argv);
   if (!strcmp(cmd, "execlog")) return cmd_execlog(argc, argv);
+  if (!strcmp(cmd, "mig")) return fakegpu_cmd_mig(argc, argv);
+  if (!strcmp(cmd, "mps")) return fakegpu_cmd_mps(argc, argv);
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
     fputs(USAGE, stdout);
     return 0;

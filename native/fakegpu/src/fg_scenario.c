@@ -9,36 +9,58 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Profile tables: id, compute slices, memory slices, SMs, MiB, CE, NVDEC,
- * NVENC, JPEG, OFA, max instances. */
-static const fg_profile_t H100_80[] = {
-    {"1g.10gb", 0x0, 1, 1, 16, 9856, 1, 1, 0, 1, 0, 7},
-    {"2g.20gb", 0x1, 2, 2, 32, 19968, 2, 2, 0, 2, 0, 3},
-    {"3g.40gb", 0x2, 3, 4, 60, 40192, 3, 3, 0, 3, 0, 2},
-    {"4g.40gb", 0x3, 4, 4, 64, 40192, 4, 4, 0, 4, 0, 1},
-    {"7g.80gb", 0x4, 7, 8, 132, 80896, 8, 7, 0, 7, 1, 1},
+/* Profile tables, in the order of electron/engine/mig/profiles.ts (MIG user guide, `nvidia-smi mig -lgip`):
+ * name, GPU-instance profile id (what GpuInstanceGetInfo reports and `nvidia-smi mig -cgi` takes), compute
+ * slices, memory slices, SMs, MiB, CE, NVDEC, NVENC, JPEG, OFA, max instances, NVML_GPU_INSTANCE_PROFILE_*
+ * index (what nvmlDeviceGetGpuInstanceProfileInfoV takes). */
+#define FG_PROFILES_PER_GPU 7
+static const fg_profile_t H100_80[FG_PROFILES_PER_GPU] = {
+    {"1g.10gb", 19, 1, 1, 16, 9984, 1, 1, 0, 1, 0, 7, 0x0},
+    {"1g.10gb+me", 20, 1, 1, 16, 9984, 1, 7, 0, 7, 1, 1, 0x7},
+    {"1g.20gb", 15, 1, 2, 26, 20096, 1, 1, 0, 1, 0, 4, 0x9},
+    {"2g.20gb", 14, 2, 2, 32, 20096, 2, 2, 0, 2, 0, 3, 0x1},
+    {"3g.40gb", 9, 3, 4, 60, 40448, 3, 3, 0, 3, 0, 2, 0x2},
+    {"4g.40gb", 5, 4, 4, 64, 40448, 4, 4, 0, 4, 0, 1, 0x3},
+    {"7g.80gb", 0, 7, 8, 132, 81152, 8, 7, 0, 7, 1, 1, 0x4},
 };
-static const fg_profile_t A100_40[] = {
-    {"1g.5gb", 0x0, 1, 1, 14, 4864, 1, 0, 0, 0, 0, 7},
-    {"2g.10gb", 0x1, 2, 2, 28, 9984, 2, 1, 0, 0, 0, 3},
-    {"3g.20gb", 0x2, 3, 4, 42, 19968, 3, 2, 0, 0, 0, 2},
-    {"4g.20gb", 0x3, 4, 4, 56, 19968, 4, 2, 0, 0, 0, 1},
-    {"7g.40gb", 0x4, 7, 8, 98, 40192, 7, 5, 0, 1, 1, 1},
+static const fg_profile_t A100_40[FG_PROFILES_PER_GPU] = {
+    {"1g.5gb", 19, 1, 1, 14, 4864, 1, 0, 0, 0, 0, 7, 0x0},
+    {"1g.5gb+me", 20, 1, 1, 14, 4864, 1, 5, 0, 1, 1, 1, 0x7},
+    {"1g.10gb", 15, 1, 2, 14, 9856, 1, 1, 0, 0, 0, 4, 0x9},
+    {"2g.10gb", 14, 2, 2, 28, 9856, 2, 1, 0, 0, 0, 3, 0x1},
+    {"3g.20gb", 9, 3, 4, 42, 19968, 3, 2, 0, 0, 0, 2, 0x2},
+    {"4g.20gb", 5, 4, 4, 56, 19968, 4, 2, 0, 0, 0, 1, 0x3},
+    {"7g.40gb", 0, 7, 8, 98, 40192, 7, 5, 0, 1, 1, 1, 0x4},
 };
-static const fg_profile_t A100_80[] = {
-    {"1g.10gb", 0x0, 1, 1, 14, 9856, 1, 0, 0, 0, 0, 7},
-    {"2g.20gb", 0x1, 2, 2, 28, 19968, 2, 1, 0, 0, 0, 3},
-    {"3g.40gb", 0x2, 3, 4, 42, 40192, 3, 2, 0, 0, 0, 2},
-    {"4g.40gb", 0x3, 4, 4, 56, 40192, 4, 2, 0, 0, 0, 1},
-    {"7g.80gb", 0x4, 7, 8, 98, 80896, 7, 5, 0, 1, 1, 1},
+static const fg_profile_t A100_80[FG_PROFILES_PER_GPU] = {
+    {"1g.10gb", 19, 1, 1, 14, 9728, 1, 0, 0, 0, 0, 7, 0x0},
+    {"1g.10gb+me", 20, 1, 1, 14, 9728, 1, 5, 0, 1, 1, 1, 0x7},
+    {"1g.20gb", 15, 1, 2, 14, 19968, 1, 1, 0, 0, 0, 4, 0x9},
+    {"2g.20gb", 14, 2, 2, 28, 19968, 2, 1, 0, 0, 0, 3, 0x1},
+    {"3g.40gb", 9, 3, 4, 42, 40192, 3, 2, 0, 0, 0, 2, 0x2},
+    {"4g.40gb", 5, 4, 4, 56, 40192, 4, 2, 0, 0, 0, 1, 0x3},
+    {"7g.80gb", 0, 7, 8, 98, 80640, 7, 5, 0, 1, 1, 1, 0x4},
 };
 
-static const unsigned PROFILE_SLICES[] = {1, 2, 3, 4, 7};
-static const unsigned PROFILE_MEM_SLICES[] = {1, 2, 4, 4, 8};
-static const unsigned PROFILE_MAX[] = {7, 3, 2, 1, 1};
+/* An unknown model: the same shape, sized from the whole GPU (an eighth of its memory per slice). */
+static void generic_profile(const fg_gpu_t *g, int i, fg_profile_t *out) {
+  static const unsigned NVML[] = {0x0, 0x7, 0x9, 0x1, 0x2, 0x3, 0x4}, ID[] = {19, 20, 15, 14, 9, 5, 0},
+                        SLICES[] = {1, 1, 1, 2, 3, 4, 7}, MEM[] = {1, 1, 2, 2, 4, 4, 8}, MAX[] = {7, 1, 4, 3, 2, 1, 1};
+  memset(out, 0, sizeof *out);
+  unsigned total_mib = (unsigned)(g->memory_total / FG_MIB);
+  out->nvml = NVML[i];
+  out->id = ID[i];
+  out->slices = SLICES[i];
+  out->mem_slices = MEM[i];
+  out->max_instances = MAX[i];
+  out->sm = i == 6 ? g->sm_count : (g->sm_count / 7) * out->slices;
+  out->mem_mib = (total_mib / 8 * out->mem_slices) / 128 * 128;
+  out->ce = out->slices;
+  snprintf(out->name, sizeof out->name, "%ug.%ugb%s", out->slices, (out->mem_mib + 512) / 1024, i == 1 ? "+me" : "");
+}
 
-int fg_profile_by_id(const fg_gpu_t *g, unsigned id, fg_profile_t *out) {
-  if (id > 4) return 0;
+int fg_profile_at(const fg_gpu_t *g, int i, fg_profile_t *out) {
+  if (i < 0 || i >= FG_PROFILES_PER_GPU) return 0;
   const fg_profile_t *t = NULL;
   switch ((fg_family_t)g->family) {
     case FG_FAM_H100_80: t = H100_80; break;
@@ -46,22 +68,65 @@ int fg_profile_by_id(const fg_gpu_t *g, unsigned id, fg_profile_t *out) {
     case FG_FAM_A100_80: t = A100_80; break;
     default: break;
   }
-  if (t) {
-    *out = t[id];
-    return 1;
-  }
-  /* Unknown model: derive from the whole GPU (an eighth of memory per slice). */
-  memset(out, 0, sizeof *out);
-  unsigned total_mib = (unsigned)(g->memory_total / FG_MIB);
-  out->id = id;
-  out->slices = PROFILE_SLICES[id];
-  out->mem_slices = PROFILE_MEM_SLICES[id];
-  out->max_instances = PROFILE_MAX[id];
-  out->sm = id == 4 ? g->sm_count : (g->sm_count / 7) * out->slices;
-  out->mem_mib = (total_mib / 8 * out->mem_slices) / 128 * 128;
-  out->ce = out->slices;
-  snprintf(out->name, sizeof out->name, "%ug.%ugb", out->slices, (out->mem_mib + 512) / 1024);
+  if (t) *out = t[i];
+  else generic_profile(g, i, out);
   return 1;
+}
+
+int fg_profile_by_id(const fg_gpu_t *g, unsigned nvml_index, fg_profile_t *out) {
+  for (int i = 0; fg_profile_at(g, i, out); i++)
+    if (out->nvml == nvml_index) return 1;
+  return 0;
+}
+
+int fg_profile_by_gi_id(const fg_gpu_t *g, unsigned id, fg_profile_t *out) {
+  for (int i = 0; fg_profile_at(g, i, out); i++)
+    if (out->id == id) return 1;
+  return 0;
+}
+
+/* Memory slices where an instance of the profile may start, highest first (8 memory slices). */
+static const unsigned *allowed_starts(const fg_profile_t *p, int *n) {
+  static const unsigned s1[] = {6, 5, 4, 3, 2, 1, 0}, s1x2[] = {6, 4, 2, 0}, s2[] = {4, 2, 0}, s3[] = {4, 0}, s0[] = {0};
+  if (p->mem_slices == 1) return *n = 7, s1;
+  if (p->mem_slices == 2 && p->slices == 1) return *n = 4, s1x2;
+  if (p->mem_slices == 2) return *n = 3, s2;
+  if (p->slices == 3) return *n = 2, s3;
+  return *n = 1, s0;
+}
+
+int fg_mig_start_allowed(const fg_profile_t *p, unsigned start) {
+  int n;
+  const unsigned *al = allowed_starts(p, &n);
+  for (int k = 0; k < n; k++)
+    if (al[k] == start) return 1;
+  return 0;
+}
+
+static void make_uuid(char *out, size_t len, const char *prefix, const char *key);
+
+void fg_mig_fill(const fg_gpu_t *g, fg_mig_t *mi, const fg_profile_t *p, unsigned start, unsigned generation) {
+  snprintf(mi->profile, sizeof mi->profile, "%s", p->name);
+  snprintf(mi->name, sizeof mi->name, "%.63s MIG %s", g->name, p->name);
+  mi->profile_id = p->id;
+  mi->nvml_profile = p->nvml;
+  mi->slices = p->slices;
+  mi->placement_start = start;
+  mi->placement_size = p->mem_slices;
+  mi->sm_count = p->sm;
+  mi->copy_engines = p->ce;
+  mi->decoders = p->dec;
+  mi->encoders = p->enc;
+  mi->jpegs = p->jpg;
+  mi->ofas = p->ofa;
+  mi->memory_total = (uint64_t)p->mem_mib * FG_MIB;
+  if (generation > 0 || !mi->uuid[0]) {
+    /* scenario instances: derived from parent, GI and CI; created ones also from the layout generation */
+    char key[256];
+    if (generation) snprintf(key, sizeof key, "mig|%s|%u|%u|%u", g->uuid, mi->gi, mi->ci, generation);
+    else snprintf(key, sizeof key, "mig|%s|%u|%u", g->uuid, mi->gi, mi->ci);
+    make_uuid(mi->uuid, sizeof mi->uuid, "MIG", key);
+  }
 }
 
 /* ---- parsing ---- */
@@ -200,7 +265,7 @@ static int valid_uuid(const char *s, const char *prefix) {
 typedef struct {
   int line;
   int placement; /* -1: solve */
-  unsigned profile; /* index into profile ids */
+  unsigned profile; /* NVML_GPU_INSTANCE_PROFILE_* index */
 } mig_req_t;
 
 static const unsigned PCI_BUSES[8] = {0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD};
@@ -330,22 +395,12 @@ static int parse_gpu(pctx_t *c, fg_state_t *st, kv_t *kv, int *reserved_set) {
   return 0;
 }
 
-static const unsigned *allowed_starts(unsigned id, int *n) {
-  static const unsigned s1[] = {6, 5, 4, 3, 2, 1, 0}, s2[] = {4, 2, 0}, s3[] = {4, 0}, s0[] = {0};
-  switch (id) {
-    case 0: *n = 7; return s1;
-    case 1: *n = 3; return s2;
-    case 2: *n = 2; return s3;
-    default: *n = 1; return s0;
-  }
-}
-
 static int place(const fg_gpu_t *g, const mig_req_t *req, int n, int i, unsigned used, unsigned *starts) {
   if (i == n) return 1;
   fg_profile_t p;
   fg_profile_by_id(g, req[i].profile, &p);
   int cnt;
-  const unsigned *al = allowed_starts(req[i].profile, &cnt);
+  const unsigned *al = allowed_starts(&p, &cnt);
   for (int k = 0; k < cnt; k++) {
     unsigned s = al[k];
     if (req[i].placement >= 0 && (unsigned)req[i].placement != s) continue;
@@ -373,23 +428,20 @@ static int parse_mig(pctx_t *c, fg_state_t *st, kv_t *kv, mig_req_t *reqs, int *
     const char *k = kv->key[i], *v = kv->val[i];
     unsigned long long x;
     if (!strcmp(k, "profile")) {
+      /* a full name, or just "Ng" for the first profile with N compute slices */
       int found = 0;
-      for (unsigned id = 0; id <= 4 && !found; id++) {
-        fg_profile_t p;
-        fg_profile_by_id(g, id, &p);
+      fg_profile_t p;
+      for (int pi = 0; !found && fg_profile_at(g, pi, &p); pi++)
+        if (!strcmp(p.name, v)) r->profile = p.nvml, found = 1;
+      for (int pi = 0; !found && fg_profile_at(g, pi, &p); pi++) {
         size_t pl = strcspn(p.name, ".");
-        if (!strcmp(p.name, v) || (strlen(v) == pl && !strncmp(p.name, v, pl))) {
-          r->profile = id;
-          found = 1;
-        }
+        if (strlen(v) == pl && !strncmp(p.name, v, pl)) r->profile = p.nvml, found = 1;
       }
       if (!found) {
-        char names[128] = "";
-        for (unsigned id = 0; id <= 4; id++) {
-          fg_profile_t p;
-          fg_profile_by_id(g, id, &p);
-          strncat(names, p.name, sizeof names - strlen(names) - 2);
-          if (id < 4) strncat(names, " ", sizeof names - strlen(names) - 1);
+        char names[160] = "";
+        for (int pi = 0; fg_profile_at(g, pi, &p); pi++) {
+          if (pi) strncat(names, " ", sizeof names - strlen(names) - 1);
+          strncat(names, p.name, sizeof names - strlen(names) - 1);
         }
         return fail(c, "unknown profile '%s' for %s (one of: %s)", v, g->name, names);
       }
@@ -414,10 +466,10 @@ static int parse_mig(pctx_t *c, fg_state_t *st, kv_t *kv, mig_req_t *reqs, int *
   }
   if (!have_profile) return fail(c, "mig needs profile=NAME (e.g. profile=3g.40gb)");
   if (r->placement >= 0) {
-    int cnt, ok = 0;
-    const unsigned *al = allowed_starts(r->profile, &cnt);
-    for (int k = 0; k < cnt; k++) ok |= al[k] == (unsigned)r->placement;
-    if (!ok) return fail(c, "placement %d is not allowed for this profile", r->placement);
+    fg_profile_t p;
+    fg_profile_by_id(g, r->profile, &p);
+    if (!fg_mig_start_allowed(&p, (unsigned)r->placement))
+      return fail(c, "placement %d is not allowed for this profile", r->placement);
   }
   g->mig_count++;
   return 0;
@@ -430,13 +482,18 @@ static int finish_gpu(pctx_t *c, fg_state_t *st, unsigned gi_idx, mig_req_t *req
   if (g->memory_reserved >= g->memory_total) return fail(c, "gpu %u: reserved memory >= total", gi_idx);
   if (!g->mig_current) return 0;
   unsigned starts[FG_MAX_MIG];
-  unsigned counts[5] = {0};
+  unsigned counts[32] = {0}, compute = 0;
   for (unsigned m = 0; m < g->mig_count; m++) {
     fg_profile_t p;
     fg_profile_by_id(g, reqs[m].profile, &p);
-    if (++counts[reqs[m].profile] > p.max_instances) {
+    compute += p.slices;
+    if (++counts[reqs[m].profile & 31] > p.max_instances) {
       c->line = reqs[m].line;
       return fail(c, "at most %u instances of %s", p.max_instances, p.name);
+    }
+    if (compute > 7) {
+      c->line = reqs[m].line;
+      return fail(c, "more than 7 compute slices on gpu %u", gi_idx);
     }
   }
   if (!place(g, reqs, (int)g->mig_count, 0, 0, starts)) {
@@ -448,19 +505,6 @@ static int finish_gpu(pctx_t *c, fg_state_t *st, unsigned gi_idx, mig_req_t *req
     fg_mig_t *mi = &g->mig[m];
     fg_profile_t p;
     fg_profile_by_id(g, reqs[m].profile, &p);
-    snprintf(mi->profile, sizeof mi->profile, "%s", p.name);
-    snprintf(mi->name, sizeof mi->name, "%s MIG %s", g->name, p.name);
-    mi->profile_id = p.id;
-    mi->slices = p.slices;
-    mi->placement_start = starts[m];
-    mi->placement_size = p.mem_slices;
-    mi->sm_count = p.sm;
-    mi->copy_engines = p.ce;
-    mi->decoders = p.dec;
-    mi->encoders = p.enc;
-    mi->jpegs = p.jpg;
-    mi->ofas = p.ofa;
-    mi->memory_total = (uint64_t)p.mem_mib * FG_MIB;
     if (!gi_set[m]) {
       for (;;) {
         int clash = 0;
@@ -477,11 +521,8 @@ static int finish_gpu(pctx_t *c, fg_state_t *st, unsigned gi_idx, mig_req_t *req
         c->line = reqs[m].line;
         return fail(c, "duplicate gi %u", mi->gi);
       }
-    if (!mi->uuid[0]) {
-      char key[256];
-      snprintf(key, sizeof key, "mig|%s|%u|%u", g->uuid, mi->gi, mi->ci);
-      make_uuid(mi->uuid, sizeof mi->uuid, "MIG", key);
-    }
+    fg_mig_fill(g, mi, &p, starts[m], 0);
+    mi->present = FG_MIG_GI_CI;
   }
   return 0;
 }

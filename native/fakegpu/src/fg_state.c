@@ -156,6 +156,9 @@ void fg_proc_free_locked(fg_state_t *st, int slot) {
     if (p->mig >= 0 && p->mig < FG_MAX_MIG) FG_SUB(&g->mig[p->mig].proc_used, p->used_mem);
   }
   p->used_mem = 0;
+  p->parked_mem = 0; /* a parked process that dies takes its host copy with it */
+  FG_STORE(&p->ckpt_state, FG_CKPT_RUNNING);
+  FG_STORE(&p->busy, 0);
   FG_STORE(&p->state, FG_PROC_FREE);
 }
 
@@ -230,6 +233,9 @@ int fg_proc_copy(const fg_state_t *st, int slot, fg_proc_t *out) {
   out->type = p->type;
   out->start_time = p->start_time;
   out->used_mem = __atomic_load_n(&p->used_mem, __ATOMIC_RELAXED);
+  out->ckpt_state = FG_LOAD(&p->ckpt_state);
+  out->parked_mem = __atomic_load_n(&p->parked_mem, __ATOMIC_RELAXED);
+  out->restore_tid = p->restore_tid;
   return FG_LOAD(&p->state) == FG_PROC_USED && out->pid > 0;
 }
 
@@ -322,6 +328,16 @@ void fg_ring_scan(const fg_state_t *st, int gpu, int engine, uint64_t from, uint
     if (rec.end_ns <= from || rec.start_ns >= to || rec.start_ns >= rec.end_ns) continue;
     fn(&rec, ctx);
   }
+  /* and MPS clients' kernels running now on the shared MPS context (whole GPU, cuda_mps.c) */
+  if (engine > 0) return;
+  uint64_t now = fg_now_ns();
+  for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
+    const fg_mps_client_t *c = &g->mps_clients[i];
+    if (!FG_LOAD(&c->pid) || !FG_LOAD(&c->active) || (int64_t)(now - FG_LOAD(&c->heartbeat_ns)) > 50000000) continue;
+    fg_exec_rec_t rec = {0, 0, FG_LOAD(&c->kernel_start_ns), now, FG_LOAD(&c->pid), 0};
+    if (rec.end_ns <= from || rec.start_ns >= to || rec.start_ns >= rec.end_ns) continue;
+    fn(&rec, ctx);
+  }
 }
 
 typedef struct {
@@ -354,7 +370,8 @@ unsigned fg_gpu_util(const fg_state_t *st, int gpu) {
   /* MIG: SM-weighted mean of the instances' engines */
   uint64_t acc = 0;
   for (uint32_t m = 0; m < g->mig_count; m++)
-    acc += (uint64_t)fg_engine_util(st, gpu, (int)m + 1) * g->mig[m].sm_count;
+    if (FG_LOAD(&g->mig[m].present) != FG_MIG_FREE)
+      acc += (uint64_t)fg_engine_util(st, gpu, (int)m + 1) * g->mig[m].sm_count;
   return g->sm_count ? (unsigned)(acc / g->sm_count) : 0;
 }
 

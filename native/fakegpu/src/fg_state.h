@@ -29,6 +29,11 @@ enum { FG_KIND_LIFELINE = 0, FG_KIND_ATTACHED = 1 };
 enum { FG_TYPE_COMPUTE = 0, FG_TYPE_GRAPHICS = 1, FG_TYPE_MPS = 2 };
 enum { FG_PIN_TEMP = 1, FG_PIN_POWER = 2, FG_PIN_SM_CLOCK = 4, FG_PIN_MEM_CLOCK = 8 };
 enum { FG_MIG_UNSUPPORTED = 0, FG_MIG_CAPABLE = 1 };
+/* fg_mig_t.present: mig[] slots are stable (processes and engines refer to them by index), so a
+ * destroyed instance leaves a free slot; a GPU instance without a compute instance has no MIG device. */
+enum { FG_MIG_FREE = 0, FG_MIG_GI_ONLY = 1, FG_MIG_GI_CI = 2 };
+#define FG_MAX_MPS_CLIENTS 48
+#define FG_MAX_MPS_TERMINATED 16
 
 typedef struct {
   uint64_t seq; /* ring index + 1 once the record is complete */
@@ -65,7 +70,19 @@ typedef struct {
   uint32_t sm_count, copy_engines, decoders, encoders, jpegs, ofas;
   uint64_t memory_total; /* bytes */
   uint64_t proc_used;    /* bytes allocated by processes in this instance */
+  uint32_t present;      /* FG_MIG_*: a slot of mig[] is a GPU instance (+ its compute instance) or free */
+  uint32_t nvml_profile; /* NVML_GPU_INSTANCE_PROFILE_* index of profile_id */
 } fg_mig_t;
+
+/* One MPS client process with a kernel on the GPU's shared MPS context (cuda_mps.c). */
+typedef struct {
+  int32_t pid; /* 0: free */
+  uint32_t share;  /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
+  uint32_t active; /* a kernel is running now */
+  uint32_t pad;
+  uint64_t heartbeat_ns; /* refreshed while active; stale (stopped/dead client) entries do not count */
+  uint64_t kernel_start_ns;
+} fg_mps_client_t;
 
 typedef struct {
   char name[FG_NAME_LEN];
@@ -85,6 +102,17 @@ typedef struct {
   uint32_t pin_temp, pin_power_mw, pin_sm_clock, pin_mem_clock;
   uint32_t pad;
   fg_engine_t engines[FG_MAX_ENGINES];
+  /* --- MIG reconfiguration and MPS (fakegpu mig / fakegpu mps; see README) --- */
+  uint32_t mig_generation; /* bumped by every GPU/compute instance change */
+  uint32_t mps_running;    /* a simulated MPS control daemon serves this GPU */
+  int32_t mps_pid;         /* who started it (0: none given) */
+  uint32_t mps_uid;
+  char mps_user[32];
+  char mps_pipe_dir[256]; /* clients whose CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) matches join it */
+  fg_mps_client_t mps_clients[FG_MAX_MPS_CLIENTS];
+  int32_t mps_terminated[FG_MAX_MPS_TERMINATED]; /* terminate_client'ed pids (ring) */
+  uint32_t mps_terminated_next;
+  uint32_t mps_pad;
 } fg_gpu_t;
 
 typedef struct {
@@ -97,7 +125,17 @@ typedef struct {
   uint64_t start_time; /* /proc/PID/stat field 22 */
   uint64_t used_mem;
   pthread_mutex_t alive; /* held by the owner's lifeline thread (robust) */
+  /* cuCheckpointProcess*: changed by the caller (another process), obeyed by the owner */
+  uint32_t ckpt_state; /* FG_CKPT_* */
+  uint32_t busy;       /* 1 while the owner's executor runs (or is about to start) a kernel */
+  uint64_t parked_mem; /* bytes moved to host memory by a checkpoint (not in used_mem) */
+  int32_t restore_tid; /* the owner's lifeline thread */
+  uint32_t ckpt_pad;
 } fg_proc_t;
+
+/* CUprocessState values; LOCKING (a lock waiting for the in-flight kernel)
+ * reads as RUNNING but already holds back new kernels. */
+enum { FG_CKPT_RUNNING = 0, FG_CKPT_LOCKED = 1, FG_CKPT_CHECKPOINTED = 2, FG_CKPT_FAILED = 3, FG_CKPT_LOCKING = 4 };
 
 typedef struct {
   char call[64];
@@ -168,6 +206,11 @@ FG_HIDDEN unsigned fg_temperature(const fg_state_t *st, int gpu, unsigned util);
 FG_HIDDEN unsigned fg_power_mw(const fg_state_t *st, int gpu, unsigned util);
 FG_HIDDEN unsigned fg_sm_clock(const fg_state_t *st, int gpu, unsigned util);
 FG_HIDDEN unsigned fg_mem_clock(const fg_state_t *st, int gpu);
+
+/* MIG slots: a MIG device exists at mig[m] (a GPU instance with its compute instance) */
+static inline int fg_mig_visible(const fg_gpu_t *g, uint32_t m) {
+  return m < g->mig_count && __atomic_load_n(&g->mig[m].present, __ATOMIC_ACQUIRE) == FG_MIG_GI_CI;
+}
 
 /* atomics */
 #define FG_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)

@@ -49,6 +49,7 @@ static const struct nvmlDevice_opaque *dev_of(nvmlDevice_t d) {
   if (!h || (unsigned)h->gpu >= st->gpu_count) return NVML_ERROR_INVALID_ARGUMENT; \
   fg_gpu_t *g = &st->gpus[h->gpu];                                            \
   if (FG_LOAD(&g->lost)) return NVML_ERROR_GPU_IS_LOST;                       \
+  if (h->mig >= 0 && !fg_mig_visible(g, (uint32_t)h->mig)) return NVML_ERROR_INVALID_ARGUMENT; \
   {                                                                           \
     int fc_ = fg_fault_lookup(st, __func__, h->gpu);                          \
     if (fc_) return fc_;                                                      \
@@ -352,7 +353,7 @@ API nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
   DEVICE_CALL(device);
   if (!migDevice || h->mig >= 0 || index >= FG_MAX_MIG) return NVML_ERROR_INVALID_ARGUMENT;
   if (!g->mig_capable) return NVML_ERROR_NOT_SUPPORTED;
-  if (!g->mig_current || index >= g->mig_count) return NVML_ERROR_NOT_FOUND;
+  if (!g->mig_current || !fg_mig_visible(g, index)) return NVML_ERROR_NOT_FOUND;
   *migDevice = dev_handle(h->gpu, (int)index);
   return NVML_SUCCESS;
 }
@@ -385,7 +386,7 @@ API nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuIn
   if (!gpuInstance || h->mig >= 0) return NVML_ERROR_INVALID_ARGUMENT;
   if (!g->mig_capable || !g->mig_current) return NVML_ERROR_NOT_SUPPORTED;
   for (uint32_t m = 0; m < g->mig_count; m++)
-    if (g->mig[m].gi == id) {
+    if (FG_LOAD(&g->mig[m].present) != FG_MIG_FREE && g->mig[m].gi == id) {
       *gpuInstance = &g_gi[h->gpu][m];
       return NVML_SUCCESS;
     }
@@ -403,7 +404,8 @@ API nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t 
   if (FG_LOAD(&g->lost)) return NVML_ERROR_GPU_IS_LOST;
   int fc = fg_fault_lookup(st, __func__, gi->gpu);
   if (fc) return fc;
-  if ((unsigned)gi->mig >= g->mig_count) return NVML_ERROR_INVALID_ARGUMENT;
+  if ((unsigned)gi->mig >= g->mig_count || FG_LOAD(&g->mig[gi->mig].present) == FG_MIG_FREE)
+    return NVML_ERROR_INVALID_ARGUMENT;
   const fg_mig_t *m = &g->mig[gi->mig];
   info->device = dev_handle(gi->gpu, -1);
   info->id = m->gi;
@@ -454,6 +456,7 @@ static unsigned collect(fg_state_t *st, const struct nvmlDevice_opaque *h, int t
   for (uint32_t i = 0; i < hwm && i < FG_MAX_PROCS; i++) {
     fg_proc_t p;
     if (!fg_proc_copy(st, (int)i, &p)) continue;
+    if (p.ckpt_state == FG_CKPT_CHECKPOINTED) continue; /* released its device handles, as on a real driver */
     if (p.gpu != h->gpu) continue;
     if (h->mig >= 0 && p.mig != h->mig) continue;
     if (type >= 0 && p.type != (uint32_t)type) continue;

@@ -120,10 +120,15 @@ static void basic(void) {
       nvmlGpuInstanceInfo_t info;
       OK(p_nvmlGpuInstanceGetInfo(gih, &info));
       EXPECT(info.id == gi && info.device == d, "gi info");
+      /* ProfileInfoV takes an NVML_GPU_INSTANCE_PROFILE_* index, not the profile id: scan for the id */
       nvmlGpuInstanceProfileInfo_v2_t pi;
-      memset(&pi, 0, sizeof pi);
-      pi.version = nvmlGpuInstanceProfileInfo_v2;
-      OK(p_nvmlDeviceGetGpuInstanceProfileInfoV(d, info.profileId, &pi));
+      int have = 0;
+      for (unsigned ix = 0; ix < NVML_GPU_INSTANCE_PROFILE_COUNT && !have; ix++) {
+        memset(&pi, 0, sizeof pi);
+        pi.version = nvmlGpuInstanceProfileInfo_v2;
+        have = p_nvmlDeviceGetGpuInstanceProfileInfoV(d, ix, &pi) == NVML_SUCCESS && pi.id == info.profileId;
+      }
+      EXPECT(have, "no profile info with id %u", info.profileId);
       EXPECT(pi.multiprocessorCount == at.multiprocessorCount, "profile SMs %u vs %u", pi.multiprocessorCount,
              at.multiprocessorCount);
       EXPECT(strncmp(pi.name, "MIG ", 4) == 0, "profile name %s", pi.name);

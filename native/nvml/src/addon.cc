@@ -2,6 +2,7 @@
 // it into the NvmlBinding surface. One addon instance (one NVML session) per JS environment.
 #include <napi.h>
 
+#include "checkpoint.h"
 #include "describe.h"
 #include "packed.h"
 #include "sample.h"
@@ -105,6 +106,7 @@ class NvmlAddon : public Napi::Addon<NvmlAddon> {
                              InstanceMethod("samplePacked", &NvmlAddon::SamplePacked),
                              InstanceMethod("sampleErrors", &NvmlAddon::SampleErrors),
                          });
+    registerCheckpoint(env, exports);  // libcuda's cuCheckpointProcess*, separate from the NVML session
   }
 
  private:

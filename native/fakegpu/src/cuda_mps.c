@@ -1,0 +1,157 @@
+/* Fake libcuda.so.1: MPS clients. A process is an MPS client of a GPU when the
+ * simulated MPS control daemon serves that GPU (`fakegpu mps start`) and the
+ * process's CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) is the daemon's.
+ * Its kernels run on the GPU's shared MPS context: they overlap with the other
+ * clients' kernels instead of taking turns on the engine. The model (README):
+ * a kernel's nominal duration is its time on its share of the SMs
+ * (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); while the shares of the clients with a
+ * kernel running add up to S > 100, every one progresses at 100/S of its rate. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_internal.h"
+
+#define MPS_STEP_NS 1000000ull       /* re-read the active shares every 1 ms */
+#define MPS_STALE_NS 50000000ull     /* a client silent for 50 ms (stopped, dead) does not count */
+#define MPS_RECLAIM_NS 1000000000ull /* a dead client's table entry is taken after 1 s */
+#define DEFAULT_PIPE_DIR "/tmp/nvidia-mps"
+
+static unsigned parse_share(void) {
+  const char *v = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+  if (!v || !*v) return 100;
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || *end || !(x > 0)) return 100; /* not a percentage: the whole GPU, as without the variable */
+  if (x > 100) x = 100;
+  unsigned s = (unsigned)(x + 0.5);
+  return s ? s : 1;
+}
+
+/* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=20G,1=512MB": the limit for visible device `vis`, 0 if none. */
+static uint64_t parse_mem_limit(int vis) {
+  const char *v = getenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
+  if (!v || !*v) return 0;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", v);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (isspace((unsigned char)*tok)) tok++;
+    char *eq = strchr(tok, '=');
+    if (!eq || !isdigit((unsigned char)*tok)) continue;
+    *eq = 0;
+    if (atoi(tok) != vis) continue;
+    char *end;
+    double x = strtod(eq + 1, &end);
+    uint64_t mul = 1;
+    switch (toupper((unsigned char)*end)) {
+      case 'K': mul = 1ull << 10; end++; break;
+      case 'M': mul = 1ull << 20; end++; break;
+      case 'G': mul = 1ull << 30; end++; break;
+      case 'T': mul = 1ull << 40; end++; break;
+      default: break;
+    }
+    if (*end == 'i') end++;
+    if (toupper((unsigned char)*end) == 'B') end++;
+    if (*end || !(x > 0)) continue;
+    return (uint64_t)(x * (double)mul);
+  }
+  return 0;
+}
+
+static int same_dir(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  while (la > 1 && a[la - 1] == '/') la--;
+  while (lb > 1 && b[lb - 1] == '/') lb--;
+  return la == lb && !strncmp(a, b, la);
+}
+
+void mps_setup(devctx_t *d) {
+  d->mps_share = 0;
+  d->mps_mem_limit = 0;
+  if (d->mig >= 0) return; /* MPS inside MIG instances is not simulated */
+  const fg_gpu_t *g = &g_st->gpus[d->gpu];
+  if (!FG_LOAD(&g->mps_running)) return;
+  const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
+  if (!pipe || !*pipe) pipe = DEFAULT_PIPE_DIR;
+  char daemon_dir[sizeof g->mps_pipe_dir];
+  memcpy(daemon_dir, g->mps_pipe_dir, sizeof daemon_dir);
+  daemon_dir[sizeof daemon_dir - 1] = 0;
+  if (!same_dir(pipe, daemon_dir[0] ? daemon_dir : DEFAULT_PIPE_DIR)) return;
+  d->mps_share = parse_share();
+  d->mps_mem_limit = parse_mem_limit(d->vis);
+}
+
+int mps_terminated(const devctx_t *d) {
+  const fg_gpu_t *g = &g_st->gpus[d->gpu];
+  int32_t me = (int32_t)getpid();
+  for (int i = 0; i < FG_MAX_MPS_TERMINATED; i++)
+    if (FG_LOAD(&g->mps_terminated[i]) == me) return 1;
+  return 0;
+}
+
+static int fresh(const fg_mps_client_t *c, uint64_t now) {
+  return (int64_t)(now - FG_LOAD(&c->heartbeat_ns)) < (int64_t)MPS_STALE_NS;
+}
+
+/* This process's entry in the GPU's client table (claimed on first use); NULL if the table is full. */
+static fg_mps_client_t *claim(fg_gpu_t *g, int32_t me, uint64_t now) {
+  for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++)
+    if (FG_LOAD(&g->mps_clients[i].pid) == me) return &g->mps_clients[i];
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
+      fg_mps_client_t *c = &g->mps_clients[i];
+      int32_t old = FG_LOAD(&c->pid);
+      if (pass == 0 && old != 0) continue;
+      if (pass == 1 && ((int64_t)(now - FG_LOAD(&c->heartbeat_ns)) < (int64_t)MPS_RECLAIM_NS ||
+                        kill(old, 0) == 0 || errno != ESRCH))
+        continue; /* only entries of clients that are gone */
+      if (__atomic_compare_exchange_n(&c->pid, &old, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        FG_STORE(&c->active, 0u);
+        return c;
+      }
+    }
+  }
+  return NULL;
+}
+
+static unsigned active_shares(const fg_gpu_t *g, uint64_t now) {
+  unsigned total = 0;
+  for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
+    const fg_mps_client_t *c = &g->mps_clients[i];
+    if (FG_LOAD(&c->pid) && FG_LOAD(&c->active) && fresh(c, now)) total += FG_LOAD(&c->share);
+  }
+  return total;
+}
+
+void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end) {
+  fg_gpu_t *g = &g_st->gpus[d->gpu];
+  uint64_t t = fg_now_ns();
+  *start = t;
+  fg_mps_client_t *c = claim(g, (int32_t)getpid(), t);
+  if (c) {
+    FG_STORE(&c->share, d->mps_share);
+    FG_STORE(&c->kernel_start_ns, t);
+    FG_STORE(&c->heartbeat_ns, t);
+    FG_STORE(&c->active, 1u);
+  }
+  double left = (double)dur_ns; /* nominal ns still to run */
+  while (left > 0 && !mps_terminated(d)) {
+    unsigned shares = c ? active_shares(g, t) : d->mps_share;
+    double rate = shares > 100 ? 100.0 / shares : 1.0;
+    double wall = left / rate;
+    uint64_t step = wall < (double)MPS_STEP_NS ? (uint64_t)wall + 1 : MPS_STEP_NS;
+    fg_sleep_until_ns(t + step);
+    uint64_t now = fg_now_ns();
+    left -= (double)(now - t) * rate;
+    t = now;
+    if (c) FG_STORE(&c->heartbeat_ns, t);
+  }
+  if (c) FG_STORE(&c->active, 0u);
+  *end = t;
+}
