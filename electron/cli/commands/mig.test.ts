@@ -60,5 +60,8 @@ test('bad input: exit code 2 and a message naming the problem', async () => {
   }
   const apply = await gpushare(['mig', 'apply']);
   assert.equal(apply.code, 2);
-  assert.match(apply.stderr, /Unknown mig subcommand "apply"/);
+  assert.match(apply.stderr, /--gpu N is needed/);
+  const unknown = await gpushare(['mig', 'split']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /Unknown mig subcommand "split": plan, layout or apply/);
 });

@@ -1,5 +1,11 @@
 // `gpushare mig plan`: a MIG layout for a job mix on one GPU model, and the commands that make it.
+import type { MigApplyResult, MigLayoutView } from '../../../shared/spatial.js';
+import { openGpuBackend, DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { applyMigLayout, MigApplyRefused, readMigLayout } from '../../engine/mig/apply.js';
 import { migCommands } from '../../engine/mig/commands.js';
+import { DryRunMigExecutor, RealMigExecutor, SimulatedMigExecutor } from '../../engine/mig/executor.js';
+import { ProcTable } from '../../engine/proc/proc-table.js';
+import { connectToEngine, EngineUnavailableError } from '../engine-client.js';
 import { JOB_SPEC_HELP, JobSpecError, parseJobSpecs } from '../../engine/mig/job-spec.js';
 import type { MigInstance, MigJobNeed } from '../../engine/mig/layout.js';
 import { planMigLayout } from '../../engine/mig/planner.js';
@@ -12,7 +18,14 @@ export const migUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPE
                        MEMORY 20G or 20GB (decimal, as profile names are: 1g.10gb holds 10G), or 20GiB
                        SMSHARE 0-1 or 1-100% of the GPU's SMs; PRIORITY high, normal or best-effort
   --gpu N              GPU index for the printed nvidia-smi commands (default 0)
-  --json               the plan as JSON (for scripts)`;
+  --json               the plan as JSON (for scripts)
+       gpushare mig layout --gpu N [--json] [--simulate [SCENARIO]]
+  The GPU's slices now: GPU/compute instances, profiles, placements and the processes in each.
+       gpushare mig apply --gpu N (--jobs SPEC[,SPEC…] | --layout PROFILE[@START][,…]) [--dry-run] [--json]
+                          [--simulate [SCENARIO]]
+  Plans for the jobs (or takes the layout, e.g. 3g.40gb@4,2g.20gb) and applies it through the running
+  engine (mig.apply), or directly with --simulate or --dry-run: only when the slices it changes are
+  idle and the engine is root; otherwise it says what blocks it. --dry-run prints the commands.`;
 
 export async function migCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -20,8 +33,9 @@ export async function migCommand(argv: string[]): Promise<number> {
     process.stdout.write(migUsage + '\n');
     return sub === undefined ? 2 : 0;
   }
-  if (sub !== 'plan') throw new UsageError(`Unknown mig subcommand "${sub}"; \`gpushare mig plan\` is the one there is.\n${migUsage}`);
-  return migPlan(rest);
+  if (sub === 'plan') return migPlan(rest);
+  if (sub === 'apply' || sub === 'layout') return migOnGpu(sub, rest);
+  throw new UsageError(`Unknown mig subcommand "${sub}": plan, layout or apply.\n${migUsage}`);
 }
 
 function migPlan(argv: string[]): number {
@@ -74,7 +88,7 @@ function migPlan(argv: string[]): number {
     for (const u of plan.unplaced) lines.push(`  ${u.jobId}  ${describe(u.jobId)!.spec}: ${u.reason}`);
   }
   if (commands.length > 0) {
-    lines.push('', `Commands (as root, with GPU ${gpu} in MIG mode and idle; \`gpushare mig apply\` is not there yet):`);
+    lines.push('', `Commands (as root, with GPU ${gpu} in MIG mode and idle; \`gpushare mig apply\` runs them):`);
     for (const c of commands) lines.push(`  ${c.argv.join(' ')}`);
   }
   process.stdout.write(lines.join('\n') + '\n');
@@ -89,4 +103,77 @@ function instanceRows(instances: MigInstance[], job: (id: string | null) => stri
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   return rows.map((r) => '  ' + r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join('  '));
+}
+
+/** `mig layout` and `mig apply`: through the running engine, or on the GPUs directly (--simulate, --dry-run). */
+async function migOnGpu(sub: 'apply' | 'layout', argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    { gpu: { type: 'string' }, jobs: { type: 'string' }, layout: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, simulate: { type: 'string' } },
+    { simulate: DEFAULT_SCENARIO },
+  );
+  if (positionals.length > 0) throw new UsageError(`gpushare mig ${sub} takes no arguments, got "${positionals[0]}".`);
+  if (values.gpu === undefined || !/^\d+$/.test(values.gpu)) throw new UsageError(`--gpu N is needed: the index of the GPU${values.gpu === undefined ? '' : `, got "${values.gpu}"`}.`);
+  const gpu = Number(values.gpu);
+  const dryRun = values['dry-run'] ?? false;
+  if (sub === 'apply' && (values.jobs === undefined) === (values.layout === undefined)) {
+    throw new UsageError('Give --jobs (specs to plan for, e.g. 30G,10G:0.2) or --layout (profiles, e.g. 3g.40gb@4,2g.20gb), one of them.');
+  }
+  const request = { gpu, jobs: values.jobs, layout: values.layout?.split(',').map((p) => p.trim()), dryRun };
+
+  let result: MigApplyResult | MigLayoutView;
+  if (values.simulate === undefined && !(sub === 'apply' && dryRun)) {
+    const engine = await connectToEngine().catch((error: Error) => {
+      if (error instanceof EngineUnavailableError) throw new Error(`${error.message}\nWithout an engine: \`gpushare mig ${sub} --simulate\`${sub === 'apply' ? ' or --dry-run' : ''}.`);
+      throw error;
+    });
+    try {
+      result = sub === 'layout' ? await engine.call('mig.layout', { gpu }) : await engine.call('mig.apply', request);
+    } finally {
+      engine.close();
+    }
+  } else {
+    const backend = await openGpuBackend({ simulate: values.simulate });
+    try {
+      const deps = { nvml: backend.nvml, identify: (pid: number) => new ProcTable().lookup(pid) };
+      if (sub === 'layout') {
+        result = readMigLayout(gpu, deps);
+      } else {
+        const executor = dryRun ? new DryRunMigExecutor() : backend.simulated ? new SimulatedMigExecutor({ statePath: backend.simulated.statePath }) : new RealMigExecutor();
+        result = await applyMigLayout(request, deps, executor).catch((error: unknown) => {
+          if (error instanceof MigApplyRefused) throw new Error(`${error.message}${error.result.commands.length ? `\nCommands:\n${error.result.commands.map((c) => `  ${c}`).join('\n')}` : ''}`);
+          throw error;
+        });
+      }
+    } finally {
+      backend.close();
+    }
+  }
+  if (values.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  else process.stdout.write(('slices' in result ? renderLayout(result) : renderApply(result)) + '\n');
+  return 0;
+}
+
+function renderLayout(layout: MigLayoutView): string {
+  if (layout.migEnabled === null) return `GPU ${layout.gpu} (${layout.name}) does not support MIG.`;
+  if (!layout.migEnabled) return `GPU ${layout.gpu} (${layout.name}): MIG mode is off (enable: sudo nvidia-smi -i ${layout.gpu} -mig 1).`;
+  const lines = [`GPU ${layout.gpu} (${layout.name}) MIG layout${layout.freeMemorySlices.length ? ` — free memory slices ${layout.freeMemorySlices.join(',')}` : ''}`];
+  const instances = layout.slices.map((s) => ({ profile: s.profile, profileId: s.profileId, placement: s.placement, jobId: `GI ${s.gpuInstanceId}` }));
+  const rows = instanceRows(instances, (id) => id ?? '');
+  lines.push(...rows.map((row, i) => {
+    if (i === 0) return `${row.replace(/JOB$/, 'GI  ')}  UUID / PROCESSES`;
+    const s = layout.slices[i - 1];
+    const procs = s.processes.map((p) => `${p.pid} ${p.user ?? '?'} ${p.command ?? ''}`.trim()).join('; ');
+    return `${row}  ${s.uuids.join(',')}${procs ? `  ${procs}` : ''}`;
+  }));
+  return lines.join('\n');
+}
+
+function renderApply(result: MigApplyResult): string {
+  const lines = [`GPU ${result.gpu}: ${result.applied ? 'MIG layout applied' : result.dryRun ? 'dry run (nothing changed)' : 'nothing to change'}`];
+  if (result.commands.length) lines.push('', 'Commands:', ...result.commands.map((c) => `  ${c}`));
+  if (result.unplaced.length) lines.push('', 'Not placed:', ...result.unplaced.map((u) => `  ${u.jobId}: ${u.reason}`));
+  if (result.blockers.length) lines.push('', 'Would block applying:', ...result.blockers.map((b) => `  ${b}`));
+  if (result.layout) lines.push('', renderLayout(result.layout));
+  return lines.join('\n');
 }

@@ -1,0 +1,44 @@
+// The MIG commands of the engine's API: a GPU's layout (instances, profiles, placements, processes
+// per slice) and applying a plan for a job mix or a given layout.
+import { ApiError } from '../api/api-error.js';
+import type { Dispatcher } from '../api/dispatcher.js';
+import { applyMigLayout, MigApplyRefused, readMigLayout, type MigDeps } from './apply.js';
+import type { MigExecutor } from './executor.js';
+
+export interface MigCommandOptions extends MigDeps {
+  executor: MigExecutor;
+  gpuCount: () => number;
+  engineUid: number;
+  /** The layout of this GPU changed (the sampler re-reads it). */
+  changed?: (gpu: number) => void;
+}
+
+export function registerMigCommands(dispatcher: Dispatcher, options: MigCommandOptions): void {
+  const checkGpu = (gpu: number): void => {
+    const count = options.gpuCount();
+    if (gpu >= count) throw new ApiError('invalid-request', `GPU ${gpu} does not exist: this box has GPU${count === 1 ? ' 0' : `s 0-${count - 1}`}.`);
+  };
+
+  dispatcher.register('mig.layout', ({ gpu }) => {
+    checkGpu(gpu);
+    return readMigLayout(gpu, options);
+  });
+
+  dispatcher.register('mig.apply', async (params, caller) => {
+    checkGpu(params.gpu);
+    if (!params.dryRun && !caller.admin && caller.uid !== options.engineUid) {
+      throw new ApiError('forbidden', `Cannot change the MIG layout of GPU ${params.gpu}: it removes slices other users may hold; only the engine's owner or an administrator may (a dry run is open to all).`);
+    }
+    try {
+      const result = await applyMigLayout(params, options, options.executor);
+      if (result.applied) options.changed?.(params.gpu);
+      return result;
+    } catch (error) {
+      if (error instanceof MigApplyRefused) {
+        if (error.result.commands.length > 0 && !params.dryRun) options.changed?.(params.gpu); // it may have stopped half-way
+        throw new ApiError(error.kind, error.message);
+      }
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,62 @@
+// MPS, one interface: start/stop a control daemon per GPU, say whose daemon runs, end a client
+// the safe way (terminate_client before any kill). Real (nvidia-cuda-mps-control) and simulated
+// (the fakegpu state) implementations; the scheduler never knows which.
+import { join } from 'node:path';
+import type { MpsGpuStatus } from '../../../shared/spatial.js';
+
+export interface GpuRef {
+  index: number;
+  /** GPU-… UUID: the daemon is started with CUDA_VISIBLE_DEVICES set to it. */
+  uuid: string;
+}
+
+/** Who the engine is: its daemons are "ours", anyone else's "held". */
+export interface MpsIdentity {
+  uid: number;
+  user: string;
+}
+
+export interface MpsControl {
+  readonly kind: 'real' | 'simulated';
+  status(gpus: readonly GpuRef[]): MpsGpuStatus[];
+  /** Start our daemon for this GPU (no-op when it runs). Throws a sentence when another user holds MPS. */
+  start(gpu: GpuRef): MpsGpuStatus;
+  /** Stop our daemon for this GPU (its clients lose their server). Throws when it is not ours. */
+  stop(gpu: GpuRef): MpsGpuStatus;
+  /** Environment that makes a CUDA process a client of our daemon for this GPU. */
+  clientEnv(gpu: number): Record<string, string>;
+  /** `terminate_client <server pid> <client pid>`: ends the client's GPU work; false when it was no client. */
+  terminateClient(gpu: number, clientPid: number): boolean;
+}
+
+/** Our per-GPU pipe and log directories (CUDA_MPS_PIPE_DIRECTORY / CUDA_MPS_LOG_DIRECTORY). */
+export function mpsDirectories(runtimeDir: string, gpu: number): { pipeDir: string; logDir: string } {
+  const base = join(runtimeDir, 'mps', `gpu${gpu}`);
+  return { pipeDir: join(base, 'pipe'), logDir: join(base, 'log') };
+}
+
+export const DEFAULT_MPS_PIPE_DIR = '/tmp/nvidia-mps';
+
+const MiB = 2 ** 20;
+const GiB = 2 ** 30;
+
+/** CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for one device as the client sees it: "0=20G", "0=1536MB". */
+export function pinnedMemLimit(bytes: number, device = 0): string {
+  if (bytes % GiB === 0) return `${device}=${bytes / GiB}G`;
+  return `${device}=${Math.max(1, Math.floor(bytes / MiB))}MB`;
+}
+
+/** The environment of a managed job in MPS mode: its daemon, its SM share, its memory quota as the pinned limit. */
+export function mpsJobEnv(control: MpsControl, gpu: number, sharePercent: number, quotaBytes: number | null): Record<string, string> {
+  if (!Number.isInteger(sharePercent) || sharePercent < 1 || sharePercent > 100) {
+    throw new RangeError(`The MPS share must be a whole percentage from 1 to 100, got ${sharePercent}.`);
+  }
+  const env: Record<string, string> = { ...control.clientEnv(gpu), CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(sharePercent) };
+  if (quotaBytes !== null) env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = pinnedMemLimit(quotaBytes);
+  return env;
+}
+
+/** "MPS held by user alice (…)": the one sentence both implementations use. */
+export function heldMessage(user: string, detail: string): string {
+  return `MPS held by user ${user}${detail ? ` (${detail})` : ''}: only one user's MPS server can be active on a box at a time.`;
+}
