@@ -3,10 +3,14 @@
 import { PRIORITIES, SHARING_MODES, type Alert, type AuditEntry, type JobView } from './jobs.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
 import type { Snapshot } from './snapshot.js';
+import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
+import { REPORT_GROUPINGS, type UsageReport } from './usage-report.js';
 
 const jobId = string({ pattern: /^(j\d+|p\d+)$/, describe: 'a job id like "j12" (managed) or "p4242" (a process)' });
 const gpuIndex = number({ integer: true, min: 0, max: 63 });
 const bytes = number({ integer: true, min: 0, unit: 'bytes' });
+const mpsShare = number({ integer: true, min: 1, max: 100, unit: '%' });
+const migSlice = string({ pattern: /^MIG-[0-9A-Za-z/-]+$/, describe: 'a MIG slice UUID ("MIG-…")' });
 
 export const apiSchemas = {
   'snapshot.latest': object({}),
@@ -18,15 +22,21 @@ export const apiSchemas = {
     priority: optional(oneOf(PRIORITIES)),
     memoryQuotaBytes: optional(nullable(bytes)),
     memoryRequestBytes: optional(nullable(bytes)),
-    mode: optional(oneOf(['shared', 'exclusive'] as const)),
+    mode: optional(oneOf(SHARING_MODES)),
+    /** MPS mode: the job's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (required there); its quota becomes the pinned memory limit. */
+    mpsSharePercent: optional(mpsShare),
+    /** MIG mode: the slice to run in (required there); the job sees only it (CUDA_VISIBLE_DEVICES=MIG-…). */
+    migSlice: optional(migSlice),
+    /** The submitter's environment as NAME=value entries (the CLI sends its own); default: the engine's. */
+    env: optional(array(string({ pattern: /^[A-Za-z_][A-Za-z0-9_]*=/, describe: 'an environment entry NAME=value' }), { max: 4096 })),
   }),
   'jobs.setPriority': object({ job: jobId, priority: oneOf(PRIORITIES) }),
   'jobs.setQuota': object({ job: jobId, bytes: nullable(bytes) }),
   'jobs.setMode': object({
     job: jobId,
     mode: oneOf(SHARING_MODES),
-    mpsSharePercent: optional(number({ integer: true, min: 1, max: 100, unit: '%' })),
-    migSlice: optional(string({ pattern: /^MIG-/, describe: 'a MIG slice UUID ("MIG-…")' })),
+    mpsSharePercent: optional(mpsShare),
+    migSlice: optional(migSlice),
   }),
   'jobs.place': object({ job: jobId, gpu: gpuIndex }),
   'jobs.suspend': object({ job: jobId }),
@@ -37,6 +47,31 @@ export const apiSchemas = {
   'alerts.list': object({}),
   'audit.list': object({ limit: optional(number({ integer: true, min: 1, max: 10_000 })) }),
   'sampler.setRate': object({ hz: number({ min: 0.2, max: 10, unit: 'Hz' }) }),
+  /** Who the engine takes this connection to be (the console's "mine" filter). */
+  'session.whoami': object({}),
+  /** Per GPU: is an MPS daemon running, and whose ("MPS held by user NAME")? */
+  'mps.status': object({}),
+  /** Start (or stop) the engine's MPS control daemon for one GPU; refused while another user's holds the box. */
+  'mps.start': object({ gpu: gpuIndex }),
+  'mps.stop': object({ gpu: gpuIndex }),
+  /** A GPU's MIG layout: GPU/compute instances, profiles, placements and the processes in each slice. */
+  'mig.layout': object({ gpu: gpuIndex }),
+  /**
+   * Plan a layout for a job mix (jobs: "30G,10G:0.2,20G@high", as `gpushare mig plan`) or take one
+   * (layout: ["3g.40gb@4", "2g.20gb"]), then apply it when the slices it changes are idle and the engine may.
+   */
+  'mig.apply': object({
+    gpu: gpuIndex,
+    jobs: optional(string({ min: 1, describe: 'job specs MEMORY[:SMSHARE][@PRIORITY], comma-separated' })),
+    layout: optional(array(string({ pattern: /^[0-9a-z.+]+(@[0-7])?$/, describe: 'a MIG profile, optionally @START, e.g. "3g.40gb@4"' }), { min: 1, max: 7 })),
+    dryRun: optional(boolean()),
+  }),
+  /** Usage by user, job or GPU over [since, until) (ms since the epoch; until defaults to now). */
+  'reports.query': object({
+    since: number({ integer: true, min: 0, unit: 'ms since the epoch' }),
+    until: optional(number({ integer: true, min: 0, unit: 'ms since the epoch' })),
+    by: oneOf(REPORT_GROUPINGS),
+  }),
 } satisfies Record<string, Schema<unknown>>;
 
 export type ApiMethod = keyof typeof apiSchemas;
@@ -58,6 +93,13 @@ export interface ApiResults {
   'alerts.list': Alert[];
   'audit.list': AuditEntry[];
   'sampler.setRate': { hz: number };
+  'session.whoami': { user: string; uid: number; admin: boolean };
+  'reports.query': UsageReport;
+  'mps.status': MpsGpuStatus[];
+  'mps.start': MpsGpuStatus;
+  'mps.stop': MpsGpuStatus;
+  'mig.layout': MigLayoutView;
+  'mig.apply': MigApplyResult;
 }
 
 /** What the engine pushes to every client. */

@@ -37,6 +37,7 @@ export class Engine {
     this.dispatcher.register('snapshot.latest', () => this.sampler.latest);
     this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
     this.dispatcher.register('audit.list', ({ limit }) => this.dispatcher.auditLog(limit));
+    this.dispatcher.register('session.whoami', (_params, caller) => ({ user: caller.user, uid: caller.uid, admin: caller.admin }));
     this.dispatcher.register('sampler.setRate', ({ hz }) => {
       this.sampler.setRate(hz);
       return { hz: this.sampler.rateHz };

@@ -1,19 +1,23 @@
 // `gpushare serve`: the engine headless, with the browser console on loopback.
 import { Engine } from '../../engine/engine.js';
 import { DEFAULT_SCENARIO, openGpuBackend } from '../../engine/gpu/open-backend.js';
+import { attachScheduler } from '../../engine/scheduler/attach.js';
 import { listenOnSocket } from '../../engine/server/socket-server.js';
 import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
+import { attachUsageStore } from '../../engine/store/attach.js';
+import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 
-export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]]
+export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]] [--db PATH]
   Runs the engine and serves the browser console on 127.0.0.1 (a random port unless --port),
-  printing a URL with a one-time token. Falls back to simulated GPUs when no NVIDIA driver is found.`;
+  printing a URL with a one-time token. Falls back to simulated GPUs when no NVIDIA driver is found.
+  Records usage in --db (default $XDG_DATA_HOME/gpushare/usage.db) for \`gpushare report\`.`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { port: { type: 'string' }, rate: { type: 'string' }, simulate: { type: 'string' } },
+    { port: { type: 'string' }, rate: { type: 'string' }, simulate: { type: 'string' }, db: { type: 'string' } },
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare serve takes no arguments, got "${positionals[0]}".`);
@@ -27,7 +31,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
     onFallback: (reason) => process.stderr.write(`No NVIDIA driver found (${reason.split('\n')[0]}). Using simulated GPUs.\n`),
   });
   const engine = new Engine(backend, { rateHz });
+  const store = await UsageStore.open({ path: values.db ?? defaultUsageDbPath() });
+  attachUsageStore(engine, store);
   const socket = await listenOnSocket(engine);
+  // after the socket: it refuses to start beside a running engine, whose suspended pids are not ours to resume
+  const scheduler = attachScheduler(engine, { backend });
+  if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   const web = await listenOnLoopback(engine, { port });
   engine.start();
   const simulated = backend.simulated ? ` — SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';
@@ -37,9 +46,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     const stop = (): void => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    process.once('SIGHUP', stop);
   });
+  scheduler.stop(); // before anything else: no process stays suspended
   engine.stop();
-  await Promise.all([web.close(), socket.close()]);
+  await Promise.all([web.close(), socket.close(), store.close()]);
   backend.close();
   return 0;
 }

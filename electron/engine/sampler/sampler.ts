@@ -144,12 +144,20 @@ export class Sampler {
     }
   }
 
-  /** Re-read a GPU's static facts when it comes back from lost or its MIG mode changed. */
+  /** Re-read a GPU's static facts on the next tick (its MIG layout was changed). */
+  invalidateDescription(index: number): void {
+    if (index < this.described.length) this.described[index] = null;
+  }
+
+  /** Re-read a GPU's static facts when it comes back from lost, or its MIG mode or MIG instances changed. */
   private refreshDescription(sample: DeviceSample): DeviceInfo | null {
     const known = this.described[sample.index] ?? null;
     if (sample.lost) return known;
     const migChanged = known !== null && sample.migMode !== null && known.migMode?.current !== sample.migMode.current;
-    if (known === null || migChanged) this.described[sample.index] = this.tryDescribe(sample.index);
+    const instances = (list: Array<{ gpuInstanceId: number; computeInstanceId: number; memoryTotal: number | null }>) =>
+      list.map((m) => `${m.gpuInstanceId}/${m.computeInstanceId}/${m.memoryTotal}`).sort().join(',');
+    const layoutChanged = known !== null && !migChanged && sample.migMode?.current === true && instances(known.migDevices) !== instances(sample.migDevices);
+    if (known === null || migChanged || layoutChanged) this.described[sample.index] = this.tryDescribe(sample.index);
     return this.described[sample.index] ?? known;
   }
 
