@@ -175,7 +175,7 @@ async function table(): Promise<void> {
   } finally {
     await teardown(alone);
   }
-  const configs: Array<[string, number | null]> = [['shared, no gate', null], ['gate, 20 ms window', 20], ['gate, 2 ms window', 2]];
+  const configs: Array<[string, number | null]> = [['shared, no gate', null], ['gate, 5 ms (default)', 5], ['gate, 2 ms window', 2], ['gate, 20 ms window', 20]];
   const W = 28;
   console.log(`   best-effort alone: ${f(beAloneRate, 0)} kernels/s`);
   console.log(`   ${'load'.padEnd(6)}${'p99 alone'.padStart(16)}${configs.map(([l]) => l.padStart(W)).join('')}`);

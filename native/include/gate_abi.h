@@ -68,7 +68,7 @@ enum { GATE_ENGINE_CLOSED = 0, GATE_ENGINE_RUNNING = 1 };
 enum { GATE_SLOT_FREE = 0, GATE_SLOT_IN_USE = 1 };
 
 /* Defaults the engine writes into the header. */
-#define GATE_DEFAULT_ACTIVE_WINDOW_NS 20000000ull    /* 20 ms */
+#define GATE_DEFAULT_ACTIVE_WINDOW_NS 5000000ull     /* 5 ms: covers gaps between launches; queued work is tracked by syncs (bench/gate) */
 #define GATE_DEFAULT_OUTSTANDING_MAX_NS 1000000000ull /* 1 s */
 #define GATE_DEFAULT_BE_SYNC_WINDOW_NS 2000000ull     /* 2 ms */
 #define GATE_DEFAULT_ENGINE_GONE_NS 2000000000ull     /* 2 s */

@@ -27,7 +27,7 @@ export interface LaunchGateOptions {
   /** Directory for the gate file, e.g. $XDG_RUNTIME_DIR/gpushare (created 0700 if missing). */
   dir: string;
   fileName?: string;
-  /** A job that launched within this window is active (default 20 ms). */
+  /** A job that launched within this window is active (default 5 ms). */
   activeWindowMs?: number;
   /** Launched work not yet seen complete keeps a job active at most this long (default 1000 ms). */
   outstandingMaxMs?: number;
