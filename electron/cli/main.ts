@@ -1,46 +1,62 @@
 // The `gpushare` command: a thin dispatcher; each command lives in commands/.
 import { UsageError } from './args.js';
 import { migCommand, migUsage } from './commands/mig.js';
+import { mpsCommand, mpsUsage } from './commands/mps.js';
+import { jobsCommand, jobsUsage } from './commands/jobs.js';
 import { psCommand, psUsage } from './commands/ps.js';
+import { runCommand, runUsage } from './commands/run.js';
+import { reportCommand, reportUsage } from './commands/report.js';
 import { serveCommand, serveUsage } from './commands/serve.js';
+import { setCommand, setUsage } from './commands/set.js';
 import { simCommand, simUsage } from './commands/sim.js';
+import { startCommand, startUsage } from './commands/start.js';
 
 const usage = `gpushare — see and share the GPUs of a lab workstation
 
 Commands:
   ps        GPUs and GPU processes (--json, --watch, --simulate)
+  run       start a command as a managed job (GPU, priority, memory quota)
+  jobs      managed jobs and GPU processes (--json, --all)
+  set       change a job: priority, quota, suspend, resume, terminate
+  report    usage by user, job or GPU as CSV, JSON, HTML or PDF
   serve     the engine headless, with the browser console on loopback
   sim       the simulated GPU driver: scenarios, env, fakejob, reset
-  mig       plan MIG slices for a job mix and print the nvidia-smi commands
-  start     the console (for now the live terminal view; simulated GPUs when no NVIDIA driver is found)
+  mig       plan MIG slices for a job mix, show a GPU's slices, apply a layout
+  mps       MPS daemons per GPU: status (whose runs), start, stop
+  start     the console: the desktop app, or the browser console where Electron is missing
 
 ${psUsage}
+
+${reportUsage}
+
+${runUsage}
+
+${jobsUsage}
+
+${setUsage}
+
+${startUsage}
 
 ${serveUsage}
 
 ${simUsage}
 
-${migUsage}`;
+${migUsage}
+
+${mpsUsage}`;
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   ps: psCommand,
+  run: runCommand,
+  jobs: jobsCommand,
+  set: setCommand,
+  report: reportCommand,
   serve: serveCommand,
   sim: simCommand,
   mig: migCommand,
+  mps: mpsCommand,
   start: startCommand,
 };
-
-/** Until the desktop console lands, `start` is the live view that falls back to simulated GPUs. */
-async function startCommand(argv: string[]): Promise<number> {
-  const { openGpuBackend } = await import('../engine/gpu/open-backend.js');
-  const probe = await openGpuBackend({
-    fallBackToSimulated: true,
-    onFallback: (reason) => process.stderr.write(`No NVIDIA driver found (${reason.split('\n')[0]}). Starting on simulated GPUs.\n`),
-  });
-  const simulated = probe.simulated?.scenario;
-  probe.close();
-  return psCommand(['--watch', ...(simulated ? ['--simulate', simulated] : []), ...argv]);
-}
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

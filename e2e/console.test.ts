@@ -1,0 +1,160 @@
+// The browser console against the real engine on a simulated A100: what the page shows
+// must be what the driver reports, live; drags must change the engine.
+import assert from 'node:assert/strict';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import type { JobView } from '../shared/jobs.js';
+import { ApiError } from '../electron/engine/api/api-error.js';
+import { browserMissing, eventually, openConsoleHarness, sleep, type ConsoleHarness } from './harness.js';
+
+const GIB = 1024 ** 3;
+const missing = browserMissing();
+
+describe('browser console on the simulated driver', { skip: missing ?? false, timeout: 180_000 }, () => {
+  let h: ConsoleHarness;
+  const jobs = async (): Promise<JobView[]> => h.engine.call('jobs.list', {});
+  const jobById = async (id: string): Promise<JobView | undefined> => (await jobs()).find((j) => j.id === id);
+  /** The reason to skip a test that needs the engine's scheduler, or null when it has one. */
+  const schedulerMissing = async (): Promise<string | null> => {
+    try {
+      await h.engine.call('jobs.setPriority', { job: 'j999999', priority: 'high' });
+      return null;
+    } catch (error) {
+      return error instanceof ApiError && error.code === 'unsupported' ? `the engine has no scheduler yet (${error.message})` : null;
+    }
+  };
+  const submit = (argv: string[], priority: JobView['priority']): Promise<JobView> =>
+    h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', ...argv], gpu: 0, priority });
+
+  before(async () => {
+    h = await openConsoleHarness('a100-40gb');
+    const a = h.driver.spawnFakejob(['--mem', '6G', 'train', '--kernel-ms', '5', '--duration', '120']);
+    const b = h.driver.spawnFakejob(['--mem', '3G', 'infer', '--rate', '40', '--kernel-ms', '4', '--duration', '120']);
+    await Promise.all([a.ready, b.ready]);
+    await h.page.goto(h.web.url);
+  });
+  after(async () => h?.close());
+
+  test('the page shows the GPUs and processes the driver reports, under a Simulated GPUs banner', async () => {
+    const state = await h.driver.dump();
+    await h.page.locator('.simulated-banner').waitFor();
+    assert.match(await h.page.locator('.simulated-banner').innerText(), /Simulated GPUs/i);
+    await eventually(async () => (await h.page.locator('.gpu-card').count()) === state.devices.length, 10_000, 'one card per GPU');
+    for (const device of state.devices) {
+      const card = h.page.locator(`.gpu-card[data-gpu="${device.index}"]`);
+      assert.match(await card.innerText(), new RegExp(device.name.replace(/[()]/g, '.')));
+      for (const process of device.processes) {
+        await h.page.locator(`.process-table tr[data-pid="${process.pid}"]`).waitFor({ timeout: 10_000 });
+        const row = await h.page.locator(`.process-table tr[data-pid="${process.pid}"]`).innerText();
+        assert.match(row, /GiB|MiB/, `pid ${process.pid} shows its memory`);
+      }
+    }
+    await h.screenshot('console-overview');
+  });
+
+  test('the timelines move over three seconds', async () => {
+    await h.page.getByRole('button', { name: '1 min' }).click();
+    const areas = h.page.locator('.timeline[data-metric="memory"] path.recharts-area-area');
+    await eventually(async () => (await areas.count()) > 0, 10_000, 'a memory area');
+    const shape = async (): Promise<string> => (await areas.evaluateAll((paths) => paths.map((p) => p.getAttribute('d')).join('|')));
+    const before = await shape();
+    await sleep(3000);
+    const after = await shape();
+    assert.notEqual(after, before, 'the memory timeline changed');
+    await h.screenshot('console-timelines');
+  });
+
+  test('a contention event appears in the alert list (from the scheduler; via engine.raiseAlert when the engine has none)', async (t) => {
+    const reason = await schedulerMissing();
+    if (reason) {
+      t.diagnostic(`raising the contention alert through engine.raiseAlert: ${reason}`);
+      h.engine.raiseAlert({ kind: 'contention', severity: 'warning', gpu: 0, jobId: null, message: 'Two jobs contend for GPU 0 (raised by the test).' });
+    } else {
+      await submit(['--mem', '2G', 'infer', '--rate', '40', '--kernel-ms', '4', '--duration', '120'], 'high');
+    }
+    await h.page.locator('.alert[data-kind="contention"]').first().waitFor({ timeout: 20_000 });
+    await h.screenshot('console-contention');
+  });
+
+  test('a drop the engine refuses snaps back and shows the engine\'s message', async () => {
+    const card = h.page.locator('.job-card').first();
+    await card.waitFor();
+    const id = await card.getAttribute('data-job');
+    const lane = await card.getAttribute('data-lane');
+    await card.dragTo(h.page.locator('.gpu-card[data-gpu="0"]'));
+    const notice = h.page.locator('.notice[role="alert"]').last();
+    await notice.waitFor({ timeout: 10_000 });
+    assert.match(await notice.innerText(), new RegExp(`${id} could not be placed on GPU 0: .+`));
+    assert.equal(await h.page.locator(`.job-card[data-job="${id}"]`).getAttribute('data-lane'), lane, 'the card is back in its lane');
+    await h.screenshot('console-refused-drop');
+  });
+
+  const needsScheduler = async (t: TestContext): Promise<boolean> => {
+    const reason = await schedulerMissing();
+    if (reason) t.skip(reason);
+    return reason === null;
+  };
+  const smOf = (job: JobView | undefined): number => {
+    const process = h.engine.sampler.latest?.processes.find((p) => p.pid === job?.pid);
+    return process?.smPercent ?? 0;
+  };
+
+  test('a best-effort job dragged onto High gets high priority in the engine and a bigger SM share', async (t) => {
+    if (!(await needsScheduler(t))) return;
+    await submit(['--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], 'normal');
+    const job = await submit(['--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], 'best-effort');
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    await eventually(async () => (await jobById(job.id))?.pid, 15_000, `${job.id} to start`);
+    await sleep(2000);
+    const smBefore = smOf(await jobById(job.id));
+    await card.dragTo(h.page.locator('.lane[data-lane="high"]'));
+    await eventually(async () => ((await h.cli(['jobs', '--json'])) as JobView[]).find((j) => j.id === job.id)?.priority === 'high', 10_000, `${job.id} priority high in \`gpushare jobs --json\``);
+    const smAfter = await eventually(async () => {
+      const sm = smOf(await jobById(job.id));
+      return sm > smBefore + 20 ? sm : 0;
+    }, 20_000, `${job.id}'s SM share to grow from ${smBefore}%`);
+    t.diagnostic(`SM share of ${job.id}: ${smBefore}% as best-effort, ${smAfter}% on High`);
+    assert.equal(await card.getAttribute('data-lane'), 'high');
+    await h.screenshot('console-dragged-to-high');
+  });
+
+  test('the keyboard does what a drag does: H moves a card to High, arrows + Enter set a quota', async (t) => {
+    if (!(await needsScheduler(t))) return;
+    const job = await submit(['--mem', '1G', 'hold', '--duration', '120'], 'best-effort');
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    await card.focus();
+    await h.page.keyboard.press('h');
+    await eventually(async () => (await jobById(job.id))?.priority === 'high', 10_000, `${job.id} high after pressing H`);
+    const handle = card.locator('.quota-handle');
+    await handle.focus();
+    for (let i = 0; i < 8; i++) await h.page.keyboard.press('Shift+ArrowLeft'); // 40 GiB − 8 GiB
+    await h.page.keyboard.press('Enter');
+    const quota = await eventually(async () => (await jobById(job.id))?.memoryQuotaBytes, 10_000, `${job.id} to get a quota`);
+    assert.equal(quota, (await h.driver.dump()).devices[0].memoryTotal - 8 * GIB);
+  });
+
+  test('dragging the quota handle applies the quota', async (t) => {
+    if (!(await needsScheduler(t))) return;
+    const job = await submit(['--mem', '2G', 'hold', '--duration', '120'], 'normal');
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    const bar = await card.locator('.quota-bar').boundingBox();
+    const handle = await card.locator('.quota-handle').boundingBox();
+    assert.ok(bar && handle);
+    await h.page.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
+    await h.page.mouse.down();
+    await h.page.mouse.move(bar.x + bar.width * 0.25, handle.y + handle.height / 2, { steps: 8 });
+    await h.page.mouse.up();
+    const capacity = (await h.driver.dump()).devices[0].memoryTotal;
+    const quota = await eventually(async () => (await jobById(job.id))?.memoryQuotaBytes, 10_000, `${job.id} to get a quota`);
+    assert.ok(Math.abs(quota - capacity * 0.25) <= 512 * 1024 ** 2, `quota ${quota} near a quarter of ${capacity}`);
+    await h.screenshot('console-quota-dragged');
+  });
+
+  test('an allocation past a dragged quota fails', (t) => {
+    // a hard limit on cuMemAlloc comes from the launch gate (libgpushare-preload); without it the
+    // scheduler only enforces quotas reactively, after a grace period
+    t.skip(`waits for a fakejob profile that allocates after start (fakejob alloc allocates at once, before a quota can be dragged)${h.scheduler?.gateMissing ? '; and the launch gate is off here: ' + h.scheduler.gateMissing : ''}`);
+  });
+});

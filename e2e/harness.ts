@@ -1,0 +1,107 @@
+// The real engine on a simulated GPU, in this process, and Debian's Chromium pointed at
+// its browser console. Shared by the end-to-end tests.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Engine } from '../electron/engine/engine.js';
+import { openGpuBackend, type GpuBackend } from '../electron/engine/gpu/open-backend.js';
+import type { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
+import { packageRoot } from '../electron/engine/paths.js';
+import { attachScheduler, type AttachedScheduler } from '../electron/engine/scheduler/attach.js';
+import { listenOnSocket } from '../electron/engine/server/socket-server.js';
+import { listenOnLoopback, type WebServer } from '../electron/engine/server/web-server.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const RESULTS_DIR = join(packageRoot(), 'test-results');
+
+/** Why the browser tests cannot run here, or null when they can. */
+export function browserMissing(): string | null {
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} is missing (apt-get install -y chromium)`;
+  if (!existsSync(join(packageRoot(), 'dist', 'renderer', 'index.html'))) return 'the console is not built (npm run build:renderer)';
+  return null;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+}
+
+export interface ConsoleHarness {
+  dir: string;
+  backend: GpuBackend;
+  driver: SimulatedDriver;
+  engine: Engine;
+  scheduler: AttachedScheduler | null;
+  web: WebServer;
+  browser: Browser;
+  page: Page;
+  /** `gpushare ARGS…` against this engine (its unix socket), parsed as JSON. */
+  cli(args: string[]): Promise<unknown>;
+  screenshot(name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function openConsoleHarness(scenario = 'a100-40gb'): Promise<ConsoleHarness> {
+  const dir = mkdtempSync(join(tmpdir(), 'gpushare-e2e-'));
+  process.env.XDG_RUNTIME_DIR = dir; // the simulated box and the engine socket live here
+  const backend = await openGpuBackend({ simulate: scenario });
+  const engine = new Engine(backend, { rateHz: 2 });
+  const socket = await listenOnSocket(engine);
+  const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300 });
+  const web = await listenOnLoopback(engine);
+  engine.start();
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  page.on('pageerror', (error) => console.error('page error:', error.message));
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  return {
+    dir,
+    backend,
+    driver: backend.simulated!,
+    engine,
+    scheduler,
+    web,
+    browser,
+    page,
+    cli(args) {
+      // asynchronous: the engine that answers lives in this process
+      return new Promise((resolve, reject) => {
+        execFile(process.execPath, [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args], { env: { ...process.env, XDG_RUNTIME_DIR: dir } }, (error, stdout, stderr) => {
+          if (error) reject(new Error(`gpushare ${args.join(' ')} failed: ${stderr || error.message}`));
+          else resolve(JSON.parse(stdout));
+        });
+      });
+    },
+    async screenshot(name) {
+      const path = join(RESULTS_DIR, `${name}.png`);
+      await page.screenshot({ path, fullPage: true });
+      return path;
+    },
+    async close() {
+      await browser.close();
+      const live = (await engine.call('jobs.list', {})).filter((j) => j.managed);
+      await Promise.allSettled(live.map((j) => engine.call('jobs.terminate', { job: j.id })));
+      await eventually(async () => (await engine.call('jobs.list', {})).every((j) => !j.managed), 5000, 'the managed jobs to end').catch(() => undefined);
+      scheduler.stop();
+      engine.stop();
+      await Promise.all([web.close(), socket.close()]);
+      await backend.simulated?.dispose();
+      backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Poll until `probe` returns a truthy value (returned), or fail after `timeoutMs`. */
+export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+    await sleep(200);
+  }
+}

@@ -1,0 +1,65 @@
+// `gpushare start`: the desktop app; where Electron's binary is missing, the browser
+// console on loopback instead (the engine in this process, the demo on simulated GPUs).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openConsoleHost } from '../../engine/console-host.js';
+import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { packageRoot } from '../../engine/paths.js';
+import { listenOnLoopback } from '../../engine/server/web-server.js';
+import { parseFlags, UsageError } from '../args.js';
+
+export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo]
+  Opens the desktop console; without an Electron binary, serves the browser console on
+  127.0.0.1 instead. Simulated GPUs (with a small live demo) when no NVIDIA driver is found.`;
+
+/** The Electron executable if its binary was downloaded, read without importing electron. */
+export function electronBinary(root = packageRoot()): string | null {
+  const dir = join(root, 'node_modules', 'electron');
+  const pathFile = join(dir, 'path.txt');
+  if (!existsSync(pathFile)) return null;
+  const executable = join(dir, 'dist', readFileSync(pathFile, 'utf8').trim());
+  return existsSync(executable) ? executable : null;
+}
+
+export async function startCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' } },
+    { simulate: DEFAULT_SCENARIO },
+  );
+  if (positionals.length > 0) throw new UsageError(`gpushare start takes no arguments, got "${positionals[0]}".`);
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
+
+  const electron = values.browser ? null : electronBinary();
+  if (electron) return runDesktop(electron, argv);
+  if (!values.browser) process.stderr.write('The Electron binary is not installed (node_modules/electron has no dist/), so gpushare opens the browser console instead.\n');
+
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], say: (line) => process.stderr.write(line + '\n') });
+  const web = await listenOnLoopback(host.engine, { port });
+  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
+  process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
+  openInBrowser(web.url);
+
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  });
+  await web.close();
+  await host.close();
+  return 0;
+}
+
+function runDesktop(executable: string, argv: string[]): Promise<number> {
+  const child = spawn(executable, [packageRoot(), ...argv], { stdio: 'inherit' });
+  const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+}
+
+/** Hand the URL to the desktop's browser where there is one; it is printed either way. */
+function openInBrowser(url: string): void {
+  if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return;
+  if (spawnSync('sh', ['-c', 'command -v xdg-open'], { stdio: 'ignore' }).status !== 0) return;
+  spawn('xdg-open', [url], { stdio: 'ignore', detached: true }).on('error', () => undefined).unref();
+}

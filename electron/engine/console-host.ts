@@ -1,0 +1,63 @@
+// Everything the console needs running, whoever hosts it (Electron main or the browser
+// fallback of `gpushare start`): GPU backend, engine, unix socket, scheduler, usage
+// store, and the demo when the GPUs are simulated. close() undoes it all.
+import { Engine } from './engine.js';
+import { DEFAULT_SCENARIO, openGpuBackend, type GpuBackend } from './gpu/open-backend.js';
+import { attachScheduler, type AttachedScheduler } from './scheduler/attach.js';
+import { listenOnSocket } from './server/socket-server.js';
+import { attachUsageStore } from './store/attach.js';
+import { defaultUsageDbPath, UsageStore } from './store/usage-store.js';
+import { startDemo, type Demo } from './demo.js';
+
+export interface ConsoleHostOptions {
+  /** A scenario forces the simulated driver; undefined uses the real one if there is one. */
+  simulate?: string;
+  rateHz?: number;
+  /** Start the demo jobs on simulated GPUs (default true). */
+  demo?: boolean;
+  /** Called with a sentence for the person who started it. */
+  say?: (line: string) => void;
+}
+
+export interface ConsoleHost {
+  engine: Engine;
+  backend: GpuBackend;
+  demo: Demo | null;
+  socketPath: string;
+  close(): Promise<void>;
+}
+
+export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise<ConsoleHost> {
+  const say = options.say ?? (() => undefined);
+  const backend = await openGpuBackend({
+    simulate: options.simulate,
+    fallBackToSimulated: true,
+    onFallback: (reason) => say(`No NVIDIA driver found (${reason.split('\n')[0]}), so gpushare starts on simulated GPUs (scenario ${DEFAULT_SCENARIO}).`),
+  });
+  const engine = new Engine(backend, { rateHz: options.rateHz });
+  const socket = await listenOnSocket(engine);
+  let store: UsageStore | null = null;
+  try {
+    store = await UsageStore.open({ path: defaultUsageDbPath() });
+    attachUsageStore(engine, store);
+  } catch (error) {
+    say(`Usage is not recorded this time: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const scheduler: AttachedScheduler = attachScheduler(engine, { backend });
+  if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
+  engine.start();
+  const demo = backend.simulated && options.demo !== false ? await startDemo(engine, backend.simulated) : null;
+  return {
+    engine,
+    backend,
+    demo,
+    socketPath: socket.path,
+    async close() {
+      await demo?.stop();
+      scheduler.stop(); // before anything else stops: no process stays suspended
+      engine.stop();
+      await Promise.all([socket.close(), store?.close()]);
+      backend.close();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// What a drop (or its keyboard equivalent) asks of the engine. The card shows the new
+// place at once; a refusal puts it back and shows the engine's own message.
+import type { ApiMethod, ApiParams } from '../../../shared/api.js';
+import type { JobView } from '../../../shared/jobs.js';
+import { LANES, laneOf, pausedByUser } from '../data/board-jobs.js';
+import { refreshJobs } from '../data/feed.js';
+import { formatBytes } from '../format.js';
+import { jobsStore, setPending, type Lane, type PendingChange } from '../stores/jobs-store.js';
+import { showNotice } from '../stores/ui-store.js';
+import { engineApi } from './engine-api.js';
+
+type Step = { [M in ApiMethod]: { method: M; params: ApiParams<M> } }[ApiMethod];
+
+const laneTitle = (lane: Lane): string => LANES.find((l) => l.lane === lane)?.title ?? lane;
+
+export function stepsToLane(job: JobView, lane: Lane): Step[] | string {
+  const current = laneOf(job);
+  if (lane === current) return [];
+  if (lane === 'queue') return 'A job cannot go back to the queue; drop it on Paused to stop it for now.';
+  if (lane === 'paused') return [{ method: 'jobs.suspend', params: { job: job.id } }];
+  const steps: Step[] = [];
+  if (job.state === 'suspended' && pausedByUser(job)) steps.push({ method: 'jobs.resume', params: { job: job.id } });
+  if (job.state === 'parked') steps.push({ method: 'jobs.unpark', params: { job: job.id } });
+  if (job.priority !== lane) steps.push({ method: 'jobs.setPriority', params: { job: job.id, priority: lane } });
+  return steps;
+}
+
+async function apply(job: JobView, pending: PendingChange, steps: Step[], refusal: string): Promise<boolean> {
+  setPending(job.id, pending);
+  try {
+    let updated: JobView | null = null;
+    for (const step of steps) updated = (await engineApi().call(step.method, step.params as never)) as JobView;
+    if (updated) {
+      const view = updated;
+      jobsStore.setState((s) => ({ jobs: s.jobs.map((j) => (j.id === view.id ? view : j)) }));
+    }
+    setPending(job.id, null);
+    void refreshJobs(engineApi());
+    return true;
+  } catch (error) {
+    setPending(job.id, null); // snap back
+    showNotice(`${refusal}: ${error instanceof Error ? error.message : String(error)}`);
+    return false;
+  }
+}
+
+export function moveJobToLane(job: JobView, lane: Lane): Promise<boolean> {
+  const steps = stepsToLane(job, lane);
+  if (typeof steps === 'string') {
+    showNotice(`${job.id} stays where it is: ${steps}`);
+    return Promise.resolve(false);
+  }
+  if (steps.length === 0) return Promise.resolve(true);
+  return apply(job, { lane }, steps, `${job.id} could not move to ${laneTitle(lane)}`);
+}
+
+export function setJobQuota(job: JobView, bytes: number | null): Promise<boolean> {
+  if (bytes === job.memoryQuotaBytes) return Promise.resolve(true);
+  const what = bytes === null ? 'have its memory quota removed' : `get a ${formatBytes(bytes)} memory quota`;
+  return apply(job, { memoryQuotaBytes: bytes }, [{ method: 'jobs.setQuota', params: { job: job.id, bytes } }], `${job.id} could not ${what}`);
+}
+
+export function placeJob(job: JobView, gpu: number): Promise<boolean> {
+  return apply(job, { gpu }, [{ method: 'jobs.place', params: { job: job.id, gpu } }], `${job.id} could not be placed on GPU ${gpu}`);
+}

@@ -1,0 +1,32 @@
+// The top bar: what this console is connected to, and how fresh the data is.
+import { useGpus, useUi } from '../stores/hooks.js';
+import { formatClock } from '../format.js';
+import appIcon from '../../../assets/tray-ok.svg';
+
+export function Header() {
+  const connection = useGpus((s) => s.connection);
+  const detail = useGpus((s) => s.connectionDetail);
+  const transport = useGpus((s) => s.transportKind);
+  const driver = useGpus((s) => s.snapshot?.driver ?? null);
+  const takenAt = useGpus((s) => s.snapshot?.takenAt ?? null);
+  const me = useUi((s) => s.me);
+  const stateText = connection === 'open' ? 'live' : connection === 'connecting' ? 'connecting…' : 'disconnected';
+  return (
+    <header className="top-bar">
+      <div className="brand">
+        <img src={appIcon} alt="" width={20} height={20} />
+        <span>gpushare</span>
+      </div>
+      <div className={`connection connection-${connection}`} title={detail ?? undefined}>
+        <span className="dot" aria-hidden="true" /> {stateText}
+      </div>
+      {detail && <div className="connection-detail">{detail}</div>}
+      <div className="top-bar-facts">
+        {driver && <span>driver {driver.driverVersion}</span>}
+        {takenAt !== null && <span>sampled {formatClock(takenAt)}</span>}
+        <span>{transport === 'desktop' ? 'desktop app' : 'browser console'}</span>
+        {me && <span>signed in as <b>{me}</b></span>}
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,63 @@
+// The jobs the board and the table show: the engine's list, or — while the engine has no
+// scheduler — the GPU processes of the last snapshot as read-only "p<pid>" entries.
+import type { JobView } from '../../../shared/jobs.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import type { Lane, PendingChange } from '../stores/jobs-store.js';
+
+export const LANES: ReadonlyArray<{ lane: Lane; title: string; hint: string }> = [
+  { lane: 'high', title: 'High', hint: 'runs first; others yield' },
+  { lane: 'normal', title: 'Normal', hint: 'fair time-slicing' },
+  { lane: 'best-effort', title: 'Best-effort', hint: 'only when the GPU is idle' },
+  { lane: 'paused', title: 'Paused', hint: 'suspended, memory kept' },
+  { lane: 'queue', title: 'Queue', hint: 'waiting; drop on a GPU to place' },
+];
+
+/** The lanes a card can be moved between with the keyboard (the queue is not a target). */
+export const MOVABLE_LANES: readonly Lane[] = ['high', 'normal', 'best-effort', 'paused'];
+
+/**
+ * Paused by a person (jobs.suspend), not by the scheduler yielding to a higher priority:
+ * JobView has no field for it, so the reason of the last suspension tells ("suspended by ana").
+ */
+export function pausedByUser(job: JobView): boolean {
+  if (job.state === 'parked') return true;
+  if (job.state !== 'suspended') return false;
+  const last = [...job.history].reverse().find((h) => h.state === 'suspended');
+  return last !== undefined && /^suspended by /.test(last.reason);
+}
+
+export function laneOf(job: JobView, pending?: PendingChange): Lane | null {
+  if (pending?.lane) return pending.lane;
+  if (job.state === 'finished' || job.state === 'failed') return null;
+  if (job.state === 'queued') return 'queue';
+  if (pausedByUser(job)) return 'paused';
+  return job.priority;
+}
+
+export function processesAsJobs(snapshot: Snapshot | null): JobView[] {
+  if (!snapshot) return [];
+  return snapshot.processes.map((p) => ({
+    id: `p${p.pid}`,
+    managed: false,
+    owner: p.user ?? '?',
+    uid: p.uid ?? -1,
+    argv: p.argv.length > 0 ? p.argv : [p.command ?? '?'],
+    cwd: null,
+    gpu: p.gpuIndex,
+    requestedGpu: p.gpuIndex,
+    priority: 'normal',
+    memoryQuotaBytes: null,
+    memoryRequestBytes: null,
+    mode: 'shared',
+    mpsSharePercent: null,
+    migSlice: null,
+    state: 'running',
+    pid: p.pid,
+    exitCode: null,
+    signal: null,
+    logPath: null,
+    history: [],
+    usedMemory: p.usedMemory,
+    smPercent: p.smPercent,
+  }));
+}

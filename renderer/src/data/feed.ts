@@ -1,0 +1,89 @@
+// The transport feeds this module; it fills the sample rings at once and commits to the
+// stores at most ten times a second, so a burst of events costs one React render.
+import type { GpushareApi } from '../../../shared/api.js';
+import { ApiCallError } from '../../../shared/api-client.js';
+import type { Alert, JobView } from '../../../shared/jobs.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import { addAlerts } from '../stores/alerts-store.js';
+import { gpusStore } from '../stores/gpus-store.js';
+import { jobsStore } from '../stores/jobs-store.js';
+import { uiStore } from '../stores/ui-store.js';
+import type { ConsoleTransport } from '../transport/transport.js';
+import { historyVersion, ingestSnapshot } from './sample-history.js';
+
+export const COMMIT_INTERVAL_MS = 100;
+
+let pendingSnapshot: Snapshot | null = null;
+let pendingJobs: JobView[] | null = null;
+let pendingAlerts: Alert[] = [];
+let lastCommitAt = 0;
+let commitTimer: ReturnType<typeof setTimeout> | null = null;
+let commits = 0;
+
+/** Commits so far (the UI benchmark waits on it). */
+export const commitCount = (): number => commits;
+
+function commit(): void {
+  commitTimer = null;
+  lastCommitAt = performance.now();
+  if (pendingSnapshot) {
+    gpusStore.setState({ snapshot: pendingSnapshot, historyVersion: historyVersion() });
+    pendingSnapshot = null;
+  }
+  if (pendingJobs) {
+    jobsStore.setState({ jobs: pendingJobs, schedulerMissing: null });
+    pendingJobs = null;
+  }
+  if (pendingAlerts.length > 0) {
+    addAlerts(pendingAlerts);
+    pendingAlerts = [];
+  }
+  commits++;
+}
+
+function scheduleCommit(): void {
+  if (commitTimer !== null) return;
+  commitTimer = setTimeout(commit, Math.max(0, lastCommitAt + COMMIT_INTERVAL_MS - performance.now()));
+}
+
+export function receiveSnapshot(snapshot: Snapshot): void {
+  ingestSnapshot(snapshot);
+  pendingSnapshot = snapshot;
+  scheduleCommit();
+}
+
+export function receiveJobs(jobs: JobView[]): void {
+  pendingJobs = jobs;
+  scheduleCommit();
+}
+
+function receiveAlert(alert: Alert): void {
+  pendingAlerts.push(alert);
+  scheduleCommit();
+}
+
+/** Ask the engine for jobs again (after a change, or when the scheduler may have arrived). */
+export async function refreshJobs(api: GpushareApi): Promise<void> {
+  try {
+    receiveJobs(await api.call('jobs.list', {}));
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof ApiCallError && error.code === 'unsupported') jobsStore.setState({ schedulerMissing: message });
+  }
+}
+
+export function startFeed(transport: ConsoleTransport): void {
+  const { api } = transport;
+  gpusStore.setState({ transportKind: transport.kind });
+  api.on('snapshot', receiveSnapshot);
+  api.on('jobs', receiveJobs);
+  api.on('alert', receiveAlert);
+  transport.onConnection((connection, detail) => {
+    gpusStore.setState({ connection, connectionDetail: detail });
+    if (connection !== 'open') return;
+    void api.call('snapshot.latest', {}).then((s) => s && !gpusStore.getState().snapshot && receiveSnapshot(s), () => undefined);
+    void api.call('alerts.list', {}).then((alerts) => addAlerts(alerts), () => undefined);
+    void api.call('session.whoami', {}).then(({ user }) => uiStore.setState({ me: user }), () => undefined);
+    void refreshJobs(api);
+  });
+}

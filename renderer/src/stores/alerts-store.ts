@@ -1,0 +1,20 @@
+// Contention, quota, out-of-memory and job-finished alerts, newest first.
+import { createStore } from 'zustand/vanilla';
+import type { Alert } from '../../../shared/jobs.js';
+
+const ALERTS_SHOWN = 200;
+
+export interface AlertsState {
+  alerts: Alert[];
+}
+
+export const alertsStore = createStore<AlertsState>(() => ({ alerts: [] }));
+
+export function addAlerts(incoming: readonly Alert[]): void {
+  if (incoming.length === 0) return;
+  alertsStore.setState((state) => {
+    const seen = new Set(state.alerts.map((a) => a.id));
+    const fresh = incoming.filter((a) => !seen.has(a.id)).sort((a, b) => b.id - a.id);
+    return { alerts: [...fresh, ...state.alerts].sort((a, b) => b.at - a.at || b.id - a.id).slice(0, ALERTS_SHOWN) };
+  });
+}

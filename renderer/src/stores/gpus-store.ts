@@ -1,0 +1,21 @@
+// The latest snapshot and the connection: what the GPU cards and the table show.
+import { createStore } from 'zustand/vanilla';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import type { ConnectionState } from '../transport/transport.js';
+
+export interface GpusState {
+  snapshot: Snapshot | null;
+  /** Moves when new samples reached the timeline rings (the samples themselves live there). */
+  historyVersion: number;
+  connection: ConnectionState;
+  connectionDetail: string | null;
+  transportKind: 'desktop' | 'browser';
+}
+
+export const gpusStore = createStore<GpusState>(() => ({
+  snapshot: null,
+  historyVersion: 0,
+  connection: 'connecting',
+  connectionDetail: null,
+  transportKind: 'browser',
+}));

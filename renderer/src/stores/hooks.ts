@@ -1,0 +1,22 @@
+// React bindings of the vanilla stores: components read slices through selectors.
+import { useMemo } from 'react';
+import { useStore } from 'zustand';
+import type { JobView } from '../../../shared/jobs.js';
+import { processesAsJobs } from '../data/board-jobs.js';
+import { alertsStore, type AlertsState } from './alerts-store.js';
+import { gpusStore, type GpusState } from './gpus-store.js';
+import { jobsStore, type JobsState } from './jobs-store.js';
+import { uiStore, type UiState } from './ui-store.js';
+
+export const useGpus = <T,>(select: (s: GpusState) => T): T => useStore(gpusStore, select);
+export const useJobs = <T,>(select: (s: JobsState) => T): T => useStore(jobsStore, select);
+export const useAlerts = <T,>(select: (s: AlertsState) => T): T => useStore(alertsStore, select);
+export const useUi = <T,>(select: (s: UiState) => T): T => useStore(uiStore, select);
+
+/** The engine's jobs, or the snapshot's processes while there is no scheduler. */
+export function useBoardJobs(): JobView[] {
+  const jobs = useJobs((s) => s.jobs);
+  const schedulerMissing = useJobs((s) => s.schedulerMissing);
+  const snapshot = useGpus((s) => (schedulerMissing ? s.snapshot : null));
+  return useMemo(() => (schedulerMissing ? processesAsJobs(snapshot) : jobs), [jobs, schedulerMissing, snapshot]);
+}
