@@ -2,38 +2,22 @@
 // shows it, refusals that say what blocks a change, a plan applied to the driver's layout, and a job
 // bound to a new slice running there.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { Engine } from '../engine.js';
-import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { attachScheduler } from '../scheduler/attach.js';
 import { DryRunMigExecutor, SimulatedMigExecutor, toFakegpu, type MigExecutor } from './executor.js';
+import { useSimulatedRig } from '../testing/simulated-rig.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
-const cleanups: Array<() => void> = [];
-
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-mig-'));
-  driver = await SimulatedDriver.create({ scenario: 'h100x2-mig' });
-  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
-  nvml = openNvml(driver.nvmlLibraryPath);
-});
-
-after(async () => {
-  for (const cleanup of cleanups.reverse()) cleanup();
-  nvml?.close();
-  await driver?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const cleanups = useSimulatedRig('h100x2-mig', 'gpushare-mig-', (rig) => ({ driver, nvml, dir } = rig));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

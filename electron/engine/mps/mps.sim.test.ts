@@ -3,19 +3,18 @@
 // terminate_client'ed before it is killed.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { Engine } from '../engine.js';
-import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type KernelRecord } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { attachScheduler, type AttachedScheduler } from '../scheduler/attach.js';
 import type { MpsControl } from './mps-control.js';
 import { SimulatedMpsControl } from './simulated-mps-control.js';
+import { useSimulatedRig } from '../testing/simulated-rig.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 const FAKEGPU = join(fakegpuBuildDir(), 'fakegpu');
@@ -23,21 +22,7 @@ const TRAIN = [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '10', '--iteratio
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
-const cleanups: Array<() => void> = [];
-
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-mps-'));
-  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
-  nvml = openNvml(driver.nvmlLibraryPath);
-});
-
-after(async () => {
-  for (const cleanup of cleanups.reverse()) cleanup();
-  nvml?.close();
-  await driver?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const cleanups = useSimulatedRig('a100-40gb', 'gpushare-mps-', (rig) => ({ driver, nvml, dir } = rig));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const me = { uid: userInfo().uid, user: userInfo().username };

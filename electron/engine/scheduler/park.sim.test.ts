@@ -1,40 +1,24 @@
 // Park and unpark through the engine's API on the simulated driver: the job's GPU memory
 // leaves the GPU and comes back on the same GPU; every refusal leaves everything as it was.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import type { Caller } from '../api/dispatcher.js';
 import { DriverCheckpointer } from '../control/driver-checkpointer.js';
 import { Engine } from '../engine.js';
-import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { attachScheduler, type AttachSchedulerOptions } from './attach.js';
+import { useSimulatedRig } from '../testing/simulated-rig.js';
 
 const GiB = 1024 ** 3;
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
-const cleanups: Array<() => void | Promise<unknown>> = [];
-
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-park-'));
-  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
-  nvml = openNvml(driver.nvmlLibraryPath);
-});
-
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  nvml?.close();
-  await driver?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const cleanups = useSimulatedRig('a100-40gb', 'gpushare-park-', (rig) => ({ driver, nvml, dir } = rig));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,0 +1,38 @@
+// Test fixture: a fresh simulated box and the NVML addon opened on it, for one test file.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { openNvml } from '../gpu/nvml-addon.js';
+import type { NvmlBinding } from '../gpu/nvml-types.js';
+import { SimulatedDriver } from '../gpu/simulated-driver.js';
+
+export interface SimulatedRig {
+  driver: SimulatedDriver;
+  nvml: NvmlBinding;
+  /** A scratch directory, removed after the file's tests. */
+  dir: string;
+}
+
+/**
+ * Registers before/after hooks that create the box, open the addon on it and tear both down.
+ * Returns the list of cleanups the tests may add to; they run last first, before the box goes.
+ */
+export function useSimulatedRig(scenario: string, dirPrefix: string, onReady: (rig: SimulatedRig) => void): Array<() => unknown> {
+  const cleanups: Array<() => unknown> = [];
+  let rig: SimulatedRig | null = null;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), dirPrefix));
+    const driver = await SimulatedDriver.create({ scenario });
+    process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath; // the fake NVML reads it at nvmlInit
+    rig = { driver, nvml: openNvml(driver.nvmlLibraryPath), dir };
+    onReady(rig);
+  });
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    rig?.nvml.close();
+    await rig?.driver.dispose();
+    if (rig) rmSync(rig.dir, { recursive: true, force: true });
+  });
+  return cleanups;
+}
