@@ -2,7 +2,7 @@
 // 8 GPUs × 64 processes at one snapshot per simulated second, 10-minute window.
 // Prints main-thread milliseconds per update (median, p95) and the JS heap after 1 and
 // 30 simulated minutes. Budget (DESIGN.md §7): < 8 ms per update, a flat heap. Never fails on time.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { packageRoot } from '../electron/engine/paths.js';
@@ -65,10 +65,16 @@ function installSyntheticBridge({ gpus, perGpu }: { gpus: number; perGpu: number
   };
   (window as unknown as { gpushareBench: typeof bench }).gpushareBench = bench;
   (window as unknown as { gpushare: unknown }).gpushare = {
-    call: async (method: string) =>
-      method === 'jobs.list'
-        ? { ok: false, error: { code: 'unsupported', message: 'jobs.list is not available in this engine yet.' } }
-        : method === 'alerts.list' ? { ok: true, result: [] } : method === 'session.whoami' ? { ok: true, result: { user: 'ana', uid: 1000, admin: false } } : { ok: true, result: null },
+    call: async (method: string) => {
+      const answers: Record<string, unknown> = {
+        'snapshot.latest': null,
+        'alerts.list': [],
+        'mps.status': [],
+        'session.whoami': { user: 'ana', uid: 1000, admin: false },
+      };
+      // like an engine without a scheduler: the board shows the snapshot's processes
+      return method in answers ? { ok: true, result: answers[method] } : { ok: false, error: { code: 'unsupported', message: `${method} is not available in this engine yet.` } };
+    },
     on: (event: string, listener: Listener) => {
       if (!listeners.has(event)) listeners.set(event, new Set());
       listeners.get(event)!.add(listener);
@@ -85,6 +91,7 @@ await page.route('http://bench.gpushare/**', (route) => {
   const file = join(root, path === '/' ? 'index.html' : path);
   route.fulfill({ body: existsSync(file) ? readFileSync(file) : '', contentType: TYPES[extname(file)] ?? 'application/octet-stream', status: existsSync(file) ? 200 : 404 });
 });
+page.on('pageerror', (error) => console.error('page error:', error.message));
 await page.addInitScript(installSyntheticBridge, { gpus: GPUS, perGpu: PROCESSES_PER_GPU });
 await page.goto('http://bench.gpushare/');
 const cdp = await page.context().newCDPSession(page);
@@ -112,15 +119,29 @@ const idleCost = async (): Promise<number> => {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   return ((await metric('TaskDuration')) - before) * 1000;
 };
-const measureUpdates = async (n: number): Promise<number[]> => {
-  const costs: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const before = await metric('TaskDuration');
-    await feed(1);
-    costs.push(((await metric('TaskDuration')) - before) * 1000);
-  }
-  return costs.sort((a, b) => a - b);
+/** What one update cost, in main-thread ms, by kind (CDP Performance metrics, deltas). */
+interface UpdateCost { task: number; script: number; layout: number; style: number }
+const PARTS = { task: 'TaskDuration', script: 'ScriptDuration', layout: 'LayoutDuration', style: 'RecalcStyleDuration' } as const;
+const readParts = async (): Promise<UpdateCost> => {
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const value = (name: string): number => (metrics.find((m) => m.name === name)?.value ?? NaN) * 1000;
+  return { task: value(PARTS.task), script: value(PARTS.script), layout: value(PARTS.layout), style: value(PARTS.style) };
 };
+let lastBreakdown: UpdateCost[] = [];
+const measureUpdates = async (n: number): Promise<number[]> => {
+  const costs: UpdateCost[] = [];
+  for (let i = 0; i < n; i++) {
+    const before = await readParts();
+    await feed(1);
+    const after = await readParts();
+    costs.push({ task: after.task - before.task, script: after.script - before.script, layout: after.layout - before.layout, style: after.style - before.style });
+  }
+  lastBreakdown = costs;
+  return costs.map((c) => c.task).sort((a, b) => a - b);
+};
+const medianOf = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const breakdown = (): string =>
+  `   script ${medianOf(lastBreakdown.map((c) => c.script)).toFixed(1)}, layout ${medianOf(lastBreakdown.map((c) => c.layout)).toFixed(1)}, style ${medianOf(lastBreakdown.map((c) => c.style)).toFixed(1)} ms (medians)`;
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const show = (label: string, costs: number[], baseline: number): void =>
   console.log(`${label.padEnd(40)} median ${(pct(costs, 50) - baseline).toFixed(1).padStart(5)} ms   p95 ${(pct(costs, 95) - baseline).toFixed(1).padStart(5)} ms   (${costs.length} updates, ${baseline.toFixed(1)} ms harness cost subtracted)`);
@@ -138,6 +159,7 @@ if (process.env.BENCH_PROFILE) {
   await cdp.send('Profiler.start');
   await measureUpdates(10);
   const { profile } = await cdp.send('Profiler.stop');
+  if (process.env.BENCH_PROFILE_OUT) writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profile));
   const self = new Map<string, number>();
   const dt = new Map<number, number>();
   profile.samples?.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? 0)));
@@ -155,9 +177,31 @@ if (process.env.BENCH_PROFILE) {
     console.log('getBoundingClientRect', ((dt.get(node.id) ?? 0) / 1000).toFixed(0), 'ms via', chain.join(' < '));
   }
 }
+if (process.env.BENCH_TRACE) {
+  // where the main thread's time goes, by trace event (self time of top-level work, roughly)
+  const events: Array<{ name: string; ph: string; dur?: number; tid: number; pid: number; args?: { data?: { frame?: string } } }> = [];
+  cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as typeof events)));
+  const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
+  await cdp.send('Tracing.start', { categories: 'devtools.timeline,disabled-by-default-devtools.timeline', transferMode: 'ReportEvents' });
+  await measureUpdates(20);
+  await cdp.send('Tracing.end');
+  await done;
+  const main = events.find((e) => e.name === 'TracingStartedInBrowser' || e.name === 'RunTask');
+  const busiest = new Map<string, number>();
+  for (const e of events) if (e.name === 'RunTask' && e.dur) busiest.set(`${e.pid}:${e.tid}`, (busiest.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
+  const thread = [...busiest].sort((a, b) => b[1] - a[1])[0]?.[0] ?? `${main?.pid}:${main?.tid}`;
+  const byName = new Map<string, number>();
+  for (const e of events) if (`${e.pid}:${e.tid}` === thread && e.ph === 'X' && e.dur) byName.set(e.name, (byName.get(e.name) ?? 0) + e.dur / 1000 / 20);
+  for (const [name, ms] of [...byName].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`${ms.toFixed(2).padStart(8)} ms/update  ${name}`);
+  // the first big layouts and paints: how much was dirty, and from which root
+  for (const e of events.filter((x) => `${x.pid}:${x.tid}` === thread && (x.name === 'Layout' || x.name === 'Paint') && (x.dur ?? 0) > 1000).slice(0, 6)) console.log(e.name, ((e.dur ?? 0) / 1000).toFixed(1), 'ms', JSON.stringify(e.args).slice(0, 240));
+}
 show('update at 10 min (window full)', await measureUpdates(MEASURED_UPDATES), baseline);
+console.log(breakdown());
+if (process.env.BENCH_SCREENSHOT) await page.screenshot({ path: process.env.BENCH_SCREENSHOT, fullPage: true });
 while ((await page.evaluate(() => (window as unknown as { gpushareBench: { second: number } }).gpushareBench.second)) < 1800) await feed(60);
 show('update at 30 min', await measureUpdates(MEASURED_UPDATES), baseline);
+console.log(breakdown());
 const heap30 = await heapMiB();
 console.log(`JS heap after GC: ${heap1.toFixed(1)} MiB at 1 min, ${heap30.toFixed(1)} MiB at 30 min (${(heap30 - heap1 >= 0 ? '+' : '') + (heap30 - heap1).toFixed(1)} MiB)`);
 console.log(`(${GPUS} GPUs × ${PROCESSES_PER_GPU} processes, one snapshot per simulated second, 10-minute window; budget < 8 ms per update)`);

@@ -1,6 +1,7 @@
 // The browser console against the real engine on a simulated A100: what the page shows
 // must be what the driver reports, live; drags must change the engine.
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { JobView } from '../shared/jobs.js';
 import { ApiError } from '../electron/engine/api/api-error.js';
@@ -152,9 +153,45 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await h.screenshot('console-quota-dragged');
   });
 
-  test('an allocation past a dragged quota fails', (t) => {
+  test('an allocation past a dragged quota fails', async (t) => {
+    if (!(await needsScheduler(t))) return;
     // a hard limit on cuMemAlloc comes from the launch gate (libgpushare-preload); without it the
     // scheduler only enforces quotas reactively, after a grace period
-    t.skip(`waits for a fakejob profile that allocates after start (fakejob alloc allocates at once, before a quota can be dragged)${h.scheduler?.gateMissing ? '; and the launch gate is off here: ' + h.scheduler.gateMissing : ''}`);
+    if (h.scheduler?.gateMissing) return t.skip(`the launch gate is off here: ${h.scheduler.gateMissing}`);
+    // the earlier tests' quotas are memory their jobs declared, spoken for on GPU 0: end those jobs
+    const earlier = (await jobs()).filter((j) => j.managed && j.memoryQuotaBytes !== null);
+    await Promise.all(earlier.map((j) => h.engine.call('jobs.terminate', { job: j.id })));
+    await eventually(async () => (await jobs()).every((j) => !earlier.some((e) => e.id === j.id)), 10_000, 'the earlier jobs with quotas to end');
+    // high: no higher job may gate it while it allocates
+    const job = await submit(['alloc', '--after', '3', '--chunk', '1G', '--count', '14'], 'high');
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    // started first: it allocates 3 s after it starts, the quota comes in between
+    await eventually(async () => (await jobById(job.id))?.pid, 3000, `${job.id} to start`);
+    const bar = await card.locator('.quota-bar').boundingBox();
+    const handle = await card.locator('.quota-handle').boundingBox();
+    assert.ok(bar && handle);
+    await h.page.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
+    await h.page.mouse.down();
+    await h.page.mouse.move(bar.x + bar.width * 0.25, handle.y + handle.height / 2, { steps: 8 });
+    await h.page.mouse.up();
+    const quota = await eventually(async () => (await jobById(job.id))?.memoryQuotaBytes, 10_000, `${job.id} to get a quota`);
+    const log = (await jobById(job.id))?.logPath;
+    assert.ok(log, `${job.id} has a log`);
+    const lines = await eventually(async () => {
+      const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+      return /"event":"meminfo"/.test(text) ? text.split('\n') : null;
+    }, 20_000, `${job.id} to finish allocating (its log ${log})`).catch(async (error: Error) => {
+      const now = await jobById(job.id);
+      const text = existsSync(log) ? readFileSync(log, 'utf8').slice(-600) : '(no log)';
+      throw new Error(`${error.message} It is ${now?.state} (${now?.history.at(-1)?.reason}); its log ends: ${text}`);
+    });
+    assert.ok(lines.some((l) => l.includes('"event":"waiting"')), 'it waited before allocating');
+    const allocs = lines.filter((l) => l.includes('"event":"alloc"')).map((l) => JSON.parse(l) as { result: string; total: number });
+    const firstFailure = allocs.findIndex((a) => a.result === 'CUDA_ERROR_OUT_OF_MEMORY');
+    assert.ok(firstFailure > 0, `an allocation failed with CUDA_ERROR_OUT_OF_MEMORY: ${allocs.map((a) => a.result).join(' ')}`);
+    assert.ok(allocs[firstFailure - 1].total <= quota, `it held ${allocs[firstFailure - 1].total} bytes within its ${quota}-byte quota`);
+    t.diagnostic(`${job.id}: quota ${(quota / GIB).toFixed(1)} GiB, allocation ${firstFailure + 1} of 1 GiB failed`);
+    await h.screenshot('console-quota-allocation-refused');
   });
 });

@@ -9,7 +9,10 @@ import { Engine } from '../electron/engine/engine.js';
 import { openGpuBackend, type GpuBackend } from '../electron/engine/gpu/open-backend.js';
 import type { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { packageRoot } from '../electron/engine/paths.js';
+import { startDemo, type Demo } from '../electron/engine/demo.js';
 import { attachScheduler, type AttachedScheduler } from '../electron/engine/scheduler/attach.js';
+import { attachUsageStore } from '../electron/engine/store/attach.js';
+import { UsageStore } from '../electron/engine/store/usage-store.js';
 import { listenOnSocket } from '../electron/engine/server/socket-server.js';
 import { listenOnLoopback, type WebServer } from '../electron/engine/server/web-server.js';
 
@@ -33,6 +36,9 @@ export interface ConsoleHarness {
   driver: SimulatedDriver;
   engine: Engine;
   scheduler: AttachedScheduler | null;
+  /** The usage store behind reports.query, when asked for. */
+  usage: UsageStore | null;
+  demo: Demo | null;
   web: WebServer;
   browser: Browser;
   page: Page;
@@ -42,15 +48,25 @@ export interface ConsoleHarness {
   close(): Promise<void>;
 }
 
-export async function openConsoleHarness(scenario = 'a100-40gb'): Promise<ConsoleHarness> {
+export interface HarnessOptions {
+  /** Record usage in a store in the test's directory (reports.query, reports.export). */
+  usage?: boolean;
+  /** Start the demo jobs of `gpushare start` (startDemo). */
+  demo?: boolean;
+}
+
+export async function openConsoleHarness(scenario = 'a100-40gb', options: HarnessOptions = {}): Promise<ConsoleHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpushare-e2e-'));
   process.env.XDG_RUNTIME_DIR = dir; // the simulated box and the engine socket live here
   const backend = await openGpuBackend({ simulate: scenario });
   const engine = new Engine(backend, { rateHz: 2 });
   const socket = await listenOnSocket(engine);
   const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300 });
+  const usage = options.usage ? await UsageStore.open({ path: join(dir, 'usage.db'), flushIntervalMs: 200 }) : null;
+  if (usage) attachUsageStore(engine, usage);
   const web = await listenOnLoopback(engine);
   engine.start();
+  const demo = options.demo ? await startDemo(engine, backend.simulated!) : null;
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   page.on('pageerror', (error) => console.error('page error:', error.message));
@@ -61,6 +77,8 @@ export async function openConsoleHarness(scenario = 'a100-40gb'): Promise<Consol
     driver: backend.simulated!,
     engine,
     scheduler,
+    usage,
+    demo,
     web,
     browser,
     page,
@@ -80,12 +98,13 @@ export async function openConsoleHarness(scenario = 'a100-40gb'): Promise<Consol
     },
     async close() {
       await browser.close();
+      await demo?.stop();
       const live = (await engine.call('jobs.list', {})).filter((j) => j.managed);
       await Promise.allSettled(live.map((j) => engine.call('jobs.terminate', { job: j.id })));
       await eventually(async () => (await engine.call('jobs.list', {})).every((j) => !j.managed), 5000, 'the managed jobs to end').catch(() => undefined);
       scheduler.stop();
       engine.stop();
-      await Promise.all([web.close(), socket.close()]);
+      await Promise.all([web.close(), socket.close(), usage?.close()]);
       await backend.simulated?.dispose();
       backend.close();
       rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { PRIORITIES, SHARING_MODES, type Alert, type AuditEntry, type JobView } 
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
 import type { Snapshot } from './snapshot.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
-import { REPORT_GROUPINGS, type UsageReport } from './usage-report.js';
+import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
 const jobId = string({ pattern: /^(j\d+|p\d+)$/, describe: 'a job id like "j12" (managed) or "p4242" (a process)' });
 const gpuIndex = number({ integer: true, min: 0, max: 63 });
@@ -72,6 +72,13 @@ export const apiSchemas = {
     until: optional(number({ integer: true, min: 0, unit: 'ms since the epoch' })),
     by: oneOf(REPORT_GROUPINGS),
   }),
+  /** The same report as a file (HTML with charts, CSV or JSON), for the console to save. */
+  'reports.export': object({
+    since: number({ integer: true, min: 0, unit: 'ms since the epoch' }),
+    until: optional(number({ integer: true, min: 0, unit: 'ms since the epoch' })),
+    by: oneOf(REPORT_GROUPINGS),
+    format: oneOf(REPORT_EXPORT_FORMATS),
+  }),
 } satisfies Record<string, Schema<unknown>>;
 
 export type ApiMethod = keyof typeof apiSchemas;
@@ -95,6 +102,7 @@ export interface ApiResults {
   'sampler.setRate': { hz: number };
   'session.whoami': { user: string; uid: number; admin: boolean };
   'reports.query': UsageReport;
+  'reports.export': ReportFile;
   'mps.status': MpsGpuStatus[];
   'mps.start': MpsGpuStatus;
   'mps.stop': MpsGpuStatus;

@@ -12,6 +12,10 @@ export type JobState = (typeof JOB_STATES)[number];
 /** States a job never leaves. */
 export const FINAL_STATES: ReadonlySet<JobState> = new Set(['finished', 'failed']);
 
+/** Who or what suspended a job (the first that still holds it, in this order). */
+export const SUSPENSION_REASONS = ['user', 'quota', 'priority'] as const;
+export type SuspensionReason = (typeof SUSPENSION_REASONS)[number];
+
 export interface JobStateChange {
   state: JobState;
   /** Milliseconds since the epoch. */
@@ -42,6 +46,8 @@ export interface JobView {
   /** MIG slice UUID, in MIG mode. */
   migSlice: string | null;
   state: JobState;
+  /** Why it is suspended or parked: a person asked (jobs.suspend, jobs.park), a higher priority is active, or it is over its quota; null otherwise. */
+  suspendedBy: SuspensionReason | null;
   pid: number | null;
   exitCode: number | null;
   signal: string | null;

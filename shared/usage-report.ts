@@ -6,6 +6,23 @@ export type ReportGrouping = (typeof REPORT_GROUPINGS)[number];
 
 export const USAGE_REPORT_SCHEMA = 'gpushare.usage-report/1';
 
+/** What `reports.export` writes: PDF stays with the CLI and the desktop app (it needs a browser to print). */
+export const REPORT_EXPORT_FORMATS = ['html', 'csv', 'json'] as const;
+export type ReportExportFormat = (typeof REPORT_EXPORT_FORMATS)[number];
+
+/** "gpushare-usage-by-user-2025-11-21.csv": the grouping and the day the range ends (UTC). */
+export function reportFileName(report: Pick<UsageReport, 'by' | 'until'>, format: ReportExportFormat): string {
+  return `gpushare-usage-by-${report.by}-${new Date(report.until).toISOString().slice(0, 10)}.${format}`;
+}
+
+/** A report as a file, for a client to save. */
+export interface ReportFile {
+  /** e.g. "gpushare-usage-by-user-2025-11-21.html". */
+  fileName: string;
+  mimeType: string;
+  content: string;
+}
+
 /** The usage of one user, job or GPU over the report's range. */
 export interface UsageRow {
   /** The user name, the job id ("j12", "p4242") or the GPU index as text. */

@@ -1,12 +1,18 @@
 // The jobs the scheduler knows: managed ones it started and the unmanaged GPU
 // processes of the latest snapshot. State changes are recorded with time and reason.
 import type { ChildProcess } from 'node:child_process';
-import { FINAL_STATES, type JobState, type JobView, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView, type Priority } from '../../../shared/jobs.js';
 import type { Account } from './launcher.js';
 import type { ParkedJob } from './parking.js';
 
 /** Why a job is held back; it runs again when none is left. */
 export type HoldReason = 'user' | 'priority' | 'quota';
+
+/** JobView.suspendedBy from the record: a parked job was parked by a person; a suspended one names its first hold. */
+export function noteSuspension(record: JobRecord): void {
+  const { state } = record.view;
+  record.view.suspendedBy = state === 'parked' ? 'user' : state === 'suspended' ? (SUSPENSION_REASONS.find((r) => record.holds.has(r)) ?? null) : null;
+}
 
 export interface JobRecord {
   view: JobView;
@@ -94,6 +100,7 @@ export class JobTable {
     if (record.view.state === state) return false;
     record.view.state = state;
     record.view.history.push({ state, at, reason });
+    noteSuspension(record);
     return true;
   }
 
@@ -130,6 +137,7 @@ export function newJobView(fields: Pick<JobView, 'id' | 'managed' | 'owner' | 'u
     usedMemory: null,
     smPercent: null,
     ...fields,
+    suspendedBy: null,
     state,
     history: [{ state, at, reason }],
   };

@@ -105,6 +105,7 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
 
   const suspended = await r.engine.call('jobs.suspend', { job: id });
   assert.equal(suspended.state, 'suspended');
+  assert.equal(suspended.suspendedBy, 'user');
   assert.equal(procState(train.pid), 'T');
   await r.tick();
   await r.tick();
@@ -113,6 +114,7 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
 
   const resumed = await r.engine.call('jobs.resume', { job: id });
   assert.equal(resumed.state, 'running');
+  assert.equal(resumed.suspendedBy, null);
   assert.notEqual(procState(train.pid), 'T');
   await until('SM time again', async () => {
     await r.tick();
@@ -150,6 +152,7 @@ test('a best-effort process is suspended while a high-priority job computes on i
   });
   assert.equal(procState(low.pid), 'T');
   assert.match(held.history.at(-1)!.reason, new RegExp(`${hi} \\(higher priority\\) is active on GPU 0`));
+  assert.equal(held.suspendedBy, 'priority');
   await r.tick();
   await r.tick();
   assert.equal((await r.job(lo))!.state, 'suspended', 'stays held while the high job computes');
@@ -234,6 +237,7 @@ test('a process over its memory quota is alerted once, suspended after the grace
   await r.tick(0);
   const over = (await r.job(id))!;
   assert.equal(over.state, 'suspended');
+  assert.equal(over.suspendedBy, 'quota');
   assert.match(over.history.at(-1)!.reason, /over its memory quota/);
   assert.equal(procState(hog.pid), 'T');
   assert.deepEqual(alerts.filter((a) => a.jobId === id).map((a) => [a.kind, a.message.replace(/p\d+/, 'pN')]), [

@@ -12,7 +12,7 @@ import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
 import { mpsJobEnv, type MpsControl } from '../mps/mps-control.js';
 import type { JobGate } from './job-gate.js';
-import { JobTable, newJobView, type HoldReason, type JobRecord } from './job-table.js';
+import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
 import { launch, lookupAccount } from './launcher.js';
 import { unparkAllOnStop } from './parking.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, planAdmission, type Condition } from './policies.js';
@@ -101,11 +101,13 @@ export class Scheduler {
     // a gate pause for priority is gating; anything else is a suspension
     const gatedOnly = this.gated(record) && record.holds.size === 1 && reason === 'priority';
     this.table.transition(record, gatedOnly ? 'gated' : 'suspended', why);
+    noteSuspension(record); // a second reason may come first now
   }
 
   /** Drop a reason; when none is left the job runs again. */
   release(record: JobRecord, reason: HoldReason, why: string): void {
-    if (!record.holds.delete(reason) || record.holds.size > 0) return;
+    if (!record.holds.delete(reason)) return;
+    if (record.holds.size > 0) return noteSuspension(record); // still held, for another reason
     if (this.gated(record)) this.options.gate!.setPaused(record.slot!, false);
     else if (this.options.freezer.isSuspended(record.view.pid!)) this.options.freezer.resume(record.view.pid!);
     this.table.transition(record, 'running', why);

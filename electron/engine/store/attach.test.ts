@@ -39,6 +39,12 @@ test('an attached store records ticks, alerts and audited commands, and answers 
   assert.equal(report.rows[0].key, 'gina');
   assert.ok(Math.abs(report.rows[0].smSeconds - 0.4 * 2) < 1e-9, `4 ticks of 0.5 s at 40 %: ${report.rows[0].smSeconds}`);
   assert.deepEqual(report.events.map((e) => [e.kind, e.jobId]), [['quota', 'p77']]);
+  const csv = await engine.call('reports.export', { since: now - 60_000, until: now + 60_000, by: 'user', format: 'csv' });
+  assert.match(csv.fileName, /^gpushare-usage-by-user-\d{4}-\d\d-\d\d\.csv$/);
+  assert.equal(csv.content.split('\r\n')[1].split(',')[0], 'gina');
+  const html = await engine.call('reports.export', { since: now - 60_000, until: now + 60_000, by: 'user', format: 'html' });
+  assert.match(html.content, /^<!doctype html>/i);
+  assert.equal(JSON.parse((await engine.call('reports.export', { since: now - 60_000, until: now + 60_000, by: 'job', format: 'json' })).content).by, 'job');
   const audit = await store.db.all<{ what: string; who: string }>('SELECT what, who FROM audit ORDER BY id');
   assert.equal(audit[0].what, 'sampler.setRate');
   await assert.rejects(engine.call('reports.query', { since: now, until: now - 1, by: 'user' }), /must be before/);

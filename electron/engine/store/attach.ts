@@ -1,6 +1,7 @@
 // Wire the usage store to a running engine: every tick, job change, alert and audited
-// command is recorded, and `reports.query` answers from the store.
+// command is recorded, and `reports.query` (and `reports.export`, the same as a file) answer from the store.
 import type { Engine } from '../engine.js';
+import { reportToFile } from '../reports/export.js';
 import { queryUsage } from '../reports/query.js';
 import type { UsageStore } from './usage-store.js';
 
@@ -13,5 +14,6 @@ export function attachUsageStore(engine: Engine, store: UsageStore): () => void 
     engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
   ];
   engine.dispatcher.register('reports.query', ({ since, until, by }) => queryUsage(store.db, { since, until, by }));
+  engine.dispatcher.register('reports.export', async ({ since, until, by, format }) => reportToFile(await queryUsage(store.db, { since, until, by }), format));
   return () => offs.forEach((off) => off());
 }

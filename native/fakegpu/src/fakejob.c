@@ -137,7 +137,7 @@ static void usage_error(const char *fmt, ...) {
         "  train --kernel-ms K [--batch B] [--duration S | --iterations N]\n"
         "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M]\n"
         "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S]\n"
-        "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm] [--hold]\n",
+        "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm] [--after S] [--hold]\n",
         stderr);
   va_end(ap);
   exit(2);
@@ -401,8 +401,9 @@ static CUresult alloc_one(const char *how, unsigned long long bytes, unsigned lo
 }
 
 static void profile_alloc(int run, int hold) {
-  static const char *const allowed[] = {"chunk", "count", "api", NULL};
+  static const char *const allowed[] = {"chunk", "count", "api", "after", NULL};
   allow_only("alloc", allowed);
+  double after_s = num_opt("after", 0, 0, 86400);
   if (!opt("chunk")) usage_error("alloc: missing --chunk");
   if (!opt("count")) usage_error("alloc: missing --count");
   unsigned long long chunk = parse_size("--chunk", opt("chunk"));
@@ -414,6 +415,12 @@ static void profile_alloc(int run, int hold) {
   for (const char *const *a = apis; *a; a++) ok |= !strcmp(*a, how);
   if (!ok) usage_error("alloc: bad --api '%s' (alloc|pitch|managed|async|pool|vmm)", how);
   if (!run) return;
+  if (after_s > 0) {
+    /* time for a quota to be set on the running job before it allocates */
+    emit("{\"event\":\"waiting\",\"seconds\":%g}", after_s);
+    double until = now_ms() + after_s * 1000;
+    while (!g_stop && now_ms() < until) sleep_ms(50);
+  }
   unsigned long long total = 0;
   for (unsigned long long i = 0; i < count && !g_stop; i++) {
     unsigned long long got;

@@ -75,6 +75,8 @@ check "nvml sees 1 process, record sizes" $NV procs 0 1
 expect_eq "OOM at capacity" "$(grep '"alloc"' "$TMP/alloc.out" | while read -r l; do echo "$l" | js 'd.result'; done | tr '\n' ' ')" \
   "CUDA_SUCCESS CUDA_SUCCESS CUDA_SUCCESS CUDA_ERROR_OUT_OF_MEMORY "
 expect_eq "meminfo after OOM" "$(grep meminfo "$TMP/alloc.out" | js 'd.free/1048576')" $((40960 - 256 - 1024 - 3 * 12288))
+"$JOB" alloc --chunk 1M --count 1 --after 0.3 >"$TMP/alloc.out"
+expect_eq "alloc --after waits first" "$(head -2 "$TMP/alloc.out" | while read -r l; do echo "$l" | js 'd.event'; done | tr '\n' ' ')" "ready waiting "
 for api in pitch managed async pool vmm; do
   "$JOB" alloc --chunk 1G --count 40 --api $api >"$TMP/alloc.out"
   expect_eq "api $api counts against capacity" "$(grep -c CUDA_SUCCESS "$TMP/alloc.out")" 38

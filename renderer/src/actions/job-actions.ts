@@ -9,7 +9,7 @@ import { jobsStore, setPending, type Lane, type PendingChange } from '../stores/
 import { showNotice } from '../stores/ui-store.js';
 import { engineApi } from './engine-api.js';
 
-type Step = { [M in ApiMethod]: { method: M; params: ApiParams<M> } }[ApiMethod];
+export type Step = { [M in ApiMethod]: { method: M; params: ApiParams<M> } }[ApiMethod];
 
 const laneTitle = (lane: Lane): string => LANES.find((l) => l.lane === lane)?.title ?? lane;
 
@@ -25,7 +25,8 @@ export function stepsToLane(job: JobView, lane: Lane): Step[] | string {
   return steps;
 }
 
-async function apply(job: JobView, pending: PendingChange, steps: Step[], refusal: string): Promise<boolean> {
+/** Run the steps in order, showing the job at its new place meanwhile; a refusal snaps it back with the engine's message. */
+export async function apply(job: JobView, pending: PendingChange, steps: Step[], refusal: string): Promise<boolean> {
   setPending(job.id, pending);
   try {
     let updated: JobView | null = null;

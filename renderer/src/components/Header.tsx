@@ -2,6 +2,7 @@
 import { useGpus, useUi } from '../stores/hooks.js';
 import { formatClock } from '../format.js';
 import appIcon from '../../../assets/tray-ok.svg';
+import { ViewTabs } from './ViewTabs.js';
 
 export function Header() {
   const connection = useGpus((s) => s.connection);
@@ -20,6 +21,7 @@ export function Header() {
       <div className={`connection connection-${connection}`} title={detail ?? undefined}>
         <span className="dot" aria-hidden="true" /> {stateText}
       </div>
+      <ViewTabs />
       {detail && <div className="connection-detail">{detail}</div>}
       <div className="top-bar-facts">
         {driver && <span>driver {driver.driverVersion}</span>}

@@ -3,6 +3,7 @@ import type { GpuProcessView, MigSliceView } from '../../../shared/snapshot.js';
 import { processColor } from '../colors.js';
 import { formatBytes } from '../format.js';
 import { highlight } from '../stores/ui-store.js';
+import { migSliceDropProps } from './mig-slice-drop.js';
 
 const MEMORY_SLICES = 8;
 
@@ -18,6 +19,7 @@ export function MigDiagram({ slices, processes }: { slices: readonly MigSliceVie
         return (
           <div
             key={slice.uuid}
+            {...migSliceDropProps(slice.uuid)}
             className={`mig-slice${slice.placement!.size < 2 ? ' narrow' : ''}`}
             style={{ gridColumn: `${slice.placement!.start + 1} / span ${slice.placement!.size}`, gridRow: 1 }}
             title={`${slice.uuid}\n${slice.smCount ?? '?'} SMs, ${formatBytes(slice.memoryUsed)} of ${formatBytes(slice.memoryTotal)}`}

@@ -1,5 +1,6 @@
 // Every job and GPU process: sortable by any column, filtered by owner, GPU and user.
-import { useMemo, useState } from 'react';
+import { memo, useMemo, useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
 import type { JobView } from '../../../shared/jobs.js';
 import { processColor } from '../colors.js';
 import { processesAsJobs } from '../data/board-jobs.js';
@@ -37,10 +38,43 @@ const sortValue = (job: JobView, key: SortKey): string | number => {
   }
 };
 
+const leaveRow = (): void => highlight(null);
+
+function ProcessRowView({ job: j, highlighted }: { job: JobView; highlighted: boolean }) {
+  return (
+    <tr data-job={j.id} data-pid={j.pid ?? undefined} className={highlighted ? 'highlighted' : undefined} onMouseEnter={() => highlight(j.id)} onMouseLeave={leaveRow}>
+      <td>
+        <span className="swatch" style={{ background: j.pid !== null ? processColor(j.pid) : 'transparent' }} />
+        {j.id}
+      </td>
+      <td>{j.owner}</td>
+      <td className="command" title={j.argv.join(' ')}>{shortCommand(j.argv, null)}</td>
+      <td className="num">{j.gpu ?? '–'}</td>
+      <td className="num">{formatPercent(j.smPercent)}</td>
+      <td className="num">{formatBytes(j.usedMemory)}</td>
+      <td className="num">{j.memoryQuotaBytes === null ? '–' : formatBytes(j.memoryQuotaBytes)}</td>
+      <td><span className={`priority priority-${j.priority}`}>{j.priority}</span></td>
+      <td><span className={`state state-${j.state}`}>{j.state}</span></td>
+    </tr>
+  );
+}
+
+const sameArgv = (a: readonly string[], b: readonly string[]): boolean => a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+
+/** Re-render a row only when a cell it shows changed (jobs arrive as new objects every tick). */
+const sameRow = (a: { job: JobView; highlighted: boolean }, b: { job: JobView; highlighted: boolean }): boolean =>
+  a.highlighted === b.highlighted && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
+  formatPercent(a.job.smPercent) === formatPercent(b.job.smPercent) && formatBytes(a.job.usedMemory) === formatBytes(b.job.usedMemory) &&
+  a.job.memoryQuotaBytes === b.job.memoryQuotaBytes && a.job.priority === b.job.priority && a.job.state === b.job.state && sameArgv(a.job.argv, b.job.argv);
+
+const ProcessRow = memo(ProcessRowView, sameRow);
+
 export function ProcessTable() {
   const jobs = useBoardJobs();
   const snapshot = useGpus((s) => s.snapshot);
-  const { me, ownerFilter, gpuFilter, userFilter, sortKey, sortDescending, highlighted } = useUi((s) => s);
+  const { me, ownerFilter, gpuFilter, userFilter, sortKey, sortDescending, highlighted } = useUi(
+    useShallow((s) => ({ me: s.me, ownerFilter: s.ownerFilter, gpuFilter: s.gpuFilter, userFilter: s.userFilter, sortKey: s.sortKey, sortDescending: s.sortDescending, highlighted: s.highlighted })),
+  );
   const rows = useMemo(() => {
     const covered = new Set(jobs.map((j) => j.pid));
     const all = [...jobs, ...processesAsJobs(snapshot).filter((p) => !covered.has(p.pid))];
@@ -80,21 +114,9 @@ export function ProcessTable() {
           </tr>
         </thead>
         <tbody>
-          {drawn.map((j) => (
-            <tr key={j.id} data-job={j.id} data-pid={j.pid ?? undefined} className={highlighted === j.id ? 'highlighted' : undefined} onMouseEnter={() => highlight(j.id)} onMouseLeave={() => highlight(null)}>
-              <td>
-                <span className="swatch" style={{ background: j.pid !== null ? processColor(j.pid) : 'transparent' }} />
-                {j.id}
-              </td>
-              <td>{j.owner}</td>
-              <td className="command" title={j.argv.join(' ')}>{shortCommand(j.argv, null)}</td>
-              <td className="num">{j.gpu ?? '–'}</td>
-              <td className="num">{formatPercent(j.smPercent)}</td>
-              <td className="num">{formatBytes(j.usedMemory)}</td>
-              <td className="num">{j.memoryQuotaBytes === null ? '–' : formatBytes(j.memoryQuotaBytes)}</td>
-              <td><span className={`priority priority-${j.priority}`}>{j.priority}</span></td>
-              <td><span className={`state state-${j.state}`}>{j.state}</span></td>
-            </tr>
+          {drawn.map((j, i) => (
+            // keyed by position: the order follows live numbers, and rewriting a row's cells is cheaper than moving it
+            <ProcessRow key={i} job={j} highlighted={highlighted === j.id} />
           ))}
           {rows.length === 0 && (
             <tr>

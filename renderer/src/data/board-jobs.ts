@@ -15,15 +15,9 @@ export const LANES: ReadonlyArray<{ lane: Lane; title: string; hint: string }> =
 /** The lanes a card can be moved between with the keyboard (the queue is not a target). */
 export const MOVABLE_LANES: readonly Lane[] = ['high', 'normal', 'best-effort', 'paused'];
 
-/**
- * Paused by a person (jobs.suspend), not by the scheduler yielding to a higher priority:
- * JobView has no field for it, so the reason of the last suspension tells ("suspended by ana").
- */
+/** Paused by a person (jobs.suspend, jobs.park), not by the scheduler yielding to a higher priority or a quota. */
 export function pausedByUser(job: JobView): boolean {
-  if (job.state === 'parked') return true;
-  if (job.state !== 'suspended') return false;
-  const last = [...job.history].reverse().find((h) => h.state === 'suspended');
-  return last !== undefined && /^suspended by /.test(last.reason);
+  return (job.state === 'suspended' || job.state === 'parked') && job.suspendedBy === 'user';
 }
 
 export function laneOf(job: JobView, pending?: PendingChange): Lane | null {
@@ -34,8 +28,17 @@ export function laneOf(job: JobView, pending?: PendingChange): Lane | null {
   return job.priority;
 }
 
+/** One list per snapshot: the board and the table both ask for it on every tick. */
+const jobsOfSnapshot = new WeakMap<Snapshot, JobView[]>();
+
 export function processesAsJobs(snapshot: Snapshot | null): JobView[] {
   if (!snapshot) return [];
+  let jobs = jobsOfSnapshot.get(snapshot);
+  if (!jobs) jobsOfSnapshot.set(snapshot, (jobs = snapshotProcessesAsJobs(snapshot)));
+  return jobs;
+}
+
+function snapshotProcessesAsJobs(snapshot: Snapshot): JobView[] {
   return snapshot.processes.map((p) => ({
     id: `p${p.pid}`,
     managed: false,
@@ -52,6 +55,7 @@ export function processesAsJobs(snapshot: Snapshot | null): JobView[] {
     mpsSharePercent: null,
     migSlice: null,
     state: 'running',
+    suspendedBy: null,
     pid: p.pid,
     exitCode: null,
     signal: null,

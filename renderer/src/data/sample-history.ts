@@ -96,53 +96,88 @@ export function historySpan(gpuIndex: number): { first: number; last: number } |
   return { first: history.times[(history.ticks - count) % HISTORY_CAPACITY], last: history.times[(history.ticks - 1) % HISTORY_CAPACITY] };
 }
 
+/** Ring slots inside the window, reused by every read (a read never outlives the call). */
+const windowSlots = new Int32Array(HISTORY_CAPACITY);
+/** Shown series per key, reused while their label stays the same. */
+const seriesCache = new Map<string, TimelineSeries>();
+
+function seriesOf(key: string, pid: number | null, label: string, color: string): TimelineSeries {
+  const cached = seriesCache.get(key);
+  if (cached && cached.label === label) return cached;
+  const series = { key, pid, label, color };
+  if (seriesCache.size > 4096) seriesCache.clear();
+  seriesCache.set(key, series);
+  return series;
+}
+
 /**
  * The samples in [start, end] averaged into at most `buckets` columns (one per couple of
- * pixels), the busiest processes one by one and the rest summed as "others".
+ * pixels), the busiest processes one by one and the rest summed as "others". `pinned`
+ * (the highlighted process) gets its own series even when it is not among the busiest.
  */
-export function readTimeline(gpuIndex: number, metric: TimelineMetric, start: number, end: number, buckets: number): TimelineData {
+export function readTimeline(gpuIndex: number, metric: TimelineMetric, start: number, end: number, buckets: number, pinned: number | null = null): TimelineData {
   const history = histories.get(gpuIndex);
   if (!history || history.ticks === 0 || buckets < 1 || end <= start) return { rows: [], series: [], reported: true };
   const count = Math.min(history.ticks, HISTORY_CAPACITY);
-  const first = history.ticks - count;
-  const slots: number[] = [];
-  for (let i = first; i < history.ticks; i++) {
+  let slotCount = 0;
+  for (let i = history.ticks - count; i < history.ticks; i++) {
     const slot = i % HISTORY_CAPACITY;
     const t = history.times[slot];
-    if (t >= start && t <= end) slots.push(slot);
+    if (t >= start && t <= end) windowSlots[slotCount++] = slot;
   }
-  const all = [...history.series.values()];
-  const totals = all.map((series) => {
+  const all: ProcessSeries[] = [];
+  const totals: number[] = [];
+  let reported = metric === 'memory';
+  for (const series of history.series.values()) {
     const values = metric === 'sm' ? series.sm : series.memory;
     let sum = 0;
-    for (const slot of slots) if (!Number.isNaN(values[slot])) sum += values[slot];
-    return sum;
-  });
-  const reported = metric === 'memory' || all.some((series) => slots.some((slot) => !Number.isNaN(series.sm[slot])));
-  const order = all.map((_, i) => i).filter((i) => totals[i] > 0).sort((a, b) => totals[b] - totals[a]);
+    let seen = false;
+    for (let k = 0; k < slotCount; k++) {
+      const v = values[windowSlots[k]];
+      if (v === v) {
+        sum += v;
+        seen = true;
+      }
+    }
+    if (seen && metric === 'sm') reported = true;
+    if (sum > 0 || (pinned !== null && series.pid === pinned && seen)) {
+      all.push(series);
+      totals.push(sum);
+    }
+  }
+  const order = all.map((_, i) => i).sort((a, b) => totals[b] - totals[a] || all[a].pid - all[b].pid);
   const shown = order.slice(0, TIMELINE_TOP_PROCESSES);
-  const rest = order.slice(TIMELINE_TOP_PROCESSES);
-  const series: TimelineSeries[] = shown.map((i) => ({ key: `p${all[i].pid}`, pid: all[i].pid, label: all[i].label, color: processColor(all[i].pid) }));
-  if (rest.length > 0) series.push({ key: 'others', pid: null, label: `${rest.length} other processes`, color: OTHERS_COLOR });
+  let rest = order.slice(TIMELINE_TOP_PROCESSES);
+  const pinnedAt = pinned === null ? -1 : rest.findIndex((i) => all[i].pid === pinned);
+  if (pinnedAt >= 0) {
+    shown.push(rest[pinnedAt]);
+    rest = rest.filter((_, k) => k !== pinnedAt);
+  }
+  const series: TimelineSeries[] = shown.map((i) => seriesOf(`p${all[i].pid}`, all[i].pid, all[i].label, processColor(all[i].pid)));
+  if (rest.length > 0) series.push(seriesOf('others', null, `${rest.length} other processes`, OTHERS_COLOR));
 
   const columns = series.length;
   const sums = new Float64Array(buckets * columns);
   const samples = new Uint32Array(buckets);
   const width = (end - start) / buckets;
-  for (const slot of slots) {
+  const shownValues = shown.map((i) => (metric === 'sm' ? all[i].sm : all[i].memory));
+  const restValues = rest.map((i) => (metric === 'sm' ? all[i].sm : all[i].memory));
+  for (let k = 0; k < slotCount; k++) {
+    const slot = windowSlots[k];
     const bucket = Math.min(buckets - 1, Math.floor((history.times[slot] - start) / width));
+    const base = bucket * columns;
     samples[bucket]++;
-    for (let c = 0; c < shown.length; c++) {
-      const v = (metric === 'sm' ? all[shown[c]].sm : all[shown[c]].memory)[slot];
-      if (!Number.isNaN(v)) sums[bucket * columns + c] += v;
+    for (let c = 0; c < shownValues.length; c++) {
+      const v = shownValues[c][slot];
+      if (v === v) sums[base + c] += v;
     }
-    if (rest.length > 0) {
+    if (restValues.length > 0) {
       let other = 0;
-      for (const i of rest) {
-        const v = (metric === 'sm' ? all[i].sm : all[i].memory)[slot];
-        if (!Number.isNaN(v)) other += v;
+      for (const values of restValues) {
+        const v = values[slot];
+        if (v === v) other += v;
       }
-      sums[bucket * columns + columns - 1] += other;
+      sums[base + columns - 1] += other;
     }
   }
   const rows: Array<Record<string, number>> = [];

@@ -6,6 +6,10 @@ import { processesAsJobs } from '../data/board-jobs.js';
 import { alertsStore, type AlertsState } from './alerts-store.js';
 import { gpusStore, type GpusState } from './gpus-store.js';
 import { jobsStore, type JobsState } from './jobs-store.js';
+import { migPlanStore, type MigPlanState } from './mig-plan-store.js';
+import { navigationStore, type NavigationState } from './navigation-store.js';
+import { reportsStore, type ReportsState } from './reports-store.js';
+import { spatialStore, type SpatialState } from './spatial-store.js';
 import { uiStore, type UiState } from './ui-store.js';
 
 export const useGpus = <T,>(select: (s: GpusState) => T): T => useStore(gpusStore, select);
@@ -20,3 +24,8 @@ export function useBoardJobs(): JobView[] {
   const snapshot = useGpus((s) => (schedulerMissing ? s.snapshot : null));
   return useMemo(() => (schedulerMissing ? processesAsJobs(snapshot) : jobs), [jobs, schedulerMissing, snapshot]);
 }
+
+export const useNavigation = <T,>(select: (s: NavigationState) => T): T => useStore(navigationStore, select);
+export const useReports = <T,>(select: (s: ReportsState) => T): T => useStore(reportsStore, select);
+export const useSpatial = <T,>(select: (s: SpatialState) => T): T => useStore(spatialStore, select);
+export const useMigPlan = <T,>(select: (s: MigPlanState) => T): T => useStore(migPlanStore, select);

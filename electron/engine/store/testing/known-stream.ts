@@ -11,7 +11,7 @@ const gpus = [fakeGpu(0), fakeGpu(1)];
 function job(partial: Partial<JobView> & Pick<JobView, 'id' | 'owner' | 'history'>): JobView {
   return {
     managed: true, uid: 1001, argv: ['python', 'finetune.py', '--lr', '3e-4, "warm"'], cwd: null, gpu: 1, requestedGpu: 1, priority: 'normal',
-    memoryQuotaBytes: null, memoryRequestBytes: null, mode: 'shared', mpsSharePercent: null, migSlice: null, state: partial.history.at(-1)!.state,
+    memoryQuotaBytes: null, memoryRequestBytes: null, mode: 'shared', mpsSharePercent: null, migSlice: null, suspendedBy: null, state: partial.history.at(-1)!.state,
     pid: null, exitCode: null, signal: null, logPath: null, usedMemory: null, smPercent: null, ...partial,
   };
 }

@@ -1,0 +1,134 @@
+// The console's Reports and Plan MIG views and its spatial drops, against the real engine on the
+// simulated h100x2-mig box (GPU 0 plain, GPU 1 in MIG mode) with the demo running and usage recorded.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import type { JobView } from '../shared/jobs.js';
+import { browserMissing, eventually, openConsoleHarness, sleep, type ConsoleHarness } from './harness.js';
+
+const GIB = 1024 ** 3;
+const missing = browserMissing();
+
+describe('console views on the simulated h100x2-mig box', { skip: missing ?? false, timeout: 180_000 }, () => {
+  let h: ConsoleHarness;
+  const jobs = async (): Promise<JobView[]> => h.engine.call('jobs.list', {});
+  const jobById = async (id: string): Promise<JobView | undefined> => (await jobs()).find((j) => j.id === id);
+  /** A job that stays queued: it asks for almost a whole H100, and neither GPU has that free. */
+  const submitQueued = (): Promise<JobView> =>
+    h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', 'hold', '--duration', '60'], gpu: 'auto', memoryRequestBytes: 79 * GIB });
+  const openView = async (title: string): Promise<void> => {
+    await h.page.locator('.view-tabs').getByRole('button', { name: title }).click();
+  };
+  const lastNotice = async (): Promise<string> => {
+    const notice = h.page.locator('.notice[role="alert"]').last();
+    await notice.waitFor({ timeout: 10_000 });
+    return notice.innerText();
+  };
+
+  before(async () => {
+    h = await openConsoleHarness('h100x2-mig', { usage: true, demo: true });
+    await h.page.goto(h.web.url);
+    await h.page.locator('.gpu-card').first().waitFor({ timeout: 15_000 });
+  });
+  after(async () => h?.close());
+
+  test('the Reports view shows rows for the demo\'s jobs, and its CSV export downloads and parses back', async (t) => {
+    assert.ok(h.demo && h.demo.jobs.length > 0, 'the demo submitted jobs');
+    await sleep(3000); // a few seconds of sampling
+    await openView('Reports');
+    await h.page.locator('.reports-view').getByRole('button', { name: 'by Job' }).click();
+    await eventually(async () => {
+      await h.page.locator('.reports-view').getByRole('button', { name: 'Refresh' }).click().catch(() => undefined);
+      const keys = await h.page.locator('.report-table tbody tr[data-key]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key')));
+      return h.demo!.jobs.every((id) => keys.includes(id));
+    }, 20_000, `rows for the demo's jobs ${h.demo.jobs.join(', ')}`);
+    await h.page.locator('.report-chart .recharts-bar-rectangle').first().waitFor();
+    await h.screenshot('views-reports');
+
+    const [download] = await Promise.all([h.page.waitForEvent('download'), h.page.locator('.report-exports').getByRole('button', { name: 'CSV' }).click()]);
+    assert.match(download.suggestedFilename(), /^gpushare-usage-by-job-\d{4}-\d\d-\d\d\.csv$/);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    const [header, ...rows] = csv.split('\r\n').filter(Boolean).map((line) => line.split(','));
+    assert.deepEqual(header, ['job', 'label', 'gpu_seconds', 'sm_seconds', 'memory_gib_hours', 'peak_memory_bytes', 'queued_seconds', 'suspended_seconds', 'contention_minutes']);
+    for (const id of h.demo.jobs) {
+      const row = rows.find((r) => r[0] === id);
+      assert.ok(row, `${id} is in the CSV`);
+      assert.ok(Number(row.at(-7)) > 0, `${id} has GPU seconds`);
+    }
+    t.diagnostic(`CSV: ${rows.length} rows, ${csv.length} bytes`);
+
+    const [html] = await Promise.all([h.page.waitForEvent('download'), h.page.locator('.report-exports').getByRole('button', { name: 'HTML report' }).click()]);
+    assert.match(readFileSync((await html.path())!, 'utf8'), /<svg/);
+  });
+
+  test('a queued job dropped onto a GPU card is placed there', async () => {
+    await openView('Console');
+    const job = await submitQueued();
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    assert.equal(await card.getAttribute('data-lane'), 'queue');
+    await card.dragTo(h.page.locator('.gpu-card[data-gpu="0"] .memory-line'));
+    const placed = await eventually(async () => {
+      const j = await jobById(job.id);
+      return j?.gpu === 0 ? j : null;
+    }, 10_000, `${job.id} placed on GPU 0`);
+    assert.equal(placed.requestedGpu, 0);
+    assert.equal(placed.mode, 'shared');
+    await h.page.locator(`.job-card[data-job="${job.id}"]`).getByText('GPU 0').waitFor();
+    await h.screenshot('views-queue-to-gpu');
+  });
+
+  test('a job dropped on the MPS zone runs under MPS with the share given; 0 and 150 are refused', async () => {
+    const job = await submitQueued();
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    const zone = h.page.locator('.gpu-card[data-gpu="0"] .mps-zone');
+    await eventually(async () => /MPS\s+(off|on|MPS held by user)/.test(await zone.innerText()), 10_000, 'the MPS zone to show mps.status');
+    for (const share of ['150', '0']) {
+      await card.dragTo(zone);
+      const input = zone.getByLabel('SM share in percent');
+      await input.waitFor();
+      assert.equal(await zone.getByLabel('Job', { exact: true }).inputValue(), job.id);
+      await input.fill(share);
+      await input.press('Enter');
+      assert.match(await lastNotice(), new RegExp(`${job.id} could not run under MPS on GPU 0 with a ${share}% SM share: .*(100|1)`));
+      const now = await jobById(job.id);
+      assert.equal(now?.mode, 'shared', `a share of ${share} changed nothing`);
+      assert.equal(await card.getAttribute('data-lane'), 'queue', 'the card is back in the queue');
+    }
+    await h.screenshot('views-mps-refused');
+    await card.dragTo(zone);
+    await zone.getByLabel('SM share in percent').fill('30');
+    await h.screenshot('views-mps-prompt');
+    await zone.getByRole('button', { name: 'Run under MPS' }).click();
+    const inMps = await eventually(async () => {
+      const j = await jobById(job.id);
+      return j?.mode === 'mps' ? j : null;
+    }, 10_000, `${job.id} in mode mps (jobs.list)`);
+    assert.equal(inMps.mpsSharePercent, 30);
+    assert.equal(inMps.gpu, 0);
+  });
+
+  test('Plan MIG shows a layout and its commands for GPU 1, and a dry run lists the commands', async () => {
+    await openView('Plan MIG');
+    const view = h.page.locator('.mig-plan-view');
+    await view.getByLabel('GPU', { exact: true }).selectOption('1');
+    await view.locator('.slice-map').first().waitFor(); // today's layout
+    assert.equal(await view.locator('.slice-map').first().locator('.slice-block').count(), 4, 'today: 3g.40gb + 2g.20gb + 2 × 1g.10gb');
+    await view.getByLabel('Job specs').fill('20G,20G,20G');
+    await view.getByRole('button', { name: 'Plan', exact: true }).click();
+    const proposed = view.locator('.slice-map').nth(1);
+    await proposed.waitFor();
+    const labels = await proposed.locator('.slice-job').allInnerTexts();
+    assert.equal(labels.filter((l) => l === '20G').length, 3, `a slice for each 20G job: ${labels.join(', ')}`);
+    const commands = await view.locator('.plan-commands li').allInnerTexts();
+    assert.ok(commands.length > 0 && commands.every((c) => c.startsWith('nvidia-smi mig')), `nvidia-smi mig commands: ${commands.join(' | ')}`);
+    await h.screenshot('views-mig-plan');
+
+    await view.getByRole('button', { name: 'Apply (dry run)' }).click();
+    await view.getByText(/^Dry run: nothing was changed/).waitFor();
+    assert.deepEqual(await view.locator('.plan-commands li').allInnerTexts(), commands);
+    assert.equal((await h.engine.call('mig.layout', { gpu: 1 })).slices.length, 4, 'the dry run changed nothing');
+    await h.screenshot('views-mig-dry-run');
+  });
+});

@@ -1,0 +1,18 @@
+// Drops onto a GPU's MPS zone or a MIG slice: the job's sharing mode changes in the engine (a queued
+// job then starts there). A refusal snaps the card back and shows the engine's message.
+import type { JobView } from '../../../shared/jobs.js';
+import { apply, type Step } from './job-actions.js';
+import { refreshMpsStatus } from '../data/mps-feed.js';
+
+export async function runJobUnderMps(job: JobView, gpu: number, sharePercent: number): Promise<boolean> {
+  // the share first: a refused share leaves the job where it was
+  const steps: Step[] = [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mps', mpsSharePercent: sharePercent } }];
+  if (job.gpu !== gpu) steps.push({ method: 'jobs.place', params: { job: job.id, gpu } });
+  const done = await apply(job, { gpu }, steps, `${job.id} could not run under MPS on GPU ${gpu} with a ${sharePercent}% SM share`);
+  if (done) void refreshMpsStatus();
+  return done;
+}
+
+export function runJobInMigSlice(job: JobView, slice: string): Promise<boolean> {
+  return apply(job, {}, [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mig', migSlice: slice } }], `${job.id} could not run in MIG slice ${slice}`);
+}

@@ -1,0 +1,15 @@
+// Save the report on screen: CSV and JSON as shown, or the engine's HTML report with charts.
+import { saveReport } from '../../actions/report-actions.js';
+import { useReports } from '../../stores/hooks.js';
+
+export function ReportExportButtons() {
+  const ready = useReports((s) => s.report !== null);
+  return (
+    <div className="report-exports" aria-label="Export">
+      <span className="muted">Export</span>
+      <button type="button" disabled={!ready} onClick={() => void saveReport('csv')}>CSV</button>
+      <button type="button" disabled={!ready} onClick={() => void saveReport('json')}>JSON</button>
+      <button type="button" disabled={!ready} onClick={() => void saveReport('html')} title="A self-contained HTML report with charts; print it to PDF, or use `gpushare report --format pdf`">HTML report</button>
+    </div>
+  );
+}

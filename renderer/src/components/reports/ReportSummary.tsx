@@ -1,0 +1,30 @@
+// The report's totals in one line of figures.
+import type { UsageReport } from '../../../../shared/usage-report.js';
+import { formatBytes } from '../../format.js';
+import { formatAmount, formatDateTime, formatDuration, formatHours } from './report-format.js';
+
+export function ReportSummary({ report }: { report: UsageReport }) {
+  const t = report.totals;
+  const figures: Array<[string, string]> = [
+    ['GPU-hours', formatHours(t.gpuSeconds)],
+    ['SM-hours', formatHours(t.smSeconds)],
+    ['Memory GiB·h', formatAmount(t.memoryGiBHours)],
+    ['Peak memory', formatBytes(t.peakMemoryBytes)],
+    ['Queued', formatDuration(t.queuedSeconds)],
+    ['Suspended / parked', formatDuration(t.suspendedSeconds)],
+    ['Contention', `${formatAmount(t.contentionMinutes, 1)} min`],
+  ];
+  return (
+    <div className="report-summary">
+      {figures.map(([label, value]) => (
+        <div key={label} className="stat">
+          <span className="stat-label">{label}</span>
+          <span className="stat-value">{value}</span>
+        </div>
+      ))}
+      <div className="report-range-note muted">
+        {formatDateTime(report.since)} – {formatDateTime(report.until)} · from {report.resolution} data
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,26 @@
+// Which view the console shows: the live console, usage reports or the MIG planner.
+// Kept in the URL hash (#reports, #mig-plan) so a view survives a reload and can be linked.
+import { createStore } from 'zustand/vanilla';
+
+export const VIEWS = [
+  { view: 'console', title: 'Console' },
+  { view: 'reports', title: 'Reports' },
+  { view: 'mig-plan', title: 'Plan MIG' },
+] as const;
+export type ConsoleView = (typeof VIEWS)[number]['view'];
+
+export interface NavigationState {
+  view: ConsoleView;
+}
+
+const viewOfHash = (hash: string): ConsoleView => VIEWS.find((v) => `#${v.view}` === hash)?.view ?? 'console';
+
+export const navigationStore = createStore<NavigationState>(() => ({ view: viewOfHash(window.location.hash) }));
+
+export function showView(view: ConsoleView): void {
+  navigationStore.setState({ view });
+  const { pathname, search } = window.location;
+  window.history.replaceState(null, '', `${pathname}${search}${view === 'console' ? '' : `#${view}`}`);
+}
+
+window.addEventListener('hashchange', () => navigationStore.setState({ view: viewOfHash(window.location.hash) }));
