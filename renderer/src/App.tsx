@@ -1,28 +1,43 @@
-// The console: GPUs on top, timelines and alerts, the job board, then every process.
+// The console: GPUs on top, timelines and alerts, the job board, then every process;
+// or the Reports view, or the MIG planner, picked by the header's tabs.
 import { AlertList } from './components/AlertList.js';
 import { GpuGrid } from './components/GpuGrid.js';
 import { Header } from './components/Header.js';
 import { JobBoard } from './components/JobBoard.js';
+import { MigPlanView } from './components/mig-plan/MigPlanView.js';
 import { Notices } from './components/Notices.js';
 import { ProcessTable } from './components/ProcessTable.js';
+import { ReportsView } from './components/reports/ReportsView.js';
 import { SimulatedBanner } from './components/SimulatedBanner.js';
 import { TimelinePanel } from './components/TimelinePanel.js';
+import { useNavigation } from './stores/hooks.js';
+
+function LiveConsole() {
+  return (
+    <main className="layout">
+      <GpuGrid />
+      <div className="row">
+        <TimelinePanel />
+        <AlertList />
+      </div>
+      <JobBoard />
+      <ProcessTable />
+    </main>
+  );
+}
 
 export function App() {
+  const view = useNavigation((s) => s.view);
   return (
     <>
       <Header />
       <SimulatedBanner />
       <Notices />
-      <main className="layout">
-        <GpuGrid />
-        <div className="row">
-          <TimelinePanel />
-          <AlertList />
-        </div>
-        <JobBoard />
-        <ProcessTable />
-      </main>
+      {view === 'console' ? (
+        <LiveConsole />
+      ) : (
+        <main className="layout">{view === 'reports' ? <ReportsView /> : <MigPlanView />}</main>
+      )}
     </>
   );
 }
