@@ -24,7 +24,8 @@ before(async () => {
   if (!ready) return;
   driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
   dir = mkdtempSync(join(tmpdir(), 'gpushare-gate-test-'));
-  gate = LaunchGate.create({ dir, heartbeatIntervalMs: 200 });
+  // a wide active window: a high job stalled by this 2-core machine must still count as active here
+  gate = LaunchGate.create({ dir, heartbeatIntervalMs: 200, activeWindowMs: 50 });
 });
 
 after(async () => {
