@@ -24,14 +24,17 @@ function* sourceFiles(dir: string): Generator<string> {
   }
 }
 
+// the module name is spliced in so this file itself never reads as an import of it
+const M = 'electron';
+
 test('the detector recognises every way of importing electron', () => {
   for (const yes of [
-    `import { app } from 'electron';`,
-    `import {BrowserWindow} from "electron/main";`,
-    `import 'electron';`,
-    `const { app } = require('electron');`,
-    `const e = await import("electron");`,
-    `export { ipcMain } from 'electron';`,
+    `import { app } from '${M}';`,
+    `import {BrowserWindow} from "${M}/main";`,
+    `import '${M}';`,
+    `const { app } = require('${M}');`,
+    `const e = await import("${M}");`,
+    `export { ipcMain } from '${M}';`,
   ]) {
     assert.ok(importsElectron(yes), yes);
   }
@@ -51,7 +54,6 @@ test('nothing outside electron/main and electron/preload imports electron', () =
   for (const file of sourceFiles(root)) {
     const path = relative(root, file);
     if (ALLOWED.some((rule) => rule.test(path))) continue;
-    if (path === 'electron/import-boundaries.test.ts') continue; // its examples are strings, not imports
     if (importsElectron(readFileSync(file, 'utf8'))) offenders.push(path);
   }
   assert.deepEqual(offenders, [], `electron is imported outside electron/main and electron/preload: ${offenders.join(', ')}`);
