@@ -96,23 +96,9 @@ static unsigned long long num(const char *s, const char *what, unsigned long lon
 
 /* 512M, 2G, 1048576 (binary suffixes K M G T, optional iB/B) */
 static unsigned long long size_arg(const char *s, const char *what) {
-  char *end;
-  errno = 0;
-  if (!s || !*s || *s == '-') die(2, "bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s ? s : "");
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s) die(2, "bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s);
-  unsigned long long mul = 1;
-  switch (*end) {
-    case 0: break;
-    case 'K': case 'k': mul = 1ull << 10; end++; break;
-    case 'M': case 'm': mul = 1ull << 20; end++; break;
-    case 'G': case 'g': mul = 1ull << 30; end++; break;
-    case 'T': case 't': mul = 1ull << 40; end++; break;
-    default: die(2, "bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s);
-  }
-  if (*end && strcmp(end, "iB") && strcmp(end, "B") && strcmp(end, "b"))
-    die(2, "bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s);
-  return v * mul;
+  unsigned long long v;
+  if (fg_parse_size(s, &v)) die(2, "bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s ? s : "");
+  return v;
 }
 
 static const char *state_path(const args_t *a, const char *cmd) {

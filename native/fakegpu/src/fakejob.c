@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../../include/cuda_abi.h"
+#include "fg_scenario.h"
 
 #define REQUEST_VERSION 12040
 
@@ -168,22 +169,9 @@ static double num_opt(const char *name, double def, double min, double max) {
 }
 
 static unsigned long long parse_size(const char *what, const char *s) {
-  char *end;
-  errno = 0;
-  if (!s || !*s || *s == '-') usage_error("bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s ? s : "");
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s) usage_error("bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s);
-  unsigned long long mul = 1;
-  switch (*end) {
-    case 0: break;
-    case 'K': case 'k': mul = 1ull << 10; end++; break;
-    case 'M': case 'm': mul = 1ull << 20; end++; break;
-    case 'G': case 'g': mul = 1ull << 30; end++; break;
-    case 'T': case 't': mul = 1ull << 40; end++; break;
-    default: usage_error("bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s);
-  }
-  if (*end && strcmp(end, "iB") && strcmp(end, "B")) usage_error("bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s);
-  return v * mul;
+  unsigned long long v;
+  if (fg_parse_size(s, &v)) usage_error("bad %s '%s' (e.g. 512M, 2G, 1048576)", what, s ? s : "");
+  return v;
 }
 
 static void allow_only(const char *profile, const char *const *allowed) {

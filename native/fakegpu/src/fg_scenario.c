@@ -609,3 +609,23 @@ int fg_scenario_load(const char *path, fg_state_t *st, char *err, size_t errlen)
     snprintf(st->nvml_version, sizeof st->nvml_version, "%d.%.20s", st->cuda_version / 1000, st->driver_version);
   return 0;
 }
+
+int fg_parse_size(const char *s, unsigned long long *out) {
+  char *end;
+  errno = 0;
+  if (!s || !*s || *s == '-') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s) return -1;
+  unsigned long long mul = 1;
+  switch (*end) {
+    case 0: break;
+    case 'K': case 'k': mul = 1ull << 10; end++; break;
+    case 'M': case 'm': mul = 1ull << 20; end++; break;
+    case 'G': case 'g': mul = 1ull << 30; end++; break;
+    case 'T': case 't': mul = 1ull << 40; end++; break;
+    default: return -1;
+  }
+  if (*end && strcmp(end, "iB") && strcmp(end, "B") && strcmp(end, "b")) return -1;
+  *out = v * mul;
+  return 0;
+}

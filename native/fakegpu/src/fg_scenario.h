@@ -30,4 +30,7 @@ FG_HIDDEN void fg_mig_fill(const fg_gpu_t *g, fg_mig_t *mi, const fg_profile_t *
  * "FILE:LINE: problem". */
 FG_HIDDEN int fg_scenario_load(const char *path, fg_state_t *st, char *err, size_t errlen);
 
+/* "512M", "2G", "1048576" (binary suffixes K M G T, optional iB/B): 0 and *out, or -1 when malformed. */
+int fg_parse_size(const char *s, unsigned long long *out);
+
 #endif
