@@ -34,7 +34,8 @@ static const char *USAGE =
     "                       | stop | terminate-client PID\n"
     "--state defaults to $GPUSHARE_FAKEGPU_STATE\n";
 
-static void die(int code, const char *fmt, ...) {
+/* also used by fakegpu_spatial.c */
+void die(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("fakegpu: ", stderr);

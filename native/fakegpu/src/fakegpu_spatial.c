@@ -16,15 +16,8 @@
 int fakegpu_cmd_mig(int argc, char **argv);
 int fakegpu_cmd_mps(int argc, char **argv);
 
-static void die(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("fakegpu: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  exit(code);
-}
+/* fakegpu.c: print "fakegpu: …" and exit with code */
+void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 typedef struct {
   const char *state, *device, *user, *uid, *pid, *pipe_dir;
