@@ -40,6 +40,8 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await h.page.locator('.simulated-banner').waitFor();
     assert.match(await h.page.locator('.simulated-banner').innerText(), /Simulated GPUs/i);
     await eventually(async () => (await h.page.locator('.gpu-card').count()) === state.devices.length, 10_000, 'one card per GPU');
+    // sections scrolled out of view stop updating until they come back, as a person would see them
+    await h.page.locator('.process-panel').scrollIntoViewIfNeeded();
     for (const device of state.devices) {
       const card = h.page.locator(`.gpu-card[data-gpu="${device.index}"]`);
       assert.match(await card.innerText(), new RegExp(device.name.replace(/[()]/g, '.')));
@@ -54,7 +56,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
 
   test('the timelines move over three seconds', async () => {
     await h.page.getByRole('button', { name: '1 min' }).click();
-    const areas = h.page.locator('.timeline[data-metric="memory"] path.recharts-area-area');
+    const areas = h.page.locator('.timeline[data-metric="memory"] path.timeline-area');
     await eventually(async () => (await areas.count()) > 0, 10_000, 'a memory area');
     const shape = async (): Promise<string> => (await areas.evaluateAll((paths) => paths.map((p) => p.getAttribute('d')).join('|')));
     const before = await shape();
@@ -77,6 +79,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   });
 
   test('a drop the engine refuses snaps back and shows the engine\'s message', async () => {
+    await h.page.locator('.job-board').scrollIntoViewIfNeeded();
     const card = h.page.locator('.job-card').first();
     await card.waitFor();
     const id = await card.getAttribute('data-job');
@@ -94,6 +97,13 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     if (reason) t.skip(reason);
     return reason === null;
   };
+  /** The card of a job, once the board (which pauses while scrolled out of view) shows it. */
+  const cardOf = async (id: string) => {
+    await h.page.locator('.job-board').scrollIntoViewIfNeeded();
+    const card = h.page.locator(`.job-card[data-job="${id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    return card;
+  };
   const smOf = (job: JobView | undefined): number => {
     const process = h.engine.sampler.latest?.processes.find((p) => p.pid === job?.pid);
     return process?.smPercent ?? 0;
@@ -103,8 +113,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     if (!(await needsScheduler(t))) return;
     await submit(['--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], 'normal');
     const job = await submit(['--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], 'best-effort');
-    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
-    await card.waitFor({ timeout: 15_000 });
+    const card = await cardOf(job.id);
     await eventually(async () => (await jobById(job.id))?.pid, 15_000, `${job.id} to start`);
     await sleep(2000);
     const smBefore = smOf(await jobById(job.id));
@@ -122,8 +131,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   test('the keyboard does what a drag does: H moves a card to High, arrows + Enter set a quota', async (t) => {
     if (!(await needsScheduler(t))) return;
     const job = await submit(['--mem', '1G', 'hold', '--duration', '120'], 'best-effort');
-    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
-    await card.waitFor({ timeout: 15_000 });
+    const card = await cardOf(job.id);
     await card.focus();
     await h.page.keyboard.press('h');
     await eventually(async () => (await jobById(job.id))?.priority === 'high', 10_000, `${job.id} high after pressing H`);
@@ -138,8 +146,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   test('dragging the quota handle applies the quota', async (t) => {
     if (!(await needsScheduler(t))) return;
     const job = await submit(['--mem', '2G', 'hold', '--duration', '120'], 'normal');
-    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
-    await card.waitFor({ timeout: 15_000 });
+    const card = await cardOf(job.id);
     const bar = await card.locator('.quota-bar').boundingBox();
     const handle = await card.locator('.quota-handle').boundingBox();
     assert.ok(bar && handle);
@@ -164,8 +171,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await eventually(async () => (await jobs()).every((j) => !earlier.some((e) => e.id === j.id)), 10_000, 'the earlier jobs with quotas to end');
     // high: no higher job may gate it while it allocates
     const job = await submit(['alloc', '--after', '3', '--chunk', '1G', '--count', '14'], 'high');
-    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
-    await card.waitFor({ timeout: 15_000 });
+    const card = await cardOf(job.id);
     // started first: it allocates 3 s after it starts, the quota comes in between
     await eventually(async () => (await jobById(job.id))?.pid, 3000, `${job.id} to start`);
     const bar = await card.locator('.quota-bar').boundingBox();

@@ -3,6 +3,7 @@
 import { AlertList } from './components/AlertList.js';
 import { GpuGrid } from './components/GpuGrid.js';
 import { Header } from './components/Header.js';
+import { InView } from './components/InView.js';
 import { JobBoard } from './components/JobBoard.js';
 import { MigPlanView } from './components/mig-plan/MigPlanView.js';
 import { Notices } from './components/Notices.js';
@@ -15,13 +16,21 @@ import { useNavigation } from './stores/hooks.js';
 function LiveConsole() {
   return (
     <main className="layout">
-      <GpuGrid />
-      <div className="row">
-        <TimelinePanel />
-        <AlertList />
-      </div>
-      <JobBoard />
-      <ProcessTable />
+      <InView>
+        <GpuGrid />
+      </InView>
+      <InView>
+        <div className="row">
+          <TimelinePanel />
+          <AlertList />
+        </div>
+      </InView>
+      <InView>
+        <JobBoard />
+      </InView>
+      <InView>
+        <ProcessTable />
+      </InView>
     </main>
   );
 }

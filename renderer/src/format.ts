@@ -9,6 +9,15 @@ export function formatBytes(bytes: number | null | undefined): string {
   return `${Math.round(bytes / MIB)} MiB`;
 }
 
+/** Bytes rounded as formatBytes shows them: lists sort by what a person sees, so rows do not
+ * swap places over differences no one can read (and a redraw is not spent on them). */
+export function shownBytes(bytes: number | null | undefined): number {
+  if (bytes === null || bytes === undefined) return -1;
+  if (bytes >= 100 * GIB) return Math.round(bytes / GIB) * GIB;
+  if (bytes >= GIB) return Math.round(bytes / (GIB / 10)) * (GIB / 10);
+  return Math.round(bytes / MIB) * MIB;
+}
+
 export const formatGib = (bytes: number): string => (bytes / GIB).toFixed(bytes >= 10 * GIB ? 0 : 1);
 
 export function formatPercent(value: number | null | undefined): string {

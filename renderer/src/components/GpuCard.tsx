@@ -56,7 +56,7 @@ export function GpuCard({ gpu, processes }: { gpu: GpuView; processes: readonly 
         <div className="stat">
           <span className="stat-label">Util</span>
           <span className="stat-value">{formatPercent(util)}</span>
-          <span className="util-bar"><span style={{ width: `${util ?? 0}%` }} /></span>
+          <span className="util-bar" style={{ backgroundSize: `${util ?? 0}% 100%` }} />
         </div>
         <div className="stat">
           <span className="stat-label">Temp</span>

@@ -19,6 +19,7 @@ function sameRecord(a: object, b: object): boolean {
     const v = y[key];
     if (u === v) continue;
     if (typeof u !== 'object' || typeof v !== 'object' || u === null || v === null) return false;
+    if (Array.isArray(u) && Array.isArray(v) && u.length === v.length && u.every((item, i) => item === v[i])) continue; // argv
     if (JSON.stringify(u) !== JSON.stringify(v)) return false;
   }
   return true;

@@ -7,6 +7,9 @@ import { JobLane } from './JobLane.js';
 
 const NO_GPUS: never[] = [];
 
+/** 12 for "j12", 4242 for "p4242": job ids and pids both grow with age. */
+const idNumber = (job: JobView): number => Number(job.id.slice(1)) || 0;
+
 export function JobBoard() {
   const jobs = useBoardJobs();
   const pending = useJobs((s) => s.pending);
@@ -19,8 +22,8 @@ export function JobBoard() {
     const lane = laneOf(job, pending[job.id]);
     if (lane) byLane.get(lane)!.push(job);
   }
-  // managed jobs first, then the biggest: what a person most likely wants to move
-  for (const list of byLane.values()) list.sort((a, b) => Number(b.managed) - Number(a.managed) || (b.usedMemory ?? 0) - (a.usedMemory ?? 0));
+  // managed jobs first, then oldest first: a card stays where it is while a person reaches for it
+  for (const list of byLane.values()) list.sort((a, b) => Number(b.managed) - Number(a.managed) || idNumber(a) - idNumber(b));
   return (
     <section className="panel job-board" aria-label="Job board">
       <header className="panel-head">

@@ -55,7 +55,7 @@ export function JobLane({ lane, title, hint, jobs, pending, capacityOf, readOnly
           <JobCard key={job.id} job={job} pending={pending[job.id]} capacity={capacityOf(job)} readOnly={readOnly} />
         ))}
       </ul>
-      {jobs.length > LANE_CARD_LIMIT && <div className="lane-more">+{jobs.length - LANE_CARD_LIMIT} more (smaller) — see the table</div>}
+      {jobs.length > LANE_CARD_LIMIT && <div className="lane-more">+{jobs.length - LANE_CARD_LIMIT} more (newer) — see the table</div>}
     </section>
   );
 }

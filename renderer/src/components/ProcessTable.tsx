@@ -1,37 +1,44 @@
 // Every job and GPU process: sortable by any column, filtered by owner, GPU and user.
-import { memo, useMemo, useState } from 'react';
+// The rows scroll inside a fixed box and only those in view are drawn, so a box with
+// hundreds of processes costs a screenful of rows per update.
+import { memo, useMemo } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { JobView } from '../../../shared/jobs.js';
 import { processColor } from '../colors.js';
 import { processesAsJobs } from '../data/board-jobs.js';
-import { formatBytes, formatPercent, shortCommand } from '../format.js';
+import { formatBytes, formatPercent, shortCommand, shownBytes } from '../format.js';
 import { highlight, uiStore, type SortKey } from '../stores/ui-store.js';
 import { useBoardJobs, useGpus, useUi } from '../stores/hooks.js';
 import { TableFilters } from './TableFilters.js';
+import { useVirtualRows } from './use-virtual-rows.js';
 
-/** Rows drawn until the person asks for all: a thousand rows a second is not readable anyway. */
-const ROW_LIMIT = 100;
+/** Must match `.process-table td` height in styles.css: the scroll math counts on it. */
+export const ROW_HEIGHT = 24;
+/** Rows in view at most; the box shrinks to fit fewer. */
+const VISIBLE_ROWS = 20;
 
 const PRIORITY_ORDER = { high: 0, normal: 1, 'best-effort': 2 } as const;
 
-const COLUMNS: ReadonlyArray<{ key: SortKey; title: string; numeric?: boolean }> = [
-  { key: 'user', title: 'User' },
+/** Fixed widths (the command takes the rest): live numbers never make the table relay out. */
+const COLUMNS: ReadonlyArray<{ key: SortKey; title: string; numeric?: boolean; width?: number }> = [
+  { key: 'user', title: 'User', width: 90 },
   { key: 'command', title: 'Command' },
-  { key: 'gpu', title: 'GPU', numeric: true },
-  { key: 'sm', title: 'SM %', numeric: true },
-  { key: 'memory', title: 'Memory', numeric: true },
-  { key: 'quota', title: 'Quota', numeric: true },
-  { key: 'priority', title: 'Priority' },
-  { key: 'state', title: 'State' },
+  { key: 'gpu', title: 'GPU', numeric: true, width: 56 },
+  { key: 'sm', title: 'SM %', numeric: true, width: 70 },
+  { key: 'memory', title: 'Memory', numeric: true, width: 96 },
+  { key: 'quota', title: 'Quota', numeric: true, width: 96 },
+  { key: 'priority', title: 'Priority', width: 100 },
+  { key: 'state', title: 'State', width: 96 },
 ];
+const ID_WIDTH = 96;
 
 const sortValue = (job: JobView, key: SortKey): string | number => {
   switch (key) {
     case 'user': return job.owner;
     case 'command': return job.argv.join(' ');
     case 'gpu': return job.gpu ?? -1;
-    case 'sm': return job.smPercent ?? -1;
-    case 'memory': return job.usedMemory ?? -1;
+    case 'sm': return job.smPercent === null ? -1 : Math.round(job.smPercent);
+    case 'memory': return shownBytes(job.usedMemory);
     case 'quota': return job.memoryQuotaBytes ?? Number.MAX_SAFE_INTEGER;
     case 'priority': return PRIORITY_ORDER[job.priority];
     case 'state': return job.state;
@@ -40,9 +47,9 @@ const sortValue = (job: JobView, key: SortKey): string | number => {
 
 const leaveRow = (): void => highlight(null);
 
-function ProcessRowView({ job: j, highlighted }: { job: JobView; highlighted: boolean }) {
+function ProcessRowView({ job: j, highlighted, index }: { job: JobView; highlighted: boolean; index: number }) {
   return (
-    <tr data-job={j.id} data-pid={j.pid ?? undefined} className={highlighted ? 'highlighted' : undefined} onMouseEnter={() => highlight(j.id)} onMouseLeave={leaveRow}>
+    <tr aria-rowindex={index + 2} data-job={j.id} data-pid={j.pid ?? undefined} className={highlighted ? 'highlighted' : undefined} onMouseEnter={() => highlight(j.id)} onMouseLeave={leaveRow}>
       <td>
         <span className="swatch" style={{ background: j.pid !== null ? processColor(j.pid) : 'transparent' }} />
         {j.id}
@@ -62,8 +69,16 @@ function ProcessRowView({ job: j, highlighted }: { job: JobView; highlighted: bo
 const sameArgv = (a: readonly string[], b: readonly string[]): boolean => a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
 
 /** Re-render a row only when a cell it shows changed (jobs arrive as new objects every tick). */
-const sameRow = (a: { job: JobView; highlighted: boolean }, b: { job: JobView; highlighted: boolean }): boolean =>
-  a.highlighted === b.highlighted && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
+/** Stands in for the rows scrolled out of view, so the scroll bar tells the whole length. */
+const Spacer = ({ height }: { height: number }) => (
+  <tr className="spacer" aria-hidden>
+    <td colSpan={COLUMNS.length + 1} style={{ height }} />
+  </tr>
+);
+
+type RowProps = { job: JobView; highlighted: boolean; index: number };
+const sameRow = (a: RowProps, b: RowProps): boolean =>
+  a.index === b.index && a.highlighted === b.highlighted && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
   formatPercent(a.job.smPercent) === formatPercent(b.job.smPercent) && formatBytes(a.job.usedMemory) === formatBytes(b.job.usedMemory) &&
   a.job.memoryQuotaBytes === b.job.memoryQuotaBytes && a.job.priority === b.job.priority && a.job.state === b.job.state && sameArgv(a.job.argv, b.job.argv);
 
@@ -88,8 +103,9 @@ export function ProcessTable() {
       return (x < y ? -1 : x > y ? 1 : a.id.localeCompare(b.id)) * direction;
     });
   }, [jobs, snapshot, me, ownerFilter, gpuFilter, userFilter, sortKey, sortDescending]);
-  const [showAll, setShowAll] = useState(false);
-  const drawn = showAll ? rows : rows.slice(0, ROW_LIMIT);
+  const { first, end, padTop, padBottom, onScroll } = useVirtualRows(rows.length, ROW_HEIGHT, VISIBLE_ROWS * ROW_HEIGHT);
+  // an explicit height lets the box be strictly contained: its updates never relay out the page
+  const boxHeight = ROW_HEIGHT * (1 + Math.max(1, Math.min(VISIBLE_ROWS, rows.length)));
   const users = useMemo(() => [...new Set(jobs.map((j) => j.owner))].sort(), [jobs]);
   const sortBy = (key: SortKey): void => uiStore.setState((s) => ({ sortKey: key, sortDescending: s.sortKey === key ? !s.sortDescending : key !== 'user' && key !== 'command' }));
   return (
@@ -99,7 +115,12 @@ export function ProcessTable() {
         <span className="muted">{rows.length} shown</span>
         <TableFilters users={users} gpus={snapshot?.gpus.map((g) => g.index) ?? []} />
       </header>
-      <table className="process-table">
+      <div className="process-scroll" style={{ height: boxHeight }} onScroll={onScroll}>
+      <table className="process-table" aria-rowcount={rows.length + 1}>
+        <colgroup>
+          <col style={{ width: ID_WIDTH }} />
+          {COLUMNS.map((c) => <col key={c.key} style={c.width ? { width: c.width } : undefined} />)}
+        </colgroup>
         <thead>
           <tr>
             <th>ID</th>
@@ -114,10 +135,11 @@ export function ProcessTable() {
           </tr>
         </thead>
         <tbody>
-          {drawn.map((j, i) => (
-            // keyed by position: the order follows live numbers, and rewriting a row's cells is cheaper than moving it
-            <ProcessRow key={i} job={j} highlighted={highlighted === j.id} />
+          {padTop > 0 && <Spacer height={padTop} />}
+          {rows.slice(first, end).map((j, i) => (
+            <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} />
           ))}
+          {padBottom > 0 && <Spacer height={padBottom} />}
           {rows.length === 0 && (
             <tr>
               <td colSpan={COLUMNS.length + 1} className="empty-row">No processes match.</td>
@@ -125,11 +147,7 @@ export function ProcessTable() {
           )}
         </tbody>
       </table>
-      {rows.length > ROW_LIMIT && (
-        <button type="button" className="show-all" onClick={() => setShowAll(!showAll)}>
-          {showAll ? `Show the first ${ROW_LIMIT}` : `Show all ${rows.length} rows`}
-        </button>
-      )}
+      </div>
     </section>
   );
 }

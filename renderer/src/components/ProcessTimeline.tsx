@@ -1,14 +1,16 @@
 // One stacked chart (SM % or memory) of one GPU, per process, over the chosen window.
 // Samples come from the rings in data/sample-history, never from React state.
-// Every prop handed to Recharts is a stable reference unless its value changed: a new
-// function or object on an <Area> makes it re-register in Recharts' store, which costs
-// a full recomputation of the chart per series.
-import { memo, useMemo, useRef, useState } from 'react';
-import { Area, AreaChart, CartesianGrid, Tooltip, XAxis, YAxis } from 'recharts';
-import { readTimeline, type TimelineData, type TimelineMetric, type TimelineSeries } from '../data/sample-history.js';
+// Recharts draws the frame — axes, grid, plot area — against a window that never moves
+// (time relative to the window's end), so it is drawn once, not per sample. The stacked
+// bands are a child of the chart that reads Recharts' own scales: <Area> rebuilt ~1,000
+// points through Recharts' store on every redraw (30–60 ms per chart in bench/ui).
+import { createContext, memo, useCallback, useContext, useMemo, useState } from 'react';
+import { AreaChart, CartesianGrid, usePlotArea, useXAxisScale, useYAxisScale, XAxis, YAxis } from 'recharts';
+import { readTimeline, type TimelineData, type TimelineMetric } from '../data/sample-history.js';
 import { formatClock } from '../format.js';
 import { highlight } from '../stores/ui-store.js';
 import { useUi } from '../stores/hooks.js';
+import { bandAt, nearestRow, stackShapes, type StackLayout } from './timeline/stack-shapes.js';
 import { useElementWidth } from './use-element-width.js';
 
 const HEIGHT = 150;
@@ -17,9 +19,9 @@ const Y_AXIS_WIDTH = 40;
 const X_TICKS = 5;
 const Y_TICKS = 5;
 const MARGIN = { top: 4, right: 26, bottom: 0, left: 0 };
-const TOOLTIP_STYLE = { background: '#151a23', border: '1px solid #323a4a', fontSize: 11 };
 const GRID_STROKE = '#2a3140';
 const AXIS_STROKE = '#3a4354';
+const NO_ROWS: never[] = [];
 
 interface TickProps {
   x?: number | string;
@@ -27,10 +29,18 @@ interface TickProps {
   payload?: { value: number };
 }
 
+/** "−5 min", "−30 s": how long before the window's end. */
+function before(ms: number): string {
+  const s = Math.round(-ms / 1000);
+  return s >= 120 ? `−${Math.round((s / 60) * 10) / 10} min` : `−${s} s`;
+}
+
 /** Plain SVG labels: recharts' own <Text> measures every new label with a forced layout. */
-const timeTick = ({ x, y, payload }: TickProps) => (
-  <text x={x} y={Number(y) + 10} fontSize={10} fill="#8b95a7" textAnchor="middle">{formatClock(payload?.value ?? 0)}</text>
-);
+const timeTick = (endLabel: string) =>
+  function TimeTick({ x, y, payload }: TickProps) {
+    const value = payload?.value ?? 0;
+    return <text x={x} y={Number(y) + 10} fontSize={10} fill="#8b95a7" textAnchor={value === 0 ? 'end' : 'middle'}>{value === 0 ? endLabel : before(value)}</text>;
+  };
 const valueTick = (suffix: string) =>
   function ValueTick({ x, y, payload }: TickProps) {
     return <text x={Number(x) - 3} y={Number(y) + 3} fontSize={10} fill="#8b95a7" textAnchor="end">{`${Math.round(payload?.value ?? 0)}${suffix}`}</text>;
@@ -38,19 +48,118 @@ const valueTick = (suffix: string) =>
 const percentTick = valueTick('%');
 const gibTick = valueTick('');
 
-/** Fixed ticks: recharts then skips measuring every label on every update. */
 const evenTicks = (from: number, to: number, count: number): number[] => Array.from({ length: count }, (_, i) => from + ((to - from) * i) / (count - 1));
 
-/** One handler per series key for the page's lifetime, so an <Area>'s props stay equal between updates. */
-const enterHandlers = new Map<string, () => void>();
-const onEnter = (key: string): (() => void) => {
-  let handler = enterHandlers.get(key);
-  if (!handler) enterHandlers.set(key, (handler = () => highlight(key)));
-  return handler;
-};
-const clearHighlight = (): void => highlight(null);
-const labelClock = (t: unknown): string => formatClock(Number(t));
-const byValueDescending = (item: { value?: unknown }): number => -Number(item.value);
+/** Where the pointer is over the bands: a row of the data and the pixel it sits at. */
+interface Hover {
+  row: number;
+  px: number;
+}
+
+interface Bands {
+  data: TimelineData;
+  /** The end of the drawn window: row times are placed relative to it. */
+  drawnEnd: number;
+  highlighted: string | null;
+  onHover(hover: Hover | null): void;
+}
+
+/** The bands reach the stacked series through context, so a redraw skips the frame. */
+const BandsContext = createContext<Bands | null>(null);
+
+function bandStyle(key: string, highlighted: string | null): { strokeWidth: number; fillOpacity: number } {
+  return {
+    strokeWidth: highlighted === key ? 2 : 1,
+    fillOpacity: highlighted === null ? 0.55 : highlighted === key ? 0.9 : 0.15,
+  };
+}
+
+/** The stacked bands, drawn inside the chart with its scales. */
+function StackedBands() {
+  const bands = useContext(BandsContext);
+  const x = useXAxisScale();
+  const y = useYAxisScale();
+  const plot = usePlotArea();
+  const data = bands?.data;
+  const drawnEnd = bands?.drawnEnd ?? 0;
+  // re-stacked when a column is added or the scales change, not when the highlight moves
+  const layout: StackLayout | null = useMemo(() => (data && x && y ? stackShapes(data, drawnEnd, x, y) : null), [data, drawnEnd, x, y]);
+  if (!bands || !layout || !plot) return null;
+  const onMove = (e: React.MouseEvent<SVGGElement>): void => {
+    const box = e.currentTarget.ownerSVGElement?.getBoundingClientRect();
+    if (!box) return;
+    const px = e.clientX - box.left;
+    const row = nearestRow(layout.xs, px);
+    if (row < 0) return;
+    bands.onHover({ row, px: layout.xs[row] });
+    highlight(bandAt(layout, row, e.clientY - box.top));
+  };
+  const onLeave = (): void => {
+    bands.onHover(null);
+    highlight(null);
+  };
+  return (
+    <g className="timeline-bands" onMouseMove={onMove} onMouseLeave={onLeave}>
+      <rect x={plot.x} y={plot.y} width={plot.width} height={plot.height} fill="transparent" />
+      {layout.shapes.map((shape) => {
+        const style = bandStyle(shape.key, bands.highlighted);
+        return (
+          <g key={shape.key} data-series={shape.key}>
+            <path className="timeline-area" d={shape.area} fill={shape.color} fillOpacity={style.fillOpacity} stroke="none" />
+            <path className="timeline-line" d={shape.line} fill="none" stroke={shape.color} strokeWidth={style.strokeWidth} />
+          </g>
+        );
+      })}
+    </g>
+  );
+}
+
+interface FrameProps {
+  width: number;
+  windowMs: number;
+  yMax: number;
+  metric: TimelineMetric;
+  /** What the right end of the time axis says: "now", or the clock while paused. */
+  endLabel: string;
+}
+
+/** Axes, grid and the bands' place: re-rendered only when the window, width or scale change. */
+const ChartFrame = memo(function ChartFrame({ width, windowMs, yMax, metric, endLabel }: FrameProps) {
+  const xDomain = useMemo(() => [-windowMs, 0], [windowMs]);
+  const xTicks = useMemo(() => evenTicks(-windowMs, 0, X_TICKS), [windowMs]);
+  const yDomain = useMemo(() => [0, yMax], [yMax]);
+  const yTicks = useMemo(() => evenTicks(0, yMax, Y_TICKS), [yMax]);
+  const tick = useMemo(() => timeTick(endLabel), [endLabel]);
+  return (
+    <AreaChart width={width} height={HEIGHT} data={NO_ROWS} margin={MARGIN}>
+      <CartesianGrid stroke={GRID_STROKE} vertical={false} />
+      <XAxis dataKey="t" type="number" domain={xDomain} allowDataOverflow ticks={xTicks} interval={0} tick={tick} stroke={AXIS_STROKE} />
+      <YAxis type="number" domain={yDomain} allowDataOverflow width={Y_AXIS_WIDTH} ticks={yTicks} interval={0} tick={metric === 'sm' ? percentTick : gibTick} stroke={AXIS_STROKE} />
+      <StackedBands />
+    </AreaChart>
+  );
+});
+
+/** The values under the pointer, biggest first. */
+function Readout({ data, hover, metric }: { data: TimelineData; hover: Hover; metric: TimelineMetric }) {
+  const row = data.rows[hover.row];
+  if (!row) return null;
+  const unit = metric === 'sm' ? '%' : ' GiB';
+  const digits = metric === 'sm' ? 0 : 1;
+  const items = data.series.map((s) => ({ series: s, value: row[s.key] ?? 0 })).sort((a, b) => b.value - a.value);
+  return (
+    <div className="timeline-readout" style={{ left: hover.px }} role="status">
+      <div className="timeline-readout-time">{formatClock(row.t)}</div>
+      {items.map(({ series, value }) => (
+        <div key={series.key} className="timeline-readout-item">
+          <span className="swatch" style={{ background: series.color }} />
+          <span className="timeline-readout-label">{series.label}</span>
+          <b>{`${value.toFixed(digits)}${unit}`}</b>
+        </div>
+      ))}
+    </div>
+  );
+}
 
 interface Props {
   gpuIndex: number;
@@ -59,76 +168,17 @@ interface Props {
   end: number;
   /** The upper bound of the y axis: 100 for SM %, the GPU's memory in GiB. */
   yMax: number;
-  version: number;
+  /** Live (the right end is now) or paused. */
+  live: boolean;
 }
 
-interface SeriesProps {
-  series: TimelineSeries;
-  highlighted: string | null;
-}
-
-/** Highlighting one series changes its width and opacity; the others keep equal props. */
-function seriesStyle({ series, highlighted }: SeriesProps): { strokeWidth: number; fillOpacity: number } {
-  return {
-    strokeWidth: highlighted === series.key ? 2 : 1,
-    fillOpacity: highlighted === null ? 0.55 : highlighted === series.key ? 0.9 : 0.15,
-  };
-}
-
-interface ChartProps {
-  width: number;
-  data: TimelineData;
-  xDomain: number[];
-  xTicks: number[];
-  yDomain: number[];
-  yTicks: number[];
-  metric: TimelineMetric;
-  highlighted: string | null;
-  tooltip: boolean;
-  formatter: (value: unknown, name: unknown) => [string, string];
-}
-
-/** The Recharts part: re-rendered only when the drawn window, the data or the highlight changed. */
-const StackedAreas = memo(function StackedAreas({ width, data, xDomain, xTicks, yDomain, yTicks, metric, highlighted, tooltip, formatter }: ChartProps) {
-  return (
-    <AreaChart width={width} height={HEIGHT} data={data.rows} margin={MARGIN} onMouseLeave={clearHighlight}>
-      <CartesianGrid stroke={GRID_STROKE} vertical={false} />
-      <XAxis dataKey="t" type="number" domain={xDomain} allowDataOverflow ticks={xTicks} interval={0} tick={timeTick} stroke={AXIS_STROKE} />
-      <YAxis domain={yDomain} allowDataOverflow width={Y_AXIS_WIDTH} ticks={yTicks} interval={0} tick={metric === 'sm' ? percentTick : gibTick} stroke={AXIS_STROKE} />
-      {tooltip && <Tooltip isAnimationActive={false} labelFormatter={labelClock} formatter={formatter} contentStyle={TOOLTIP_STYLE} itemSorter={byValueDescending} />}
-      {data.series.map((s) => {
-        const style = seriesStyle({ series: s, highlighted });
-        return (
-          <Area
-            key={s.key}
-            dataKey={s.key}
-            name={s.key}
-            stackId="processes"
-            type="linear"
-            stroke={s.color}
-            fill={s.color}
-            strokeWidth={style.strokeWidth}
-            fillOpacity={style.fillOpacity}
-            isAnimationActive={false}
-            dot={false}
-            activeDot={false}
-            connectNulls
-            onMouseEnter={onEnter(s.key)}
-          />
-        );
-      })}
-    </AreaChart>
-  );
-});
-
-function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax }: Props) {
+function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax, live }: Props) {
   const [ref, width] = useElementWidth<HTMLDivElement>();
   const highlighted = useUi((s) => s.highlighted);
-  // Recharts' tooltip machinery only while the pointer is over this chart
-  const [pointerInside, setPointerInside] = useState(false);
+  const [hover, setHover] = useState<Hover | null>(null);
   const buckets = Math.max(1, Math.floor((width - Y_AXIS_WIDTH - MARGIN.right) / PIXELS_PER_POINT));
   // The window ends on a whole column (columns aligned to the clock): between two columns
-  // nothing visible changes, so the chart is redrawn once per column, not once per sample.
+  // nothing visible changes, so the bands are redrawn once per column, not once per sample.
   const windowMs = end - start;
   const columnMs = windowMs / buckets;
   // the memory chart's columns are offset by half a column, so the two charts never redraw on the same update
@@ -136,53 +186,24 @@ function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax }: Props) {
   const drawnEnd = columnMs > 0 ? Math.floor((end - phase) / columnMs) * columnMs + phase : end;
   const drawnStart = drawnEnd - windowMs;
   const pinned = highlighted !== null && /^p\d+$/.test(highlighted) ? Number(highlighted.slice(1)) : null;
-  // `version` (new samples) is left out on purpose: samples inside the drawn window are all in
-  // once the window has moved past them, and the window moves once per column
+  // new samples are left out of the inputs on purpose: samples inside the drawn window are
+  // all in once the window has moved past them, and the window moves once per column
   const data = useMemo(
     () => readTimeline(gpuIndex, metric, drawnStart, drawnEnd, buckets, pinned),
     [gpuIndex, metric, drawnStart, drawnEnd, buckets, pinned],
   );
-  const xDomain = useMemo(() => [drawnStart, drawnEnd], [drawnStart, drawnEnd]);
-  const xTicks = useMemo(() => evenTicks(drawnStart, drawnEnd, X_TICKS), [drawnStart, drawnEnd]);
-  const yDomain = useMemo(() => [0, yMax], [yMax]);
-  const yTicks = useMemo(() => evenTicks(0, yMax, Y_TICKS), [yMax]);
-  // the tooltip reads the latest labels through a ref, so its formatter never changes
-  const seriesRef = useRef(data.series);
-  seriesRef.current = data.series;
-  const formatter = useMemo(() => {
-    const unit = metric === 'sm' ? '%' : ' GiB';
-    const digits = metric === 'sm' ? 0 : 1;
-    return (value: unknown, name: unknown): [string, string] => [
-      `${Number(value).toFixed(digits)}${unit}`,
-      seriesRef.current.find((s) => s.key === name)?.label ?? String(name),
-    ];
-  }, [metric]);
+  const onHover = useCallback((next: Hover | null) => setHover(next), []);
+  const bands = useMemo(() => ({ data, drawnEnd, highlighted, onHover }), [data, drawnEnd, highlighted, onHover]);
   return (
-    <div
-      className="timeline"
-      ref={ref}
-      data-metric={metric}
-      data-points={data.rows.length}
-      data-series={data.series.length}
-      onMouseEnter={() => setPointerInside(true)}
-      onMouseLeave={() => setPointerInside(false)}
-    >
+    <div className="timeline" ref={ref} data-metric={metric} data-points={data.rows.length} data-series={data.series.length}>
       <div className="timeline-title">{metric === 'sm' ? 'SM share by process' : 'Memory by process'}</div>
       {!data.reported && <div className="timeline-note">The driver does not report SM % per process on MIG slices.</div>}
       {width > 0 && (
-        <StackedAreas
-          width={width}
-          data={data}
-          xDomain={xDomain}
-          xTicks={xTicks}
-          yDomain={yDomain}
-          yTicks={yTicks}
-          metric={metric}
-          highlighted={highlighted}
-          tooltip={pointerInside}
-          formatter={formatter}
-        />
+        <BandsContext.Provider value={bands}>
+          <ChartFrame width={width} windowMs={windowMs} yMax={yMax} metric={metric} endLabel={live ? 'now' : formatClock(drawnEnd)} />
+        </BandsContext.Provider>
       )}
+      {hover && <Readout data={data} hover={hover} metric={metric} />}
     </div>
   );
 }

@@ -11,7 +11,6 @@ const GIB = 1024 ** 3;
 export function TimelinePanel() {
   const gpus = useGpus((s) => s.snapshot?.gpus ?? null);
   const latest = useGpus((s) => s.snapshot?.takenAt ?? 0);
-  const version = useGpus((s) => s.historyVersion);
   const minutes = useUi((s) => s.timelineMinutes);
   const chosenGpu = useUi((s) => s.timelineGpu);
   const pausedAt = useUi((s) => s.pausedAt);
@@ -67,8 +66,8 @@ export function TimelinePanel() {
         )}
       </header>
       <div className="timelines" onWheel={(e) => e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY) ? scrollBy((e.deltaX || e.deltaY) * windowMs / 2000) : undefined}>
-        <ProcessTimeline gpuIndex={gpu.index} metric="sm" start={start} end={end} yMax={100} version={pausedAt === null ? version : -1} />
-        <ProcessTimeline gpuIndex={gpu.index} metric="memory" start={start} end={end} yMax={gpu.memoryTotal / GIB} version={pausedAt === null ? version : -1} />
+        <ProcessTimeline gpuIndex={gpu.index} metric="sm" start={start} end={end} yMax={100} live={pausedAt === null} />
+        <ProcessTimeline gpuIndex={gpu.index} metric="memory" start={start} end={end} yMax={gpu.memoryTotal / GIB} live={pausedAt === null} />
       </div>
     </section>
   );

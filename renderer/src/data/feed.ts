@@ -9,7 +9,7 @@ import { gpusStore } from '../stores/gpus-store.js';
 import { jobsStore } from '../stores/jobs-store.js';
 import { uiStore } from '../stores/ui-store.js';
 import type { ConsoleTransport } from '../transport/transport.js';
-import { historyVersion, ingestSnapshot } from './sample-history.js';
+import { ingestSnapshot } from './sample-history.js';
 
 export const COMMIT_INTERVAL_MS = 100;
 
@@ -27,7 +27,7 @@ function commit(): void {
   commitTimer = null;
   lastCommitAt = performance.now();
   if (pendingSnapshot) {
-    gpusStore.setState({ snapshot: pendingSnapshot, historyVersion: historyVersion() });
+    gpusStore.setState({ snapshot: pendingSnapshot });
     pendingSnapshot = null;
   }
   if (pendingJobs) {

@@ -43,10 +43,6 @@ class GpuHistory {
 const BYTES_PER_GIB = 1024 ** 3;
 const histories = new Map<number, GpuHistory>();
 const spareSeries: ProcessSeries[] = [];
-let version = 0;
-
-/** Changes whenever a tick is added; components re-read the rings when it moves. */
-export const historyVersion = (): number => version;
 
 export function ingestSnapshot(snapshot: Snapshot): void {
   for (const gpu of snapshot.gpus) {
@@ -85,7 +81,6 @@ export function ingestSnapshot(snapshot: Snapshot): void {
       }
     }
   }
-  version++;
 }
 
 /** Oldest and newest sample time held for a GPU, or null before the first tick. */
@@ -194,5 +189,4 @@ export function readTimeline(gpuIndex: number, metric: TimelineMetric, start: nu
 export function clearHistory(): void {
   for (const history of histories.values()) for (const series of history.series.values()) spareSeries.push(series);
   histories.clear();
-  version++;
 }

@@ -5,8 +5,6 @@ import type { ConnectionState } from '../transport/transport.js';
 
 export interface GpusState {
   snapshot: Snapshot | null;
-  /** Moves when new samples reached the timeline rings (the samples themselves live there). */
-  historyVersion: number;
   connection: ConnectionState;
   connectionDetail: string | null;
   transportKind: 'desktop' | 'browser';
@@ -14,7 +12,6 @@ export interface GpusState {
 
 export const gpusStore = createStore<GpusState>(() => ({
   snapshot: null,
-  historyVersion: 0,
   connection: 'connecting',
   connectionDetail: null,
   transportKind: 'browser',

@@ -5,6 +5,7 @@ import type { JobView } from '../../../shared/jobs.js';
 import { processesAsJobs } from '../data/board-jobs.js';
 import { alertsStore, type AlertsState } from './alerts-store.js';
 import { gpusStore, type GpusState } from './gpus-store.js';
+import { useVisibleSlice } from './in-view.js';
 import { jobsStore, type JobsState } from './jobs-store.js';
 import { migPlanStore, type MigPlanState } from './mig-plan-store.js';
 import { navigationStore, type NavigationState } from './navigation-store.js';
@@ -12,9 +13,10 @@ import { reportsStore, type ReportsState } from './reports-store.js';
 import { spatialStore, type SpatialState } from './spatial-store.js';
 import { uiStore, type UiState } from './ui-store.js';
 
-export const useGpus = <T,>(select: (s: GpusState) => T): T => useStore(gpusStore, select);
-export const useJobs = <T,>(select: (s: JobsState) => T): T => useStore(jobsStore, select);
-export const useAlerts = <T,>(select: (s: AlertsState) => T): T => useStore(alertsStore, select);
+// the live feeds pause inside a section scrolled out of view (see in-view.ts)
+export const useGpus = <T,>(select: (s: GpusState) => T): T => useVisibleSlice(gpusStore, select);
+export const useJobs = <T,>(select: (s: JobsState) => T): T => useVisibleSlice(jobsStore, select);
+export const useAlerts = <T,>(select: (s: AlertsState) => T): T => useVisibleSlice(alertsStore, select);
 export const useUi = <T,>(select: (s: UiState) => T): T => useStore(uiStore, select);
 
 /** The engine's jobs, or the snapshot's processes while there is no scheduler. */

@@ -1,0 +1,70 @@
+// The stacked bands of a timeline as SVG paths, in the pixels of the chart's own scales.
+// Kept pure: rows and scales in, path strings and band edges out.
+import type { TimelineData } from '../../data/sample-history.js';
+
+export type Scale = (value: number) => number | undefined;
+
+export interface StackShape {
+  key: string;
+  color: string;
+  /** The filled band between this series and the ones under it. */
+  area: string;
+  /** The band's upper edge, stroked. */
+  line: string;
+  /** Pixel y of the band's upper and lower edge at each row, for finding the band under the pointer. */
+  top: Float32Array;
+  bottom: Float32Array;
+}
+
+export interface StackLayout {
+  /** Pixel x of each row. */
+  xs: Float32Array;
+  shapes: StackShape[];
+}
+
+const round = (v: number): number => Math.round(v * 10) / 10;
+
+/** Series stacked bottom to top in the order given; `offset` moves row times onto the x axis. */
+export function stackShapes(data: TimelineData, offset: number, x: Scale, y: Scale): StackLayout {
+  const n = data.rows.length;
+  const xs = new Float32Array(n);
+  for (let i = 0; i < n; i++) xs[i] = round(x(data.rows[i].t - offset) ?? 0);
+  const sums = new Float64Array(n);
+  let bottom = new Float32Array(n);
+  for (let i = 0; i < n; i++) bottom[i] = round(y(0) ?? 0);
+  const shapes: StackShape[] = [];
+  for (const series of data.series) {
+    const top = new Float32Array(n);
+    let line = '';
+    for (let i = 0; i < n; i++) {
+      const value = data.rows[i][series.key];
+      sums[i] += value === value && value !== undefined ? value : 0;
+      top[i] = round(y(sums[i]) ?? 0);
+      line += `${i === 0 ? 'M' : 'L'}${xs[i]},${top[i]}`;
+    }
+    let area = line;
+    for (let i = n - 1; i >= 0; i--) area += `L${xs[i]},${bottom[i]}`;
+    shapes.push({ key: series.key, color: series.color, area: n > 0 ? `${area}Z` : '', line, top, bottom });
+    bottom = top;
+  }
+  return { xs, shapes };
+}
+
+/** The row nearest to pixel x (rows are in time order). */
+export function nearestRow(xs: Float32Array, px: number): number {
+  if (xs.length === 0) return -1;
+  let lo = 0;
+  let hi = xs.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid] < px) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 && px - xs[lo - 1] < xs[lo] - px ? lo - 1 : lo;
+}
+
+/** The series whose band holds pixel y at a row, or null over empty space. */
+export function bandAt(layout: StackLayout, row: number, py: number): string | null {
+  for (const shape of layout.shapes) if (py >= shape.top[row] && py <= shape.bottom[row] && shape.bottom[row] - shape.top[row] > 0) return shape.key;
+  return null;
+}
