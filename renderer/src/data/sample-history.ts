@@ -91,8 +91,8 @@ export function historySpan(gpuIndex: number): { first: number; last: number } |
   return { first: history.times[(history.ticks - count) % HISTORY_CAPACITY], last: history.times[(history.ticks - 1) % HISTORY_CAPACITY] };
 }
 
-/** Ring slots inside the window, reused by every read (a read never outlives the call). */
-const windowSlots = new Int32Array(HISTORY_CAPACITY);
+/** Per-series column sums, reused by every read (a read never outlives the call). */
+let columnSums = new Float64Array(0);
 /** Shown series per key, reused while their label stays the same. */
 const seriesCache = new Map<string, TimelineSeries>();
 
@@ -109,38 +109,51 @@ function seriesOf(key: string, pid: number | null, label: string, color: string)
  * The samples in [start, end] averaged into at most `buckets` columns (one per couple of
  * pixels), the busiest processes one by one and the rest summed as "others". `pinned`
  * (the highlighted process) gets its own series even when it is not among the busiest.
+ * One pass over the window's samples: each process's values are summed per column, and
+ * its total over the window (which decides who is drawn alone) is the sum of its columns.
  */
 export function readTimeline(gpuIndex: number, metric: TimelineMetric, start: number, end: number, buckets: number, pinned: number | null = null): TimelineData {
   const history = histories.get(gpuIndex);
   if (!history || history.ticks === 0 || buckets < 1 || end <= start) return { rows: [], series: [], reported: true };
   const count = Math.min(history.ticks, HISTORY_CAPACITY);
-  let slotCount = 0;
-  for (let i = history.ticks - count; i < history.ticks; i++) {
+  const width = (end - start) / buckets;
+  // the ring holds ticks in time order: walk back from the newest until the window's start
+  const samples = new Uint32Array(buckets);
+  const slotBucket: number[] = [];
+  const slots: number[] = [];
+  for (let i = history.ticks - 1; i >= history.ticks - count; i--) {
     const slot = i % HISTORY_CAPACITY;
     const t = history.times[slot];
-    if (t >= start && t <= end) windowSlots[slotCount++] = slot;
+    if (t < start) break;
+    if (t > end) continue;
+    const bucket = Math.min(buckets - 1, Math.floor((t - start) / width));
+    slots.push(slot);
+    slotBucket.push(bucket);
+    samples[bucket]++;
   }
-  const all: ProcessSeries[] = [];
-  const totals: number[] = [];
+  const all = [...history.series.values()];
+  if (columnSums.length < all.length * buckets) columnSums = new Float64Array(all.length * buckets * 2);
+  columnSums.fill(0, 0, all.length * buckets);
+  const totals = new Float64Array(all.length);
+  const seen = new Uint8Array(all.length);
   let reported = metric === 'memory';
-  for (const series of history.series.values()) {
-    const values = metric === 'sm' ? series.sm : series.memory;
-    let sum = 0;
-    let seen = false;
-    for (let k = 0; k < slotCount; k++) {
-      const v = values[windowSlots[k]];
+  for (let s = 0; s < all.length; s++) {
+    const values = metric === 'sm' ? all[s].sm : all[s].memory;
+    const base = s * buckets;
+    let total = 0;
+    for (let k = 0; k < slots.length; k++) {
+      const v = values[slots[k]];
       if (v === v) {
-        sum += v;
-        seen = true;
+        columnSums[base + slotBucket[k]] += v;
+        total += v;
+        seen[s] = 1;
       }
     }
-    if (seen && metric === 'sm') reported = true;
-    if (sum > 0 || (pinned !== null && series.pid === pinned && seen)) {
-      all.push(series);
-      totals.push(sum);
-    }
+    totals[s] = total;
+    if (seen[s] && metric === 'sm') reported = true;
   }
-  const order = all.map((_, i) => i).sort((a, b) => totals[b] - totals[a] || all[a].pid - all[b].pid);
+  const drawn = all.map((_, i) => i).filter((i) => totals[i] > 0 || (pinned !== null && all[i].pid === pinned && seen[i]));
+  const order = drawn.sort((a, b) => totals[b] - totals[a] || all[a].pid - all[b].pid);
   const shown = order.slice(0, TIMELINE_TOP_PROCESSES);
   let rest = order.slice(TIMELINE_TOP_PROCESSES);
   const pinnedAt = pinned === null ? -1 : rest.findIndex((i) => all[i].pid === pinned);
@@ -151,35 +164,16 @@ export function readTimeline(gpuIndex: number, metric: TimelineMetric, start: nu
   const series: TimelineSeries[] = shown.map((i) => seriesOf(`p${all[i].pid}`, all[i].pid, all[i].label, processColor(all[i].pid)));
   if (rest.length > 0) series.push(seriesOf('others', null, `${rest.length} other processes`, OTHERS_COLOR));
 
-  const columns = series.length;
-  const sums = new Float64Array(buckets * columns);
-  const samples = new Uint32Array(buckets);
-  const width = (end - start) / buckets;
-  const shownValues = shown.map((i) => (metric === 'sm' ? all[i].sm : all[i].memory));
-  const restValues = rest.map((i) => (metric === 'sm' ? all[i].sm : all[i].memory));
-  for (let k = 0; k < slotCount; k++) {
-    const slot = windowSlots[k];
-    const bucket = Math.min(buckets - 1, Math.floor((history.times[slot] - start) / width));
-    const base = bucket * columns;
-    samples[bucket]++;
-    for (let c = 0; c < shownValues.length; c++) {
-      const v = shownValues[c][slot];
-      if (v === v) sums[base + c] += v;
-    }
-    if (restValues.length > 0) {
-      let other = 0;
-      for (const values of restValues) {
-        const v = values[slot];
-        if (v === v) other += v;
-      }
-      sums[base + columns - 1] += other;
-    }
-  }
   const rows: Array<Record<string, number>> = [];
   for (let b = 0; b < buckets; b++) {
     if (samples[b] === 0) continue;
     const row: Record<string, number> = { t: start + (b + 0.5) * width };
-    for (let c = 0; c < columns; c++) row[series[c].key] = sums[b * columns + c] / samples[b];
+    for (let c = 0; c < shown.length; c++) row[series[c].key] = columnSums[shown[c] * buckets + b] / samples[b];
+    if (rest.length > 0) {
+      let other = 0;
+      for (const i of rest) other += columnSums[i * buckets + b];
+      row.others = other / samples[b];
+    }
     rows.push(row);
   }
   return { rows, series, reported };

@@ -1,0 +1,43 @@
+// The stacked bands: each series sits on the ones below it, in the chart's pixels, and the
+// pointer finds the band it is over.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { TimelineData } from '../../data/sample-history.js';
+import { bandAt, nearestRow, stackShapes } from './stack-shapes.js';
+
+const data: TimelineData = {
+  rows: [
+    { t: 1000, a: 10, b: 20 },
+    { t: 2000, a: 30, b: 5 },
+  ],
+  series: [
+    { key: 'a', pid: 1, label: 'a', color: '#f00' },
+    { key: 'b', pid: 2, label: 'b', color: '#0f0' },
+  ],
+  reported: true,
+};
+// x: a second per 100 px from the window's end at t = 2000; y: 100 px tall, value 0 at the bottom
+const x = (t: number): number => 200 + t / 10;
+const y = (v: number): number => 100 - v;
+
+test('bands stack bottom to top in the series order, placed by the scales', () => {
+  const { xs, shapes } = stackShapes(data, 2000, x, y);
+  assert.deepEqual([...xs], [100, 200]);
+  assert.equal(shapes[0].line, 'M100,90L200,70');
+  assert.equal(shapes[0].area, 'M100,90L200,70L200,100L100,100Z');
+  assert.equal(shapes[1].line, 'M100,70L200,65', 'b sits on a');
+  assert.equal(shapes[1].area, 'M100,70L200,65L200,70L100,90Z');
+  assert.deepEqual([...shapes[1].bottom], [...shapes[0].top]);
+});
+
+test('the pointer finds the nearest row and the band under it', () => {
+  const layout = stackShapes(data, 2000, x, y);
+  assert.equal(nearestRow(layout.xs, 0), 0);
+  assert.equal(nearestRow(layout.xs, 149), 0);
+  assert.equal(nearestRow(layout.xs, 151), 1);
+  assert.equal(nearestRow(layout.xs, 999), 1);
+  assert.equal(bandAt(layout, 0, 95), 'a');
+  assert.equal(bandAt(layout, 0, 80), 'b');
+  assert.equal(bandAt(layout, 0, 50), null, 'above the stack');
+  assert.equal(nearestRow(new Float32Array(0), 10), -1);
+});
