@@ -14,7 +14,7 @@ import { bandAt, nearestRow, stackShapes, type StackLayout } from './timeline/st
 import { useElementWidth } from './use-element-width.js';
 
 const HEIGHT = 150;
-const PIXELS_PER_POINT = 3;
+const PIXELS_PER_POINT = 4;
 const Y_AXIS_WIDTH = 40;
 const X_TICKS = 5;
 const Y_TICKS = 5;

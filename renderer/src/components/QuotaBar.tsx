@@ -69,7 +69,7 @@ export function QuotaBar({ job, quota, capacity, editable, onDraggingChange }: P
   };
   return (
     <div className="quota-row">
-      <div className="quota-bar" ref={track} style={{ backgroundSize: `${Math.min(100, (used / capacity) * 100)}% 100%` }} data-over={over || undefined}>
+      <div className="quota-bar" ref={track} style={{ backgroundSize: `${Math.min(100, (used / capacity) * 100).toFixed(1)}% 100%` }} data-over={over || undefined}>
       {shown !== null && <span className="quota-zone" style={{ left: `${position}%` }} />}
       <span
         className={`quota-handle${draft !== undefined ? ' editing' : ''}`}
