@@ -29,7 +29,6 @@ export interface MemorySegment {
   /** Start and length along the bar, in percent of the GPU's memory. */
   at: number;
   length: number;
-  title: string;
 }
 
 /** Where each process's memory lies along the bar. */
@@ -39,13 +38,20 @@ export function layoutSegments(total: number, used: number | null, processes: re
   let at = 0;
   for (const p of processes) {
     const length = Math.max(0, Math.min(100 - at, (p.usedMemory ?? 0) * scale));
-    segments.push({ pid: p.pid, at, length, title: `${p.command ?? '?'} (pid ${p.pid}, ${p.user ?? '?'}): ${formatBytes(p.usedMemory)}` });
+    segments.push({ pid: p.pid, at, length });
     at += length;
   }
   const byProcess = processes.reduce((sum, p) => sum + (p.usedMemory ?? 0), 0);
   const other = Math.max(0, (used ?? byProcess) - byProcess);
-  if (other > 0) segments.push({ pid: null, at, length: Math.min(100 - at, other * scale), title: `driver and unattributed: ${formatBytes(other)}` });
+  if (other > 0) segments.push({ pid: null, at, length: Math.min(100 - at, other * scale) });
   return segments;
+}
+
+/** What hovering a segment says (built on hover, not for every segment every second). */
+function describe(segment: MemorySegment, total: number, processes: readonly GpuProcessView[]): string {
+  const p = processes.find((x) => x.pid === segment.pid);
+  if (p) return `${p.command ?? '?'} (pid ${p.pid}, ${p.user ?? '?'}): ${formatBytes(p.usedMemory)}`;
+  return `driver and unattributed: ${formatBytes((segment.length / 100) * total)}`;
 }
 
 /** One row of RGBA pixels: processes opaque, everything else clear (the hatch and track show through). */
@@ -108,7 +114,7 @@ export function MemoryBar({ total, used, processes }: Props) {
       style={{ backgroundSize: `${usedShare.toFixed(2)}% 100%` }}
       onMouseMove={(e) => {
         const segment = segmentAt(e.clientX);
-        e.currentTarget.title = segment?.title ?? '';
+        e.currentTarget.title = segment ? describe(segment, total, processes) : '';
         highlight(segment?.pid != null ? `p${segment.pid}` : null);
       }}
       onMouseLeave={() => highlight(null)}

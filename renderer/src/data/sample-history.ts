@@ -30,6 +30,8 @@ class ProcessSeries {
   readonly memory = new Float32Array(HISTORY_CAPACITY);
   pid = 0;
   label = '';
+  command: string | null | undefined = undefined;
+  user: string | null | undefined = undefined;
   lastSeenTick = 0;
 }
 
@@ -66,9 +68,15 @@ export function ingestSnapshot(snapshot: Snapshot): void {
       series.sm.fill(NaN);
       series.memory.fill(NaN);
       series.pid = process.pid;
+      series.command = series.user = undefined;
       history.series.set(process.pid, series);
     }
-    series.label = `${process.command ?? 'pid ' + process.pid} · ${process.user ?? '?'} · ${process.pid}`;
+    // a new label only when the process's name or user changed, not a string per process per tick
+    if (series.command !== process.command || series.user !== process.user) {
+      series.command = process.command;
+      series.user = process.user;
+      series.label = `${process.command ?? 'pid ' + process.pid} · ${process.user ?? '?'} · ${process.pid}`;
+    }
     series.lastSeenTick = history.ticks;
     series.sm[slot] = process.smPercent ?? NaN;
     series.memory[slot] = (process.usedMemory ?? 0) / BYTES_PER_GIB;
