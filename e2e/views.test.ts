@@ -19,6 +19,11 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
   const openView = async (title: string): Promise<void> => {
     await h.page.locator('.view-tabs').getByRole('button', { name: title }).click();
   };
+  /** Scroll a console section into view and wait until it says it is live again (InView pauses it otherwise). */
+  const liveSection = async (selector: string): Promise<void> => {
+    await h.page.locator(selector).scrollIntoViewIfNeeded();
+    await h.page.locator(`.in-view[data-in-view="true"]:has(${selector})`).waitFor({ timeout: 5000 });
+  };
   const lastNotice = async (): Promise<string> => {
     const notice = h.page.locator('.notice[role="alert"]').last();
     await notice.waitFor({ timeout: 10_000 });
@@ -80,6 +85,7 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
 
   test('a job dropped on the MPS zone runs under MPS with the share given; 0 and 150 are refused', async () => {
     const job = await submitQueued();
+    await liveSection('.job-board');
     const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
     await card.waitFor({ timeout: 15_000 });
     const zone = h.page.locator('.gpu-card[data-gpu="0"] .mps-zone');
@@ -103,10 +109,74 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     await zone.getByRole('button', { name: 'Run under MPS' }).click();
     const inMps = await eventually(async () => {
       const j = await jobById(job.id);
-      return j?.mode === 'mps' ? j : null;
-    }, 10_000, `${job.id} in mode mps (jobs.list)`);
+      return j?.mode === 'mps' && j.gpu !== null ? j : null; // the mode first, then the place: two calls
+    }, 10_000, `${job.id} in mode mps and placed (jobs.list)`);
     assert.equal(inMps.mpsSharePercent, 30);
     assert.equal(inMps.gpu, 0);
+  });
+
+  test('a queued job sent to a MIG slice from the keyboard (Enter, pick, submit) runs in that slice; Escape cancels', async () => {
+    await openView('Console');
+    const job = await submitQueued();
+    await liveSection('.job-board');
+    await h.page.locator(`.job-card[data-job="${job.id}"]`).waitFor({ timeout: 15_000 });
+    await liveSection('.gpu-grid');
+    const card = h.page.locator('.gpu-card[data-gpu="1"]');
+    const slice = card.locator('.mig-slice').first();
+    const uuid = await slice.getAttribute('data-slice');
+    assert.match(uuid ?? '', /^MIG-/);
+    assert.match((await slice.getAttribute('aria-label')) ?? '', /^MIG slice \S+ .*Press Enter to run a queued job in it\.$/);
+    const prompt = card.locator('.mig-slice-prompt');
+
+    await slice.focus();
+    await h.page.keyboard.press('Enter');
+    await prompt.waitFor();
+    assert.equal(await slice.getAttribute('aria-expanded'), 'true');
+    await h.page.keyboard.press('Escape');
+    await prompt.waitFor({ state: 'detached' });
+    assert.equal(await card.locator('.mig-slice:focus').getAttribute('data-slice', { timeout: 2000 }), uuid, 'Escape gives the focus back to the slice');
+    assert.equal((await jobById(job.id))?.mode, 'shared', 'Escape changed nothing');
+
+    await h.page.keyboard.press('Enter');
+    const select = prompt.getByLabel('Job', { exact: true });
+    await select.waitFor();
+    assert.equal(await prompt.locator('select:focus').count(), 1, 'the prompt opens on its job list');
+    await select.selectOption(job.id);
+    await h.screenshot('views-mig-slice-prompt');
+    await h.page.keyboard.press('Tab'); // to "Run in slice"
+    await h.page.keyboard.press('Enter');
+    await prompt.waitFor({ state: 'detached' });
+    const inSlice = await eventually(async () => {
+      const j = await jobById(job.id);
+      return j?.mode === 'mig' ? j : null;
+    }, 10_000, `${job.id} in mode mig (jobs.list)`);
+    assert.equal(inSlice.migSlice, uuid);
+    assert.equal(inSlice.requestedGpu, 1);
+  });
+
+  test('Start MPS and Stop MPS on GPU 0 start and stop the engine\'s daemon', async () => {
+    // an MPS job from an earlier test would have the scheduler start the daemon again
+    const mpsJobs = (await jobs()).filter((j) => j.managed && j.mode === 'mps');
+    await Promise.all(mpsJobs.map((j) => h.engine.call('jobs.terminate', { job: j.id })));
+    await eventually(async () => (await jobs()).every((j) => !mpsJobs.some((m) => m.id === j.id)), 10_000, 'the MPS jobs to end');
+    const engineState = async (): Promise<string | undefined> => (await h.engine.call('mps.status', {})).find((m) => m.gpu === 0)?.state;
+    await openView('Console');
+    await h.page.locator('.gpu-grid').scrollIntoViewIfNeeded(); // the zone reads the MPS store, which never pauses
+    const zone = h.page.locator('.gpu-card[data-gpu="0"] .mps-zone');
+    const press = async (name: 'Start MPS' | 'Stop MPS', state: 'ours' | 'off'): Promise<void> => {
+      await zone.getByRole('button', { name }).click();
+      await eventually(async () => (await engineState()) === state, 10_000, `mps.status to say ${state} after ${name}`);
+      await eventually(async () => (await zone.getAttribute('data-mps-state')) === state, 10_000, `the zone to show ${state} after ${name}`);
+    };
+    await eventually(async () => ['off', 'ours'].includes((await zone.getAttribute('data-mps-state')) ?? ''), 10_000, 'the MPS zone to show mps.status');
+    if ((await engineState()) === 'ours') await press('Stop MPS', 'off');
+    assert.equal(await zone.getByRole('button', { name: 'Stop MPS' }).count(), 0, 'no Stop while MPS is off');
+    await press('Start MPS', 'ours');
+    assert.match(await zone.locator('.mps-status').innerText(), /^on, ours/);
+    assert.equal(await zone.getByRole('button', { name: 'Start MPS' }).count(), 0, 'no Start while MPS is ours');
+    await h.screenshot('views-mps-started');
+    await press('Stop MPS', 'off');
+    await zone.getByRole('button', { name: 'Start MPS' }).waitFor();
   });
 
   test('Plan MIG shows a layout and its commands for GPU 1, and a dry run lists the commands', async () => {

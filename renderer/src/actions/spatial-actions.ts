@@ -1,8 +1,11 @@
 // Drops onto a GPU's MPS zone or a MIG slice: the job's sharing mode changes in the engine (a queued
 // job then starts there). A refusal snaps the card back and shows the engine's message.
+// Also starting and stopping the engine's MPS daemon for one GPU.
 import type { JobView } from '../../../shared/jobs.js';
 import { apply, type Step } from './job-actions.js';
+import { engineApi } from './engine-api.js';
 import { refreshMpsStatus } from '../data/mps-feed.js';
+import { showNotice } from '../stores/ui-store.js';
 
 export async function runJobUnderMps(job: JobView, gpu: number, sharePercent: number): Promise<boolean> {
   // the share first: a refused share leaves the job where it was
@@ -15,4 +18,18 @@ export async function runJobUnderMps(job: JobView, gpu: number, sharePercent: nu
 
 export function runJobInMigSlice(job: JobView, slice: string): Promise<boolean> {
   return apply(job, {}, [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mig', migSlice: slice } }], `${job.id} could not run in MIG slice ${slice}`);
+}
+
+/** Start (on) or stop the engine's MPS daemon for a GPU; a refusal shows the engine's message. */
+export async function switchMps(gpu: number, on: boolean): Promise<boolean> {
+  try {
+    if (on) await engineApi().call('mps.start', { gpu });
+    else await engineApi().call('mps.stop', { gpu });
+    return true;
+  } catch (error) {
+    showNotice(`MPS could not ${on ? 'start' : 'stop'} on GPU ${gpu}: ${error instanceof Error ? error.message : String(error)}`);
+    return false;
+  } finally {
+    await refreshMpsStatus(); // a refusal may mean the state moved under us, too
+  }
 }

@@ -10,7 +10,8 @@ export function InView({ children }: { children: ReactNode }) {
   const box = useRef<HTMLDivElement>(null);
   const [inView, setInView] = useState(true);
   useEffect(() => {
-    const observer = new IntersectionObserver(([entry]) => setInView(entry.isIntersecting), { rootMargin: MARGIN });
+    // one callback may carry several changes for the box (out, then back in): the last is the current one
+    const observer = new IntersectionObserver((entries) => setInView(entries[entries.length - 1].isIntersecting), { rootMargin: MARGIN });
     observer.observe(box.current!);
     return () => observer.disconnect();
   }, []);

@@ -6,7 +6,7 @@ import { moveJobToLane, placeJob } from '../actions/job-actions.js';
 import { processColor } from '../colors.js';
 import { laneOf, MOVABLE_LANES } from '../data/board-jobs.js';
 import { endJobDrag, JOB_DRAG_TYPE, startJobDrag } from '../data/drag-state.js';
-import { formatPercent, shortCommand } from '../format.js';
+import { formatPercent, shortCommand, shownBytes } from '../format.js';
 import type { Lane, PendingChange } from '../stores/jobs-store.js';
 import { highlight } from '../stores/ui-store.js';
 import { useUi } from '../stores/hooks.js';
@@ -80,10 +80,10 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
 /** Re-render only when something the card shows changed (jobs arrive as new objects every tick). */
 const sameCard = (a: Props, b: Props): boolean =>
   a.pending === b.pending && a.capacity === b.capacity && a.readOnly === b.readOnly &&
-  a.job.id === b.job.id && a.job.state === b.job.state && a.job.priority === b.job.priority && a.job.gpu === b.job.gpu &&
+  a.job.id === b.job.id && a.job.state === b.job.state && a.job.suspendedBy === b.job.suspendedBy && a.job.priority === b.job.priority && a.job.gpu === b.job.gpu &&
   a.job.memoryQuotaBytes === b.job.memoryQuotaBytes && a.job.pid === b.job.pid && a.job.owner === b.job.owner &&
   Math.round(a.job.smPercent ?? -1) === Math.round(b.job.smPercent ?? -1) &&
-  Math.round((a.job.usedMemory ?? -1) / 2 ** 24) === Math.round((b.job.usedMemory ?? -1) / 2 ** 24) &&
+  shownBytes(a.job.usedMemory) === shownBytes(b.job.usedMemory) &&
   a.job.history.length === b.job.history.length;
 
 export const JobCard = memo(JobCardView, sameCard);

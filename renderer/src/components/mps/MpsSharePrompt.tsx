@@ -2,15 +2,12 @@
 // The engine checks the share: a refusal comes back as a notice with its own words.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { runJobUnderMps } from '../../actions/spatial-actions.js';
-import { shortCommand } from '../../format.js';
-import { useJobs } from '../../stores/hooks.js';
+import { QueuedJobSelect, useQueuedJobChoice } from '../QueuedJobSelect.js';
 
 const DEFAULT_SHARE = '50';
 
 export function MpsSharePrompt({ gpu, jobId, onClose }: { gpu: number; jobId: string | null; onClose: () => void }) {
-  const jobs = useJobs((s) => s.jobs);
-  const choices = jobs.filter((j) => j.id === jobId || (j.managed && j.state === 'queued'));
-  const [chosen, setChosen] = useState(jobId ?? choices[0]?.id ?? '');
+  const choice = useQueuedJobChoice(jobId);
   const [share, setShare] = useState(DEFAULT_SHARE);
   const shareInput = useRef<HTMLInputElement>(null);
   useEffect(() => {
@@ -19,7 +16,7 @@ export function MpsSharePrompt({ gpu, jobId, onClose }: { gpu: number; jobId: st
   }, []);
   const submit = (e: FormEvent): void => {
     e.preventDefault();
-    const job = jobs.find((j) => j.id === chosen);
+    const job = choice.chosen;
     if (!job) return;
     onClose();
     void runJobUnderMps(job, gpu, Number(share.trim() === '' ? NaN : share));
@@ -36,18 +33,13 @@ export function MpsSharePrompt({ gpu, jobId, onClose }: { gpu: number; jobId: st
         onClose();
       }}
     >
-      <select aria-label="Job" value={chosen} onChange={(e) => setChosen(e.target.value)}>
-        {choices.length === 0 && <option value="">no queued jobs</option>}
-        {choices.map((j) => (
-          <option key={j.id} value={j.id}>{j.id} · {shortCommand(j.argv, null).slice(0, 28)}</option>
-        ))}
-      </select>
+      <QueuedJobSelect choice={choice} />
       <label className="mps-share">
         SM share
         <input ref={shareInput} type="number" inputMode="numeric" min={1} max={100} step={1} aria-label="SM share in percent" value={share} onChange={(e) => setShare(e.target.value)} />
         %
       </label>
-      <button type="submit" className="primary" disabled={!chosen}>Run under MPS</button>
+      <button type="submit" className="primary" disabled={!choice.chosen}>Run under MPS</button>
       <button type="button" onClick={onClose}>Cancel</button>
     </form>
   );

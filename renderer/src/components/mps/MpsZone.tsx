@@ -1,9 +1,10 @@
-// A GPU's MPS zone: whose MPS daemon serves it; drop a queued job here (or press Enter) to run it
-// under MPS with an SM share.
+// A GPU's MPS zone: whose MPS daemon serves it, with a button to start or stop ours; drop a queued
+// job here (or press Enter) to run it under MPS with an SM share.
 import { useState, type DragEvent, type KeyboardEvent } from 'react';
 import type { MpsGpuStatus } from '../../../../shared/spatial.js';
 import { draggedJob, endJobDrag, JOB_DRAG_TYPE } from '../../data/drag-state.js';
 import { useSpatial } from '../../stores/hooks.js';
+import { MpsControls } from './MpsControls.js';
 import { MpsSharePrompt } from './MpsSharePrompt.js';
 
 function statusText(status: MpsGpuStatus | undefined, unavailable: string | null): string {
@@ -56,6 +57,7 @@ export function MpsZone({ gpu }: { gpu: number }) {
         <span className="stat-label">MPS</span>
         <span className={`mps-status mps-status-${state}`}>{statusText(status, unavailable)}</span>
         {!prompt && <span className="mps-hint">{over ? 'drop to run it under MPS' : 'drop a queued job here for an SM share'}</span>}
+        <MpsControls gpu={gpu} status={status} />
       </div>
       {prompt && <MpsSharePrompt gpu={gpu} jobId={prompt.jobId} onClose={() => setPrompt(null)} />}
     </div>
