@@ -97,11 +97,10 @@ export function ProcessTable() {
       (j) => (ownerFilter === 'all' || j.owner === me) && (gpuFilter === null || j.gpu === gpuFilter) && (userFilter === null || j.owner === userFilter),
     );
     const direction = sortDescending ? -1 : 1;
-    return shown.sort((a, b) => {
-      const x = sortValue(a, sortKey);
-      const y = sortValue(b, sortKey);
-      return (x < y ? -1 : x > y ? 1 : a.id.localeCompare(b.id)) * direction;
-    });
+    // each row's key computed once, not once per comparison
+    const keyed = shown.map((job) => ({ job, key: sortValue(job, sortKey) }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0) * direction);
+    return keyed.map((k) => k.job);
   }, [jobs, snapshot, me, ownerFilter, gpuFilter, userFilter, sortKey, sortDescending]);
   const { first, end, padTop, padBottom, onScroll } = useVirtualRows(rows.length, ROW_HEIGHT, VISIBLE_ROWS * ROW_HEIGHT);
   // an explicit height lets the box be strictly contained: its updates never relay out the page
