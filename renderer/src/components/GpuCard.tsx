@@ -1,5 +1,5 @@
 // One GPU at a glance; a queued job dropped on it is placed there.
-import { useState, type DragEvent } from 'react';
+import { memo, useMemo, useState, type DragEvent } from 'react';
 import type { GpuProcessView, GpuView } from '../../../shared/snapshot.js';
 import { placeJob } from '../actions/job-actions.js';
 import { draggedJob, endJobDrag, JOB_DRAG_TYPE } from '../data/drag-state.js';
@@ -14,6 +14,48 @@ const MODE_NAMES: Record<string, string> = {
   'exclusive-thread': 'exclusive (thread)',
   prohibited: 'compute prohibited',
 };
+
+interface StatsProps {
+  util: number | null;
+  temperature: number | null;
+  power: number | null;
+  powerLimit: number | null;
+  processes: number;
+}
+
+/** Figures as shown: whole units, so a tenth of a watt does not redraw the card. */
+const whole = (value: number | null): number | null => (value === null ? null : Math.round(value));
+
+/** The card's figures: redrawn only when one of them changes, not whenever a process's memory moves. */
+const GpuStats = memo(function GpuStats({ util, temperature, power, powerLimit, processes }: StatsProps) {
+  return (
+    <div className="gpu-stats">
+      <div className="stat">
+        <span className="stat-label">Util</span>
+        <span className="stat-value">{formatPercent(util)}</span>
+        <span className="util-bar" style={{ backgroundSize: `${util ?? 0}% 100%` }} />
+      </div>
+      <div className="stat">
+        <span className="stat-label">Temp</span>
+        <span className={`stat-value${(temperature ?? 0) >= 85 ? ' hot' : ''}`}>{temperature ?? '–'} °C</span>
+      </div>
+      <div className="stat">
+        <span className="stat-label">Power</span>
+        <span className="stat-value">
+          {power ?? '–'}
+          <small> / {powerLimit ?? '–'} W</small>
+        </span>
+      </div>
+      <div className="stat">
+        <span className="stat-label">Procs</span>
+        <span className="stat-value">{processes}</span>
+      </div>
+    </div>
+  );
+});
+
+/** Its own store slice: nothing on the card above it concerns it. */
+const MemoMpsZone = memo(MpsZone);
 
 export function sharingMode(gpu: GpuView, processes: readonly GpuProcessView[]): string {
   if (gpu.migEnabled) return 'MIG';
@@ -31,8 +73,7 @@ export function GpuCard({ gpu, processes }: { gpu: GpuView; processes: readonly 
     endJobDrag();
     if (job) void placeJob(job, gpu.index);
   };
-  const util = gpu.utilizationGpu;
-  const sorted = [...processes].sort((a, b) => (b.usedMemory ?? 0) - (a.usedMemory ?? 0));
+  const sorted = useMemo(() => [...processes].sort((a, b) => (b.usedMemory ?? 0) - (a.usedMemory ?? 0)), [processes]);
   return (
     <article
       className={`gpu-card${dropping ? ' drop-target' : ''}${gpu.lost ? ' lost' : ''}`}
@@ -52,35 +93,14 @@ export function GpuCard({ gpu, processes }: { gpu: GpuView; processes: readonly 
         <span className="chip">{sharingMode(gpu, processes)}</span>
         {gpu.lost && <span className="chip chip-error">lost</span>}
       </header>
-      <div className="gpu-stats">
-        <div className="stat">
-          <span className="stat-label">Util</span>
-          <span className="stat-value">{formatPercent(util)}</span>
-          <span className="util-bar" style={{ backgroundSize: `${util ?? 0}% 100%` }} />
-        </div>
-        <div className="stat">
-          <span className="stat-label">Temp</span>
-          <span className={`stat-value${(gpu.temperatureC ?? 0) >= 85 ? ' hot' : ''}`}>{gpu.temperatureC ?? '–'} °C</span>
-        </div>
-        <div className="stat">
-          <span className="stat-label">Power</span>
-          <span className="stat-value">
-            {gpu.powerWatts === null ? '–' : Math.round(gpu.powerWatts)}
-            <small> / {gpu.powerLimitWatts === null ? '–' : Math.round(gpu.powerLimitWatts)} W</small>
-          </span>
-        </div>
-        <div className="stat">
-          <span className="stat-label">Procs</span>
-          <span className="stat-value">{processes.length}</span>
-        </div>
-      </div>
+      <GpuStats util={whole(gpu.utilizationGpu)} temperature={whole(gpu.temperatureC)} power={whole(gpu.powerWatts)} powerLimit={whole(gpu.powerLimitWatts)} processes={processes.length} />
       <div className="memory-line">
         <span className="stat-label">Memory</span>
         <span className="memory-figures">{formatBytes(gpu.memoryUsed)} / {formatBytes(gpu.memoryTotal)}</span>
       </div>
       <MemoryBar total={gpu.memoryTotal} used={gpu.memoryUsed} processes={sorted} />
       {gpu.migEnabled && <MigDiagram slices={gpu.migSlices} processes={processes} />}
-      {!gpu.migEnabled && !gpu.lost && <MpsZone gpu={gpu.index} />}
+      {!gpu.migEnabled && !gpu.lost && <MemoMpsZone gpu={gpu.index} />}
       {gpu.errors.length > 0 && <div className="gpu-errors">{gpu.errors.join(' · ')}</div>}
       {dropping && <div className="drop-hint">Drop to place the job on GPU {gpu.index}</div>}
     </article>
