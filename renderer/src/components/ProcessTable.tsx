@@ -13,7 +13,7 @@ import { TableFilters } from './TableFilters.js';
 import { useVirtualRows } from './use-virtual-rows.js';
 
 /** Must match `.process-table td` height in styles.css: the scroll math counts on it. */
-export const ROW_HEIGHT = 24;
+const ROW_HEIGHT = 24;
 /** Rows in view at most; the box shrinks to fit fewer. */
 const VISIBLE_ROWS = 20;
 
@@ -68,7 +68,6 @@ function ProcessRowView({ job: j, highlighted, index }: { job: JobView; highligh
 
 const sameArgv = (a: readonly string[], b: readonly string[]): boolean => a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
 
-/** Re-render a row only when a cell it shows changed (jobs arrive as new objects every tick). */
 /** Stands in for the rows scrolled out of view, so the scroll bar tells the whole length. */
 const Spacer = ({ height }: { height: number }) => (
   <tr className="spacer" aria-hidden>
@@ -77,6 +76,7 @@ const Spacer = ({ height }: { height: number }) => (
 );
 
 type RowProps = { job: JobView; highlighted: boolean; index: number };
+/** Re-render a row only when a cell it shows changed (jobs arrive as new objects every tick). */
 const sameRow = (a: RowProps, b: RowProps): boolean =>
   a.index === b.index && a.highlighted === b.highlighted && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
   formatPercent(a.job.smPercent) === formatPercent(b.job.smPercent) && formatBytes(a.job.usedMemory) === formatBytes(b.job.usedMemory) &&
@@ -115,37 +115,37 @@ export function ProcessTable() {
         <TableFilters users={users} gpus={snapshot?.gpus.map((g) => g.index) ?? []} />
       </header>
       <div className="process-scroll" style={{ height: boxHeight }} onScroll={onScroll}>
-      <table className="process-table" aria-rowcount={rows.length + 1}>
-        <colgroup>
-          <col style={{ width: ID_WIDTH }} />
-          {COLUMNS.map((c) => <col key={c.key} style={c.width ? { width: c.width } : undefined} />)}
-        </colgroup>
-        <thead>
-          <tr>
-            <th>ID</th>
-            {COLUMNS.map((c) => (
-              <th key={c.key} className={c.numeric ? 'num' : undefined} aria-sort={sortKey === c.key ? (sortDescending ? 'descending' : 'ascending') : 'none'}>
-                <button type="button" onClick={() => sortBy(c.key)}>
-                  {c.title}
-                  {sortKey === c.key ? (sortDescending ? ' ▾' : ' ▴') : ''}
-                </button>
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {padTop > 0 && <Spacer height={padTop} />}
-          {rows.slice(first, end).map((j, i) => (
-            <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} />
-          ))}
-          {padBottom > 0 && <Spacer height={padBottom} />}
-          {rows.length === 0 && (
+        <table className="process-table" aria-rowcount={rows.length + 1}>
+          <colgroup>
+            <col style={{ width: ID_WIDTH }} />
+            {COLUMNS.map((c) => <col key={c.key} style={c.width ? { width: c.width } : undefined} />)}
+          </colgroup>
+          <thead>
             <tr>
-              <td colSpan={COLUMNS.length + 1} className="empty-row">No processes match.</td>
+              <th>ID</th>
+              {COLUMNS.map((c) => (
+                <th key={c.key} className={c.numeric ? 'num' : undefined} aria-sort={sortKey === c.key ? (sortDescending ? 'descending' : 'ascending') : 'none'}>
+                  <button type="button" onClick={() => sortBy(c.key)}>
+                    {c.title}
+                    {sortKey === c.key ? (sortDescending ? ' ▾' : ' ▴') : ''}
+                  </button>
+                </th>
+              ))}
             </tr>
-          )}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {padTop > 0 && <Spacer height={padTop} />}
+            {rows.slice(first, end).map((j, i) => (
+              <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} />
+            ))}
+            {padBottom > 0 && <Spacer height={padBottom} />}
+            {rows.length === 0 && (
+              <tr>
+                <td colSpan={COLUMNS.length + 1} className="empty-row">No processes match.</td>
+              </tr>
+            )}
+          </tbody>
+        </table>
       </div>
     </section>
   );
