@@ -225,5 +225,12 @@ while ((await page.evaluate(() => (window as unknown as { gpushareBench: { secon
 show('update at 30 min, top of the page', await measureUpdates(MEASURED_UPDATES));
 const heap30 = await heapMiB();
 console.log(`JS heap after GC: ${heap1.toFixed(1)} MiB at 1 min, ${heap30.toFixed(1)} MiB at 30 min (${(heap30 - heap1 >= 0 ? '+' : '') + (heap30 - heap1).toFixed(1)} MiB)`);
+// past the first half hour the rings are full and every cache warm: the heap must stop growing
+const later: string[] = [];
+for (const minute of [60, 120]) {
+  while ((await page.evaluate(() => (window as unknown as { gpushareBench: { second: number } }).gpushareBench.second)) < minute * 60) await feed(60);
+  later.push(`${(await heapMiB()).toFixed(2)} MiB at ${minute} min`);
+}
+console.log(`                  ${heap30.toFixed(2)} MiB at 30 min, ${later.join(', ')}`);
 console.log(`(${GPUS} GPUs × ${PROCESSES_PER_GPU} processes, one snapshot per simulated second, 10-minute window, 1440×1000 viewport; budget < 8 ms per update)`);
 await browser.close();
