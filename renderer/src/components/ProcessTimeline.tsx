@@ -60,6 +60,8 @@ interface Bands {
   data: TimelineData;
   /** The end of the drawn window: row times are placed relative to it. */
   drawnEnd: number;
+  /** One column's span: what a sample's average stands for. */
+  columnMs: number;
   highlighted: string | null;
   onHover(hover: Hover | null): void;
 }
@@ -82,8 +84,9 @@ function StackedBands() {
   const plot = usePlotArea();
   const data = bands?.data;
   const drawnEnd = bands?.drawnEnd ?? 0;
+  const columnMs = bands?.columnMs ?? 0;
   // re-stacked when a column is added or the scales change, not when the highlight moves
-  const layout: StackLayout | null = useMemo(() => (data && x && y ? stackShapes(data, drawnEnd, x, y) : null), [data, drawnEnd, x, y]);
+  const layout: StackLayout | null = useMemo(() => (data && x && y ? stackShapes(data, drawnEnd, x, y, columnMs) : null), [data, drawnEnd, x, y, columnMs]);
   if (!bands || !layout || !plot) return null;
   const onMove = (e: React.MouseEvent<SVGGElement>): void => {
     const box = e.currentTarget.ownerSVGElement?.getBoundingClientRect();
@@ -91,7 +94,8 @@ function StackedBands() {
     const px = e.clientX - box.left;
     const row = nearestRow(layout.xs, px);
     if (row < 0) return;
-    bands.onHover({ row, px: layout.xs[row] });
+    // a lone row is drawn as two points: both read that row
+    bands.onHover({ row: Math.min(row, bands.data.rows.length - 1), px: layout.xs[row] });
     highlight(bandAt(layout, row, e.clientY - box.top));
   };
   const onLeave = (): void => {
@@ -193,11 +197,14 @@ function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax, live }: Prop
     [gpuIndex, metric, drawnStart, drawnEnd, buckets, pinned],
   );
   const onHover = useCallback((next: Hover | null) => setHover(next), []);
-  const bands = useMemo(() => ({ data, drawnEnd, highlighted, onHover }), [data, drawnEnd, highlighted, onHover]);
+  const bands = useMemo(() => ({ data, drawnEnd, columnMs, highlighted, onHover }), [data, drawnEnd, columnMs, highlighted, onHover]);
   return (
     <div className="timeline" ref={ref} data-metric={metric} data-points={data.rows.length} data-series={data.series.length}>
       <div className="timeline-title">{metric === 'sm' ? 'SM share by process' : 'Memory by process'}</div>
       {!data.reported && <div className="timeline-note">The driver does not report SM % per process on MIG slices.</div>}
+      {data.reported && data.rows.length === 0 && live && (
+        <div className="timeline-note">Collecting samples: a column every {Math.round(columnMs / 1000)} s on this window.</div>
+      )}
       {width > 0 && (
         <BandsContext.Provider value={bands}>
           <ChartFrame width={width} windowMs={windowMs} yMax={yMax} metric={metric} endLabel={live ? 'now' : formatClock(drawnEnd)} />

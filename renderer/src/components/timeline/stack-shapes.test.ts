@@ -41,3 +41,11 @@ test('the pointer finds the nearest row and the band under it', () => {
   assert.equal(bandAt(layout, 0, 50), null, 'above the stack');
   assert.equal(nearestRow(new Float32Array(0), 10), -1);
 });
+
+test('a lone row is drawn across its column, so the first column of a window shows', () => {
+  const lone: TimelineData = { ...data, rows: [{ t: 1000, a: 10, b: 20 }] };
+  const { xs, shapes } = stackShapes(lone, 2000, x, y, 1000);
+  assert.deepEqual([...xs], [50, 150]);
+  assert.equal(shapes[0].line, 'M50,90L150,90');
+  assert.equal(stackShapes(lone, 2000, x, y).xs.length, 1, 'without a column width it stays one point');
+});

@@ -24,8 +24,16 @@ export interface StackLayout {
 
 const round = (v: number): number => Math.round(v * 10) / 10;
 
-/** Series stacked bottom to top in the order given; `offset` moves row times onto the x axis. */
-export function stackShapes(data: TimelineData, offset: number, x: Scale, y: Scale): StackLayout {
+/**
+ * Series stacked bottom to top in the order given; `offset` moves row times onto the x axis.
+ * A lone row (the first column of a new window) is drawn across its column, `columnMs` wide:
+ * a band needs two points to be seen.
+ */
+export function stackShapes(data: TimelineData, offset: number, x: Scale, y: Scale, columnMs = 0): StackLayout {
+  if (data.rows.length === 1 && columnMs > 0) {
+    const [row] = data.rows;
+    data = { ...data, rows: [{ ...row, t: row.t - columnMs / 2 }, { ...row, t: row.t + columnMs / 2 }] };
+  }
   const n = data.rows.length;
   const xs = new Float32Array(n);
   for (let i = 0; i < n; i++) xs[i] = round(x(data.rows[i].t - offset) ?? 0);
