@@ -104,6 +104,16 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await card.waitFor({ timeout: 15_000 });
     return card;
   };
+  /** Drag a card's quota handle to `fraction` of its bar with the mouse, as a person would. */
+  const dragQuotaHandle = async (card: Awaited<ReturnType<typeof cardOf>>, fraction: number): Promise<void> => {
+    const bar = await card.locator('.quota-bar').boundingBox();
+    const handle = await card.locator('.quota-handle').boundingBox();
+    assert.ok(bar && handle);
+    await h.page.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
+    await h.page.mouse.down();
+    await h.page.mouse.move(bar.x + bar.width * fraction, handle.y + handle.height / 2, { steps: 8 });
+    await h.page.mouse.up();
+  };
   const smOf = (job: JobView | undefined): number => {
     const process = h.engine.sampler.latest?.processes.find((p) => p.pid === job?.pid);
     return process?.smPercent ?? 0;
@@ -147,13 +157,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     if (!(await needsScheduler(t))) return;
     const job = await submit(['--mem', '2G', 'hold', '--duration', '120'], 'normal');
     const card = await cardOf(job.id);
-    const bar = await card.locator('.quota-bar').boundingBox();
-    const handle = await card.locator('.quota-handle').boundingBox();
-    assert.ok(bar && handle);
-    await h.page.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
-    await h.page.mouse.down();
-    await h.page.mouse.move(bar.x + bar.width * 0.25, handle.y + handle.height / 2, { steps: 8 });
-    await h.page.mouse.up();
+    await dragQuotaHandle(card, 0.25);
     const capacity = (await h.driver.dump()).devices[0].memoryTotal;
     const quota = await eventually(async () => (await jobById(job.id))?.memoryQuotaBytes, 10_000, `${job.id} to get a quota`);
     assert.ok(Math.abs(quota - capacity * 0.25) <= 512 * 1024 ** 2, `quota ${quota} near a quarter of ${capacity}`);
@@ -174,13 +178,7 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     const card = await cardOf(job.id);
     // started first: it allocates 3 s after it starts, the quota comes in between
     await eventually(async () => (await jobById(job.id))?.pid, 3000, `${job.id} to start`);
-    const bar = await card.locator('.quota-bar').boundingBox();
-    const handle = await card.locator('.quota-handle').boundingBox();
-    assert.ok(bar && handle);
-    await h.page.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
-    await h.page.mouse.down();
-    await h.page.mouse.move(bar.x + bar.width * 0.25, handle.y + handle.height / 2, { steps: 8 });
-    await h.page.mouse.up();
+    await dragQuotaHandle(card, 0.25);
     const quota = await eventually(async () => (await jobById(job.id))?.memoryQuotaBytes, 10_000, `${job.id} to get a quota`);
     const log = (await jobById(job.id))?.logPath;
     assert.ok(log, `${job.id} has a log`);
