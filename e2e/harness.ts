@@ -63,7 +63,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
   const socket = await listenOnSocket(engine);
   const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300 });
   const usage = options.usage ? await UsageStore.open({ path: join(dir, 'usage.db'), flushIntervalMs: 200 }) : null;
-  if (usage) attachUsageStore(engine, usage);
+  if (usage) attachUsageStore(engine, usage, { ownership: scheduler.scheduler.ownership });
   const web = await listenOnLoopback(engine);
   engine.start();
   const demo = options.demo ? await startDemo(engine, backend.simulated!) : null;

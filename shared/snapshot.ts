@@ -72,6 +72,10 @@ export interface Snapshot {
   seq: number;
   /** Milliseconds since the epoch. */
   takenAt: number;
+  /** Milliseconds this snapshot covers: since the sampler's previous tick (null for its first); usage integrates it. */
+  intervalMs: number | null;
+  /** The interval the sampler meant this tick to cover (its rate when the previous tick was taken). */
+  nominalIntervalMs: number;
   driver: DriverView;
   gpus: GpuView[];
   processes: GpuProcessView[];

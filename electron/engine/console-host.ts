@@ -39,11 +39,12 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   let store: UsageStore | null = null;
   try {
     store = await UsageStore.open({ path: defaultUsageDbPath() });
-    attachUsageStore(engine, store);
   } catch (error) {
     say(`Usage is not recorded this time: ${error instanceof Error ? error.message : String(error)}`);
   }
   const scheduler: AttachedScheduler = attachScheduler(engine, { backend });
+  // at once after the scheduler, before any event: a job's child processes are the job's
+  if (store) attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
   engine.start();
   const demo = backend.simulated && options.demo !== false ? await startDemo(engine, backend.simulated) : null;

@@ -32,10 +32,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   const engine = new Engine(backend, { rateHz });
   const store = await UsageStore.open({ path: values.db ?? defaultUsageDbPath() });
-  attachUsageStore(engine, store);
   const socket = await listenOnSocket(engine);
   // after the socket: it refuses to start beside a running engine, whose suspended pids are not ours to resume
   const scheduler = attachScheduler(engine, { backend });
+  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   const web = await listenOnLoopback(engine, { port });
   engine.start();

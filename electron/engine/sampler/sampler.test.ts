@@ -158,3 +158,22 @@ test('start() publishes snapshots at the set rate and stop() ends them', async (
   assert.equal(seen.length, count, 'no tick after stop()');
   assert.deepEqual(seen, seen.map((_, i) => i + 1));
 });
+
+test('each snapshot says the interval it covers (since the previous tick) and the interval the sampler meant then', () => {
+  let now = 50_000;
+  const sampler = new Sampler(reader(() => [sample(0)], [info(0)]), { simulated: true, rateHz: 1, procTable: new ProcTable(), now: () => now });
+  const stamps: Array<[number | null, number]> = [];
+  const take = (at: number): void => {
+    now = at;
+    const s = sampler.tick();
+    stamps.push([s.intervalMs, s.nominalIntervalMs]);
+  };
+  take(50_000);
+  take(51_000);
+  take(52_300); // late
+  sampler.setRate(10); // the tick already scheduled still covers the old interval
+  take(53_300);
+  take(53_400);
+  take(53_450); // early
+  assert.deepEqual(stamps, [[null, 1000], [1000, 1000], [1300, 1000], [1000, 1000], [100, 100], [50, 100]]);
+});

@@ -15,6 +15,8 @@ export interface SamplerOptions {
   simulated: boolean;
   scenario?: string | null;
   procTable?: ProcTable;
+  /** The clock (tests). */
+  now?: () => number;
 }
 
 type Listener = (snapshot: Snapshot) => void;
@@ -27,6 +29,10 @@ export class Sampler {
   private intervalMs: number;
   private timer: NodeJS.Timeout | null = null;
   private seq = 0;
+  /** The previous tick's time and the interval in force then: what the next tick covers. */
+  private previousAt: number | null = null;
+  private aimedMs: number;
+  private readonly now: () => number;
   private readonly listeners = new Set<Listener>();
   private last: Snapshot | null = null;
 
@@ -35,6 +41,8 @@ export class Sampler {
     options: SamplerOptions,
   ) {
     this.intervalMs = 1000 / checkRate(options.rateHz ?? DEFAULT_RATE_HZ);
+    this.aimedMs = this.intervalMs;
+    this.now = options.now ?? Date.now;
     this.procs = options.procTable ?? new ProcTable();
     const system = gpu.system();
     this.driver = {
@@ -85,7 +93,7 @@ export class Sampler {
 
   /** Take one snapshot now (also used by `gpushare ps` and the benchmark). */
   tick(): Snapshot {
-    const takenAt = Date.now();
+    const takenAt = this.now();
     let samples: DeviceSample[];
     try {
       samples = this.gpu.sampleAll();
@@ -130,7 +138,10 @@ export class Sampler {
   }
 
   private snapshot(takenAt: number, gpus: GpuView[], processes: GpuProcessView[]): Snapshot {
-    this.last = { seq: ++this.seq, takenAt, driver: this.driver, gpus, processes };
+    const intervalMs = this.previousAt === null ? null : Math.max(0, takenAt - this.previousAt);
+    this.last = { seq: ++this.seq, takenAt, intervalMs, nominalIntervalMs: this.aimedMs, driver: this.driver, gpus, processes };
+    this.previousAt = takenAt;
+    this.aimedMs = this.intervalMs; // a rate change applies from the tick after the one already scheduled
     return this.last;
   }
 

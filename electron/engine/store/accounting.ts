@@ -19,9 +19,9 @@ export interface ProcessSample {
 
 /** A sample's contribution to each figure; a group is this sample's job, user or GPU on its GPU in its tick. */
 export interface Contribution {
-  /** dt if it is the first sample of its job on this GPU in this tick (the job used the GPU for dt), else 0. */
+  /** On its job's first sample on this GPU in this tick: the job's share of the GPU's dt (dt / jobs on the GPU), else 0. */
   gpuSJob: number;
-  /** dt if it is the first sample of its user on this GPU in this tick, else 0. */
+  /** On its user's first sample on this GPU in this tick: the user's jobs' shares (dt × their jobs / jobs on the GPU), else 0. */
   gpuSUser: number;
   /** dt if it is the first sample on this GPU in this tick, else 0. */
   gpuSGpu: number;
@@ -52,6 +52,18 @@ export const PEAK_FIELDS: ReadonlySet<keyof Contribution> = new Set(['peakJob', 
 /** Which "first of its group in this tick" a sample is (the group's dt is counted on that sample only). */
 export const FLAGS = { firstOfJob: 1, firstOfUser: 2, firstOfGpu: 4, firstBusyOfJob: 8, firstBusyOfUser: 16, firstBusyOfGpu: 32, contended: 64 } as const;
 
+/**
+ * GPU time is shared out: a GPU in use for dt by n jobs gives each dt / n, so a day's GPU time is the
+ * same summed by job, by user or by GPU. The counts ride in the flags (the samples table has no other
+ * room): jobs on the GPU in bits 8–18, the user's jobs there in bits 19–29. Rows written before they were
+ * stored read as 0, taken as 1: their old meaning (dt once per group).
+ */
+export const SHARE_BITS = { jobsShift: 8, userJobsShift: 19, mask: 2047 } as const;
+export const MAX_JOBS_PER_GPU = SHARE_BITS.mask;
+
+const jobsOnGpu = (flags: number): number => Math.max(1, (flags >> SHARE_BITS.jobsShift) & SHARE_BITS.mask);
+const userJobsOnGpu = (flags: number): number => Math.max(1, (flags >> SHARE_BITS.userJobsShift) & SHARE_BITS.mask);
+
 /** A raw sample as stored: the process reading, its interval and its place in the tick's groups. */
 export interface AccountedSample extends ProcessSample {
   /** The tick's time, ms since the epoch; the sample covers (t − dt, t]. */
@@ -70,8 +82,8 @@ export interface AccountedSample extends ProcessSample {
 export function contribution(s: AccountedSample): Contribution {
   const contended = (s.flags & FLAGS.contended) !== 0;
   return {
-    gpuSJob: s.flags & FLAGS.firstOfJob ? s.dt : 0, // the job used this GPU for dt
-    gpuSUser: s.flags & FLAGS.firstOfUser ? s.dt : 0, // the user used this GPU for dt
+    gpuSJob: s.flags & FLAGS.firstOfJob ? s.dt / jobsOnGpu(s.flags) : 0, // the job's share of the GPU for dt
+    gpuSUser: s.flags & FLAGS.firstOfUser ? (s.dt * userJobsOnGpu(s.flags)) / jobsOnGpu(s.flags) : 0, // its jobs' shares
     gpuSGpu: s.flags & FLAGS.firstOfGpu ? s.dt : 0, // the GPU was in use for dt
     smS: ((s.smPercent ?? 0) * s.dt) / 100, // SM-seconds: SM% × dt / 100
     memGiBH: (((s.usedMemory ?? 0) / GIB) * s.dt) / 3600, // GiB-hours: memory × dt
@@ -87,10 +99,13 @@ export function contribution(s: AccountedSample): Contribution {
 const ifFlag = (bit: number): string => `(CASE WHEN flags & ${bit} THEN dt ELSE 0 END)`;
 const ifContended = (bit: number): string => `(CASE WHEN flags & ${FLAGS.contended} AND flags & ${bit} THEN dt ELSE 0 END)`;
 
+const JOBS_SQL = `max(1, (flags >> ${SHARE_BITS.jobsShift}) & ${SHARE_BITS.mask})`;
+const USER_JOBS_SQL = `max(1, (flags >> ${SHARE_BITS.userJobsShift}) & ${SHARE_BITS.mask})`;
+
 /** contribution() as SQL over a row of the samples table: the same operations in the same order, so the same floats. */
 export const CONTRIBUTION_SQL: Record<keyof Contribution, string> = {
-  gpuSJob: ifFlag(FLAGS.firstOfJob),
-  gpuSUser: ifFlag(FLAGS.firstOfUser),
+  gpuSJob: `(CASE WHEN flags & ${FLAGS.firstOfJob} THEN dt / ${JOBS_SQL} ELSE 0 END)`,
+  gpuSUser: `(CASE WHEN flags & ${FLAGS.firstOfUser} THEN (dt * ${USER_JOBS_SQL}) / ${JOBS_SQL} ELSE 0 END)`,
   gpuSGpu: ifFlag(FLAGS.firstOfGpu),
   smS: '((coalesce(smPercent, 0) * dt) / 100)',
   memGiBH: `(((coalesce(usedMemory, 0) / ${GIB}.0) * dt) / 3600)`,
@@ -121,8 +136,14 @@ export function accountTick(t: number, dt: number, samples: readonly ProcessSamp
   const busy = (s: ProcessSample): boolean => (s.smPercent ?? 0) > 0;
   const totals = new Map<string, number>();
   const busyJobs = new Map<number, Set<string>>();
+  /** Distinct jobs per GPU (`g…`) and per user on a GPU (`u…`). */
+  const jobCounts = new Map<string, number>();
   for (const s of samples) {
-    for (const key of [`j\0${s.gpu}\0${s.job}`, `u\0${s.gpu}\0${s.user}`, `g\0${s.gpu}`]) totals.set(key, (totals.get(key) ?? 0) + memOf(s));
+    const jobKey = `j\0${s.gpu}\0${s.job}`;
+    if (!totals.has(jobKey)) {
+      for (const key of [`g\0${s.gpu}`, `u\0${s.gpu}\0${s.user}`]) jobCounts.set(key, (jobCounts.get(key) ?? 0) + 1);
+    }
+    for (const key of [jobKey, `u\0${s.gpu}\0${s.user}`, `g\0${s.gpu}`]) totals.set(key, (totals.get(key) ?? 0) + memOf(s));
     if (busy(s)) {
       let jobs = busyJobs.get(s.gpu);
       if (!jobs) busyJobs.set(s.gpu, (jobs = new Set()));
@@ -136,9 +157,9 @@ export function accountTick(t: number, dt: number, samples: readonly ProcessSamp
     const job = `j\0${s.gpu}\0${s.job}`;
     const user = `u\0${s.gpu}\0${s.user}`;
     const gpu = `g\0${s.gpu}`;
-    let flags = 0;
+    let flags = Math.min(MAX_JOBS_PER_GPU, jobCounts.get(gpu)!) << SHARE_BITS.jobsShift;
     if (first(seen, job)) flags |= FLAGS.firstOfJob;
-    if (first(seen, user)) flags |= FLAGS.firstOfUser;
+    if (first(seen, user)) flags |= FLAGS.firstOfUser | (Math.min(MAX_JOBS_PER_GPU, jobCounts.get(user)!) << SHARE_BITS.userJobsShift);
     if (first(seen, gpu)) flags |= FLAGS.firstOfGpu;
     if (busy(s)) {
       if (first(seenBusy, job)) flags |= FLAGS.firstBusyOfJob;

@@ -8,7 +8,7 @@ import { Engine } from '../engine.js';
 import type { GpuBackend } from '../gpu/open-backend.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { attachUsageStore } from './attach.js';
-import { fakeGpu, fakeSnapshot } from './testing/synthetic.js';
+import { fakeGpu, fakeSnapshot, fakeTicks } from './testing/synthetic.js';
 import { UsageStore } from './usage-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-attach-'));
@@ -27,8 +27,9 @@ test('an attached store records ticks, alerts and audited commands, and answers 
   const store = await UsageStore.open({ path: join(dir, 'usage.db') });
   const detach = attachUsageStore(engine, store);
   const now = Date.now();
+  const tick = fakeTicks(500);
   for (let k = 0; k < 4; k++) {
-    engine.events.emit('snapshot', fakeSnapshot(k, now - 2000 + k * 500, [fakeGpu(0)], [{ pid: 77, gpu: 0, user: 'gina', sm: 40, mem: 2 ** 30 }]));
+    engine.events.emit('snapshot', tick(now - 2000 + k * 500, [fakeGpu(0)], [{ pid: 77, gpu: 0, user: 'gina', sm: 40, mem: 2 ** 30 }]));
   }
   engine.raiseAlert({ kind: 'quota', gpu: 0, jobId: 'p77', message: 'p77 went over its memory quota.', severity: 'error' });
   await engine.call('sampler.setRate', { hz: 4 });
@@ -49,6 +50,28 @@ test('an attached store records ticks, alerts and audited commands, and answers 
   assert.equal(audit[0].what, 'sampler.setRate');
   await assert.rejects(engine.call('reports.query', { since: now, until: now - 1, by: 'user' }), /must be before/);
   await assert.rejects(engine.call('reports.query', { since: now, by: 'team' } as never), /by: must be one of "user", "job", "gpu"/);
+  detach();
+  await store.close();
+});
+
+test('a rate change mid-stream: each tick counts the interval it covered, not the rate set since', async () => {
+  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend, { rateHz: 1 });
+  const store = await UsageStore.open({ path: join(dir, 'rate.db') });
+  const detach = attachUsageStore(engine, store);
+  const t0 = Date.now() - 10_000;
+  const proc = [{ pid: 78, gpu: 0, user: 'hal', sm: 40, mem: 2 ** 30 }];
+  const emit = (seq: number, at: number, intervalMs: number | null, nominalIntervalMs: number) =>
+    engine.events.emit('snapshot', fakeSnapshot(seq, t0 + at, [fakeGpu(0)], proc, { intervalMs, nominalIntervalMs }));
+  emit(1, 0, null, 1000);
+  emit(2, 1000, 1000, 1000);
+  await engine.call('sampler.setRate', { hz: 10 }); // the tick already scheduled still covers a whole second
+  emit(3, 2000, 1000, 1000);
+  emit(4, 2100, 100, 100);
+  emit(5, 2200, 100, 100);
+  await store.flush();
+  const report = await engine.call('reports.query', { since: t0 - 60_000, until: t0 + 60_000, by: 'user' });
+  const seconds = 1 + 1 + 1 + 0.1 + 0.1;
+  assert.ok(Math.abs(report.rows[0].smSeconds - 0.4 * seconds) < 1e-9, `${seconds} s at 40 %: ${report.rows[0].smSeconds / 0.4} s`);
   detach();
   await store.close();
 });

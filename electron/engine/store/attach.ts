@@ -3,17 +3,26 @@
 import type { Engine } from '../engine.js';
 import { reportToFile } from '../reports/export.js';
 import { queryUsage } from '../reports/query.js';
-import type { UsageStore } from './usage-store.js';
+import type { Attribution, UsageStore } from './usage-store.js';
+
+export interface AttachOptions {
+  /** The scheduler's JobOwnership: a job's child processes count as the job (absent: every process is its own). */
+  ownership?: Attribution | null;
+}
 
 /** Returns a function that detaches the store (it does not close it). */
-export function attachUsageStore(engine: Engine, store: UsageStore): () => void {
+export function attachUsageStore(engine: Engine, store: UsageStore, options: AttachOptions = {}): () => void {
+  store.useOwnership(options.ownership ?? null);
   const offs = [
-    engine.events.on('snapshot', (snapshot) => store.ingest(snapshot, 1000 / engine.sampler.rateHz)),
+    engine.events.on('snapshot', (snapshot) => store.ingest(snapshot)),
     engine.events.on('jobs', (jobs) => jobs.forEach((job) => store.recordJob(job))),
     engine.events.on('alert', (alert) => store.recordAlert(alert)),
     engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
   ];
   engine.dispatcher.register('reports.query', ({ since, until, by }) => queryUsage(store.db, { since, until, by }));
   engine.dispatcher.register('reports.export', async ({ since, until, by, format }) => reportToFile(await queryUsage(store.db, { since, until, by }), format));
-  return () => offs.forEach((off) => off());
+  return () => {
+    offs.forEach((off) => off());
+    store.useOwnership(null);
+  };
 }

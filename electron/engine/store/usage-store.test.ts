@@ -8,7 +8,9 @@ import type { UsageReport, UsageRow } from '../../../shared/usage-report.js';
 import { queryUsage, type Resolution } from '../reports/query.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { KNOWN_T as T, writeKnownStream } from './testing/known-stream.js';
-import { fakeGpu, fakeSnapshot, random, type FakeProcess } from './testing/synthetic.js';
+import type { ProcStatus } from '../control/proc-status.js';
+import { JobOwnership } from '../scheduler/ownership.js';
+import { fakeGpu, fakeSnapshot, fakeTicks, random, type FakeProcess } from './testing/synthetic.js';
 import { defaultUsageDbPath, HOUR_MS, UsageStore } from './usage-store.js';
 
 const GiB = 2 ** 30;
@@ -39,22 +41,23 @@ for (const resolution of ['raw', 'minute', 'hour', 'day'] as Resolution[]) {
     const range = { since: T - HOUR_MS, until: T + HOUR_MS, resolution, now: T + HOUR_MS };
     const byUser = await queryUsage(store.db, { ...range, by: 'user' });
     assertFigures(row(byUser, 'alice'), {
-      gpuSeconds: 13.5 + 10, // gpu0 (p1 and p4 together count once) + gpu1
+      gpuSeconds: 8.5 + 2.5 + 7, // her jobs' shares: p101 and p104 on gpu0, p103 on gpu1
       smSeconds: 0.5 * 13.5 + 0.1 * 5,
       memoryGiBHours: (2 * 13.5 + 4 * 10 + 1 * 5) / 3600,
       peakMemoryBytes: 4 * GiB,
       contentionMinutes: 10 / 60, // with bob at k 0..4, with itself (p1 + p4) at k 5..9
       queuedSeconds: 0,
     });
-    assertFigures(row(byUser, 'bob'), { gpuSeconds: 5, smSeconds: 1.5, memoryGiBHours: 5 / 3600, peakMemoryBytes: GiB, contentionMinutes: 5 / 60 });
+    assertFigures(row(byUser, 'bob'), { gpuSeconds: 2.5, smSeconds: 1.5, memoryGiBHours: 5 / 3600, peakMemoryBytes: GiB, contentionMinutes: 5 / 60 });
     assertFigures(row(byUser, 'carol'), {
-      gpuSeconds: 6, smSeconds: 4.8, memoryGiBHours: 3 / 3600, peakMemoryBytes: GiB / 2, contentionMinutes: 0, queuedSeconds: 62, suspendedSeconds: 2,
+      gpuSeconds: 3, smSeconds: 4.8, memoryGiBHours: 3 / 3600, peakMemoryBytes: GiB / 2, contentionMinutes: 0, queuedSeconds: 62, suspendedSeconds: 2,
     });
 
     const byJob = await queryUsage(store.db, { ...range, by: 'job' });
-    assertFigures(row(byJob, 'p101'), { gpuSeconds: 13.5, smSeconds: 6.75, contentionMinutes: 10 / 60, peakMemoryBytes: 2 * GiB });
-    assertFigures(row(byJob, 'p104'), { gpuSeconds: 5, smSeconds: 0.5, contentionMinutes: 5 / 60 });
-    assertFigures(row(byJob, 'j1'), { gpuSeconds: 6, smSeconds: 4.8, queuedSeconds: 62, suspendedSeconds: 2 });
+    // a GPU shared by n jobs in a tick gives each dt / n: p101 shared gpu0 for 10 of its 13.5 s
+    assertFigures(row(byJob, 'p101'), { gpuSeconds: 0.5 * 10 + 3.5, smSeconds: 6.75, contentionMinutes: 10 / 60, peakMemoryBytes: 2 * GiB });
+    assertFigures(row(byJob, 'p104'), { gpuSeconds: 2.5, smSeconds: 0.5, contentionMinutes: 5 / 60 });
+    assertFigures(row(byJob, 'j1'), { gpuSeconds: 3, smSeconds: 4.8, queuedSeconds: 62, suspendedSeconds: 2 });
     assert.equal(row(byJob, 'j1').label, 'carol: python finetune.py --lr 3e-4, "warm"');
     assert.equal(row(byJob, 'p101').label, 'alice: python train.py --run=101');
 
@@ -73,6 +76,7 @@ test('rollups agree with the raw samples over any range, with gaps and churn', a
   let t = T - 7 * 60_000 + 123; // ticks every 90 s (jittered) for about three days, with gaps
   let live: FakeProcess[] = [];
   let t20 = 0;
+  const tick = fakeTicks(90_000);
   for (let i = 0; i < 3000; i++) {
     if (i === 20) t20 = t;
     t += rand() < 0.01 ? 300_000 + Math.floor(rand() * 3_600_000) : 90_000 + Math.floor(rand() * 30_000 - 15_000);
@@ -82,7 +86,7 @@ test('rollups agree with the raw samples over any range, with gaps and churn', a
       p.sm = rand() < 0.2 ? null : Math.floor(rand() * 101);
       p.mem = Math.floor(rand() * 8 * GiB);
     }
-    store.ingest(fakeSnapshot(i, t, [0, 1, 2, 3].map(fakeGpu), live), 90_000);
+    store.ingest(tick(t, [0, 1, 2, 3].map(fakeGpu), live));
     if (i % 500 === 0) await store.flush();
   }
   await store.flush();
@@ -126,7 +130,7 @@ test('the store keeps its schema version, events, audit entries and data across 
   assert.equal((await again.db.get<{ user_version: number }>('PRAGMA user_version'))?.user_version, SCHEMA_VERSION);
   assert.equal((await again.db.get<{ journal_mode: string }>('PRAGMA journal_mode'))?.journal_mode, 'wal');
   const report = await queryUsage(again.db, { since: T - HOUR_MS, until: T + HOUR_MS, by: 'user', now: T + HOUR_MS });
-  assertFigures(row(report, 'bob'), { gpuSeconds: 5 });
+  assertFigures(row(report, 'bob'), { gpuSeconds: 2.5 });
   assert.deepEqual(report.events.map((e) => [e.kind, e.jobId, e.severity]), [['contention', 'p101', 'warning'], ['parked', 'j1', 'info']]);
   assert.deepEqual(await again.db.all('SELECT who, what, params, result FROM audit'), [{ who: 'alice', what: 'jobs.suspend', params: '{"job":"j1"}', result: 'ok' }]);
   await again.close();
@@ -135,7 +139,8 @@ test('the store keeps its schema version, events, audit entries and data across 
 test('raw samples older than their retention are dropped; the rollups keep the figures', async () => {
   let now = T + HOUR_MS;
   const store = await UsageStore.open({ path: freshPath(), now: () => now, retention: { rawMs: 10 * 60_000 } });
-  for (let k = 0; k < 10; k++) store.ingest(fakeSnapshot(k, T + k * 1000, gpus, [{ pid: 7, gpu: 0, user: 'erin', sm: 100, mem: GiB }]), 1000);
+  const tick = fakeTicks(1000);
+  for (let k = 0; k < 10; k++) store.ingest(tick(T + k * 1000, gpus, [{ pid: 7, gpu: 0, user: 'erin', sm: 100, mem: GiB }]));
   await store.flush();
   await store.prune(now);
   assert.equal((await store.db.get<{ n: number }>('SELECT count(*) AS n FROM samples'))?.n, 0);
@@ -158,7 +163,7 @@ test('a damaged database file is kept aside with a clear message and a fresh one
   const aside = readdirSync(sub).filter((f) => f.startsWith('usage.db.corrupt-'));
   assert.equal(aside.length, 1);
   assert.ok(existsSync(join(sub, aside[0])));
-  store.ingest(fakeSnapshot(1, T, gpus, [{ pid: 9, gpu: 0, user: 'frank', sm: 10, mem: GiB }]), 1000);
+  store.ingest(fakeSnapshot(1, T, gpus, [{ pid: 9, gpu: 0, user: 'frank', sm: 10, mem: GiB }]));
   await store.flush();
   assert.equal((await store.db.get<{ n: number }>('SELECT count(*) AS n FROM samples'))?.n, 1);
   await store.close();
@@ -171,4 +176,56 @@ test('a damaged database file is kept aside with a clear message and a fresh one
 test('the database lives in the XDG data directory', () => {
   assert.equal(defaultUsageDbPath({ XDG_DATA_HOME: '/data/x', HOME: '/home/u' }), '/data/x/gpushare/usage.db');
   assert.equal(defaultUsageDbPath({ HOME: '/home/u' }), '/home/u/.local/share/gpushare/usage.db');
+});
+
+const DAY = { since: T - 10 * HOUR_MS, until: T + 14 * HOUR_MS, now: T + 14 * HOUR_MS };
+
+test('one day\'s totals are the same by user, by job and by GPU: GPU-hours, SM-hours, GiB-hours', async () => {
+  const store = await storeWithKnownStream();
+  const totals = await Promise.all((['user', 'job', 'gpu'] as const).map((by) => queryUsage(store.db, { ...DAY, by }).then((r) => r.totals)));
+  for (const field of ['gpuSeconds', 'smSeconds', 'memoryGiBHours'] as const) {
+    const [byUser, byJob, byGpu] = totals.map((t) => t[field]);
+    assert.ok(Math.abs(byUser - byJob) < 1e-9 && Math.abs(byJob - byGpu) < 1e-9, `${field}: by user ${byUser}, by job ${byJob}, by GPU ${byGpu}`);
+  }
+  assert.ok(Math.abs(totals[2].gpuSeconds - (13.5 + 10)) < 1e-9, 'by GPU: the time each GPU was in use');
+  await store.close();
+});
+
+/** A scripted /proc for the store's ownership: pid → parent. */
+const parents = (entries: Record<number, number>) => (pid: number): ProcStatus | null =>
+  pid in entries ? { pid, uid: 1000, state: 'S', ppid: entries[pid], startTicks: pid } : null;
+
+test('a job behind a wrapper script: its child\'s samples are the job\'s, by job and by user', async () => {
+  const store = await UsageStore.open({ path: freshPath(), now: () => T + HOUR_MS, onNotice: () => undefined });
+  // j7's process 700 is `bash run.sh`; its child 701 (python) is what the driver lists on the GPU
+  const ownership = new JobOwnership(parents({ 700: 1, 701: 700, 800: 1 }));
+  ownership.claim('j7', 'alice', 700, 700);
+  store.useOwnership(ownership);
+  const tick = fakeTicks(1000);
+  for (let k = 0; k < 10; k++) {
+    store.ingest(tick(T + k * 1000, gpus, [
+      { pid: 701, gpu: 0, user: 'alice', sm: 50, mem: GiB },
+      { pid: 800, gpu: 0, user: 'alice', sm: 10, mem: GiB },
+    ]));
+  }
+  await store.flush();
+  const byJob = await queryUsage(store.db, { ...DAY, by: 'job' });
+  assert.deepEqual(byJob.rows.map((r) => r.key).sort(), ['j7', 'p800']);
+  assertFigures(row(byJob, 'j7'), { gpuSeconds: 5, smSeconds: 5, memoryGiBHours: 10 / 3600 });
+  const byUser = await queryUsage(store.db, { ...DAY, by: 'user' });
+  assertFigures(row(byUser, 'alice'), { gpuSeconds: 10, smSeconds: 6 });
+  await store.close();
+});
+
+test('usage integrates the interval each snapshot covers: irregular ticks, a late tick, a gap', async () => {
+  const store = await UsageStore.open({ path: freshPath(), now: () => T + HOUR_MS, onNotice: () => undefined });
+  const proc = [{ pid: 9, gpu: 0, user: 'ivy', sm: 100, mem: GiB }];
+  // [takenAt offset, interval it covers, the sampler's interval then]: a first tick, irregular ticks,
+  // a tick 2.9 intervals late (still continuous), then one past 3 intervals (the engine was down: one nominal interval)
+  const ticks: Array<[number, number | null, number]> = [[0, null, 500], [400, 400, 500], [1100, 700, 500], [2550, 1450, 500], [9000, 6450, 500], [9250, 250, 250]];
+  ticks.forEach(([at, intervalMs, nominalIntervalMs], i) => store.ingest(fakeSnapshot(i + 1, T + at, gpus, proc, { intervalMs, nominalIntervalMs })));
+  await store.flush();
+  const report = await queryUsage(store.db, { ...DAY, by: 'user' });
+  assertFigures(row(report, 'ivy'), { smSeconds: 0.5 + 0.4 + 0.7 + 1.45 + 0.5 + 0.25, gpuSeconds: 3.8 });
+  await store.close();
 });

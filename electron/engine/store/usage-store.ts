@@ -5,8 +5,9 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { FINAL_STATES, type Alert, type AuditEntry, type JobView } from '../../../shared/jobs.js';
+import type { Alert, AuditEntry, JobView } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
+import type { JobOwner, JobOwnership } from '../scheduler/ownership.js';
 import { accountTick, tickSeconds, type AccountedSample, type ProcessSample } from './accounting.js';
 import { migrate } from './migrations.js';
 import { isCorruption, SqliteDb } from './sqlite.js';
@@ -66,18 +67,14 @@ export class UsageDatabaseError extends Error {}
 
 interface PendingTick {
   snapshot: Snapshot;
-  nominalMs: number;
+  /** The managed job of each of the snapshot's processes (null: its own job, p<pid>), resolved when it was taken. */
+  owners: Array<JobOwner | null>;
 }
 
-interface ManagedPid {
-  job: string;
-  owner: string;
-  /** When the job reached a final state; samples after that (plus a grace) are no longer its. */
-  endedAt: number | null;
-}
+/** What the store needs of the scheduler's JobOwnership. */
+export type Attribution = Pick<JobOwnership, 'jobOf' | 'retainOnly'>;
 
 const PRUNE_EVERY_MS = 10 * MINUTE_MS;
-const MANAGED_GRACE_MS = 5_000;
 
 export class UsageStore {
   private ticks: PendingTick[] = [];
@@ -85,9 +82,8 @@ export class UsageStore {
   private events: Required<UsageEvent>[] = [];
   private audits: AuditEntry[] = [];
   private readonly jobSignatures = new Map<string, string>();
-  private readonly managedPids = new Map<number, ManagedPid>();
   private readonly knownGpus = new Map<number, string>();
-  private lastTickAt: number | null = null;
+  private ownership: Attribution | null = null;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private lastPrune = 0;
@@ -128,9 +124,18 @@ export class UsageStore {
 
   // ---- recording: synchronous, memory only ----
 
-  /** One sampling tick; nominalMs is the sampler's interval at the time. */
-  ingest(snapshot: Snapshot, nominalMs: number): void {
-    if (!this.closed) this.ticks.push({ snapshot, nominalMs });
+  /** Attribute processes to managed jobs as the scheduler does (a job's child processes are the job's). */
+  useOwnership(ownership: Attribution | null): void {
+    this.ownership = ownership;
+  }
+
+  /** One sampling tick; it accounts the interval the snapshot says it covers. Owners are resolved now, while the processes exist. */
+  ingest(snapshot: Snapshot): void {
+    if (this.closed) return;
+    const ownership = this.ownership;
+    const owners = snapshot.processes.map((p) => ownership?.jobOf(p.pid, snapshot.takenAt) ?? null);
+    ownership?.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
+    this.ticks.push({ snapshot, owners });
   }
 
   /** A job as the scheduler sees it now (upserted; its new state changes appended). Cheap when unchanged. */
@@ -140,10 +145,6 @@ export class UsageStore {
     if (this.jobSignatures.get(job.id) === signature) return;
     this.jobSignatures.set(job.id, signature);
     this.jobs.set(job.id, structuredClone(job));
-    if (job.pid !== null && job.managed) {
-      const endedAt = FINAL_STATES.has(job.state) ? (last?.at ?? this.now()) : null;
-      this.managedPids.set(job.pid, { job: job.id, owner: job.owner, endedAt });
-    }
   }
 
   recordEvent(event: UsageEvent): void {
@@ -212,10 +213,9 @@ export class UsageStore {
     const samples: AccountedSample[] = [];
     const gpus: Array<{ gpu: number; uuid: string; name: string; memoryTotal: number; at: number }> = [];
     const processJobs = new Map<string, { id: string; owner: string; command: string; gpu: number; first: number; last: number }>();
-    for (const { snapshot, nominalMs } of ticks) {
+    for (const { snapshot, owners } of ticks) {
       const t = snapshot.takenAt;
-      const dt = tickSeconds(this.lastTickAt === null ? null : t - this.lastTickAt, nominalMs);
-      this.lastTickAt = t;
+      const dt = tickSeconds(snapshot.intervalMs, snapshot.nominalIntervalMs);
       for (const g of snapshot.gpus) {
         const id = `${g.uuid}\0${g.name}`;
         if (g.uuid && this.knownGpus.get(g.index) !== id) {
@@ -223,11 +223,11 @@ export class UsageStore {
           gpus.push({ gpu: g.index, uuid: g.uuid, name: g.name, memoryTotal: g.memoryTotal, at: t });
         }
       }
-      const inputs: ProcessSample[] = snapshot.processes.map((p) => {
-        const managed = this.managedPids.get(p.pid);
-        const mine = managed && (managed.endedAt === null || t <= managed.endedAt + MANAGED_GRACE_MS) ? managed : null;
-        const user = p.user ?? mine?.owner ?? (p.uid !== null ? `uid ${p.uid}` : 'unknown');
-        const job = mine?.job ?? `p${p.pid}`;
+      const inputs: ProcessSample[] = snapshot.processes.map((p, i) => {
+        const mine = owners[i];
+        // a job's processes all count for its owner, so by-user and by-job totals agree
+        const user = mine?.owner ?? p.user ?? (p.uid !== null ? `uid ${p.uid}` : 'unknown');
+        const job = mine?.jobId ?? `p${p.pid}`;
         if (!mine) {
           const known = processJobs.get(job);
           if (known) known.last = t;

@@ -1,7 +1,8 @@
 // A synthetic stream with a known answer (see the usage-store and report tests).
 import type { JobView } from '../../../../shared/jobs.js';
+import { JobOwnership } from '../../scheduler/ownership.js';
 import { HOUR_MS, UsageStore } from '../usage-store.js';
-import { fakeGpu, fakeSnapshot, type FakeProcess } from './synthetic.js';
+import { fakeGpu, fakeTicks, type FakeProcess } from './synthetic.js';
 
 const GiB = 2 ** 30;
 export const KNOWN_T = Date.UTC(2026, 0, 5, 10, 0, 0); // on the hour
@@ -40,6 +41,10 @@ export function knownStream(): Array<{ t: number; procs: FakeProcess[] }> {
 /** A store at path holding knownStream() and job j1 (flushed, open). */
 export async function writeKnownStream(path: string): Promise<UsageStore> {
   const store = await UsageStore.open({ path, now: () => T + HOUR_MS, onNotice: () => undefined });
+  // pid 500 is j1's process (the scheduler claims it at start); no other pid has a parent here
+  const ownership = new JobOwnership(() => null);
+  ownership.claim('j1', 'carol', 500, null);
+  store.useOwnership(ownership);
   store.recordJob(job({
     id: 'j1', owner: 'carol', pid: 500,
     history: [
@@ -50,7 +55,9 @@ export async function writeKnownStream(path: string): Promise<UsageStore> {
       { state: 'finished', at: T + 9000, reason: 'exit code 0' },
     ],
   }));
-  knownStream().forEach(({ t, procs }, i) => store.ingest(fakeSnapshot(i + 1, t, gpus, procs), 1000));
+  ownership.release('j1', T + 9000);
+  const tick = fakeTicks(1000);
+  knownStream().forEach(({ t, procs }) => store.ingest(tick(t, gpus, procs)));
   await store.flush();
   return store;
 }

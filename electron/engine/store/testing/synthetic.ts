@@ -19,10 +19,18 @@ export function fakeGpu(index: number): GpuView {
   };
 }
 
-export function fakeSnapshot(seq: number, takenAt: number, gpus: GpuView[], processes: FakeProcess[]): Snapshot {
+/** The interval a snapshot covers, as the sampler stamps it (default: a first tick at 1 Hz). */
+export interface FakeInterval {
+  intervalMs: number | null;
+  nominalIntervalMs: number;
+}
+
+export function fakeSnapshot(seq: number, takenAt: number, gpus: GpuView[], processes: FakeProcess[], interval: FakeInterval = { intervalMs: null, nominalIntervalMs: 1000 }): Snapshot {
   return {
     seq,
     takenAt,
+    intervalMs: interval.intervalMs,
+    nominalIntervalMs: interval.nominalIntervalMs,
     driver: { driverVersion: 'synthetic', nvmlVersion: 'synthetic', cudaDriverVersion: null, simulated: true, scenario: 'synthetic' },
     gpus,
     processes: processes.map((p): GpuProcessView => ({
@@ -30,6 +38,17 @@ export function fakeSnapshot(seq: number, takenAt: number, gpus: GpuView[], proc
       command: 'train', argv: p.argv ?? ['python', 'train.py', `--run=${p.pid}`], startedAt: null, usedMemory: p.mem, smPercent: p.sm,
       memPercent: null, gpuInstanceId: null, computeInstanceId: null,
     })),
+  };
+}
+
+/** Snapshots stamped as a sampler at a fixed rate stamps them: each covers the time since the previous one. */
+export function fakeTicks(nominalIntervalMs: number): (takenAt: number, gpus: GpuView[], processes: FakeProcess[]) => Snapshot {
+  let seq = 0;
+  let last: number | null = null;
+  return (takenAt, gpus, processes) => {
+    const snapshot = fakeSnapshot(++seq, takenAt, gpus, processes, { intervalMs: last === null ? null : takenAt - last, nominalIntervalMs });
+    last = takenAt;
+    return snapshot;
   };
 }
 

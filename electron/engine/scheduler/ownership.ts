@@ -1,0 +1,96 @@
+// Which managed job a process belongs to: the job's own process or any descendant of it
+// (a wrapper script's python, a DataLoader worker). One answer for the scheduler and the store,
+// so a job's usage, its quota and its reports all count the same processes.
+import { readProcStatus, type ProcStatus } from '../control/proc-status.js';
+
+/** How far up the parent chain a process is followed. */
+export const OWNERSHIP_DEPTH = 32;
+/** After a job ends, samples taken up to this long after its end are still its (the exit is seen late). */
+export const OWNERSHIP_GRACE_MS = 5_000;
+
+export interface JobOwner {
+  jobId: string;
+  owner: string;
+}
+
+interface Claim extends JobOwner {
+  pid: number;
+  startTicks: number | null;
+  /** When the job ended; null while it runs. */
+  endedAt: number | null;
+}
+
+export class JobOwnership {
+  /** The main process of each job, by pid (the latest claim of a pid wins). */
+  private readonly byPid = new Map<number, Claim>();
+  private readonly byJob = new Map<string, Claim>();
+  /** pid → the job its lineage leads to (null: none), valid for that pid's start time. */
+  private readonly lineage = new Map<number, { startTicks: number; jobId: string | null }>();
+
+  constructor(private readonly readStatus: (pid: number) => ProcStatus | null = readProcStatus) {}
+
+  /** A managed job's main process (startTicks: its /proc start time, null when unknown). */
+  claim(jobId: string, owner: string, pid: number, startTicks: number | null): void {
+    const old = this.byJob.get(jobId);
+    if (old && this.byPid.get(old.pid) === old) this.byPid.delete(old.pid);
+    const claim: Claim = { jobId, owner, pid, startTicks, endedAt: null };
+    this.byJob.set(jobId, claim);
+    this.byPid.set(pid, claim);
+    // a process seen before this claim may descend from it now
+    for (const [p, entry] of this.lineage) if (entry.jobId === null || entry.jobId === jobId) this.lineage.delete(p);
+  }
+
+  /** The job ended at `at`: its processes stay its for samples up to `at` + the grace. */
+  release(jobId: string, at: number): void {
+    const claim = this.byJob.get(jobId);
+    if (claim && claim.endedAt === null) claim.endedAt = at;
+    this.prune(at);
+  }
+
+  /**
+   * The job the pid belongs to at time `at` (default: now, only jobs that have not ended): the pid
+   * is a job's main process, or one of its ancestors (up to 32 levels) is.
+   */
+  jobOf(pid: number, at?: number): JobOwner | null {
+    if (this.byJob.size === 0) return null; // nothing managed: no /proc reads
+    const direct = this.byPid.get(pid);
+    if (direct) return this.ownerAt(direct, at);
+    const status = this.readStatus(pid);
+    if (!status) return null;
+    const cached = this.lineage.get(pid);
+    if (cached && cached.startTicks === status.startTicks) return this.ownerOf(cached.jobId, at);
+    let jobId: string | null = null;
+    let parent = status.ppid;
+    for (let depth = 0; depth < OWNERSHIP_DEPTH && parent > 1 && jobId === null; depth++) {
+      const claim = this.byPid.get(parent);
+      if (claim) jobId = claim.jobId;
+      else parent = this.readStatus(parent)?.ppid ?? 0;
+    }
+    this.lineage.set(pid, { startTicks: status.startTicks, jobId });
+    return this.ownerOf(jobId, at);
+  }
+
+  /** Forget the lineage of pids no longer on any GPU (keeps the cache as small as the process list). */
+  retainOnly(pids: ReadonlySet<number>): void {
+    for (const pid of this.lineage.keys()) if (!pids.has(pid)) this.lineage.delete(pid);
+  }
+
+  private ownerOf(jobId: string | null, at: number | undefined): JobOwner | null {
+    const claim = jobId === null ? undefined : this.byJob.get(jobId);
+    return claim ? this.ownerAt(claim, at) : null;
+  }
+
+  private ownerAt(claim: Claim, at: number | undefined): JobOwner | null {
+    const ended = claim.endedAt !== null && (at === undefined || at > claim.endedAt + OWNERSHIP_GRACE_MS);
+    return ended ? null : { jobId: claim.jobId, owner: claim.owner };
+  }
+
+  /** Drop jobs that ended more than a grace before `now`: memory stays bounded by the live jobs. */
+  private prune(now: number): void {
+    for (const claim of this.byJob.values()) {
+      if (claim.endedAt === null || now - claim.endedAt <= OWNERSHIP_GRACE_MS) continue;
+      this.byJob.delete(claim.jobId);
+      if (this.byPid.get(claim.pid) === claim) this.byPid.delete(claim.pid);
+    }
+  }
+}
