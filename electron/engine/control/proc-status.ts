@@ -1,6 +1,6 @@
-// What /proc says about one pid: owner, run state, parent and start time.
+// What /proc says about one pid: owner, run state, parent, process group and start time.
 // The start time tells a reused pid from the process we meant.
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 
 export interface ProcStatus {
   pid: number;
@@ -31,4 +31,36 @@ export function readProcStatus(pid: number, procRoot = '/proc'): ProcStatus | nu
 export function sameProcessAlive(pid: number, startTicks: number, procRoot = '/proc'): boolean {
   const status = readProcStatus(pid, procRoot);
   return status !== null && status.startTicks === startTicks && status.state !== 'Z' && status.state !== 'X';
+}
+
+/** The process group of a pid (a job started in its own session leads one: pgid = pid), or null when it is gone. */
+export function processGroupOf(pid: number, procRoot = '/proc'): number | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    const stat = readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return null;
+  }
+}
+
+/** The live processes of process group `pgid` (none once every member has exited). */
+export function groupMembers(pgid: number, procRoot = '/proc'): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync(procRoot)) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    const status = readProcStatus(pid, procRoot);
+    if (status && status.state !== 'Z' && status.state !== 'X' && processGroupOf(pid, procRoot) === pgid) members.push(pid);
+  }
+  return members;
+}
+
+/** The thread ids of a process (/proc/PID/task); empty when it is gone. */
+export function threadIds(pid: number, procRoot = '/proc'): number[] {
+  try {
+    return readdirSync(`${procRoot}/${pid}/task`).map(Number).filter((tid) => Number.isInteger(tid) && tid > 0);
+  } catch {
+    return [];
+  }
 }

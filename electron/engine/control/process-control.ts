@@ -3,7 +3,7 @@
 // EPERM is reported as a sentence that names the owner, and nothing is sent.
 import { setPriority as osSetPriority } from 'node:os';
 import { ApiError } from '../api/api-error.js';
-import { readProcStatus, sameProcessAlive, type ProcStatus } from './proc-status.js';
+import { groupMembers, processGroupOf, readProcStatus, sameProcessAlive, threadIds, type ProcStatus } from './proc-status.js';
 
 export const TERMINATE_GRACE_MS = 5000;
 
@@ -53,6 +53,30 @@ export class ProcessControl {
     this.send(pid, 'SIGCONT', 'resume');
   }
 
+  /** A group hold needs the pid to lead its own process group (a managed job's session does). */
+  checkGroupLeader(pid: number, what: string): void {
+    const pgid = processGroupOf(pid, this.procRoot);
+    if (pgid === null) throw new ApiError('not-found', `Cannot ${what} pid ${pid}: no such process (it has exited).`);
+    if (pgid !== pid) {
+      throw new ApiError('conflict', `Cannot ${what} the process group of pid ${pid}: it does not lead one (it belongs to group ${pgid}), so its group holds other processes than the job's.`);
+    }
+  }
+
+  /** SIGSTOP the process group that pid leads: the job's process and everything it started. */
+  suspendGroup(pid: number): ProcStatus {
+    const status = this.checkSignallable(pid, 'suspend');
+    this.checkGroupLeader(pid, 'suspend');
+    this.send(-pid, 'SIGSTOP', 'suspend');
+    return status;
+  }
+
+  /** SIGCONT the process group; also once its leader has exited, while members remain (the group id stays theirs). */
+  resumeGroup(pid: number): void {
+    if (this.status(pid)) this.checkSignallable(pid, 'resume');
+    else if (groupMembers(pid, this.procRoot).length === 0) throw new ApiError('not-found', `Cannot resume process group ${pid}: every process in it has exited.`);
+    this.send(-pid, 'SIGCONT', 'resume');
+  }
+
   /**
    * SIGTERM (and SIGCONT, so a stopped process can act on it), then SIGKILL after the
    * grace period if the same process is still there. `group` signals its process group.
@@ -71,14 +95,21 @@ export class ProcessControl {
     this.killTimers.add(timer);
   }
 
-  /** CPU niceness alongside GPU priority; a refusal (raising priority needs root) is not an error. */
+  /**
+   * CPU niceness alongside GPU priority, for every thread (Linux keeps a nice value per thread,
+   * so the pid alone is one thread). False if any thread refused (raising priority needs root): not an error.
+   */
   renice(pid: number, nice: number): boolean {
-    try {
-      osSetPriority(pid, nice);
-      return true;
-    } catch {
-      return false;
+    const threads = threadIds(pid, this.procRoot);
+    let all = true;
+    for (const tid of threads.length > 0 ? threads : [pid]) {
+      try {
+        osSetPriority(tid, nice);
+      } catch {
+        all = false; // that thread exited meanwhile, or the system refused
+      }
     }
+    return all;
   }
 
   dispose(): void {

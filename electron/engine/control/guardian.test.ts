@@ -1,0 +1,111 @@
+// The guardian, whatever dies first: a killed guardian is respawned by its engine, and an
+// engine that is stopped (Ctrl-Z) counts as gone once its heartbeat stops.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test, type TestContext } from 'node:test';
+import { startFixtureEngine } from './fixture-engine.js';
+import { readProcStatus } from './proc-status.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function recordPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gpushare-guardian-'));
+  dirs.push(dir);
+  return join(dir, 'suspended.json');
+}
+
+/** Wait until `check` gives a value (generous deadline: this is about whether, not how fast). */
+async function until<T>(check: () => T | null | false, what: string, limitMs = 15_000): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const value = check();
+    if (value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: still not so after ${limitMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** A process to suspend, killed after the test. */
+function sleeper(t: TestContext): ChildProcess & { pid: number } {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.after(() => {
+    child.kill('SIGKILL');
+  });
+  return child as ChildProcess & { pid: number };
+}
+
+const stateOf = (pid: number) => readProcStatus(pid)?.state;
+
+/** The live guardian the engine started: its child running guardian.js. */
+function guardianOf(enginePid: number): number | null {
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const status = readProcStatus(pid);
+    if (!status || status.ppid !== enginePid || status.state === 'Z') continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('guardian.js')) return pid;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return null;
+}
+
+test('a killed guardian is respawned: a later SIGKILL of the engine still resumes what it suspended', async (t) => {
+  const engine = await startFixtureEngine(t, { recordPath: recordPath() });
+  const first = await until(() => guardianOf(engine.pid), 'the engine has a guardian');
+  process.kill(first, 'SIGKILL');
+  const second = await until(() => {
+    const g = guardianOf(engine.pid);
+    return g !== null && g !== first ? g : null;
+  }, `the engine started a new guardian after guardian ${first} was killed`);
+  assert.notEqual(second, first);
+
+  const job = sleeper(t);
+  await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
+  assert.equal(stateOf(job.pid), 'T');
+  engine.child.kill('SIGKILL');
+  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed after the engine was killed`);
+});
+
+test('an engine stopped by SIGTSTP counts as gone: the guardian resumes what it suspended, the engine hears so when it wakes, and it stays guarded', async (t) => {
+  const engine = await startFixtureEngine(t, { recordPath: recordPath(), heartbeatIntervalMs: 100, staleAfterMs: 1000 });
+  const job = sleeper(t);
+  await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
+  assert.equal(stateOf(job.pid), 'T');
+
+  engine.child.kill('SIGTSTP'); // what Ctrl-Z sends
+  await until(() => stateOf(engine.pid) === 'T', 'the engine is stopped');
+  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed while its engine is stopped`);
+  assert.equal(stateOf(engine.pid), 'T', 'the engine is still stopped: the guardian resumed it');
+
+  engine.child.kill('SIGCONT');
+  const released = await engine.next('released');
+  assert.deepEqual(
+    (released.entries as Array<{ pid: number; jobId: string }>).map((e) => [e.pid, e.jobId]),
+    [[job.pid, 'j1']],
+    'the engine is told which holds the guardian released',
+  );
+
+  const later = sleeper(t);
+  await engine.call({ op: 'suspend', pid: later.pid, jobId: 'j2' });
+  assert.equal(stateOf(later.pid), 'T');
+  engine.child.kill('SIGKILL');
+  await until(() => stateOf(later.pid) !== 'T', `pid ${later.pid}, suspended after the engine woke, is resumed when it dies`);
+});
+
+test('an engine whose heartbeat goes on keeps its holds: the guardian does not resume them', async (t) => {
+  const engine = await startFixtureEngine(t, { recordPath: recordPath(), heartbeatIntervalMs: 100, staleAfterMs: 1500 });
+  const job = sleeper(t);
+  await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
+  await sleep(4000); // well past staleAfterMs, with a live engine beating every 100 ms
+  assert.equal(stateOf(job.pid), 'T');
+  await engine.call({ op: 'resume', pid: job.pid });
+  assert.notEqual(stateOf(job.pid), 'T');
+});
