@@ -1,6 +1,6 @@
 // The one API between the engine and its clients (the console over IPC or WebSocket,
 // the CLI over the unix socket). Every request is checked against these schemas first.
-import { PRIORITIES, SHARING_MODES, type Alert, type AuditEntry, type JobView } from './jobs.js';
+import { PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type JobView } from './jobs.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
 import type { Snapshot } from './snapshot.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
@@ -11,6 +11,20 @@ const gpuIndex = number({ integer: true, min: 0, max: 63 });
 const bytes = number({ integer: true, min: 0, unit: 'bytes' });
 const mpsShare = number({ integer: true, min: 1, max: 100, unit: '%' });
 const migSlice = string({ pattern: /^MIG-[0-9A-Za-z/-]+$/, describe: 'a MIG slice UUID ("MIG-…")' });
+
+/** Every alert kind (the same list as AlertKind in jobs.ts). */
+export const ALERT_KINDS = ['contention', 'quota', 'out-of-memory', 'waiting', 'finished', 'failed', 'suspended', 'resumed', 'parked', 'gpu-lost'] as const satisfies readonly AlertKind[];
+export const SEVERITIES = ['info', 'warning', 'error'] as const;
+
+/** A condition that holds now (a GPU is lost, two jobs contend): the tray and the console show these; an alert is a condition's onset. */
+export const activeConditionSchema = object({
+  kind: oneOf(ALERT_KINDS),
+  severity: oneOf(SEVERITIES),
+  gpu: nullable(gpuIndex),
+  jobId: nullable(jobId),
+  message: string({ min: 1 }),
+});
+export type ActiveCondition = Infer<typeof activeConditionSchema>;
 
 export const apiSchemas = {
   'snapshot.latest': object({}),
@@ -45,6 +59,8 @@ export const apiSchemas = {
   'jobs.unpark': object({ job: jobId }),
   'jobs.terminate': object({ job: jobId }),
   'alerts.list': object({}),
+  /** The conditions that hold now (the 'conditions' event sends the same list whenever it changes). */
+  'alerts.active': object({}),
   'audit.list': object({ limit: optional(number({ integer: true, min: 1, max: 10_000 })) }),
   'sampler.setRate': object({ hz: number({ min: 0.2, max: 10, unit: 'Hz' }) }),
   /** Who the engine takes this connection to be (the console's "mine" filter). */
@@ -98,6 +114,7 @@ export interface ApiResults {
   'jobs.unpark': JobView;
   'jobs.terminate': JobView;
   'alerts.list': Alert[];
+  'alerts.active': ActiveCondition[];
   'audit.list': AuditEntry[];
   'sampler.setRate': { hz: number };
   'session.whoami': { user: string; uid: number; admin: boolean };
@@ -115,6 +132,8 @@ export interface ApiEvents {
   snapshot: Snapshot;
   jobs: JobView[];
   alert: Alert;
+  /** The active conditions, whenever the list changes. */
+  conditions: ActiveCondition[];
 }
 export type ApiEvent = keyof ApiEvents;
 
@@ -152,4 +171,4 @@ export interface SubscribeMessage {
   kind: 'subscribe';
   events: ApiEvent[];
 }
-export const API_EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert'];
+export const API_EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert', 'conditions'];

@@ -1,11 +1,13 @@
 // The engine: sampler, API dispatcher, alerts and events. Hosted by Electron main,
 // `gpushare serve` or a daemon; never imports electron.
 import { userInfo } from 'node:os';
-import type { ApiEvents, ApiMethod, ApiParams, ApiResults } from '../../shared/api.js';
+import { activeConditionSchema, type ActiveCondition, type ApiEvents, type ApiMethod, type ApiParams, type ApiResults } from '../../shared/api.js';
 import type { Alert } from '../../shared/jobs.js';
+import { array } from '../../shared/schema.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
+import { watchLostGpus } from './gpu-lost-watch.js';
 import { DEFAULT_RATE_HZ, Sampler } from './sampler/sampler.js';
 
 export interface EngineOptions {
@@ -14,6 +16,7 @@ export interface EngineOptions {
 }
 
 const ALERTS_KEPT = 500;
+const conditionList = array(activeConditionSchema, { max: 10_000 });
 
 export class Engine {
   readonly dispatcher = new Dispatcher();
@@ -24,6 +27,9 @@ export class Engine {
   private readonly alerts: Alert[] = [];
   private alertSeq = 0;
   private running = false;
+  /** The active conditions by who reports them ("scheduler", "gpus"), in the order sources first reported. */
+  private readonly conditionsBySource = new Map<string, ActiveCondition[]>();
+  private conditionsKey = '[]';
 
   constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {
     this.sampler = new Sampler(backend.nvml, {
@@ -34,8 +40,10 @@ export class Engine {
     const me = userInfo();
     this.owner = { uid: me.uid, user: me.username, admin: me.uid === 0, via: 'internal' };
     this.sampler.onSnapshot((snapshot) => this.events.emit('snapshot', snapshot));
+    this.events.on('snapshot', watchLostGpus(this));
     this.dispatcher.register('snapshot.latest', () => this.sampler.latest);
     this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
+    this.dispatcher.register('alerts.active', () => this.conditions);
     this.dispatcher.register('audit.list', ({ limit }) => this.dispatcher.auditLog(limit));
     this.dispatcher.register('session.whoami', (_params, caller) => ({ user: caller.user, uid: caller.uid, admin: caller.admin }));
     this.dispatcher.register('sampler.setRate', ({ hz }) => {
@@ -59,6 +67,25 @@ export class Engine {
   /** A request from a transport, validated and audited. */
   call<M extends ApiMethod>(method: M, params: ApiParams<M>, caller: Caller = this.owner): Promise<ApiResults[M]> {
     return this.dispatcher.dispatch(method, params, caller) as Promise<ApiResults[M]>;
+  }
+
+  /** The conditions that hold now, every source's. */
+  get conditions(): ActiveCondition[] {
+    return [...this.conditionsBySource.values()].flat();
+  }
+
+  /**
+   * Replace one source's active conditions (the scheduler calls it on every evaluation; "gpus" is the
+   * lost-GPU watch). Emits 'conditions' only when the whole list changed. A bad list throws and changes nothing.
+   */
+  setConditions(list: readonly ActiveCondition[], source = 'scheduler'): void {
+    const checked = conditionList.parse(list, 'conditions');
+    this.conditionsBySource.set(source, checked);
+    const all = this.conditions;
+    const key = JSON.stringify(all);
+    if (key === this.conditionsKey) return;
+    this.conditionsKey = key;
+    this.events.emit('conditions', all);
   }
 
   raiseAlert(alert: Omit<Alert, 'id' | 'at'>): Alert {

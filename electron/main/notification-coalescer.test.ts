@@ -1,28 +1,53 @@
+// Desktop notices without floods, on an injected clock: bursts end with a summary, memory stays bounded.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Alert } from '../../shared/jobs.js';
 import { NotificationCoalescer } from './notification-coalescer.js';
-import { trayState } from './tray-state.js';
 
-const alert = (id: number, kind: Alert['kind'], jobId: string | null, at = 0, severity: Alert['severity'] = 'warning'): Alert => ({ id, kind, at, gpu: 0, jobId, message: `alert ${id}`, severity });
+const alert = (id: number, kind: Alert['kind'], jobId: string | null, severity: Alert['severity'] = 'warning'): Alert => ({ id, kind, at: 0, gpu: 0, jobId, message: `alert ${id}`, severity });
 
-test('one job cannot flood the desktop: repeats within a minute are held and counted', () => {
-  const coalescer = new NotificationCoalescer();
+test('one job cannot flood the desktop: repeats are held, then told in one summary when the burst ends', () => {
+  const coalescer = new NotificationCoalescer({ perKeyMs: 60_000, burst: { count: 4, windowMs: 10_000 } });
   assert.equal(coalescer.offer(alert(1, 'quota', 'j1'), 0)?.body, 'alert 1');
   for (let i = 2; i <= 20; i++) assert.equal(coalescer.offer(alert(i, 'quota', 'j1'), i * 100), null);
-  assert.equal(coalescer.offer(alert(21, 'quota', 'j1'), 61_000)?.body, 'alert 21 (and 19 more like it)');
+  assert.equal(coalescer.summaryDueAt(), 2000 + 10_000, 'due once the burst has been quiet for its window');
+  assert.equal(coalescer.summary(11_999), null, 'not before');
+  const summary = coalescer.summary(12_000);
+  assert.equal(summary?.body, '19 more: Memory quota ×19 (j1)');
+  assert.equal(coalescer.summaryDueAt(), null);
+  assert.equal(coalescer.summary(99_000), null, 'told once');
+  assert.equal(coalescer.offer(alert(21, 'quota', 'j1'), 61_000)?.body, 'alert 21', 'what the summary told is not told again');
 });
 
-test('different jobs still get their own notice, within a burst limit', () => {
-  const coalescer = new NotificationCoalescer(60_000, { count: 3, windowMs: 10_000 });
-  const shown = [1, 2, 3, 4, 5].map((i) => coalescer.offer(alert(i, 'finished', `j${i}`), i));
-  assert.deepEqual(shown.map((n) => n !== null), [true, true, true, false, false]);
-  assert.equal(coalescer.offer(alert(9, 'resumed', 'j9'), 20_000), null, 'kinds that are not for the desktop are never shown');
+test('a burst of different jobs: the first few are shown, the rest end in "6 more: …"', () => {
+  const coalescer = new NotificationCoalescer({ perKeyMs: 60_000, burst: { count: 4, windowMs: 10_000 } });
+  const shown = Array.from({ length: 10 }, (_, i) => coalescer.offer(alert(i + 1, i < 8 ? 'finished' : 'failed', `j${i + 1}`), i));
+  assert.deepEqual(shown.map((n) => n !== null), [true, true, true, true, false, false, false, false, false, false]);
+  const summary = coalescer.summary(9 + 10_000);
+  assert.equal(summary?.title, 'gpushare: 6 more notices');
+  assert.equal(summary?.body, '6 more: Job finished ×4 (j5, j6, j7, …), Job failed ×2 (j9, j10)');
+  assert.equal(coalescer.offer(alert(30, 'resumed', 'j30'), 20_000), null, 'kinds that are not for the desktop are never shown');
 });
 
-test('the tray shows alert over contention over all well, for recent alerts only', () => {
-  assert.equal(trayState([], 0), 'ok');
-  assert.equal(trayState([alert(1, 'contention', null, 1000)], 2000), 'contention');
-  assert.equal(trayState([alert(1, 'contention', null, 0), alert(2, 'out-of-memory', 'j2', 0, 'error')], 1000), 'alert');
-  assert.equal(trayState([alert(1, 'out-of-memory', 'j2', 0, 'error')], 10 * 60_000), 'ok');
+test('a stream that never goes quiet still gets its summary, at most one per-key window after it began', () => {
+  const coalescer = new NotificationCoalescer({ perKeyMs: 60_000, burst: { count: 4, windowMs: 10_000 } });
+  coalescer.offer(alert(1, 'contention', null), 0);
+  let summaries = 0;
+  for (let t = 1000; t <= 120_000; t += 1000) {
+    coalescer.offer(alert(t, 'contention', null), t); // every second, for two minutes
+    const due = coalescer.summaryDueAt();
+    if (due !== null && due <= t && coalescer.summary(t)) summaries++;
+  }
+  assert.ok(summaries >= 1 && summaries <= 2, `${summaries} summaries over two busy minutes`);
+});
+
+test('memory stays bounded: ten thousand distinct jobs are tracked in at most maxKeys entries and all counted', () => {
+  const coalescer = new NotificationCoalescer({ perKeyMs: 60_000, burst: { count: 4, windowMs: 10_000 }, maxKeys: 64 });
+  let shown = 0;
+  for (let i = 0; i < 10_000; i++) if (coalescer.offer(alert(i, 'finished', `j${i}`), i)) shown++;
+  assert.ok(coalescer.trackedKeys() <= 64, `${coalescer.trackedKeys()} keys tracked`);
+  const summary = coalescer.summary(10_000 + 10_000);
+  assert.match(summary!.body, new RegExp(`^${10_000 - shown} more: Job finished ×${10_000 - shown} \\(`));
+  for (let i = 0; i < 100_000; i += 7) coalescer.offer(alert(i, 'failed', `j${i}`), 100_000 + i * 1000); // spread out: each shown
+  assert.ok(coalescer.trackedKeys() <= 64, `${coalescer.trackedKeys()} keys tracked after a long run`);
 });

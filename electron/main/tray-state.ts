@@ -1,15 +1,14 @@
-// The tray icon's state from recent alerts: alert (errors, out-of-memory, quota),
-// contention, or all well.
-import type { Alert } from '../../shared/jobs.js';
+// The tray icon's state from the conditions that hold now: alert (an error, out-of-memory,
+// a quota, a lost GPU), contention, or all well. An ended condition leaves the tray at once.
+import type { ActiveCondition } from '../../shared/api.js';
 
 export type TrayState = 'ok' | 'contention' | 'alert';
 
-export const RECENT_MS = 2 * 60_000;
+const ALERTING: ReadonlySet<ActiveCondition['kind']> = new Set(['out-of-memory', 'quota', 'gpu-lost']);
 
-export function trayState(alerts: readonly Alert[], now = Date.now()): TrayState {
-  const recent = alerts.filter((a) => now - a.at < RECENT_MS);
-  if (recent.some((a) => a.severity === 'error' || a.kind === 'out-of-memory' || a.kind === 'quota' || a.kind === 'gpu-lost')) return 'alert';
-  if (recent.some((a) => a.kind === 'contention')) return 'contention';
+export function trayState(conditions: readonly ActiveCondition[]): TrayState {
+  if (conditions.some((c) => c.severity === 'error' || ALERTING.has(c.kind))) return 'alert';
+  if (conditions.some((c) => c.kind === 'contention')) return 'contention';
   return 'ok';
 }
 
@@ -18,3 +17,12 @@ export const TRAY_TOOLTIPS: Record<TrayState, string> = {
   contention: 'gpushare — jobs are contending for a GPU',
   alert: 'gpushare — an alert needs a look',
 };
+
+/** The tooltip: what matters most now, in the engine's words. */
+export function trayTooltip(conditions: readonly ActiveCondition[]): string {
+  const state = trayState(conditions);
+  if (state === 'ok') return TRAY_TOOLTIPS.ok;
+  const first = conditions.find((c) => trayState([c]) === state)!;
+  const more = conditions.length - 1;
+  return `gpushare — ${first.message}${more > 0 ? ` (and ${more} more)` : ''}`;
+}

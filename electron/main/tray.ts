@@ -1,9 +1,9 @@
 // The tray: an icon that says all well / contention / alert, and a small menu.
 import { Menu, nativeImage, Tray } from 'electron';
 import { join } from 'node:path';
-import type { Alert } from '../../shared/jobs.js';
+import type { ActiveCondition } from '../../shared/api.js';
 import type { Engine } from '../engine/engine.js';
-import { TRAY_TOOLTIPS, trayState, type TrayState } from './tray-state.js';
+import { TRAY_TOOLTIPS, trayState, trayTooltip, type TrayState } from './tray-state.js';
 
 export interface TrayActions {
   show(): void;
@@ -13,14 +13,15 @@ export interface TrayActions {
 export function createTray(engine: Engine, assetsDir: string, actions: TrayActions): () => void {
   const icon = (state: TrayState) => nativeImage.createFromPath(join(assetsDir, `tray-${state}.png`));
   const tray = new Tray(icon('ok'));
-  const alerts: Alert[] = [];
   let shown: TrayState = 'ok';
-  const refresh = (): void => {
-    const state = trayState(alerts);
-    if (state === shown) return;
+  let tooltip = TRAY_TOOLTIPS.ok;
+  // the tray follows the conditions that hold now; the engine says when they change
+  const refresh = (conditions: readonly ActiveCondition[]): void => {
+    const state = trayState(conditions);
+    if (state !== shown) tray.setImage(icon(state));
     shown = state;
-    tray.setImage(icon(state));
-    tray.setToolTip(TRAY_TOOLTIPS[state]);
+    const text = trayTooltip(conditions);
+    if (text !== tooltip) tray.setToolTip((tooltip = text));
   };
   tray.setToolTip(TRAY_TOOLTIPS.ok);
   tray.setContextMenu(
@@ -32,15 +33,10 @@ export function createTray(engine: Engine, assetsDir: string, actions: TrayActio
     ]),
   );
   tray.on('click', actions.show);
-  const off = engine.events.on('alert', (alert) => {
-    alerts.push(alert);
-    if (alerts.length > 200) alerts.shift();
-    refresh();
-  });
-  const timer = setInterval(refresh, 10_000);
+  const off = engine.events.on('conditions', refresh);
+  refresh(engine.conditions);
   return () => {
     off();
-    clearInterval(timer);
     tray.destroy();
   };
 }
