@@ -267,6 +267,230 @@ GPUSHARE_NVML_FUNCS(GPUSHARE_NVML_TYPEDEF)
 
 typedef const char *(*nvmlErrorString_fn)(nvmlReturn_t result);
 
+/* ---- Beyond what gpushare calls: what real NVML clients (nvtop, nvitop, gpustat,
+ * pynvml) call at start. The simulated driver implements these from its state;
+ * native/fakegpu/nvml-entry-points.txt lists every other name, answered
+ * NOT_SUPPORTED there. Layouts from NVIDIA's nvml.h (13.3). ---- */
+
+#define NVML_INIT_FLAG_NO_GPUS 1
+#define NVML_INIT_FLAG_NO_ATTACH 2
+
+#define NVML_FEATURE_DISABLED 0
+#define NVML_FEATURE_ENABLED 1
+
+#define NVML_TEMPERATURE_THRESHOLD_SHUTDOWN 0
+#define NVML_TEMPERATURE_THRESHOLD_SLOWDOWN 1
+#define NVML_TEMPERATURE_THRESHOLD_MEM_MAX 2
+#define NVML_TEMPERATURE_THRESHOLD_GPU_MAX 3
+#define NVML_TEMPERATURE_THRESHOLD_COUNT 12
+
+#define NVML_CLOCK_VIDEO 3
+#define NVML_CLOCK_ID_CURRENT 0
+#define NVML_CLOCK_ID_APP_CLOCK_TARGET 1
+#define NVML_CLOCK_ID_APP_CLOCK_DEFAULT 2
+#define NVML_CLOCK_ID_CUSTOMER_BOOST_MAX 3
+
+#define NVML_PSTATE_0 0
+#define NVML_PSTATE_8 8
+
+#define NVML_BRAND_GEFORCE 5
+#define NVML_BRAND_NVIDIA_RTX 13
+#define NVML_BRAND_NVIDIA 14
+
+#define NVML_DEVICE_ARCH_VOLTA 5
+#define NVML_DEVICE_ARCH_TURING 6
+#define NVML_DEVICE_ARCH_AMPERE 7
+#define NVML_DEVICE_ARCH_ADA 8
+#define NVML_DEVICE_ARCH_HOPPER 9
+#define NVML_DEVICE_ARCH_BLACKWELL 10
+#define NVML_DEVICE_ARCH_UNKNOWN 0xffffffffu
+
+#define NVML_PCIE_UTIL_TX_BYTES 0
+#define NVML_PCIE_UTIL_RX_BYTES 1
+#define NVML_PCIE_LINK_MAX_SPEED_16000MBPS 4
+#define NVML_PCIE_LINK_MAX_SPEED_32000MBPS 5
+
+#define NVML_MEMORY_ERROR_TYPE_COUNT 2 /* corrected, uncorrected */
+#define NVML_ECC_COUNTER_TYPE_COUNT 2  /* volatile, aggregate */
+#define NVML_MEMORY_LOCATION_COUNT 8
+
+#define NVML_GPU_VIRTUALIZATION_MODE_NONE 0
+#define NVML_CC_SYSTEM_GPUS_CC_NOT_CAPABLE 0
+#define NVML_CC_SYSTEM_GPUS_CC_CAPABLE 1
+#define nvmlClocksEventReasonGpuIdle 0x1ull
+#define nvmlClocksEventReasonSupported 0x1ffull /* GpuIdle … DisplayClockSetting */
+
+/* The layout of nvmlPciInfo_t shared by the _v1/_v2 calls (52 bytes, busId of 16). */
+typedef struct {
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  unsigned int reserved0, reserved1, reserved2, reserved3;
+} nvmlPciInfo_v1_t;
+
+typedef struct {
+  unsigned int version; /* nvmlPciInfoExt_v1 */
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  unsigned int baseClass;
+  unsigned int subClass;
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfoExt_v1_t;
+#define nvmlPciInfoExt_v1 NVML_STRUCT_VERSION_OF(nvmlPciInfoExt_v1_t, 1)
+
+typedef struct {
+  unsigned int version; /* nvmlTemperature_v1 */
+  unsigned int sensorType;
+  int temperature;
+} nvmlTemperature_v1_t;
+#define nvmlTemperature_v1 NVML_STRUCT_VERSION_OF(nvmlTemperature_v1_t, 1)
+
+typedef struct {
+  unsigned int version; /* nvmlMarginTemperature_v1 */
+  int marginTemperature;
+} nvmlMarginTemperature_v1_t;
+#define nvmlMarginTemperature_v1 NVML_STRUCT_VERSION_OF(nvmlMarginTemperature_v1_t, 1)
+
+typedef struct {
+  unsigned long long l1Cache;
+  unsigned long long l2Cache;
+  unsigned long long deviceMemory;
+  unsigned long long registerFile;
+} nvmlEccErrorCounts_t;
+
+typedef struct {
+  unsigned int sessionsCount;
+  unsigned int averageFPS;
+  unsigned int averageLatency;
+} nvmlFBCStats_t;
+
+typedef struct {
+  unsigned long long protectedMemSizeKib;
+  unsigned long long unprotectedMemSizeKib;
+} nvmlConfComputeMemSizeInfo_t;
+
+typedef struct {
+  unsigned int cpuCaps;
+  unsigned int gpusCaps;
+} nvmlConfComputeSystemCaps_t;
+
+typedef struct {
+  unsigned int environment;
+  unsigned int ccFeature;
+  unsigned int devToolsMode;
+} nvmlConfComputeSystemState_t;
+
+typedef union {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+
+/* 40 bytes */
+typedef struct {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp; /* CLOCK_REALTIME µs */
+  long long latencyUsec;
+  unsigned int valueType;
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+#define GPUSHARE_NVML_CLIENT_FUNCS(X) \
+  X(nvmlInit, (void)) \
+  X(nvmlInitWithFlags, (unsigned int flags)) \
+  X(nvmlSystemGetCudaDriverVersion, (int *cudaDriverVersion)) \
+  X(nvmlSystemGetProcessName, (unsigned int pid, char *name, unsigned int length)) \
+  X(nvmlSystemGetConfComputeCapabilities, (nvmlConfComputeSystemCaps_t *capabilities)) \
+  X(nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t *state)) \
+  X(nvmlUnitGetCount, (unsigned int *unitCount)) \
+  X(nvmlGetExcludedDeviceCount, (unsigned int *deviceCount)) \
+  X(nvmlDeviceGetCount, (unsigned int *count)) \
+  X(nvmlDeviceGetHandleByIndex, (unsigned int index, nvmlDevice_t *device)) \
+  X(nvmlDeviceGetHandleByUUID, (const char *uuid, nvmlDevice_t *device)) \
+  X(nvmlDeviceGetHandleByPciBusId_v2, (const char *pciBusId, nvmlDevice_t *device)) \
+  X(nvmlDeviceGetHandleByPciBusId, (const char *pciBusId, nvmlDevice_t *device)) \
+  X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, (nvmlDevice_t migDevice, nvmlDevice_t *device)) \
+  X(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minorNumber)) \
+  X(nvmlDeviceGetBrand, (nvmlDevice_t device, unsigned int *type)) \
+  X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, unsigned int *arch)) \
+  X(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int *major, int *minor)) \
+  X(nvmlDeviceGetNumGpuCores, (nvmlDevice_t device, unsigned int *numCores)) \
+  X(nvmlDeviceGetMemoryBusWidth, (nvmlDevice_t device, unsigned int *busWidth)) \
+  X(nvmlDeviceGetSerial, (nvmlDevice_t device, char *serial, unsigned int length)) \
+  X(nvmlDeviceGetMultiGpuBoard, (nvmlDevice_t device, unsigned int *multiGpuBool)) \
+  X(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t device, unsigned int *mode)) \
+  X(nvmlDeviceGetPciInfo, (nvmlDevice_t device, nvmlPciInfo_v1_t *pci)) \
+  X(nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_v1_t *pci)) \
+  X(nvmlDeviceGetPciInfoExt, (nvmlDevice_t device, nvmlPciInfoExt_v1_t *pci)) \
+  X(nvmlDeviceGetAttributes, (nvmlDevice_t device, nvmlDeviceAttributes_t *attributes)) \
+  X(nvmlDeviceGetPerformanceState, (nvmlDevice_t device, unsigned int *pState)) \
+  X(nvmlDeviceGetPowerState, (nvmlDevice_t device, unsigned int *pState)) \
+  X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t device, unsigned int *mode)) \
+  X(nvmlDeviceGetDisplayActive, (nvmlDevice_t device, unsigned int *isActive)) \
+  X(nvmlDeviceGetDisplayMode, (nvmlDevice_t device, unsigned int *display)) \
+  X(nvmlDeviceGetPowerManagementMode, (nvmlDevice_t device, unsigned int *mode)) \
+  X(nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int *limit)) \
+  X(nvmlDeviceGetPowerManagementDefaultLimit, (nvmlDevice_t device, unsigned int *defaultLimit)) \
+  X(nvmlDeviceGetPowerManagementLimitConstraints, (nvmlDevice_t device, unsigned int *minLimit, unsigned int *maxLimit)) \
+  X(nvmlDeviceGetTemperatureV, (nvmlDevice_t device, nvmlTemperature_v1_t *temperature)) \
+  X(nvmlDeviceGetTemperatureThreshold, (nvmlDevice_t device, unsigned int thresholdType, unsigned int *temp)) \
+  X(nvmlDeviceGetMarginTemperature, (nvmlDevice_t device, nvmlMarginTemperature_v1_t *marginTempInfo)) \
+  X(nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int *speed)) \
+  X(nvmlDeviceGetFanSpeed_v2, (nvmlDevice_t device, unsigned int fan, unsigned int *speed)) \
+  X(nvmlDeviceGetTargetFanSpeed, (nvmlDevice_t device, unsigned int fan, unsigned int *targetSpeed)) \
+  X(nvmlDeviceGetNumFans, (nvmlDevice_t device, unsigned int *numFans)) \
+  X(nvmlDeviceGetMaxClockInfo, (nvmlDevice_t device, unsigned int clockType, unsigned int *clock)) \
+  X(nvmlDeviceGetMaxCustomerBoostClock, (nvmlDevice_t device, unsigned int clockType, unsigned int *clockMHz)) \
+  X(nvmlDeviceGetApplicationsClock, (nvmlDevice_t device, unsigned int clockType, unsigned int *clockMHz)) \
+  X(nvmlDeviceGetDefaultApplicationsClock, (nvmlDevice_t device, unsigned int clockType, unsigned int *clockMHz)) \
+  X(nvmlDeviceGetClock, (nvmlDevice_t device, unsigned int clockType, unsigned int clockId, unsigned int *clockMHz)) \
+  X(nvmlDeviceGetCurrentClocksEventReasons, (nvmlDevice_t device, unsigned long long *clocksEventReasons)) \
+  X(nvmlDeviceGetCurrentClocksThrottleReasons, (nvmlDevice_t device, unsigned long long *clocksThrottleReasons)) \
+  X(nvmlDeviceGetSupportedClocksEventReasons, (nvmlDevice_t device, unsigned long long *supportedClocksEventReasons)) \
+  X(nvmlDeviceGetSupportedClocksThrottleReasons, (nvmlDevice_t device, unsigned long long *supportedClocksThrottleReasons)) \
+  X(nvmlDeviceGetEccMode, (nvmlDevice_t device, unsigned int *current, unsigned int *pending)) \
+  X(nvmlDeviceGetDefaultEccMode, (nvmlDevice_t device, unsigned int *defaultMode)) \
+  X(nvmlDeviceGetTotalEccErrors, (nvmlDevice_t device, unsigned int errorType, unsigned int counterType, unsigned long long *eccCounts)) \
+  X(nvmlDeviceGetDetailedEccErrors, (nvmlDevice_t device, unsigned int errorType, unsigned int counterType, nvmlEccErrorCounts_t *eccCounts)) \
+  X(nvmlDeviceGetMemoryErrorCounter, (nvmlDevice_t device, unsigned int errorType, unsigned int counterType, unsigned int locationType, unsigned long long *count)) \
+  X(nvmlDeviceGetRemappedRows, (nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows, unsigned int *isPending, unsigned int *failureOccurred)) \
+  X(nvmlDeviceGetEncoderUtilization, (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs)) \
+  X(nvmlDeviceGetDecoderUtilization, (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs)) \
+  X(nvmlDeviceGetJpgUtilization, (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs)) \
+  X(nvmlDeviceGetOfaUtilization, (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs)) \
+  X(nvmlDeviceGetEncoderStats, (nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps, unsigned int *averageLatency)) \
+  X(nvmlDeviceGetEncoderSessions, (nvmlDevice_t device, unsigned int *sessionCount, void *sessionInfos)) \
+  X(nvmlDeviceGetFBCStats, (nvmlDevice_t device, nvmlFBCStats_t *fbcStats)) \
+  X(nvmlDeviceGetFBCSessions, (nvmlDevice_t device, unsigned int *sessionCount, void *sessionInfo)) \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, (nvmlDevice_t device, unsigned int *currLinkGen)) \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int *maxLinkGen)) \
+  X(nvmlDeviceGetGpuMaxPcieLinkGeneration, (nvmlDevice_t device, unsigned int *maxLinkGenDevice)) \
+  X(nvmlDeviceGetCurrPcieLinkWidth, (nvmlDevice_t device, unsigned int *currLinkWidth)) \
+  X(nvmlDeviceGetMaxPcieLinkWidth, (nvmlDevice_t device, unsigned int *maxLinkWidth)) \
+  X(nvmlDeviceGetPcieSpeed, (nvmlDevice_t device, unsigned int *pcieSpeed)) \
+  X(nvmlDeviceGetPcieLinkMaxSpeed, (nvmlDevice_t device, unsigned int *maxSpeed)) \
+  X(nvmlDeviceGetPcieThroughput, (nvmlDevice_t device, unsigned int counter, unsigned int *value)) \
+  X(nvmlDeviceGetPcieReplayCounter, (nvmlDevice_t device, unsigned int *value)) \
+  X(nvmlDeviceGetConfComputeMemSizeInfo, (nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t *memInfo)) \
+  X(nvmlDeviceGetConfComputeProtectedMemoryUsage, (nvmlDevice_t device, nvmlMemory_t *memory)) \
+  X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))
+
+#define GPUSHARE_NVML_TYPEDEF(name, params) typedef nvmlReturn_t (*name##_fn) params;
+GPUSHARE_NVML_CLIENT_FUNCS(GPUSHARE_NVML_TYPEDEF)
+#undef GPUSHARE_NVML_TYPEDEF
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,74 +7,30 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../include/nvml_abi.h"
 #include "fg_scenario.h"
-#include "fg_state.h"
+#include "nvml_internal.h"
 
-#define API FG_EXPORT nvmlReturn_t
-#define HANDLE_MAGIC 0x4e564d4cu /* "NVML" */
 #define MAX_SAMPLES 1024
 
-struct nvmlDevice_opaque {
-  uint32_t magic;
-  int gpu;
-  int mig; /* -1: the whole GPU */
-};
-struct nvmlGpuInstance_opaque {
-  uint32_t magic;
-  int gpu;
-  int mig;
-};
-
 static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
-static fg_state_t *g_st;
+fg_state_t *g_st;
 static int g_refs;
-/* handles point into our own table, never into shared memory */
-static struct nvmlDevice_opaque g_dev[FG_MAX_GPUS][FG_MAX_ENGINES];
+struct nvmlDevice_opaque g_dev[FG_MAX_GPUS][FG_MAX_ENGINES];
 static struct nvmlGpuInstance_opaque g_gi[FG_MAX_GPUS][FG_MAX_MIG];
 
-static nvmlDevice_t dev_handle(int gpu, int mig) { return &g_dev[gpu][mig + 1]; }
-
-static const struct nvmlDevice_opaque *dev_of(nvmlDevice_t d) {
-  const struct nvmlDevice_opaque *h = d;
-  if ((uintptr_t)h - (uintptr_t)g_dev >= sizeof g_dev || h->magic != HANDLE_MAGIC) return NULL;
-  return h;
-}
-
-/* Common prologue of per-device calls: handle, lost GPU, injected fault. */
-#define DEVICE_CALL(device)                                                   \
-  fg_state_t *st = g_st;                                                      \
-  if (!st) return NVML_ERROR_UNINITIALIZED;                                   \
-  const struct nvmlDevice_opaque *h = dev_of(device);                         \
-  if (!h || (unsigned)h->gpu >= st->gpu_count) return NVML_ERROR_INVALID_ARGUMENT; \
-  fg_gpu_t *g = &st->gpus[h->gpu];                                            \
-  if (FG_LOAD(&g->lost)) return NVML_ERROR_GPU_IS_LOST;                       \
-  if (h->mig >= 0 && !fg_mig_visible(g, (uint32_t)h->mig)) return NVML_ERROR_INVALID_ARGUMENT; \
-  {                                                                           \
-    int fc_ = fg_fault_lookup(st, __func__, h->gpu);                          \
-    if (fc_) return fc_;                                                      \
-  }                                                                           \
-  (void)g
-
-#define SYSTEM_CALL()                              \
-  fg_state_t *st = g_st;                           \
-  if (!st) return NVML_ERROR_UNINITIALIZED;        \
-  {                                                \
-    int fc_ = fg_fault_lookup(st, __func__, -1);   \
-    if (fc_) return fc_;                           \
-  }
-
-static nvmlReturn_t copy_str(char *dst, unsigned int length, const char *src) {
+nvmlReturn_t fg_nvml_copy_str(char *dst, unsigned int length, const char *src) {
   if (!dst) return NVML_ERROR_INVALID_ARGUMENT;
   size_t n = strlen(src);
   if (length < n + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
   memcpy(dst, src, n + 1);
   return NVML_SUCCESS;
 }
+#define copy_str fg_nvml_copy_str
 
 /* ---- init ---- */
 
-API nvmlInit_v2(void) {
+/* Every init entry point: a failure injected on nvmlInit_v2 fails them all. */
+nvmlReturn_t fg_nvml_init(void) {
   pthread_mutex_lock(&g_init_mu);
   nvmlReturn_t rc = NVML_SUCCESS;
   if (g_refs == 0) {
@@ -100,6 +56,8 @@ API nvmlInit_v2(void) {
   pthread_mutex_unlock(&g_init_mu);
   return rc;
 }
+
+API nvmlInit_v2(void) { return fg_nvml_init(); }
 
 API nvmlShutdown(void) {
   pthread_mutex_lock(&g_init_mu);

@@ -7,7 +7,9 @@
  *   lost DEV           every handle call on DEV gives GPU_IS_LOST
  *   util DEV PID       per-process utilization reports PID with smUtil > 0
  *   bench              cost of a full sample of every device
- *   noinit             nvmlInit_v2 fails with DRIVER_NOT_LOADED */
+ *   noinit             nvmlInit_v2 fails with DRIVER_NOT_LOADED
+ *   symbols FILE       every name in FILE (one a line, # comments) resolves; prints the missing
+ *   client DEV         one JSON line: what a real NVML client (nvtop, nvitop) reads of DEV */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -19,10 +21,12 @@
 
 #define X(name, params) static name##_fn p_##name;
 GPUSHARE_NVML_FUNCS(X)
+GPUSHARE_NVML_CLIENT_FUNCS(X)
 #undef X
 static nvmlErrorString_fn p_nvmlErrorString;
 
 static int failures;
+static void *g_lib; /* the library under test */
 #define EXPECT(cond, ...)                              \
   do {                                                 \
     if (!(cond)) {                                     \
@@ -272,6 +276,140 @@ static void bench(void) {
   printf("full sample of %u devices: %.1f us\n", n, best);
 }
 
+/* Resolves every entry point named in `list`; prints each one missing. */
+static int symbols(void *lib, const char *list) {
+  FILE *f = fopen(list, "r");
+  if (!f) {
+    perror(list);
+    return 2;
+  }
+  char line[256];
+  unsigned names = 0, missing = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, " \t\r\n")] = '\0';
+    if (!line[0] || line[0] == '#') continue;
+    names++;
+    if (!dlsym(lib, line)) {
+      printf("missing %s\n", line);
+      missing++;
+    }
+  }
+  fclose(f);
+  printf("resolved %u of %u\n", names - missing, names);
+  return missing ? 1 : 0;
+}
+
+/* "name": value or the error code as {"error":N} */
+static int first_field;
+static void field_u(const char *name, nvmlReturn_t r, unsigned long long v) {
+  printf("%s\"%s\":", first_field ? "" : ",", name);
+  first_field = 0;
+  if (r == NVML_SUCCESS) printf("%llu", v);
+  else printf("{\"error\":%d}", r);
+}
+static void field_s(const char *name, nvmlReturn_t r, const char *v) {
+  printf("%s\"%s\":", first_field ? "" : ",", name);
+  first_field = 0;
+  if (r == NVML_SUCCESS) printf("\"%s\"", v);
+  else printf("{\"error\":%d}", r);
+}
+
+/* the call runs before its outputs are read (argument order is unspecified) */
+#define F(name, call, val)                     \
+  do {                                         \
+    nvmlReturn_t r_ = (call);                  \
+    field_u(name, r_, (unsigned long long)(val)); \
+  } while (0)
+#define FS(name, call, val)  \
+  do {                       \
+    nvmlReturn_t r_ = (call); \
+    field_s(name, r_, val);  \
+  } while (0)
+
+/* What nvtop / nvitop / gpustat read of one device, through the v1 names where they use them. */
+static void client(unsigned i) {
+  unsigned n = 0, v = 0, w = 0;
+  unsigned long long ull = 0;
+  int cuda = 0, major = 0, minor = 0;
+  char buf[128];
+  nvmlDevice_t d = NULL, d2 = NULL;
+  first_field = 1;
+  printf("{");
+  F("count", p_nvmlDeviceGetCount(&n), n);
+  nvmlReturn_t r = p_nvmlDeviceGetHandleByIndex(i, &d);
+  F("handleByIndexV1", r, p_nvmlDeviceGetHandleByIndex_v2(i, &d2) == NVML_SUCCESS && d == d2);
+  F("cudaDriverVersion", p_nvmlSystemGetCudaDriverVersion(&cuda), (unsigned)cuda);
+  r = p_nvmlDeviceGetUUID(d, buf, sizeof buf);
+  FS("uuid", r, buf);
+  d2 = NULL;
+  F("handleByUuidSame", p_nvmlDeviceGetHandleByUUID(buf, &d2), d2 == d);
+  nvmlPciInfo_t pci;
+  p_nvmlDeviceGetPciInfo_v3(d, &pci);
+  d2 = NULL;
+  F("handleByPciSame", p_nvmlDeviceGetHandleByPciBusId_v2(pci.busId, &d2), d2 == d);
+  nvmlPciInfo_v1_t pci1;
+  r = p_nvmlDeviceGetPciInfo(d, &pci1);
+  FS("pciV1BusId", r, pci1.busId);
+  F("minorNumber", p_nvmlDeviceGetMinorNumber(d, &v), v);
+  F("brand", p_nvmlDeviceGetBrand(d, &v), v);
+  F("architecture", p_nvmlDeviceGetArchitecture(d, &v), v);
+  r = p_nvmlDeviceGetCudaComputeCapability(d, &major, &minor);
+  F("ccMajor", r, (unsigned)major);
+  F("ccMinor", r, (unsigned)minor);
+  F("performanceState", p_nvmlDeviceGetPerformanceState(d, &v), v);
+  F("persistenceMode", p_nvmlDeviceGetPersistenceMode(d, &v), v);
+  F("displayActive", p_nvmlDeviceGetDisplayActive(d, &v), v);
+  F("powerLimit", p_nvmlDeviceGetPowerManagementLimit(d, &v), v);
+  F("enforcedPowerLimit", p_nvmlDeviceGetEnforcedPowerLimit(d, &v), v);
+  F("powerUsage", p_nvmlDeviceGetPowerUsage(d, &v), v);
+  r = p_nvmlDeviceGetPowerManagementLimitConstraints(d, &v, &w);
+  F("powerLimitMin", r, v);
+  F("powerLimitMax", r, w);
+  nvmlTemperature_v1_t t = {nvmlTemperature_v1, NVML_TEMPERATURE_GPU, -1};
+  F("temperatureV", p_nvmlDeviceGetTemperatureV(d, &t), (unsigned)t.temperature);
+  F("temperature", p_nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &v), v);
+  t.version = 0;
+  F("temperatureVBadVersion", p_nvmlDeviceGetTemperatureV(d, &t), 0);
+  F("thresholdShutdown", p_nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &v), v);
+  F("thresholdSlowdown", p_nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &v), v);
+  F("thresholdGpuMax", p_nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, &v), v);
+  F("clockSm", p_nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &v), v);
+  F("clockMem", p_nvmlDeviceGetClockInfo(d, NVML_CLOCK_MEM, &v), v);
+  F("maxClockGraphics", p_nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_GRAPHICS, &v), v);
+  F("maxClockSm", p_nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_SM, &v), v);
+  F("maxClockMem", p_nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_MEM, &v), v);
+  F("clocksEventReasons", p_nvmlDeviceGetCurrentClocksEventReasons(d, &ull), ull);
+  F("fanSpeed", p_nvmlDeviceGetFanSpeed(d, &v), v);
+  F("numFans", p_nvmlDeviceGetNumFans(d, &v), v);
+  r = p_nvmlDeviceGetEccMode(d, &v, &w);
+  F("eccModeCurrent", r, v);
+  F("totalEccErrorsUncorrectedVolatile", p_nvmlDeviceGetTotalEccErrors(d, 1, 0, &ull), ull);
+  F("encoderUtilization", p_nvmlDeviceGetEncoderUtilization(d, &v, &w), v);
+  F("encoderSamplingPeriodUs", p_nvmlDeviceGetEncoderUtilization(d, &v, &w), w);
+  F("decoderUtilization", p_nvmlDeviceGetDecoderUtilization(d, &v, &w), v);
+  F("pcieLinkGenCurrent", p_nvmlDeviceGetCurrPcieLinkGeneration(d, &v), v);
+  F("pcieLinkGenMax", p_nvmlDeviceGetMaxPcieLinkGeneration(d, &v), v);
+  F("pcieLinkWidthCurrent", p_nvmlDeviceGetCurrPcieLinkWidth(d, &v), v);
+  F("pcieLinkWidthMax", p_nvmlDeviceGetMaxPcieLinkWidth(d, &v), v);
+  F("pcieTxKBps", p_nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_TX_BYTES, &v), v);
+  F("pcieRxKBps", p_nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_RX_BYTES, &v), v);
+  nvmlConfComputeMemSizeInfo_t cc = {0, 0};
+  r = p_nvmlDeviceGetConfComputeMemSizeInfo(d, &cc);
+  F("ccProtectedKiB", r, cc.protectedMemSizeKib);
+  F("ccUnprotectedKiB", r, cc.unprotectedMemSizeKib);
+  /* from the NOT_SUPPORTED table, called with its real arguments */
+  typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
+  typedef nvmlReturn_t (*driver_model_fn)(nvmlDevice_t, unsigned *, unsigned *);
+  link_state_fn link_state = (link_state_fn)dlsym(g_lib, "nvmlDeviceGetNvLinkState");
+  driver_model_fn driver_model = (driver_model_fn)dlsym(g_lib, "nvmlDeviceGetDriverModel_v2");
+  F("nvLinkState", link_state ? link_state(d, 0, &v) : NVML_ERROR_FUNCTION_NOT_FOUND, v);
+  F("driverModel", driver_model ? driver_model(d, &v, &w) : NVML_ERROR_FUNCTION_NOT_FOUND, v);
+  static nvmlProcessInfo_v2_t procs[64];
+  n = 64;
+  F("computeProcessesV3", p_nvmlDeviceGetComputeRunningProcesses_v3(d, &n, procs), n);
+  printf("}\n");
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -279,6 +417,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "dlopen: %s\n", dlerror());
     return 1;
   }
+  g_lib = h;
+  if (!strcmp(argv[2], "symbols")) return argc > 3 ? symbols(h, argv[3]) : 2;
 #define X(name, params)                                       \
   p_##name = (name##_fn)dlsym(h, #name);                      \
   if (!p_##name) {                                            \
@@ -286,6 +426,7 @@ int main(int argc, char **argv) {
     return 1;                                                 \
   }
   GPUSHARE_NVML_FUNCS(X)
+  GPUSHARE_NVML_CLIENT_FUNCS(X)
 #undef X
   p_nvmlErrorString = (nvmlErrorString_fn)dlsym(h, "nvmlErrorString");
   if (!p_nvmlErrorString) return 1;
@@ -318,6 +459,7 @@ int main(int argc, char **argv) {
     v = 0;
     EXPECT(p_nvmlDeviceGetComputeRunningProcesses(d, &v, NULL) == NVML_ERROR_GPU_IS_LOST, "processes");
   } else if (!strcmp(mode, "util")) util(a, b);
+  else if (!strcmp(mode, "client")) client(a);
   else if (!strcmp(mode, "bench")) bench();
   else return 2;
   OK(p_nvmlShutdown());
