@@ -6,11 +6,12 @@ export type Priority = (typeof PRIORITIES)[number];
 export const SHARING_MODES = ['shared', 'exclusive', 'mps', 'mig'] as const;
 export type SharingMode = (typeof SHARING_MODES)[number];
 
-export const JOB_STATES = ['queued', 'running', 'gated', 'suspended', 'parked', 'finished', 'failed'] as const;
+/** Every state a job can be in; the engine's transition table is electron/engine/scheduler/job-state.ts. */
+export const JOB_STATES = ['queued', 'starting', 'running', 'gated', 'suspended', 'parking', 'parked', 'unparking', 'finished', 'failed', 'lost'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-/** States a job never leaves. */
-export const FINAL_STATES: ReadonlySet<JobState> = new Set(['finished', 'failed']);
+/** States a job never leaves ("lost": its process vanished while no engine watched, exit status unknown). */
+export const FINAL_STATES: ReadonlySet<JobState> = new Set(['finished', 'failed', 'lost']);
 
 /** Who or what suspended a job (the first that still holds it, in this order). */
 export const SUSPENSION_REASONS = ['user', 'quota', 'priority'] as const;

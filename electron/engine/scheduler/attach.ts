@@ -20,7 +20,9 @@ import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
 import { lookupAccount } from './launcher.js';
+import type { JobRecord } from './job-table.js';
 import { registerJobCommands } from './scheduler-commands.js';
+import type { JobStore, KeptJob } from '../store/job-store.js';
 import { Scheduler, type UnmanagedQuotaPolicy } from './scheduler.js';
 
 export interface AttachSchedulerOptions {
@@ -45,6 +47,8 @@ export interface AttachSchedulerOptions {
   terminateGraceMs?: number;
   /** The crash guardian (default on). */
   guardian?: boolean;
+  /** Where managed jobs are kept across engines; absent: they live in this engine only. */
+  jobStore?: JobStore;
 }
 
 export interface AttachedScheduler {
@@ -53,8 +57,13 @@ export interface AttachedScheduler {
   readonly recovered: number[];
   /** Why managed jobs run without the launch gate, or null when they have it. */
   readonly gateMissing: string | null;
-  /** Resume everything suspended, release the gate, stop following snapshots. */
-  stop(): void;
+  /** Resolves once the jobs of an earlier engine are back (queued, re-adopted or marked lost). */
+  readonly ready: Promise<void>;
+  /**
+   * Stop following snapshots; managed jobs keep running. Everything suspended is resumed, the gate
+   * released, parked jobs restored where they fit (awaited, bounded). Resolves to the jobs left parked.
+   */
+  stop(): Promise<string[]>;
 }
 
 export function defaultStateDir(): string {
@@ -77,7 +86,13 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   }
   const recovered = Freezer.recoverLeftovers(recordPath);
   const control = new ProcessControl({ userName: (uid) => lookupAccount(uid).name });
-  const freezer = new Freezer({ recordPath, control, guardian: options.guardian });
+  const freezer = new Freezer({
+    recordPath,
+    control,
+    guardian: options.guardian,
+    cudaLibraryPath: options.backend.simulated?.cudaLibraryPath,
+    onGuardianReleased: (entries) => scheduler.releasedByGuardian(entries.map((e) => e.jobId)),
+  });
   const sim = options.backend.simulated;
   const me = userInfo();
   const mps =
@@ -86,6 +101,21 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
       ? new SimulatedMpsControl({ statePath: sim.statePath, runtimeDir: runDir, identity: { uid: me.uid, user: me.username } })
       : new RealMpsControl({ runtimeDir: runDir, identity: { uid: me.uid, user: me.username } }));
   const migExecutor = options.migExecutor ?? (sim ? new SimulatedMigExecutor({ statePath: sim.statePath }) : new RealMigExecutor());
+  const jobStore = options.jobStore;
+  let keepFailed = false;
+  const keep = (record: JobRecord): Promise<void> => {
+    const saved = jobStore!.save(keptJob(record));
+    saved.then(
+      () => (keepFailed = false),
+      (error: unknown) => {
+        if (keepFailed) return;
+        keepFailed = true; // one alert per onset
+        const message = `Jobs are not being kept on disk, so they would not survive an engine restart: ${error instanceof Error ? error.message : String(error)}`;
+        engine.raiseAlert({ kind: 'failed', severity: 'error', gpu: null, jobId: record.view.id, message });
+      },
+    );
+    return saved;
+  };
   const scheduler = new Scheduler({
     engine,
     control,
@@ -98,9 +128,11 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     unmanagedQuota: options.unmanagedQuota,
     activeHoldMs: options.activeHoldMs,
     terminateGraceMs: options.terminateGraceMs,
+    persist: jobStore ? (record) => keep(record) : undefined,
   });
   skipUsedJobIds(scheduler, logDir);
-  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id) => join(logDir, `${id}.log`) });
+  const ready = jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve();
+  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id) => join(logDir, `${id}.log`), ready });
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
   registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, engineUid: me.uid });
   registerMigCommands(engine.dispatcher, {
@@ -125,11 +157,36 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     scheduler,
     recovered,
     gateMissing,
-    stop() {
+    ready,
+    async stop() {
       off();
-      scheduler.stop();
+      await ready.catch(() => undefined);
+      return scheduler.stop();
     },
   };
+}
+
+/** The jobs an earlier engine kept: ids continue after them, and each is restored before anything is decided. */
+async function restoreJobs(scheduler: Scheduler, jobStore: JobStore): Promise<void> {
+  scheduler.pauseEvaluation(true);
+  try {
+    scheduler.table.skipManagedIds(await jobStore.highestJobNumber());
+    for (const kept of await jobStore.loadLive()) {
+      await scheduler.restore(kept.view, restoredRecord(kept));
+    }
+  } finally {
+    scheduler.pauseEvaluation(false);
+  }
+}
+
+function keptJob(record: JobRecord): KeptJob {
+  const { view, executable, launchEnv, runAs, startTicks, slot, parked, originalNice } = record;
+  return { view, executable, launchEnv, runAs, startTicks, slot, parked, originalNice };
+}
+
+function restoredRecord(kept: KeptJob): Partial<JobRecord> {
+  const { executable, launchEnv, runAs, startTicks, parked, originalNice } = kept;
+  return { executable, launchEnv, runAs, startTicks, parked, originalNice };
 }
 
 /** Job ids continue after the logs already there, so a restarted engine never reuses j12.log. */

@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView, type Priority } from '../../../shared/jobs.js';
 import type { Account } from './launcher.js';
 import type { ParkedJob } from './parking.js';
+import { PARK_STATES } from './job-state.js';
 
 /** Why a job is held back; it runs again when none is left. */
 export type HoldReason = 'user' | 'priority' | 'quota';
@@ -11,7 +12,7 @@ export type HoldReason = 'user' | 'priority' | 'quota';
 /** JobView.suspendedBy from the record: a parked job was parked by a person; a suspended one names its first hold. */
 export function noteSuspension(record: JobRecord): void {
   const { state } = record.view;
-  record.view.suspendedBy = state === 'parked' ? 'user' : state === 'suspended' ? (SUSPENSION_REASONS.find((r) => record.holds.has(r)) ?? null) : null;
+  record.view.suspendedBy = PARK_STATES.has(state) ? 'user' : state === 'suspended' ? (SUSPENSION_REASONS.find((r) => record.holds.has(r)) ?? null) : null;
 }
 
 export interface JobRecord {
@@ -36,8 +37,8 @@ export interface JobRecord {
   runAs: Account | null;
   /** Set while parked: where its memory goes back to. */
   parked: ParkedJob | null;
-  /** A park or unpark of this job is under way (the driver calls take time). */
-  parking: 'park' | 'unpark' | null;
+  /** Adopted from an earlier engine: no child handle, so its end is seen in /proc, not as an exit event. */
+  adopted: boolean;
 }
 
 const FINISHED_KEPT = 500;
@@ -83,7 +84,7 @@ export class JobTable {
       launchEnv: {},
       runAs: null,
       parked: null,
-      parking: null,
+      adopted: false,
       ...extra,
     };
     this.records.set(view.id, record);
@@ -93,15 +94,6 @@ export class JobTable {
 
   remove(id: string): void {
     this.records.delete(id);
-  }
-
-  /** Move a job to a state; returns false when it is already there. */
-  transition(record: JobRecord, state: JobState, reason: string, at = Date.now()): boolean {
-    if (record.view.state === state) return false;
-    record.view.state = state;
-    record.view.history.push({ state, at, reason });
-    noteSuspension(record);
-    return true;
   }
 
   /** Jobs as the API shows them: ordered managed first by number, then processes by pid. */

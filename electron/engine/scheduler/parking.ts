@@ -4,6 +4,7 @@
 import { formatByteSize } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import { checkpointErrorName } from '../control/checkpointer.js';
+import type { ParkStepError } from './actuators.js';
 import type { JobRecord } from './job-table.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -17,47 +18,49 @@ export interface ParkedJob {
 
 const why = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+function noRoom(id: string, gpu: number, bytes: number, free: number | null | undefined): string {
+  const have = typeof free === 'number' ? ` (it needs ${formatByteSize(bytes)}, ${formatByteSize(free)} is free)` : ` (it needs ${formatByteSize(bytes)})`;
+  return `Cannot unpark ${id}: not enough free memory to unpark on GPU ${gpu}${have} — try later. It stays parked.`;
+}
+
 /** Refusals common to park and unpark; the caller has checked the job and the caller's right to it. */
-function checkPossible(scheduler: Scheduler, record: JobRecord, action: 'park' | 'unpark'): number {
+function checkPossible(scheduler: Scheduler, record: JobRecord, action: 'park' | 'unpark'): void {
   const job = record.view;
   const unsupported = scheduler.checkpointer.supported();
   if (unsupported) throw new ApiError('unsupported', `Cannot ${action} ${job.id}: ${unsupported}`);
-  if (record.parking) throw new ApiError('conflict', `Cannot ${action} ${job.id}: it is being ${record.parking === 'park' ? 'parked' : 'unparked'} right now; try again in a moment.`);
+  if (job.state === 'parking' || job.state === 'unparking') throw new ApiError('conflict', `Cannot ${action} ${job.id}: it is being ${job.state === 'parking' ? 'parked' : 'unparked'} right now; try again in a moment.`);
   if (job.pid === null) throw new ApiError('conflict', `Cannot ${action} ${job.id}: it has no process.`);
-  return job.pid;
 }
 
 export async function parkJob(scheduler: Scheduler, record: JobRecord, by: string): Promise<void> {
   const job = record.view;
-  const pid = checkPossible(scheduler, record, 'park');
-  if (job.state === 'parked') throw new ApiError('conflict', `${job.id} is already parked (since ${new Date(record.parked!.at).toLocaleTimeString()}).`);
+  checkPossible(scheduler, record, 'park');
+  if (job.state === 'parked') throw new ApiError('conflict', `${job.id} is already parked (since ${new Date(record.parked?.at ?? Date.now()).toLocaleTimeString()}).`);
   if (job.state !== 'running' && job.state !== 'gated') {
     const hint = job.state === 'suspended' ? ' it is suspended; resume it first (a stopped process cannot reach a safe point).' : ` it is ${job.state}, not running.`;
     throw new ApiError('conflict', `Cannot park ${job.id}:${hint}`);
   }
   const gpu = job.gpu!;
   const bytes = job.usedMemory ?? 0;
-  const checkpointer = scheduler.checkpointer;
-  record.parking = 'park';
+  const wasState = job.state;
+  scheduler.fire(record, 'park', `parking, asked by ${by}`);
+  scheduler.act.setGateMember(record, false); // a checkpoint-locked job must not hold higher jobs back mid-launch
   try {
-    try {
-      await checkpointer.lock(pid);
-    } catch (error) {
-      throw new ApiError('conflict', `Could not park ${job.id}: ${why(error)}. It keeps running on GPU ${gpu}.`);
-    }
-    try {
-      await checkpointer.checkpoint(pid);
-    } catch (error) {
-      const undo = await checkpointer.unlock(pid).then(() => 'It keeps running', (e: unknown) => `Unlocking it failed too (${why(e)})`);
-      throw new ApiError('conflict', `Could not park ${job.id}: ${why(error)}. ${undo} on GPU ${gpu}.`);
-    }
-  } finally {
-    record.parking = null;
+    await scheduler.act.park(record);
+  } catch (error) {
+    scheduler.act.setGateMember(record, true);
+    const step = error as ParkStepError;
+    const message =
+      step.step === 'lock'
+        ? `Could not park ${job.id}: ${why(error)}. It keeps running on GPU ${gpu}.`
+        : `Could not park ${job.id}: ${why(error)}. ${step.undoFailure === null ? 'It keeps running' : `Unlocking it failed too (${step.undoFailure})`} on GPU ${gpu}.`;
+    if (scheduler.fire(record, 'park-failed', message) && wasState === 'gated') scheduler.scheduleEvaluation(); // the gate decides again
+    throw new ApiError('conflict', message);
   }
   record.parked = { gpu, bytes, at: Date.now() };
   job.usedMemory = 0;
   job.smPercent = 0;
-  scheduler.table.transition(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of GPU ${gpu} memory moved to host memory`);
+  if (!scheduler.fire(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of GPU ${gpu} memory moved to host memory`)) return; // it ended meanwhile
   scheduler.options.engine.raiseAlert({
     kind: 'parked',
     severity: 'info',
@@ -69,32 +72,34 @@ export async function parkJob(scheduler: Scheduler, record: JobRecord, by: strin
 
 export async function unparkJob(scheduler: Scheduler, record: JobRecord, by: string): Promise<void> {
   const job = record.view;
-  const pid = checkPossible(scheduler, record, 'unpark');
-  if (job.state !== 'parked' || !record.parked) throw new ApiError('conflict', `Cannot unpark ${job.id}: it is not parked (it is ${job.state}).`);
-  const { gpu, bytes } = record.parked;
-  const checkpointer = scheduler.checkpointer;
-  record.parking = 'unpark';
+  checkPossible(scheduler, record, 'unpark');
+  if (job.state !== 'parked') throw new ApiError('conflict', `Cannot unpark ${job.id}: it is not parked (it is ${job.state}).`);
+  const gpu = job.gpu!;
+  const bytes = record.parked?.bytes ?? 0;
+  const free = scheduler.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree;
+  if (typeof free === 'number' && free < bytes) throw new ApiError('conflict', noRoom(job.id, gpu, bytes, free)); // refused before anything moves
+  scheduler.fire(record, 'unpark', `unparking, asked by ${by}`);
   try {
-    try {
-      await checkpointer.restore(pid);
-    } catch (error) {
-      if (checkpointErrorName(error) === 'CUDA_ERROR_OUT_OF_MEMORY') {
-        const free = scheduler.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree;
-        const have = typeof free === 'number' ? ` (it needs ${formatByteSize(bytes)}, ${formatByteSize(free)} is free)` : ` (it needs ${formatByteSize(bytes)})`;
-        throw new ApiError('conflict', `Cannot unpark ${job.id}: not enough free memory to unpark on GPU ${gpu}${have} — try later. It stays parked.`);
-      }
-      throw new ApiError('conflict', `Could not unpark ${job.id}: ${why(error)}. It stays parked.`);
+    await scheduler.act.unpark(record);
+  } catch (error) {
+    const step = error as ParkStepError;
+    let message: string;
+    if (step.step === 'restore' && checkpointErrorName(step.cause) === 'CUDA_ERROR_OUT_OF_MEMORY') {
+      message = noRoom(job.id, gpu, bytes, scheduler.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree);
+    } else if (step.step === 'restore') {
+      message = `Could not unpark ${job.id}: ${why(error)}. It stays parked.`;
+    } else {
+      message = `Could not unpark ${job.id}: its memory is back on GPU ${gpu} but unlocking failed: ${why(error)}.`;
     }
-    try {
-      await checkpointer.unlock(pid);
-    } catch (error) {
-      throw new ApiError('conflict', `Could not unpark ${job.id}: its memory is back on GPU ${gpu} but unlocking failed: ${why(error)}.`);
-    }
-  } finally {
-    record.parking = null;
+    scheduler.fire(record, 'unpark-failed', message);
+    throw new ApiError('conflict', message);
   }
   record.parked = null;
-  scheduler.table.transition(record, 'running', `unparked by ${by} on GPU ${gpu}`);
+  scheduler.act.setGateMember(record, true);
+  scheduler.act.applyPriority(record); // a priority set while it was parked
+  if (!scheduler.fire(record, 'unparked', `unparked by ${by} on GPU ${gpu}`)) return;
+  scheduler.settle(record, 'held back as before it was parked'); // a hold from before the park still applies
+  scheduler.scheduleEvaluation(); // priority and quota apply to it again
   scheduler.options.engine.raiseAlert({
     kind: 'resumed',
     severity: 'info',
@@ -102,16 +107,4 @@ export async function unparkJob(scheduler: Scheduler, record: JobRecord, by: str
     jobId: job.id,
     message: `${job.id} (${job.argv[0].split('/').pop()}) is unparked: its ${formatByteSize(bytes)} are back on GPU ${gpu} and it runs again.`,
   });
-}
-
-/** Engine shutdown: a parked process must not stay locked forever; give it back its GPU where it fits. */
-export function unparkAllOnStop(scheduler: Scheduler, records: readonly JobRecord[]): void {
-  for (const r of records) {
-    if (r.view.state !== 'parked' || r.view.pid === null) continue;
-    const pid = r.view.pid;
-    void scheduler.checkpointer
-      .restore(pid)
-      .then(() => scheduler.checkpointer.unlock(pid))
-      .catch(() => undefined); // not enough memory: it stays parked; `gpushare jobs` in the next engine shows it
-  }
 }

@@ -6,6 +6,7 @@ import type { ApiParams } from '../../../shared/api.js';
 import { FINAL_STATES, formatByteSize, type JobView, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
+import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
 import { checkDirectory, envFromEntries, lookupAccount, resolveCommand } from './launcher.js';
@@ -20,7 +21,7 @@ interface SpatialRequest {
   migSlice?: string;
 }
 
-export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: { logPath: (jobId: string) => string }): void {
+export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: { logPath: (jobId: string) => string; ready: Promise<void> }): void {
   const table = scheduler.table;
   const view = (r: JobRecord): JobView => structuredClone(r.view);
   const after = (r: JobRecord): JobView => {
@@ -92,7 +93,8 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
 
   dispatcher.register('jobs.list', ({ includeFinished }) => table.list(includeFinished ?? false));
 
-  dispatcher.register('jobs.submit', (params: ApiParams<'jobs.submit'>, caller) => {
+  dispatcher.register('jobs.submit', async (params: ApiParams<'jobs.submit'>, caller) => {
+    await options.ready; // ids continue after an earlier engine's
     const cwd = params.cwd ?? process.cwd();
     const mode = params.mode ?? 'shared';
     const placed = spatial({ mode, mpsSharePercent: params.mpsSharePercent, migSlice: params.migSlice }, params.gpu, 'the job');
@@ -134,7 +136,9 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       'queued',
       `submitted by ${caller.user}`,
     );
-    const record = table.add(job, { executable, launchEnv: submitted, runAs });
+    const record = await scheduler.submit(job, { executable, launchEnv: submitted, runAs }).catch((error: unknown) => {
+      throw new ApiError('unsupported', `${id} was not submitted: it could not be kept on disk (${error instanceof Error ? error.message : String(error)}). Nothing was started.`);
+    });
     return after(record);
   });
 
@@ -142,9 +146,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     const r = find(job, caller, 'change the priority of');
     live(r, 'change the priority of');
     if (r.view.priority === priority) return view(r);
-    r.view.priority = priority;
-    if (scheduler.gated(r)) scheduler.options.gate!.setPriority(r.slot!, priority);
-    scheduler.renice(r);
+    scheduler.setPriority(r, priority);
     return after(r);
   });
 
@@ -155,9 +157,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
       throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${job}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
     }
-    r.view.memoryQuotaBytes = bytes;
-    if (scheduler.gated(r)) scheduler.options.gate!.setQuota(r.slot!, bytes);
-    r.overQuotaSince = null; // a new limit gets a fresh grace period
+    scheduler.setQuota(r, bytes);
     return after(r);
   });
 
@@ -175,17 +175,12 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     }
     if (!r.view.managed && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `${job} is a process gpushare did not start: only managed jobs can be given a mode.`);
     const placed = spatial({ mode, mpsSharePercent, migSlice }, r.view.requestedGpu, job);
-    if (mode === 'mig' && r.view.state === 'queued') {
-      r.view.requestedGpu = placed.gpu;
-      r.view.gpu = placed.gpu === 'auto' ? null : placed.gpu;
-    }
-    r.view.mpsSharePercent = placed.mpsSharePercent;
-    r.view.migSlice = placed.migSlice;
     if (mode === 'exclusive' && r.view.state !== 'queued') {
       const others = table.live().filter((o) => o !== r && o.view.state !== 'queued' && o.view.gpu === r.view.gpu);
       if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${r.view.gpu} also runs ${others.map((o) => o.view.id).join(', ')}.`);
     }
-    r.view.mode = mode;
+    const moveToSlice = mode === 'mig' && r.view.state === 'queued' ? { requestedGpu: placed.gpu, gpu: placed.gpu === 'auto' ? null : placed.gpu } : {};
+    scheduler.configure(r, { ...moveToSlice, mode, mpsSharePercent: placed.mpsSharePercent, migSlice: placed.migSlice });
     return after(r);
   });
 
@@ -196,29 +191,28 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${job}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
     checkFits(r.view.memoryQuotaBytes, gpu, 'Its memory quota');
     checkFits(r.view.memoryRequestBytes, gpu, 'Its memory request');
-    r.view.requestedGpu = gpu;
-    r.view.gpu = gpu;
+    scheduler.configure(r, { requestedGpu: gpu, gpu });
     return after(r);
   });
 
   dispatcher.register('jobs.suspend', ({ job }, caller) => {
     const r = find(job, caller, 'suspend');
     running(r, 'suspend');
-    if (r.view.state === 'parked' || r.parking) throw new ApiError('conflict', `${job} is ${r.parking ? 'being parked or unparked' : 'parked'}; unpark it first.`);
-    scheduler.hold(r, 'user', `suspended by ${caller.user}`);
+    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state === 'parked' ? 'parked' : `being ${r.view.state === 'parking' ? 'parked' : 'unparked'}`}; unpark it first.`);
+    if (r.view.state === 'starting') throw new ApiError('conflict', `Cannot suspend ${job}: it is starting; try again in a moment.`);
+    scheduler.suspend(r, caller.user);
     return after(r);
   });
 
   dispatcher.register('jobs.resume', ({ job }, caller) => {
     const r = find(job, caller, 'resume');
     running(r, 'resume');
-    if (r.view.state === 'parked') throw new ApiError('conflict', `${job} is parked, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
+    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state}, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
     if (r.holds.size === 0) return view(r);
     if (!r.holds.has('user') && !r.holds.has('quota')) {
       throw new ApiError('conflict', `${job} stays suspended while a higher-priority job is active on GPU ${r.view.gpu}; raise its priority to run it now.`);
     }
-    r.overQuotaSince = r.holds.has('quota') ? Date.now() : r.overQuotaSince; // a fresh grace period
-    for (const reason of ['quota', 'user'] as const) scheduler.release(r, reason, `resumed by ${caller.user}`);
+    scheduler.resume(r, caller.user);
     return after(r);
   });
 
@@ -235,14 +229,11 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     const r = find(job, caller, 'terminate');
     live(r, 'terminate');
     if (r.view.state === 'queued') {
-      table.transition(r, 'failed', `cancelled by ${caller.user} before it started`);
+      scheduler.cancel(r, caller.user);
       return after(r);
     }
     if (r.view.pid === null) throw new ApiError('conflict', `Cannot terminate ${job}: it has no process.`);
-    scheduler.terminateProcess(r); // an MPS client gets terminate_client first
-    r.terminatedBy = caller.user;
-    if (scheduler.gated(r) && r.holds.size > 0) scheduler.options.gate!.setPaused(r.slot!, false); // let it reach its exit
-    if (!r.view.managed) scheduler.options.freezer.forget(r.view.pid); // terminate sent SIGCONT
+    scheduler.terminate(r, caller.user);
     return after(r);
   });
 }

@@ -1,20 +1,21 @@
 // The scheduler: keeps the job table in step with every snapshot, starts queued jobs,
-// enforces priorities and quotas, and raises one alert per contention onset.
-// Commands reach it through scheduler-commands.ts; actuators are the launch gate
-// (managed jobs), signals through the Freezer (everything else) and the launcher.
-import { getPriority } from 'node:os';
-import { FINAL_STATES } from '../../../shared/jobs.js';
+// enforces priorities and quotas, and raises one alert per contention onset. Policies
+// (policies.ts) decide from a snapshot; state changes go through the state machine
+// (job-state.ts); the actuators (actuators.ts) act. Commands ask through the methods
+// under "requests"; they never act themselves. Evaluation is a loop step, never re-entrant.
+import { FINAL_STATES, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
-import { UnavailableCheckpointer, type ProcessCheckpointer } from '../control/checkpointer.js';
+import { checkpointErrorName, UnavailableCheckpointer, type ProcessCheckpointer } from '../control/checkpointer.js';
 import type { Freezer } from '../control/freezer.js';
 import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
-import { mpsJobEnv, type MpsControl } from '../mps/mps-control.js';
+import type { MpsControl } from '../mps/mps-control.js';
+import { JobActuators, type ParkStepError } from './actuators.js';
 import type { JobGate } from './job-gate.js';
+import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
-import { launch, lookupAccount } from './launcher.js';
-import { unparkAllOnStop } from './parking.js';
+import { lookupAccount } from './launcher.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -38,15 +39,17 @@ export interface SchedulerOptions {
   unmanagedQuota?: UnmanagedQuotaPolicy;
   activeHoldMs?: number;
   terminateGraceMs?: number;
+  /** Every change of a managed job is handed here to be kept (the job store); absent: jobs live in memory only. */
+  persist?: (record: JobRecord) => Promise<void>;
 }
 
 export const DEFAULT_UNMANAGED_QUOTA: UnmanagedQuotaPolicy = { graceMs: 30_000, action: 'suspend' };
 const JOBS_EVENT_INTERVAL_MS = 100;
-const BEST_EFFORT_NICE = 19;
 
 export class Scheduler {
   readonly table = new JobTable();
-  readonly checkpointer: ProcessCheckpointer;
+  readonly machine = new JobStateMachine();
+  readonly act: JobActuators;
   readonly quotaPolicy: UnmanagedQuotaPolicy;
   private readonly tracker = new ConditionTracker();
   /** pid on a GPU → the managed job it belongs to (itself or a descendant of the job's process), by start time. */
@@ -56,10 +59,26 @@ export class Scheduler {
   private jobsTimer: NodeJS.Timeout | null = null;
   private lastJobsEmit = 0;
   private stopped = false;
+  private evaluating = false;
+  private evaluateAgain = false;
+  /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
+  private holdEvaluation = false;
 
   constructor(readonly options: SchedulerOptions) {
-    this.checkpointer = options.checkpointer ?? new UnavailableCheckpointer();
     this.quotaPolicy = options.unmanagedQuota ?? DEFAULT_UNMANAGED_QUOTA;
+    this.act = new JobActuators({
+      control: options.control,
+      freezer: options.freezer,
+      gate: options.gate,
+      checkpointer: options.checkpointer ?? new UnavailableCheckpointer(),
+      mps: options.mps ?? null,
+      jobEnv: options.jobEnv,
+      terminateGraceMs: options.terminateGraceMs,
+    });
+  }
+
+  get checkpointer(): ProcessCheckpointer {
+    return this.act.options.checkpointer;
   }
 
   get holdMs(): number {
@@ -71,117 +90,205 @@ export class Scheduler {
     return this.options.engine.sampler.latest ?? this.options.engine.sampler.tick();
   }
 
-  /** Run every policy: on each tick and after every command or job exit. */
+  /** Move a job by an event of the state machine; every state change in the engine comes through here. */
+  fire(record: JobRecord, event: JobEvent, reason: string, at = Date.now()): boolean {
+    const moved = this.machine.fire(record.view, event, reason, at);
+    if (moved) {
+      noteSuspension(record);
+      void this.kept(record);
+    }
+    return moved;
+  }
+
+  /** The job changed: keep it (store) and tell clients. Resolves once it is kept. */
+  kept(record: JobRecord): Promise<void> {
+    this.changed();
+    if (!record.view.managed || !this.options.persist) return Promise.resolve();
+    const saved = this.options.persist(record);
+    saved.catch(() => undefined); // the host reports a failed write; only a submission waits for it
+    return saved;
+  }
+
+  /**
+   * Run every policy: on each tick and after every command or job exit. Never re-entrant: a change
+   * during an evaluation (a job that could not start, an exit) asks for the next one instead.
+   */
   evaluate(snapshot: Snapshot | null = this.options.engine.sampler.latest): void {
     if (this.stopped || !snapshot) return;
+    if (this.evaluating || this.holdEvaluation) {
+      this.evaluateAgain = true;
+      return;
+    }
+    this.evaluating = true;
+    try {
+      this.evaluateOnce(snapshot);
+    } finally {
+      this.evaluating = false;
+    }
+    if (this.evaluateAgain) this.scheduleEvaluation();
+  }
+
+  /** Evaluate soon, after what is running now (the latest snapshot). */
+  scheduleEvaluation(): void {
+    this.evaluateAgain = true;
+    setImmediate(() => {
+      if (!this.evaluateAgain) return;
+      this.evaluateAgain = false;
+      this.evaluate();
+    });
+  }
+
+  /** While true, evaluations wait (the jobs of an earlier engine are being restored). */
+  pauseEvaluation(paused: boolean): void {
+    this.holdEvaluation = paused;
+    if (!paused && this.evaluateAgain) this.scheduleEvaluation();
+  }
+
+  private evaluateOnce(snapshot: Snapshot): void {
     if (snapshot.seq !== this.lastSeq) {
       this.lastSeq = snapshot.seq;
       this.ingest(snapshot);
     }
     const now = Date.now();
-    const plan = planAdmission(snapshot.gpus, this.table.live(), { blocked: (job, gpu) => (job.mode === 'mps' ? this.mpsBlocked(gpu) : null) });
+    const inPolicy = this.inPolicy();
+    const plan = planAdmission(snapshot.gpus, inPolicy, { blocked: (job, gpu) => (job.mode === 'mps' ? this.act.mpsBlocked(gpu) : null) });
     for (const { jobId, gpu } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot);
     this.enforcePriority(now);
     this.enforceUnmanagedQuotas(now);
-    const conditions = [...detectContention(snapshot.gpus, this.table.live(), plan.waiting, now, this.holdMs), ...this.policyErrors.values()];
+    const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs), ...this.policyErrors.values()];
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert({ kind: c.kind, severity: c.severity, gpu: c.gpu, jobId: c.jobId, message: c.message });
     }
     this.changed();
   }
 
-  /** Hold a job back for a reason; the first reason suspends it (gate pause or SIGSTOP). */
+  /** Live jobs the policies may act on: parked and mid-park jobs are outside every policy. */
+  private inPolicy(): JobRecord[] {
+    return this.table.live().filter((r) => !PARK_STATES.has(r.view.state) && r.view.state !== 'starting');
+  }
+
+  // ---- holds ------------------------------------------------------------------------
+
+  /** Hold a job back for a reason; the first reason pauses it (gate pause, or SIGSTOP of its process group). */
   hold(record: JobRecord, reason: HoldReason, why: string): void {
     if (record.holds.has(reason)) return;
-    if (record.holds.size === 0) {
-      if (this.gated(record)) this.options.gate!.setPaused(record.slot!, true);
-      else this.options.freezer.suspend(record.view.pid!, record.view.id);
-    }
+    if (record.holds.size === 0) this.act.pause(record);
     record.holds.add(reason);
-    // a gate pause for priority is gating; anything else is a suspension
-    const gatedOnly = this.gated(record) && record.holds.size === 1 && reason === 'priority';
-    this.table.transition(record, gatedOnly ? 'gated' : 'suspended', why);
-    noteSuspension(record); // a second reason may come first now
+    this.settle(record, why);
   }
 
   /** Drop a reason; when none is left the job runs again. */
   release(record: JobRecord, reason: HoldReason, why: string): void {
     if (!record.holds.delete(reason)) return;
-    if (record.holds.size > 0) return noteSuspension(record); // still held, for another reason
-    if (this.gated(record)) this.options.gate!.setPaused(record.slot!, false);
-    else if (this.options.freezer.isSuspended(record.view.pid!)) this.options.freezer.resume(record.view.pid!);
-    this.table.transition(record, 'running', why);
+    if (record.holds.size === 0) this.act.unpause(record);
+    this.settle(record, why);
   }
+
+  /** Its state from its holds: a gate pause for priority alone is gating, any other hold a suspension. */
+  settle(record: JobRecord, why: string): void {
+    const { state } = record.view;
+    if (state !== 'running' && state !== 'gated' && state !== 'suspended') return;
+    const gatedOnly = this.act.gated(record) && record.holds.size === 1 && record.holds.has('priority');
+    const want = record.holds.size === 0 ? (state === 'gated' ? 'gated' : 'running') : gatedOnly ? 'gated' : 'suspended';
+    if (want === state) return noteSuspension(record); // a second reason may come first now
+    const event: JobEvent = want === 'suspended' ? 'suspend' : want === 'gated' ? 'gate' : state === 'gated' ? 'ungate' : 'resume';
+    this.fire(record, event, why);
+  }
+
+  // ---- requests (commands ask; the scheduler acts) -------------------------------------
+
+  /** A new managed job, queued; resolves once it is kept (a job is accepted only when it survives a restart). */
+  async submit(view: JobRecord['view'], launchSpec: Pick<JobRecord, 'executable' | 'launchEnv' | 'runAs'>): Promise<JobRecord> {
+    const record = this.table.add(view, launchSpec);
+    try {
+      await this.kept(record);
+    } catch (error) {
+      this.table.remove(view.id);
+      throw error;
+    }
+    return record;
+  }
+
+  setPriority(record: JobRecord, priority: Priority): void {
+    if (record.view.priority === priority) return;
+    record.view.priority = priority;
+    if (!PARK_STATES.has(record.view.state) && record.view.pid !== null) this.act.applyPriority(record);
+    void this.kept(record);
+  }
+
+  setQuota(record: JobRecord, bytes: number | null): void {
+    record.view.memoryQuotaBytes = bytes;
+    this.act.applyQuota(record);
+    record.overQuotaSince = null; // a new limit gets a fresh grace period
+    void this.kept(record);
+  }
+
+  /** Settings of a job that has not started (placement, mode): no actuator is involved. */
+  configure(record: JobRecord, change: Partial<Pick<JobRecord['view'], 'requestedGpu' | 'gpu' | 'mode' | 'mpsSharePercent' | 'migSlice'>>): void {
+    Object.assign(record.view, change);
+    void this.kept(record);
+  }
+
+  suspend(record: JobRecord, by: string): void {
+    this.hold(record, 'user', `suspended by ${by}`);
+  }
+
+  /** Drops the holds a person may drop (theirs and the quota's); a priority hold stays. */
+  resume(record: JobRecord, by: string): void {
+    if (record.holds.has('quota')) record.overQuotaSince = Date.now(); // a fresh grace period
+    for (const reason of ['quota', 'user'] as const) this.release(record, reason, `resumed by ${by}`);
+  }
+
+  cancel(record: JobRecord, by: string): void {
+    this.fire(record, 'cancel', `cancelled by ${by} before it started`);
+  }
+
+  terminate(record: JobRecord, by: string): void {
+    record.terminatedBy = by;
+    this.act.terminate(record); // an MPS client gets terminate_client first
+    void this.kept(record);
+  }
+
+  // ---- jobs of an earlier engine --------------------------------------------------------
 
   /**
-   * End a job's process: an MPS client first gets `terminate_client` from its server (killing a client
-   * mid-work can hang the server and every other client), then the usual SIGTERM → SIGKILL.
+   * A job kept by an earlier engine, alive again in this one: queued jobs wait as they did; a job whose
+   * process still runs (same pid and start time) is adopted; one whose process is gone is lost.
    */
-  terminateProcess(record: JobRecord): void {
-    const { pid, gpu, mode } = record.view;
-    if (pid === null) return;
-    if (mode === 'mps' && gpu !== null && this.options.mps) {
-      try {
-        this.options.mps.terminateClient(gpu, pid);
-      } catch {
-        // no server answers: nothing of it can hang any more
+  async restore(view: JobRecord['view'], kept: Partial<JobRecord>): Promise<void> {
+    const record = this.table.add(view, kept);
+    const { state, pid } = record.view;
+    if (state === 'queued' || FINAL_STATES.has(state)) return;
+    if (pid === null || !this.alive(record)) {
+      this.fire(record, 'lose', 'its process ended while no engine watched it (exit status unknown)');
+      return;
+    }
+    record.adopted = true;
+    record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
+    if (PARK_STATES.has(state)) {
+      // the earlier engine (or its guardian) restored it unless its GPU had no room: then the restore is refused for memory
+      const stillParked = await this.act.unpark(record).then(
+        () => false,
+        (error: unknown) => checkpointErrorName((error as ParkStepError).cause) === 'CUDA_ERROR_OUT_OF_MEMORY',
+      );
+      if (stillParked) {
+        this.fire(record, 'adopt-parked', `re-adopted by a new engine, still parked (not enough free memory on GPU ${record.view.gpu})`);
+        return;
       }
     }
-    this.options.control.terminate(pid, { group: record.view.managed, graceMs: this.options.terminateGraceMs });
+    this.fire(record, 'adopt', `re-adopted by a new engine (pid ${pid})`);
+    this.act.attach(record);
   }
 
-  /** Why an MPS job cannot start on this GPU now (another user's MPS), or null. */
-  private mpsBlocked(gpu: Snapshot['gpus'][number]): string | null {
-    if (!this.options.mps) return 'MPS is not available in this engine';
-    try {
-      const [status] = this.options.mps.status([{ index: gpu.index, uuid: gpu.uuid }]);
-      return status.state === 'held' ? status.message.replace(/\.$/, '') : null;
-    } catch (error) {
-      return `MPS status unknown: ${error instanceof Error ? error.message : String(error)}`;
+  /** The guardian resumed these jobs while this engine was stopped or hung: their holds are gone; policies decide again. */
+  releasedByGuardian(jobIds: readonly string[]): void {
+    for (const id of jobIds) {
+      const record = this.table.get(id);
+      if (!record || record.holds.size === 0) continue;
+      record.holds.clear();
+      this.settle(record, 'resumed by the guardian while the engine was stopped');
     }
-  }
-
-  /** Managed jobs with a gate slot act through the gate; everything else through signals. */
-  gated(record: JobRecord): boolean {
-    return record.view.managed && record.slot !== null && this.options.gate !== null;
-  }
-
-  /** Priority changes also renice the process: best-effort gets the lowest CPU priority. */
-  renice(record: JobRecord): void {
-    const pid = record.view.pid;
-    if (pid === null) return;
-    if (record.view.priority === 'best-effort') {
-      if (record.originalNice === null) record.originalNice = currentNice(pid);
-      this.options.control.renice(pid, BEST_EFFORT_NICE);
-    } else if (record.originalNice !== null) {
-      this.options.control.renice(pid, record.originalNice); // raising priority may need root: best effort
-    }
-  }
-
-  /** The jobs changed: tell clients, at most every 100 ms. */
-  changed(): void {
-    if (this.jobsTimer || this.stopped) return;
-    const wait = Math.max(0, this.lastJobsEmit + JOBS_EVENT_INTERVAL_MS - Date.now());
-    this.jobsTimer = setTimeout(() => {
-      this.jobsTimer = null;
-      this.lastJobsEmit = Date.now();
-      this.options.engine.events.emit('jobs', this.table.list(true));
-    }, wait);
-    this.jobsTimer.unref?.();
-  }
-
-  /** Engine shutdown: resume everything suspended, unpause gated jobs, release the gate. */
-  stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    if (this.jobsTimer) clearTimeout(this.jobsTimer);
-    this.options.freezer.stop();
-    unparkAllOnStop(this, this.table.live());
-    for (const r of this.table.live()) {
-      if (this.gated(r) && r.holds.size > 0) this.options.gate!.setPaused(r.slot!, false);
-    }
-    this.options.gate?.close();
-    this.options.control.dispose();
+    this.scheduleEvaluation();
   }
 
   // ---- snapshot → table ----------------------------------------------------------
@@ -210,18 +317,22 @@ export class Scheduler {
     }
     for (const r of this.table.live()) {
       if (!r.view.managed && !seen.has(r.view.pid!)) {
-        if (r.view.state === 'parked' && this.alive(r)) continue; // checkpointed: off the GPU's list, still ours
-        this.options.freezer.forget(r.view.pid!); // left the GPU (exited): never signal its pid again
+        if (PARK_STATES.has(r.view.state) && this.alive(r)) continue; // checkpointed: off the GPU's list, still ours
+        this.act.forgetProcess(r); // left the GPU (exited): never signal its pid again
         this.table.remove(r.view.id);
         continue;
       }
-      if (r.view.state === 'queued') continue;
-      const reading = readings.get(r);
-      if (r.view.state === 'parked') {
-        r.view.usedMemory = 0; // its memory is in host memory; a reading is from before the park
+      if (r.view.state === 'queued' || r.view.state === 'starting') continue;
+      if (r.adopted && !this.alive(r)) {
+        this.ended(r, 'lose', `its process ended (exit status unknown: an earlier engine started it)`);
+        continue;
+      }
+      if (PARK_STATES.has(r.view.state)) {
+        r.view.usedMemory = 0; // its memory is in host memory (or on its way); a reading is from before the park
         r.view.smPercent = 0;
         continue;
       }
+      const reading = readings.get(r);
       r.view.usedMemory = reading ? reading.mem : r.view.managed ? 0 : null;
       r.view.smPercent = reading ? reading.sm : r.view.managed ? 0 : null;
       if ((r.view.smPercent ?? 0) > 0) r.lastActiveAt = snapshot.takenAt;
@@ -262,7 +373,7 @@ export class Scheduler {
     if (existing && (status === null || existing.startTicks === status.startTicks)) return existing;
     if (existing) {
       // the pid was reused by a new process: the old job is gone
-      this.options.freezer.forget(pid);
+      this.act.forgetProcess(existing);
       this.table.remove(id);
     }
     if (!status) return undefined; // exited between the driver's list and /proc
@@ -276,88 +387,64 @@ export class Scheduler {
     return this.table.add(view, { startTicks: status.startTicks });
   }
 
-  // ---- actuation -----------------------------------------------------------------
+  // ---- starting and ending -------------------------------------------------------------
 
   private start(record: JobRecord, gpu: number, snapshot: Snapshot): void {
     const job = record.view;
-    const gpuView = snapshot.gpus.find((g) => g.index === gpu);
-    let slotEnv: Record<string, string> = {};
+    if (!this.fire(record, 'start', `starting on GPU ${gpu}`)) return;
+    job.gpu = gpu;
+    let child;
     try {
-      if (this.options.gate) {
-        const slot = this.options.gate.allocateSlot({ jobId: job.id, gpu, priority: job.priority, quotaBytes: job.memoryQuotaBytes });
-        record.slot = slot.slot;
-        slotEnv = slot.env;
-      }
-      const base = record.launchEnv;
-      const extra = this.options.jobEnv ?? {};
-      const env: Record<string, string> = {
-        ...base,
-        ...extra,
-        ...slotEnv,
-        ...this.spatialEnv(job, gpu, gpuView),
-        CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
-        // a MIG job sees only its slice
-        CUDA_VISIBLE_DEVICES: job.mode === 'mig' && job.migSlice ? job.migSlice : gpuView?.uuid || String(gpu),
-        GPUSHARE_JOB_ID: job.id,
-      };
-      if (extra.LD_LIBRARY_PATH && base.LD_LIBRARY_PATH) env.LD_LIBRARY_PATH = `${extra.LD_LIBRARY_PATH.split(':')[0]}:${base.LD_LIBRARY_PATH}`;
-      if (slotEnv.LD_PRELOAD && base.LD_PRELOAD) env.LD_PRELOAD = `${slotEnv.LD_PRELOAD}:${base.LD_PRELOAD}`;
-      if (this.options.gate === null && job.memoryQuotaBytes !== null) env.GPUSHARE_MEM_QUOTA = String(job.memoryQuotaBytes);
-      const child = launch({ executable: record.executable!, argv: job.argv, cwd: job.cwd!, env, logPath: job.logPath!, runAs: record.runAs });
-      record.child = child;
-      job.gpu = gpu;
-      job.pid = child.pid ?? null;
-      child.once('error', (error) => this.exited(record, null, null, `could not start: ${error.message}`));
-      child.once('exit', (code, signal) => this.exited(record, code, signal, null));
-      if (job.pid !== null) {
-        record.startTicks = readProcStatus(job.pid)?.startTicks ?? null;
-        if (record.slot !== null) this.options.gate?.setPid?.(record.slot, job.pid);
-        this.renice(record);
-      }
-      this.table.transition(record, 'running', `started on GPU ${gpu}${job.pid !== null ? ` as pid ${job.pid}` : ''}`);
+      child = this.act.launch(record, gpu, snapshot.gpus.find((g) => g.index === gpu));
     } catch (error) {
-      this.exited(record, null, null, `could not start: ${error instanceof Error ? error.message : String(error)}`);
+      this.ended(record, 'fail', `could not start: ${error instanceof Error ? error.message : String(error)}`);
+      return;
     }
+    record.child = child;
+    job.pid = child.pid ?? null;
+    child.once('error', (error) => this.ended(record, 'fail', `could not start: ${error.message}`));
+    child.once('exit', (code, signal) => this.exited(record, code, signal));
+    if (job.pid === null) return; // spawn failed: its 'error' event follows
+    this.act.attach(record);
+    this.fire(record, 'started', `started on GPU ${gpu} as pid ${job.pid}`);
   }
 
-  /** MPS mode: our daemon for the GPU (started on demand), the SM share and the quota as the pinned memory limit. */
-  private spatialEnv(job: JobRecord['view'], gpu: number, gpuView: Snapshot['gpus'][number] | undefined): Record<string, string> {
-    if (job.mode !== 'mps') return {};
-    const mps = this.options.mps;
-    if (!mps) throw new Error('MPS is not available in this engine');
-    mps.start({ index: gpu, uuid: gpuView?.uuid ?? String(gpu) });
-    return mpsJobEnv(mps, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes);
+  private exited(record: JobRecord, code: number | null, signal: NodeJS.Signals | null): void {
+    const by = record.terminatedBy ? ` (terminated by ${record.terminatedBy})` : '';
+    const reason = signal ? `killed by ${signal}${by}` : `exit code ${code}${by}`;
+    record.view.exitCode = code;
+    record.view.signal = signal;
+    this.ended(record, code === 0 && !signal ? 'exit' : 'fail', reason);
   }
 
-  private exited(record: JobRecord, code: number | null, signal: NodeJS.Signals | null, failure: string | null): void {
+  /** The job's process ended (or never started): it gives back its slot and holds, and its GPU may admit the next job. */
+  private ended(record: JobRecord, event: 'exit' | 'fail' | 'lose', reason: string): void {
     if (FINAL_STATES.has(record.view.state)) return;
     const job = record.view;
-    if (record.slot !== null) this.options.gate?.releaseSlot(record.slot);
-    record.slot = null;
+    this.act.releaseSlot(record);
+    this.act.forgetProcess(record);
     record.holds.clear();
     record.parked = null;
-    if (job.pid !== null) this.options.freezer.forget(job.pid);
-    job.exitCode = code;
-    job.signal = signal;
     job.usedMemory = null;
     job.smPercent = null;
-    const by = record.terminatedBy ? ` (terminated by ${record.terminatedBy})` : '';
-    const reason = failure ?? (signal ? `killed by ${signal}${by}` : `exit code ${code}${by}`);
-    const ok = failure === null && code === 0;
-    this.table.transition(record, ok ? 'finished' : 'failed', reason);
+    if (!this.fire(record, event, reason)) return;
+    const ok = event === 'exit';
+    const verb = ok ? 'finished' : event === 'lose' ? 'was lost' : 'failed';
     this.options.engine.raiseAlert({
       kind: ok ? 'finished' : 'failed',
       severity: ok ? 'info' : 'warning',
       gpu: job.gpu,
       jobId: job.id,
-      message: `${job.id} (${job.argv[0].split('/').pop()}) ${ok ? 'finished' : 'failed'}: ${reason}.${job.logPath ? ` Log: ${job.logPath}` : ''}`,
+      message: `${job.id} (${job.argv[0].split('/').pop()}) ${verb}: ${reason}.${job.logPath ? ` Log: ${job.logPath}` : ''}`,
     });
-    this.evaluate(); // its GPU may admit a queued job now
+    this.evaluate(); // its GPU may admit a queued job now (scheduled, when this is inside an evaluation)
   }
 
+  // ---- policies → actions ---------------------------------------------------------------
+
   private enforcePriority(now: number): void {
-    const live = this.table.live();
-    const decision = decidePriority(live, now, { gateFor: (r) => this.gated(r), holdMs: this.holdMs });
+    const live = this.inPolicy();
+    const decision = decidePriority(live, now, { gateFor: (r) => this.act.gated(r), holdMs: this.holdMs });
     for (const r of live) {
       const key = `hold-failed:${r.view.id}`;
       const higher = decision.hold.get(r.view.id);
@@ -370,16 +457,16 @@ export class Scheduler {
         this.policyErrors.set(key, { key, kind: 'contention', severity: 'warning', gpu: r.view.gpu, jobId: r.view.id, message });
       }
       const gatedBy = decision.gated.get(r.view.id);
-      if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.table.transition(r, 'gated', `${gatedBy} (higher priority) is active on GPU ${r.view.gpu}`);
-      else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.table.transition(r, 'running', `no higher-priority job is active on GPU ${r.view.gpu}`);
+      if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on GPU ${r.view.gpu}`);
+      else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on GPU ${r.view.gpu}`);
     }
   }
 
   /** Unmanaged processes (and managed jobs without a gate) only get a reactive quota. */
   private enforceUnmanagedQuotas(now: number): void {
-    for (const r of this.table.live()) {
+    for (const r of this.inPolicy()) {
       const job = r.view;
-      if (this.gated(r) || job.pid === null || job.state === 'queued' || job.state === 'parked') continue;
+      if (this.act.gated(r) || job.pid === null || job.state === 'queued') continue;
       const over = job.memoryQuotaBytes !== null && (job.usedMemory ?? 0) > job.memoryQuotaBytes;
       if (!over) {
         r.overQuotaSince = null;
@@ -390,10 +477,7 @@ export class Scheduler {
       if (now - r.overQuotaSince < this.quotaPolicy.graceMs || r.holds.has('quota')) continue;
       try {
         if (this.quotaPolicy.action === 'terminate') {
-          if (r.terminatedBy === null) {
-            r.terminatedBy = 'the memory quota';
-            this.terminateProcess(r);
-          }
+          if (r.terminatedBy === null) this.terminate(r, 'the memory quota');
         } else {
           this.hold(r, 'quota', `over its memory quota for ${Math.round(this.quotaPolicy.graceMs / 1000)} s`);
         }
@@ -402,6 +486,53 @@ export class Scheduler {
       }
     }
   }
+
+  // ---- clients and shutdown ---------------------------------------------------------------
+
+  /** The jobs changed: tell clients, at most every 100 ms. */
+  changed(): void {
+    if (this.jobsTimer || this.stopped) return;
+    const wait = Math.max(0, this.lastJobsEmit + JOBS_EVENT_INTERVAL_MS - Date.now());
+    this.jobsTimer = setTimeout(() => {
+      this.jobsTimer = null;
+      this.lastJobsEmit = Date.now();
+      this.options.engine.events.emit('jobs', this.table.list(true));
+    }, wait);
+    this.jobsTimer.unref?.();
+  }
+
+  /**
+   * Engine shutdown: managed jobs keep running (the next engine adopts them); everything suspended is
+   * resumed, gated jobs unpaused, the gate closed, and parked jobs restored where they fit — awaited,
+   * at most `limitMs`. Returns the jobs that could not be restored in time (they stay parked).
+   */
+  async stop(limitMs = 4000): Promise<string[]> {
+    if (this.stopped) return [];
+    this.stopped = true;
+    if (this.jobsTimer) clearTimeout(this.jobsTimer);
+    const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
+    const restores = parked.map(async (r) => {
+      this.fire(r, 'unpark', 'the engine is stopping: its memory goes back to the GPU');
+      try {
+        await this.act.unpark(r);
+        this.fire(r, 'unparked', `unparked on GPU ${r.view.gpu} as the engine stopped`);
+        return null;
+      } catch (error) {
+        // no room on its GPU: it stays parked; the guardian record keeps it, the next engine shows it
+        this.fire(r, 'unpark-failed', `could not be unparked as the engine stopped: ${error instanceof Error ? error.message : String(error)}`);
+        return r.view.id;
+      }
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string[]>((resolve) => {
+      timer = setTimeout(() => resolve(parked.map((r) => r.view.id)), limitMs);
+    });
+    const left = await Promise.race([Promise.all(restores).then((ids) => ids.filter((id): id is string => id !== null)), timeout]);
+    clearTimeout(timer);
+    this.act.release(this.table.live());
+    for (const r of this.table.live()) r.child?.removeAllListeners(); // a job's exit after this is the next engine's to see
+    return left;
+  }
 }
 
 /** The MIG slice a process runs in, by its GPU instance and compute instance. */
@@ -409,12 +540,4 @@ function migSliceOf(snapshot: Snapshot, p: Snapshot['processes'][number]): strin
   if (p.gpuInstanceId === null) return null;
   const gpu = snapshot.gpus.find((g) => g.index === p.gpuIndex);
   return gpu?.migSlices.find((s) => s.gpuInstanceId === p.gpuInstanceId && s.computeInstanceId === p.computeInstanceId)?.uuid ?? null;
-}
-
-function currentNice(pid: number): number | null {
-  try {
-    return getPriority(pid);
-  } catch {
-    return null;
-  }
 }

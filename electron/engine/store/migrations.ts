@@ -84,6 +84,16 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_at ON audit (at);`);
   },
+  // 2: managed jobs as the scheduler keeps them (electron/engine/store/job-store.ts): a restarted engine re-adopts or restarts them
+  async (db) => {
+    await db.exec(`
+CREATE TABLE managed_jobs (
+  number INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL,
+  record TEXT NOT NULL
+);`);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

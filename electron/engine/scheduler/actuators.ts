@@ -1,0 +1,241 @@
+// The one layer that acts on jobs: launch gate, signals (through the Freezer), renice,
+// the launcher, MPS and the checkpointer. The scheduler decides and calls these; commands
+// never do. Nothing here changes a job's state: that is the state machine's (job-state.ts).
+import type { ChildProcess } from 'node:child_process';
+import { getPriority } from 'node:os';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import type { ProcessCheckpointer } from '../control/checkpointer.js';
+import type { Freezer } from '../control/freezer.js';
+import { readProcStatus } from '../control/proc-status.js';
+import type { ProcessControl } from '../control/process-control.js';
+import { mpsJobEnv, type MpsControl } from '../mps/mps-control.js';
+import type { JobGate } from './job-gate.js';
+import type { JobRecord } from './job-table.js';
+import { launch } from './launcher.js';
+
+export interface ActuatorOptions {
+  control: ProcessControl;
+  freezer: Freezer;
+  gate: JobGate | null;
+  checkpointer: ProcessCheckpointer;
+  mps: MpsControl | null;
+  /** Extra environment for every job (the simulated driver's). */
+  jobEnv?: Record<string, string>;
+  terminateGraceMs?: number;
+}
+
+const BEST_EFFORT_NICE = 19;
+type GpuView = Snapshot['gpus'][number];
+
+export class JobActuators {
+  constructor(readonly options: ActuatorOptions) {}
+
+  /** Managed jobs with a gate slot are held through the gate; everything else by signals. */
+  gated(record: JobRecord): boolean {
+    return record.view.managed && record.slot !== null && this.options.gate !== null;
+  }
+
+  /** Hold a job back: pause its gate slot, or stop it (a managed job's whole process group). */
+  pause(record: JobRecord): void {
+    if (this.gated(record)) this.options.gate!.setPaused(record.slot!, true);
+    else this.options.freezer.suspend(record.view.pid!, record.view.id, { group: record.view.managed });
+  }
+
+  /** Let it run again (undoes pause). */
+  unpause(record: JobRecord): void {
+    if (this.gated(record)) this.options.gate!.setPaused(record.slot!, false);
+    else if (this.options.freezer.isSuspended(record.view.pid!)) this.options.freezer.resume(record.view.pid!);
+  }
+
+  /** A job that is stopped or checkpointed must not count in its gate domain: it could stall higher jobs mid-launch. */
+  setGateMember(record: JobRecord, member: boolean): void {
+    if (this.gated(record)) this.options.gate!.setMember(record.slot!, member);
+  }
+
+  /** Its priority reaches the gate and the CPU: best-effort gets the lowest CPU priority, undone when it goes back up. */
+  applyPriority(record: JobRecord): void {
+    if (this.gated(record)) this.options.gate!.setPriority(record.slot!, record.view.priority);
+    const pid = record.view.pid;
+    if (pid === null) return;
+    if (record.view.priority === 'best-effort') {
+      if (record.originalNice === null) record.originalNice = currentNice(pid);
+      this.options.control.renice(pid, BEST_EFFORT_NICE);
+    } else if (record.originalNice !== null) {
+      this.options.control.renice(pid, record.originalNice); // raising priority may need root: best effort
+      record.originalNice = null;
+    }
+  }
+
+  applyQuota(record: JobRecord): void {
+    if (this.gated(record)) this.options.gate!.setQuota(record.slot!, record.view.memoryQuotaBytes);
+  }
+
+  /** Why an MPS job cannot start on this GPU now (another user's MPS), or null. */
+  mpsBlocked(gpu: GpuView): string | null {
+    if (!this.options.mps) return 'MPS is not available in this engine';
+    try {
+      const [status] = this.options.mps.status([{ index: gpu.index, uuid: gpu.uuid }]);
+      return status.state === 'held' ? status.message.replace(/\.$/, '') : null;
+    } catch (error) {
+      return `MPS status unknown: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+
+  /**
+   * Start a queued job on `gpu`: a gate slot, its environment, the launcher. Throws when it
+   * cannot start; the slot is given back then. The child is unref'd: the engine never waits for a job.
+   */
+  launch(record: JobRecord, gpu: number, gpuView: GpuView | undefined): ChildProcess {
+    const job = record.view;
+    let slotEnv: Record<string, string> = {};
+    const gate = this.options.gate;
+    if (gate) {
+      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes });
+      record.slot = slot.slot;
+      slotEnv = slot.env;
+    }
+    try {
+      const base = record.launchEnv;
+      const extra = this.options.jobEnv ?? {};
+      const env: Record<string, string> = {
+        ...base,
+        ...extra,
+        ...slotEnv,
+        ...this.spatialEnv(record, gpu, gpuView),
+        CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
+        // a MIG job sees only its slice
+        CUDA_VISIBLE_DEVICES: job.mode === 'mig' && job.migSlice ? job.migSlice : gpuView?.uuid || String(gpu),
+        GPUSHARE_JOB_ID: job.id,
+      };
+      if (extra.LD_LIBRARY_PATH && base.LD_LIBRARY_PATH) env.LD_LIBRARY_PATH = `${extra.LD_LIBRARY_PATH.split(':')[0]}:${base.LD_LIBRARY_PATH}`;
+      if (slotEnv.LD_PRELOAD && base.LD_PRELOAD) env.LD_PRELOAD = `${slotEnv.LD_PRELOAD}:${base.LD_PRELOAD}`;
+      if (gate === null && job.memoryQuotaBytes !== null) env.GPUSHARE_MEM_QUOTA = String(job.memoryQuotaBytes);
+      const child = launch({ executable: record.executable!, argv: job.argv, cwd: job.cwd!, env, logPath: job.logPath!, runAs: record.runAs });
+      child.unref(); // a stopping engine leaves its jobs running
+      return child;
+    } catch (error) {
+      this.releaseSlot(record);
+      throw error;
+    }
+  }
+
+  /** MPS mode: our daemon for the GPU (started on demand), the SM share and the quota as the pinned memory limit. */
+  private spatialEnv(record: JobRecord, gpu: number, gpuView: GpuView | undefined): Record<string, string> {
+    const job = record.view;
+    if (job.mode !== 'mps') return {};
+    const mps = this.options.mps;
+    if (!mps) throw new Error('MPS is not available in this engine');
+    mps.start({ index: gpu, uuid: gpuView?.uuid ?? String(gpu) });
+    return mpsJobEnv(mps, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes);
+  }
+
+  /** The job's process is known: the gate learns its pid, its priority reaches the CPU. */
+  attach(record: JobRecord): void {
+    const pid = record.view.pid;
+    if (pid === null) return;
+    record.startTicks ??= readProcStatus(pid)?.startTicks ?? null;
+    if (record.slot !== null) this.options.gate?.setPid?.(record.slot, pid);
+    this.applyPriority(record);
+  }
+
+  releaseSlot(record: JobRecord): void {
+    if (record.slot !== null) this.options.gate?.releaseSlot(record.slot);
+    record.slot = null;
+  }
+
+  /** Its process is gone: never signal its pid again. */
+  forgetProcess(record: JobRecord): void {
+    if (record.view.pid !== null) {
+      this.options.freezer.forget(record.view.pid);
+      this.options.freezer.forgetParked(record.view.pid);
+    }
+  }
+
+  /**
+   * End a job's process: an MPS client first gets `terminate_client` from its server (killing a client
+   * mid-work can hang the server and every other client), then SIGTERM → SIGKILL; a held job is let go so it can exit.
+   */
+  terminate(record: JobRecord): void {
+    const { pid, gpu, mode } = record.view;
+    if (pid === null) return;
+    if (mode === 'mps' && gpu !== null && this.options.mps) {
+      try {
+        this.options.mps.terminateClient(gpu, pid);
+      } catch {
+        // no server answers: nothing of it can hang any more
+      }
+    }
+    this.options.control.terminate(pid, { group: record.view.managed, graceMs: this.options.terminateGraceMs });
+    if (this.gated(record)) this.options.gate!.setPaused(record.slot!, false); // let it reach its exit
+    if (!record.view.managed) this.options.freezer.forget(pid); // terminate sent SIGCONT
+  }
+
+  /** Park: lock, then checkpoint; the guardian knows before the first driver call. Undone (unlocked) when the checkpoint fails. */
+  async park(record: JobRecord): Promise<void> {
+    const pid = record.view.pid!;
+    const checkpointer = this.options.checkpointer;
+    this.options.freezer.noteParked(pid, record.view.id);
+    try {
+      await checkpointer.lock(pid);
+    } catch (error) {
+      this.options.freezer.forgetParked(pid);
+      throw new ParkStepError('lock', error, null);
+    }
+    try {
+      await checkpointer.checkpoint(pid);
+    } catch (error) {
+      const undo = await checkpointer.unlock(pid).then(
+        () => null,
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+      if (undo === null) this.options.freezer.forgetParked(pid);
+      throw new ParkStepError('checkpoint', error, undo);
+    }
+  }
+
+  /** Unpark: restore, then unlock. A refused restore leaves it parked; the guardian keeps it on record until it runs. */
+  async unpark(record: JobRecord): Promise<void> {
+    const pid = record.view.pid!;
+    try {
+      await this.options.checkpointer.restore(pid);
+    } catch (error) {
+      throw new ParkStepError('restore', error, null);
+    }
+    try {
+      await this.options.checkpointer.unlock(pid);
+    } catch (error) {
+      throw new ParkStepError('unlock', error, null);
+    }
+    this.options.freezer.forgetParked(pid);
+  }
+
+  /** Engine shutdown: every pause undone, the gate closed (jobs fail open); jobs keep running. */
+  release(records: readonly JobRecord[]): void {
+    this.options.freezer.stop();
+    for (const r of records) {
+      if (this.gated(r) && r.holds.size > 0) this.options.gate!.setPaused(r.slot!, false);
+    }
+    this.options.gate?.close();
+    this.options.control.dispose();
+  }
+}
+
+/** A failed park or unpark step: which driver call, why, and (checkpoint) whether undoing the lock failed too. */
+export class ParkStepError extends Error {
+  override name = 'ParkStepError';
+  constructor(
+    readonly step: 'lock' | 'checkpoint' | 'restore' | 'unlock',
+    readonly cause: unknown,
+    readonly undoFailure: string | null,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+function currentNice(pid: number): number | null {
+  try {
+    return getPriority(pid);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,218 @@
+// A job you can trust, on the simulated driver: one start per job even when a start fails
+// inside an evaluation, a parked job stays parked whatever the policies decide, and jobs
+// outlive the engine (ids never reused, queued jobs wait on, running ones are re-adopted).
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { JobView, Priority } from '../../../shared/jobs.js';
+import { Engine } from '../engine.js';
+import type { NvmlBinding } from '../gpu/nvml-types.js';
+import type { SimulatedDriver } from '../gpu/simulated-driver.js';
+import { fakegpuBuildDir } from '../paths.js';
+import { JobStore } from '../store/job-store.js';
+import { UsageStore } from '../store/usage-store.js';
+import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { attachScheduler, type AttachSchedulerOptions } from './attach.js';
+import type { GateSlot, GateSlotRequest, JobGate } from './job-gate.js';
+
+const GiB = 1024 ** 3;
+const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
+let driver: SimulatedDriver;
+let nvml: NvmlBinding;
+let dir: string;
+const cleanups = useSimulatedRig('a100-40gb', 'gpushare-trust-', (rig) => ({ driver, nvml, dir } = rig));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A launch gate that only records what it is asked (jobs run without the preload library). */
+class RecordingGate {
+  readonly allocations: GateSlotRequest[] = [];
+  readonly calls: string[] = [];
+  private next = 0;
+  constructor(private readonly refuse: (request: GateSlotRequest) => string | null = () => null) {}
+  allocateSlot(request: GateSlotRequest): GateSlot {
+    this.allocations.push(request);
+    const refusal = this.refuse(request);
+    if (refusal) throw new Error(refusal);
+    return { slot: this.next++, env: {} };
+  }
+  setPid(slot: number, pid: number): void {
+    this.calls.push(`pid ${slot} ${pid}`);
+  }
+  setPriority(slot: number, priority: Priority): void {
+    this.calls.push(`priority ${slot} ${priority}`);
+  }
+  setPaused(slot: number, paused: boolean): void {
+    this.calls.push(`paused ${slot} ${paused}`);
+  }
+  setQuota(slot: number, bytes: number | null): void {
+    this.calls.push(`quota ${slot} ${bytes}`);
+  }
+  setMember(slot: number, member: boolean): void {
+    this.calls.push(`member ${slot} ${member}`);
+  }
+  releaseSlot(slot: number): void {
+    this.calls.push(`release ${slot}`);
+  }
+  close(): void {
+    this.calls.push('close');
+  }
+}
+
+function rig(name: string, options: Partial<AttachSchedulerOptions> = {}) {
+  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
+  const attached = attachScheduler(engine, {
+    gate: null,
+    ...options,
+    backend: { simulated: driver },
+    stateDir: join(dir, name, 'state'),
+    runtimeDir: join(dir, name, 'run'),
+    guardian: false,
+  });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return [];
+    stopped = true;
+    return attached.stop();
+  };
+  cleanups.push(stop);
+  const tick = async (waitMs = 150) => {
+    await sleep(waitMs);
+    attached.scheduler.evaluate(engine.sampler.tick());
+  };
+  const job = async (id: string): Promise<JobView | undefined> => (await engine.call('jobs.list', { includeFinished: true })).find((j) => j.id === id);
+  const until = async <T>(what: string, step: () => Promise<T | undefined | false>, tries = 40): Promise<T> => {
+    for (let i = 0; i < tries; i++) {
+      await tick();
+      const value = await step();
+      if (value !== undefined && value !== false) return value;
+    }
+    throw new Error(`gave up waiting for ${what}: ${JSON.stringify((await engine.call('jobs.list', { includeFinished: true })).map((j) => [j.id, j.state, j.history.at(-1)?.reason]))}`);
+  };
+  return { engine, attached, tick, job, until, stop };
+}
+
+/** Pids of processes started for a job (GPUSHARE_JOB_ID in their environment). */
+function processesOf(jobId: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`GPUSHARE_JOB_ID=${jobId}`)) pids.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+function killAll(jobId: string): void {
+  for (const pid of processesOf(jobId)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+const train = (seconds: number, mem = '1G') => [FAKEJOB, '--mem', mem, 'train', '--kernel-ms', '5', '--duration', String(seconds)];
+
+test('a job that cannot start inside an evaluation does not make the next queued job start twice', async (t) => {
+  const gate = new RecordingGate((request) => (request.jobId === 'j1' ? 'no gate slot left for j1' : null));
+  const r = rig('reentry', { gate: gate as unknown as JobGate });
+  t.after(() => killAll('j2'));
+  // both wait queued behind a process holding most of the GPU, so the evaluation after it leaves plans both
+  const hog = driver.spawnFakejob(['--device', '0', '--mem', '30G', 'hold', '--duration', '60']);
+  t.after(() => hog.kill('SIGKILL'));
+  await hog.ready;
+  await r.tick();
+  for (let i = 0; i < 2; i++) await r.engine.call('jobs.submit', { argv: train(30), cwd: dir, gpu: 0, memoryRequestBytes: 15 * GiB });
+  await r.tick();
+  assert.deepEqual([(await r.job('j1'))?.state, (await r.job('j2'))?.state], ['queued', 'queued']);
+  hog.kill('SIGKILL');
+  await hog.exited;
+  const second = await r.until('j2 running', async () => ((await r.job('j2'))?.state === 'running' ? true : undefined));
+  assert.ok(second);
+  await r.tick();
+  assert.equal((await r.job('j1'))?.state, 'failed');
+  assert.match((await r.job('j1'))!.history.at(-1)!.reason, /could not start: no gate slot left for j1/);
+  assert.deepEqual(
+    gate.allocations.map((a) => a.jobId),
+    ['j1', 'j2'],
+    'each job asked for one slot: j2 was started once',
+  );
+  assert.equal(processesOf('j2').length, 1, 'one process for j2');
+});
+
+test('a parked job stays parked while the policies run, and comes back when unparked', async (t) => {
+  const gate = new RecordingGate();
+  const r = rig('park-gated', { gate: gate as unknown as JobGate });
+  // a process gpushare did not start, made high priority: the gate cannot see it, so the engine pauses j1's slot for it
+  const high = driver.spawnFakejob(['--device', '0', '--mem', '2G', 'train', '--kernel-ms', '5', '--duration', '60']);
+  t.after(() => {
+    high.kill('SIGKILL');
+    killAll('j1');
+  });
+  await high.ready;
+  await r.tick();
+  await r.engine.call('jobs.setPriority', { job: `p${high.pid}`, priority: 'high' });
+  await r.engine.call('jobs.submit', { argv: train(60, '3G'), cwd: dir, gpu: 0, priority: 'best-effort' });
+  await r.until('j1 held back behind the high process', async () => (await r.job('j1'))?.state === 'gated');
+  const parked = await r.engine.call('jobs.park', { job: 'j1' });
+  assert.equal(parked.state, 'parked');
+  for (let i = 0; i < 4; i++) await r.tick(); // the high job stays active: the policies run on every tick
+  const still = (await r.job('j1'))!;
+  assert.equal(still.state, 'parked', `still parked, not released: ${still.history.map((h) => h.state).join(' → ')}`);
+  assert.ok(gate.calls.includes('member 0 false'), 'a parked job leaves its gate domain');
+  assert.equal((await driver.dump()).devices[0].processes.find((p) => p.pid === still.pid)?.checkpointState, 'checkpointed');
+  const back = await r.engine.call('jobs.unpark', { job: 'j1' });
+  assert.ok(back.state === 'running' || back.state === 'gated', `unparked into ${back.state}`);
+  assert.equal((await driver.dump()).devices[0].processes.find((p) => p.pid === still.pid)?.checkpointState, 'running');
+});
+
+test('jobs outlive the engine: ids continue, a queued job waits on, a running job is re-adopted, a gone one is lost', async (t) => {
+  const dbPath = join(dir, 'outlive.db');
+  const open = async () => {
+    const usage = await UsageStore.open({ path: dbPath });
+    const jobStore = await JobStore.open(dbPath);
+    return { usage, jobStore, close: async () => (await jobStore.close(), await usage.close()) };
+  };
+  const first = await open();
+  const a = rig('outlive', { jobStore: first.jobStore });
+  t.after(() => ['j1', 'j2', 'j3', 'j4'].forEach(killAll));
+  await a.attached.ready;
+  await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0 });
+  await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0 });
+  await a.engine.call('jobs.submit', { argv: train(60, '60G'), cwd: dir, gpu: 'auto' }); // more than the GPU: stays queued
+  const running = await a.until('j1 and j2 running', async () => {
+    const [j1, j2] = [await a.job('j1'), await a.job('j2')];
+    return j1?.state === 'running' && j2?.state === 'running' ? { j1, j2 } : undefined;
+  });
+  assert.equal((await a.job('j3'))?.state, 'queued');
+  const left = await a.stop();
+  assert.deepEqual(left, []);
+  assert.deepEqual(processesOf('j1'), [running.j1.pid], 'stopping the engine leaves j1 running');
+  assert.deepEqual(processesOf('j2'), [running.j2.pid]);
+  await first.close();
+  process.kill(running.j2.pid!, 'SIGKILL'); // j2 ends while no engine watches
+  await sleep(200);
+
+  const second = await open();
+  t.after(() => second.close());
+  const b = rig('outlive', { jobStore: second.jobStore });
+  await b.attached.ready;
+  const adopted = (await b.job('j1'))!;
+  assert.equal(adopted.state, 'running');
+  assert.equal(adopted.pid, running.j1.pid, 'the same process');
+  assert.equal(adopted.managed, true);
+  assert.match(adopted.history.at(-1)!.reason, /re-adopted by a new engine/);
+  assert.equal((await b.job('j2'))?.state, 'lost');
+  assert.equal((await b.job('j3'))?.state, 'queued', 'the queued job waits on');
+  const next = await b.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0 });
+  assert.equal(next.id, 'j4', 'ids are never reused');
+  await b.until('j1 seen on the GPU by the new engine', async () => ((await b.job('j1'))?.usedMemory ?? 0) >= GiB);
+  process.kill(running.j1.pid!, 'SIGKILL');
+  await b.until('j1 lost once its process ends', async () => (await b.job('j1'))?.state === 'lost');
+  await b.stop();
+});
