@@ -22,6 +22,10 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUarray_st *CUarray;
+typedef struct CUmipmappedArray_st *CUmipmappedArray;
 typedef unsigned long long CUmemGenericAllocationHandle;
 
 /* Special stream handles */
@@ -48,6 +52,9 @@ enum {
   CUDA_ERROR_LAUNCH_FAILED = 719,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+  CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
   CUDA_ERROR_TIMEOUT = 909,
   CUDA_ERROR_UNKNOWN = 999
 };
@@ -180,6 +187,62 @@ typedef struct CUlaunchConfig_st {
   unsigned int numAttrs;
 } CUlaunchConfig;
 
+/* Stream capture (CUDA 10+) */
+typedef enum CUstreamCaptureMode_enum {
+  CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  CU_STREAM_CAPTURE_MODE_RELAXED = 2
+} CUstreamCaptureMode;
+typedef enum CUstreamCaptureStatus_enum {
+  CU_STREAM_CAPTURE_STATUS_NONE = 0,
+  CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+  CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
+/* 8 bytes (CUgraphEdgeData_st, CUDA 12.3) */
+typedef struct CUgraphEdgeData_st {
+  unsigned char from_port;
+  unsigned char to_port;
+  unsigned char type;
+  unsigned char reserved[5];
+} CUgraphEdgeData;
+
+/* Graph memory nodes: 120 bytes on LP64 (CUDA_MEM_ALLOC_NODE_PARAMS_v1); dptr is written back */
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_st {
+  CUmemPoolProps poolProps;
+  const CUmemAccessDesc *accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+
+/* Arrays (CUarray_format: the plain element formats) */
+typedef enum CUarray_format_enum {
+  CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+  CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+  CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+  CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+  CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+  CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+  CU_AD_FORMAT_HALF = 0x10,
+  CU_AD_FORMAT_FLOAT = 0x20
+} CUarray_format;
+/* 24 bytes on LP64 (CUDA_ARRAY_DESCRIPTOR_v2) */
+typedef struct CUDA_ARRAY_DESCRIPTOR_st {
+  size_t Width;
+  size_t Height;
+  CUarray_format Format;
+  unsigned int NumChannels;
+} CUDA_ARRAY_DESCRIPTOR;
+/* 40 bytes on LP64 (CUDA_ARRAY3D_DESCRIPTOR_v2) */
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
+  size_t Width;
+  size_t Height;
+  size_t Depth;
+  CUarray_format Format;
+  unsigned int NumChannels;
+  unsigned int Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
 /* Process checkpointing (CUDA 12.8, driver 570+). Called by ANOTHER process
  * on the target pid. Every args struct is 64 bytes; args may be NULL and
  * reserved fields must be zero. Layouts as in cuda.h of CUDA 13.0. */
@@ -229,6 +292,10 @@ GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointGpuPair) == 32, "CUcheckpointGpuPair
 GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointRestoreArgs) == 64, "CUcheckpointRestoreArgs is 64 bytes on LP64");
 GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUcheckpointRestoreArgs, reserved1) == 56, "CUcheckpointRestoreArgs.reserved1 at 56");
 GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointUnlockArgs) == 64, "CUcheckpointUnlockArgs is 64 bytes");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS) == 120, "CUDA_MEM_ALLOC_NODE_PARAMS is 120 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_ARRAY_DESCRIPTOR) == 24, "CUDA_ARRAY_DESCRIPTOR is 24 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_ARRAY3D_DESCRIPTOR) == 40, "CUDA_ARRAY3D_DESCRIPTOR is 40 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUgraphEdgeData) == 8, "CUgraphEdgeData is 8 bytes");
 #undef GPUSHARE_CUDA_ABI_ASSERT
 
 /* Every entry point: X(exported symbol, parameter list). The real driver
@@ -293,7 +360,39 @@ GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUcheckpointUnlockArgs) == 64, "CUcheckpointUnlo
   X(cuCheckpointProcessLock, (int pid, CUcheckpointLockArgs *args)) \
   X(cuCheckpointProcessCheckpoint, (int pid, CUcheckpointCheckpointArgs *args)) \
   X(cuCheckpointProcessRestore, (int pid, CUcheckpointRestoreArgs *args)) \
-  X(cuCheckpointProcessUnlock, (int pid, CUcheckpointUnlockArgs *args))
+  X(cuCheckpointProcessUnlock, (int pid, CUcheckpointUnlockArgs *args)) \
+  X(cuDevicePrimaryCtxReset, (CUdevice dev)) \
+  X(cuDevicePrimaryCtxReset_v2, (CUdevice dev)) \
+  X(cuStreamBeginCapture, (CUstream hStream)) \
+  X(cuStreamBeginCapture_ptsz, (CUstream hStream)) \
+  X(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode)) \
+  X(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode)) \
+  X(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph)) \
+  X(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph)) \
+  X(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus)) \
+  X(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus)) \
+  X(cuStreamGetCaptureInfo, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)) \
+  X(cuStreamGetCaptureInfo_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)) \
+  X(cuStreamGetCaptureInfo_v2, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)) \
+  X(cuStreamGetCaptureInfo_v2_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)) \
+  X(cuStreamGetCaptureInfo_v3, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)) \
+  X(cuStreamGetCaptureInfo_v3_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)) \
+  X(cuGraphCreate, (CUgraph *phGraph, unsigned int flags)) \
+  X(cuGraphDestroy, (CUgraph hGraph)) \
+  X(cuGraphInstantiate, (CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)) \
+  X(cuGraphInstantiate_v2, (CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)) \
+  X(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)) \
+  X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream)) \
+  X(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream)) \
+  X(cuGraphExecDestroy, (CUgraphExec hGraphExec)) \
+  X(cuGraphAddMemAllocNode, (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)) \
+  X(cuGraphAddMemFreeNode, (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)) \
+  X(cuDeviceGraphMemTrim, (CUdevice device)) \
+  X(cuArrayCreate_v2, (CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)) \
+  X(cuArray3DCreate_v2, (CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)) \
+  X(cuArrayDestroy, (CUarray hArray)) \
+  X(cuMipmappedArrayCreate, (CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc, unsigned int numMipmapLevels)) \
+  X(cuMipmappedArrayDestroy, (CUmipmappedArray hMipmappedArray))
 
 #define GPUSHARE_CUDA_TYPEDEF(name, params) typedef CUresult (*name##_fn) params;
 GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
@@ -365,7 +464,40 @@ GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
   X(cuCheckpointProcessLock, cuCheckpointProcessLock, 12080, 0) \
   X(cuCheckpointProcessCheckpoint, cuCheckpointProcessCheckpoint, 12080, 0) \
   X(cuCheckpointProcessRestore, cuCheckpointProcessRestore, 12080, 0) \
-  X(cuCheckpointProcessUnlock, cuCheckpointProcessUnlock, 12080, 0)
+  X(cuCheckpointProcessUnlock, cuCheckpointProcessUnlock, 12080, 0) \
+  X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, 0) \
+  X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, 11000, 0) \
+  X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0) \
+  X(cuStreamBeginCapture, cuStreamBeginCapture_ptsz, 10000, 1) \
+  X(cuStreamBeginCapture, cuStreamBeginCapture_v2, 10010, 0) \
+  X(cuStreamBeginCapture, cuStreamBeginCapture_v2_ptsz, 10010, 1) \
+  X(cuStreamEndCapture, cuStreamEndCapture, 10000, 0) \
+  X(cuStreamEndCapture, cuStreamEndCapture_ptsz, 10000, 1) \
+  X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, 0) \
+  X(cuStreamIsCapturing, cuStreamIsCapturing_ptsz, 10000, 1) \
+  X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, 0) \
+  X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_ptsz, 10010, 1) \
+  X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2, 11030, 0) \
+  X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v2_ptsz, 11030, 1) \
+  X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v3, 12030, 0) \
+  X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v3_ptsz, 12030, 1) \
+  X(cuGraphCreate, cuGraphCreate, 10000, 0) \
+  X(cuGraphDestroy, cuGraphDestroy, 10000, 0) \
+  X(cuGraphInstantiate, cuGraphInstantiate, 10000, 0) \
+  X(cuGraphInstantiate, cuGraphInstantiate_v2, 11000, 0) \
+  X(cuGraphInstantiate, cuGraphInstantiateWithFlags, 12000, 0) \
+  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, 0) \
+  X(cuGraphLaunch, cuGraphLaunch, 10000, 0) \
+  X(cuGraphLaunch, cuGraphLaunch_ptsz, 10000, 1) \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0) \
+  X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, 0) \
+  X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode, 11040, 0) \
+  X(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, 0) \
+  X(cuArrayCreate, cuArrayCreate_v2, 3020, 0) \
+  X(cuArray3DCreate, cuArray3DCreate_v2, 3020, 0) \
+  X(cuArrayDestroy, cuArrayDestroy, 2000, 0) \
+  X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, 0) \
+  X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0)
 
 #ifdef __cplusplus
 }

@@ -352,6 +352,14 @@ static void dc_unref(devctx_t *d) {
   d->slot = -1;
 }
 
+/* The primary context of d is destroyed (last release or reset): its work
+ * finishes, its allocations are freed, and the device's when no context is left. g_mu held. */
+static void primary_gone(devctx_t *d) {
+  dc_sync(d);
+  mem_release_ctx(d->primary);
+  dc_unref(d);
+}
+
 API cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
   NEED_DEV(d, dev);
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
@@ -379,12 +387,29 @@ API cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   pthread_mutex_lock(&g_mu);
   CUresult rc = CUDA_SUCCESS;
   if (d->primary_refs == 0) rc = CUDA_ERROR_INVALID_CONTEXT;
-  else if (--d->primary_refs == 0) dc_unref(d);
+  else if (--d->primary_refs == 0) primary_gone(d);
   pthread_mutex_unlock(&g_mu);
   return rc;
 }
 
 API cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+
+/* Destroys the primary context now, whoever still retains it: its allocations go. */
+API cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  NEED_INIT();
+  devctx_t *d = dev_of(dev);
+  if (!d) return CUDA_ERROR_INVALID_DEVICE;
+  ckpt_gate(d);
+  pthread_mutex_lock(&g_mu);
+  if (d->primary_refs > 0) {
+    d->primary_refs = 0;
+    primary_gone(d);
+  }
+  pthread_mutex_unlock(&g_mu);
+  return CUDA_SUCCESS;
+}
+
+API cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
 
 API cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
   (void)flags;
@@ -406,9 +431,12 @@ API cuCtxDestroy_v2(CUcontext ctx) {
   NEED_INIT();
   if (!ctx || ctx->magic != MAGIC_CTX || ctx->is_primary) return CUDA_ERROR_INVALID_CONTEXT;
   devctx_t *d = ctx->dc;
+  ckpt_gate(d);
   if (t_cur == ctx) t_cur = NULL;
   ctx->magic = 0;
   pthread_mutex_lock(&g_mu);
+  dc_sync(d);
+  mem_release_ctx(ctx); /* the context's allocations go with it, as in the driver */
   dc_unref(d);
   pthread_mutex_unlock(&g_mu);
   free(ctx);
@@ -454,6 +482,9 @@ static const struct {
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture"},
+    {CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "attempt to terminate a thread-local capture sequence from another thread"},
     {CUDA_ERROR_TIMEOUT, "CUDA_ERROR_TIMEOUT", "timeout occurred"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };

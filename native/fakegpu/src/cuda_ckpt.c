@@ -238,3 +238,7 @@ API cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs *args) {
   fg_unlock(st);
   return rc;
 }
+
+void ckpt_gate(devctx_t *d) {
+  if (d && d->slot >= 0) ckpt_wait_running(d->slot);
+}

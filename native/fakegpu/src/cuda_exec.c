@@ -84,6 +84,7 @@ static void *executor_main(void *arg) {
 
 /* caller holds d->mu */
 static int enqueue(devctx_t *d, struct CUstream_st *s, uint64_t dur_ns) {
+  while (s->enq - s->done >= STREAM_QUEUE_MAX) pthread_cond_wait(&d->cv_done, &d->mu); /* bounded, as the driver's push buffer */
   if (d->qlen == d->qcap) {
     size_t ncap = d->qcap ? d->qcap * 2 : 256;
     job_t *nq = malloc(ncap * sizeof *nq);
@@ -129,7 +130,7 @@ static struct CUstream_st *per_thread_stream(devctx_t *d) {
 }
 
 /* Resolves a launch/sync stream argument; ptsz: NULL means per-thread. */
-static struct CUstream_st *resolve_stream(CUstream s, int ptsz, CUresult *rc) {
+struct CUstream_st *stream_resolve(CUstream s, int ptsz, CUresult *rc) {
   *rc = CUDA_SUCCESS;
   if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
     devctx_t *d = cur_dc();
@@ -151,15 +152,26 @@ static CUresult launch(CUfunction f, CUstream hStream, void **kernelParams, int 
   NEED_INIT();
   if (!f || f->magic != MAGIC_FUNC) return CUDA_ERROR_INVALID_HANDLE;
   CUresult rc;
-  struct CUstream_st *s = resolve_stream(hStream, ptsz, &rc);
+  struct CUstream_st *s = stream_resolve(hStream, ptsz, &rc);
   if (!s) return rc;
   devctx_t *d = s->dc;
   if (dev_lost(d)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
   if (d->mps_share && mps_terminated(d)) return CUDA_ERROR_LAUNCH_FAILED; /* terminate_client ended its work */
   /* convention: the kernel's duration in µs is *(unsigned long long *)kernelParams[0] */
   unsigned long long us = (kernelParams && kernelParams[0]) ? *(const unsigned long long *)kernelParams[0] : 0;
+  if (cap_open()) { /* a capturing stream records the kernel into its graph instead of running it */
+    int recorded = 0;
+    rc = cap_kernel(s, us * 1000ull, &recorded);
+    if (recorded || rc != CUDA_SUCCESS) return rc;
+  }
+  return exec_enqueue(s, us * 1000ull);
+}
+
+CUresult exec_enqueue(struct CUstream_st *s, uint64_t dur_ns) {
+  devctx_t *d = s->dc;
+  ckpt_gate(d); /* a locked process's launch blocks until it is unlocked */
   pthread_mutex_lock(&d->mu);
-  int r = enqueue(d, s, us * 1000ull);
+  int r = enqueue(d, s, dur_ns);
   pthread_mutex_unlock(&d->mu);
   return r == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -215,6 +227,11 @@ static void stream_sync(struct CUstream_st *s) {
 
 API cuCtxSynchronize(void) {
   NEED_CTX(d);
+  if (cap_open()) {
+    CUresult rc = cap_ctx_sync(d); /* fails and invalidates while the context captures */
+    if (rc != CUDA_SUCCESS) return rc;
+  }
+  ckpt_gate(d);
   dc_sync(d);
   return CUDA_SUCCESS;
 }
@@ -223,6 +240,7 @@ API cuStreamCreate(CUstream *phStream, unsigned int Flags) {
   (void)Flags;
   NEED_CTX(d);
   if (!phStream) return CUDA_ERROR_INVALID_VALUE;
+  ckpt_gate(d);
   struct CUstream_st *s = calloc(1, sizeof *s);
   s->magic = MAGIC_STREAM;
   s->dc = d;
@@ -243,9 +261,14 @@ API cuStreamDestroy_v2(CUstream hStream) {
 static CUresult sync_stream_arg(CUstream hStream, int ptsz) {
   NEED_INIT();
   CUresult rc;
-  struct CUstream_st *s = resolve_stream(hStream, ptsz, &rc);
+  struct CUstream_st *s = stream_resolve(hStream, ptsz, &rc);
   if (!s) return rc;
   if (dev_lost(s->dc)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  if (cap_open()) {
+    rc = cap_stream_sync(s); /* fails and invalidates on a capturing stream */
+    if (rc != CUDA_SUCCESS) return rc;
+  }
+  ckpt_gate(s->dc);
   if (s == &s->dc->null_stream) dc_sync(s->dc); /* the legacy stream waits for all */
   else stream_sync(s);
   return CUDA_SUCCESS;

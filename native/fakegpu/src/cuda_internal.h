@@ -16,6 +16,11 @@
 #define MAGIC_MOD 0x4d4f4431u
 #define MAGIC_FUNC 0x46554e31u
 #define MAGIC_POOL 0x504f4f31u
+#define MAGIC_GRAPH 0x47524131u
+#define MAGIC_GNODE 0x474e4f31u
+#define MAGIC_GEXEC 0x47455831u
+#define MAGIC_ARRAY 0x41525231u
+#define STREAM_QUEUE_MAX 1024 /* pending kernels per stream; a launch past it blocks until one completes */
 #define MAX_VIS (FG_MAX_GPUS * FG_MAX_ENGINES)
 
 /* Prototypes from the shared list: a signature mismatch is a compile error. */
@@ -24,11 +29,13 @@ GPUSHARE_CUDA_FUNCS(DECLARE)
 #undef DECLARE
 
 typedef struct devctx devctx_t;
+typedef struct capture capture_t;
 
 struct CUstream_st {
   uint32_t magic;
   devctx_t *dc;
   uint64_t enq, done; /* kernels, under dc->mu */
+  capture_t *cap;     /* open capture sequence (cuda_graph.c), under g_cap_mu */
 };
 
 typedef struct {
@@ -91,6 +98,7 @@ FG_HIDDEN int dev_lost(const devctx_t *d);
 FG_HIDDEN devctx_t *cur_dc(void);
 FG_HIDDEN uint64_t dev_total(const devctx_t *d);
 FG_HIDDEN void block_signals(void);
+FG_HIDDEN CUcontext ctx_owner(devctx_t *d); /* the current context if it is on d, else NULL */
 
 #define NEED_DEV(d, dev)                    \
   NEED_INIT();                              \
@@ -103,6 +111,32 @@ FG_HIDDEN void block_signals(void);
   devctx_t *d = cur_dc();                    \
   if (!d) return CUDA_ERROR_INVALID_CONTEXT; \
   if (dev_lost(d)) return CUDA_ERROR_DEVICE_UNAVAILABLE
+
+/* cuda_mem.c: charges size bytes on d under a unique key (OUT_OF_MEMORY past capacity); the
+ * charge belongs to owner (freed with that context) or, owner NULL, to the device. Takes g_mu. */
+FG_HIDDEN CUresult mem_charge(devctx_t *d, unsigned long long key, size_t size, CUcontext owner);
+/* cuda_mem.c: gives a charge back (0 if the key is unknown); moves it onto key `to` instead when to != 0. */
+FG_HIDDEN size_t mem_uncharge(unsigned long long key, unsigned long long to);
+FG_HIDDEN unsigned long long mem_new_key(void);  /* unique charge key */
+FG_HIDDEN unsigned long long mem_reserve_va(size_t size); /* a fake device address range */
+/* cuda_mem.c: frees every charge owned by ctx (the context is destroyed or reset). */
+FG_HIDDEN void mem_release_ctx(CUcontext ctx);
+/* cuda_exec.c: the stream a launch/sync argument names (ptsz: NULL is the per-thread stream). */
+FG_HIDDEN struct CUstream_st *stream_resolve(CUstream s, int ptsz, CUresult *rc);
+/* cuda_exec.c: queues one kernel on s (blocks while s has STREAM_QUEUE_MAX pending or the process is locked). */
+FG_HIDDEN CUresult exec_enqueue(struct CUstream_st *s, uint64_t dur_ns);
+/* cuda_graph.c: stream capture as the driver checks it. cap_open: captures not yet ended (fast path). */
+FG_HIDDEN int cap_open(void);
+/* s is capturing: the kernel is recorded (*recorded = 1) or refused (invalidated capture). */
+FG_HIDDEN CUresult cap_kernel(struct CUstream_st *s, uint64_t dur_ns, int *recorded);
+FG_HIDDEN CUresult cap_alloc(struct CUstream_st *s, size_t size, CUdeviceptr *dptr, int *recorded);
+FG_HIDDEN CUresult cap_free(struct CUstream_st *s, CUdeviceptr dptr, int *recorded);
+/* An API call that capture prohibits in this thread (global-mode rule): UNSUPPORTED and invalidates. */
+FG_HIDDEN CUresult cap_unsafe_call(void);
+FG_HIDDEN CUresult cap_stream_sync(struct CUstream_st *s); /* syncing a capturing stream invalidates it */
+FG_HIDDEN CUresult cap_ctx_sync(devctx_t *d);              /* so does syncing its context */
+/* cuda_ckpt.c: API calls of a locked or checkpointed process block here until it is unlocked. */
+FG_HIDDEN void ckpt_gate(devctx_t *d);
 
 /* cuda.c: a context exists on d (registers the process there). g_mu held. */
 FG_HIDDEN CUresult dc_ref(devctx_t *d);
