@@ -35,7 +35,7 @@ export const TRANSITIONS: Readonly<Record<JobState, Readonly<Partial<Record<JobE
   starting: { started: 'running', ...ADOPTION },
   running: { gate: 'gated', suspend: 'suspended', park: 'parking', ...ADOPTION },
   gated: { ungate: 'running', suspend: 'suspended', park: 'parking', ...ADOPTION },
-  suspended: { resume: 'running', ...ADOPTION },
+  suspended: { resume: 'running', gate: 'gated', ...ADOPTION }, // gate: only a priority hold is left, and the gate holds that
   parking: { parked: 'parked', 'park-failed': 'running', ...ADOPTION },
   parked: { unpark: 'unparking', ...ADOPTION },
   unparking: { unparked: 'running', 'unpark-failed': 'parked', ...ADOPTION },

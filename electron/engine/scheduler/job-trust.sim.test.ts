@@ -184,7 +184,7 @@ test('jobs outlive the engine: ids continue, a queued job waits on, a running jo
   await a.attached.ready;
   await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0 });
   await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0 });
-  await a.engine.call('jobs.submit', { argv: train(60, '60G'), cwd: dir, gpu: 'auto' }); // more than the GPU: stays queued
+  await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0, memoryRequestBytes: 39 * GiB }); // more than is free: stays queued
   const running = await a.until('j1 and j2 running', async () => {
     const [j1, j2] = [await a.job('j1'), await a.job('j2')];
     return j1?.state === 'running' && j2?.state === 'running' ? { j1, j2 } : undefined;

@@ -91,7 +91,7 @@ test('parking a process gpushare did not start frees its GPU memory; unparking b
   assert.equal(unparked.state, 'running');
   assert.equal(unparked.gpu, 0);
   assert.match(unparked.history.at(-1)!.reason, /^unparked by \S+ on GPU 0$/);
-  assert.deepEqual(unparked.history.map((h) => h.state), ['running', 'parked', 'running']);
+  assert.deepEqual(unparked.history.map((h) => h.state), ['running', 'parking', 'parked', 'unparking', 'running']);
   const back = await r.until('its memory and SM time back', async () => {
     const j = await r.job(id);
     return j && j.usedMemory === 2 * GiB && (j.smPercent ?? 0) > 0 ? j : undefined;
@@ -117,9 +117,17 @@ test('a managed job parks and unparks; unparking waits for room and refusals cha
   await filler.ready;
   await r.tick();
   const stranger: Caller = { uid: 4242, user: 'alice', admin: false, via: 'socket' };
+  // the driver refuses the restore: it stays parked, and its history says it was tried
+  await assert.rejects(r.engine.call('jobs.unpark', { job: submitted.id }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'conflict');
+    assert.match(error.message, /^Cannot unpark j1: not enough free memory to unpark on GPU 0 \(it needs 24G, [\d.]+G is free\) — try later\. It stays parked\.$/);
+    return true;
+  });
+  const refused = (await r.job(submitted.id))!;
+  assert.equal(refused.state, 'parked');
+  assert.deepEqual(refused.history.slice(-2).map((h) => h.state), ['unparking', 'parked']);
   const before = JSON.stringify(await r.engine.call('jobs.list', { includeFinished: true }));
   const refusals: Array<[string, () => Promise<unknown>, string, RegExp]> = [
-    ['no room on its GPU', () => r.engine.call('jobs.unpark', { job: submitted.id }), 'conflict', /^Cannot unpark j1: not enough free memory to unpark on GPU 0 \(it needs 24G, [\d.]+G is free\) — try later\. It stays parked\.$/],
     ['already parked', () => r.engine.call('jobs.park', { job: submitted.id }), 'conflict', /j1 is already parked/],
     ['resume is not unpark', () => r.engine.call('jobs.resume', { job: submitted.id }), 'conflict', /j1 is parked, not suspended; unpark it/],
     ['suspend while parked', () => r.engine.call('jobs.suspend', { job: submitted.id }), 'conflict', /j1 is parked; unpark it first/],

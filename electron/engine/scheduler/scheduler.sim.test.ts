@@ -210,7 +210,7 @@ test('a job that needs more memory than is free waits queued, then starts when m
   }, 40);
   assert.equal(finished.state, 'finished');
   assert.equal(finished.exitCode, 0);
-  assert.deepEqual(finished.history.map((h) => h.state), ['queued', 'running', 'finished']);
+  assert.deepEqual(finished.history.map((h) => h.state), ['queued', 'starting', 'running', 'finished']);
   assert.ok(existsSync(finished.logPath!));
   const log = readFileSync(finished.logPath!, 'utf8');
   assert.match(log, /"event":"ready".*"allocated":12884901888/);

@@ -12,6 +12,7 @@ import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
 import type { MpsControl } from '../mps/mps-control.js';
 import { JobActuators, type ParkStepError } from './actuators.js';
+import { JobOwnership } from './ownership.js';
 import type { JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
@@ -25,7 +26,7 @@ export interface UnmanagedQuotaPolicy {
 }
 
 export interface SchedulerOptions {
-  engine: Pick<Engine, 'sampler' | 'events' | 'raiseAlert'>;
+  engine: Pick<Engine, 'sampler' | 'events' | 'raiseAlert' | 'setConditions'>;
   control: ProcessControl;
   freezer: Freezer;
   gate: JobGate | null;
@@ -52,8 +53,8 @@ export class Scheduler {
   readonly act: JobActuators;
   readonly quotaPolicy: UnmanagedQuotaPolicy;
   private readonly tracker = new ConditionTracker();
-  /** pid on a GPU → the managed job it belongs to (itself or a descendant of the job's process), by start time. */
-  private readonly lineage = new Map<number, { startTicks: number; jobId: string | null }>();
+  /** Which managed job a GPU process belongs to (its main process or a descendant): one answer for scheduler and store. */
+  readonly ownership = new JobOwnership();
   private readonly policyErrors = new Map<string, Condition>();
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
@@ -159,6 +160,7 @@ export class Scheduler {
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert({ kind: c.kind, severity: c.severity, gpu: c.gpu, jobId: c.jobId, message: c.message });
     }
+    this.options.engine.setConditions(conditions.map(({ kind, severity, gpu, jobId, message }) => ({ kind, severity, gpu, jobId, message })));
     this.changed();
   }
 
@@ -265,6 +267,7 @@ export class Scheduler {
     }
     record.adopted = true;
     record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
+    this.ownership.claim(record.view.id, record.view.owner, pid, record.startTicks);
     if (PARK_STATES.has(state)) {
       // the earlier engine (or its guardian) restored it unless its GPU had no room: then the restore is refused for memory
       const stillParked = await this.act.unpark(record).then(
@@ -294,17 +297,14 @@ export class Scheduler {
   // ---- snapshot → table ----------------------------------------------------------
 
   private ingest(snapshot: Snapshot): void {
-    const managedByPid = new Map<number, JobRecord>();
-    for (const r of this.table.live()) if (r.view.managed && r.view.pid !== null && r.view.state !== 'queued') managedByPid.set(r.view.pid, r);
     const readings = new Map<JobRecord, { mem: number; sm: number | null }>();
     const seen = new Set<number>();
-    const seenPids = new Set(snapshot.processes.map((p) => p.pid));
-    for (const [pid] of this.lineage) if (!seenPids.has(pid)) this.lineage.delete(pid);
+    this.ownership.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
 
     for (const p of snapshot.processes) {
       if (p.command === 'nvidia-cuda-mps-server') continue; // the MPS server holds its clients' context: never a job to hold or kill
-      const owner = this.managedOwner(p.pid, managedByPid);
-      let record = owner;
+      const owner = this.ownership.jobOf(p.pid);
+      let record = owner ? this.table.get(owner.jobId) : undefined;
       if (!record) {
         record = this.unmanaged(p.pid, p, snapshot);
         if (!record) continue;
@@ -343,25 +343,6 @@ export class Scheduler {
   private alive(record: JobRecord): boolean {
     const status = record.view.pid === null ? null : readProcStatus(record.view.pid);
     return status !== null && (record.startTicks === null || status.startTicks === record.startTicks);
-  }
-
-  /** The managed job a GPU process belongs to: its pid, or an ancestor's, is the job's. */
-  private managedOwner(pid: number, managedByPid: Map<number, JobRecord>): JobRecord | undefined {
-    const direct = managedByPid.get(pid);
-    if (direct) return direct;
-    const status = readProcStatus(pid);
-    if (!status) return undefined;
-    const cached = this.lineage.get(pid);
-    if (cached && cached.startTicks === status.startTicks) return cached.jobId ? this.table.get(cached.jobId) : undefined;
-    let jobId: string | null = null;
-    let parent = status.ppid;
-    for (let depth = 0; depth < 32 && parent > 1 && jobId === null; depth++) {
-      const owner = managedByPid.get(parent);
-      if (owner) jobId = owner.view.id;
-      else parent = readProcStatus(parent)?.ppid ?? 0;
-    }
-    this.lineage.set(pid, { startTicks: status.startTicks, jobId });
-    return jobId ? this.table.get(jobId) : undefined;
   }
 
   /** The job "p<pid>" of a GPU process gpushare did not start; created when first seen. */
@@ -406,6 +387,7 @@ export class Scheduler {
     child.once('exit', (code, signal) => this.exited(record, code, signal));
     if (job.pid === null) return; // spawn failed: its 'error' event follows
     this.act.attach(record);
+    this.ownership.claim(job.id, job.owner, job.pid, record.startTicks);
     this.fire(record, 'started', `started on GPU ${gpu} as pid ${job.pid}`);
   }
 
@@ -428,6 +410,7 @@ export class Scheduler {
     job.usedMemory = null;
     job.smPercent = null;
     if (!this.fire(record, event, reason)) return;
+    if (job.managed) this.ownership.release(job.id, Date.now());
     const ok = event === 'exit';
     const verb = ok ? 'finished' : event === 'lose' ? 'was lost' : 'failed';
     this.options.engine.raiseAlert({
