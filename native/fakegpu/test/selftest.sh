@@ -94,6 +94,7 @@ echo "== time slicing"
 t_start=$(($(date +%s%N) - 0))
 "$JOB" --resolve symbol train --kernel-ms 10 --batch 4 --duration 1.5 >"$TMP/t1.out" & BG+=($!); p1=$!
 "$JOB" --resolve procaddress train --kernel-ms 10 --batch 4 --duration 1.5 >"$TMP/t2.out" & BG+=($!); p2=$!
+wait_line "$TMP/t1.out" ready && wait_line "$TMP/t2.out" ready || bad "train jobs never ready"
 sleep 1
 check "nvml per-process utilization" $NV util 0 "$p1"
 wait "$p1" "$p2"
