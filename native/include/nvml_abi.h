@@ -365,6 +365,12 @@ typedef struct {
 } nvmlEccErrorCounts_t;
 
 typedef struct {
+  unsigned long long bar1Total;
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
+} nvmlBAR1Memory_t;
+
+typedef struct {
   unsigned int sessionsCount;
   unsigned int averageFPS;
   unsigned int averageLatency;
@@ -435,6 +441,7 @@ typedef struct {
   X(nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_v1_t *pci)) \
   X(nvmlDeviceGetPciInfoExt, (nvmlDevice_t device, nvmlPciInfoExt_v1_t *pci)) \
   X(nvmlDeviceGetAttributes, (nvmlDevice_t device, nvmlDeviceAttributes_t *attributes)) \
+  X(nvmlDeviceGetBAR1MemoryInfo, (nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory)) \
   X(nvmlDeviceGetPerformanceState, (nvmlDevice_t device, unsigned int *pState)) \
   X(nvmlDeviceGetPowerState, (nvmlDevice_t device, unsigned int *pState)) \
   X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t device, unsigned int *mode)) \

@@ -114,6 +114,7 @@ test('an A100 with a process: the calls real clients make at start read the driv
       assert.equal(reading.eccModeCurrent, 1);
       assert.equal(reading.totalEccErrorsUncorrectedVolatile, 0);
       assert.equal(reading.encoderSamplingPeriodUs, 167000);
+      assert.deepEqual([reading.bar1TotalMiB, reading.bar1UsedMiB], [65536, 1], 'BAR1: the A100-40GB aperture');
       // passively cooled, no confidential computing: as on the real board
       assert.deepEqual(reading.fanSpeed, NOT_SUPPORTED);
       assert.deepEqual(reading.numFans, NOT_SUPPORTED);
@@ -140,7 +141,13 @@ test('two H100s, one in MIG mode: PCIe gen 5 and the confidential-computing memo
       assert.equal(reading.thresholdGpuMax, 87);
       assert.equal(reading.ccProtectedKiB, 0, 'confidential computing is off');
       assert.equal(reading.ccUnprotectedKiB, device.memoryTotal / 1024);
+      assert.equal(reading.bar1TotalMiB, 131072);
     }
+    // nvitop reads BAR1 of every MIG device (and fails without it): the slice's share of the aperture
+    const mig0 = state.devices[1]!.migDevices.find((m) => m.index === 0)!;
+    const onMigGpu = await clientReading(driver, 1);
+    assert.equal(onMigGpu.mig0Bar1TotalMiB, (131072 * mig0.placement.size) / 8);
+    assert.deepEqual((await clientReading(driver, 0)).mig0Bar1TotalMiB, { error: 6 }, 'MIG off: no MIG device 0 (NOT_FOUND)');
   });
 });
 

@@ -8,8 +8,9 @@
 #include "nvml_internal.h"
 
 /* Data-centre boards: passive cooling, ECC on; thresholds as nvidia-smi -q shows them. */
-static const fg_nvml_model_t A100 = {NVML_DEVICE_ARCH_AMPERE, NVML_BRAND_NVIDIA, 4, 16, 5120, 64, 92, 89, 95, 85, 0, 1, 0};
-static const fg_nvml_model_t H100 = {NVML_DEVICE_ARCH_HOPPER, NVML_BRAND_NVIDIA, 5, 16, 5120, 128, 92, 89, 95, 87, 0, 1, 1};
+static const fg_nvml_model_t A100_40 = {NVML_DEVICE_ARCH_AMPERE, NVML_BRAND_NVIDIA, 4, 16, 5120, 64, 65536, 92, 89, 95, 85, 0, 1, 0};
+static const fg_nvml_model_t A100_80 = {NVML_DEVICE_ARCH_AMPERE, NVML_BRAND_NVIDIA, 4, 16, 5120, 64, 131072, 92, 89, 95, 85, 0, 1, 0};
+static const fg_nvml_model_t H100 = {NVML_DEVICE_ARCH_HOPPER, NVML_BRAND_NVIDIA, 5, 16, 5120, 128, 131072, 92, 89, 95, 87, 0, 1, 1};
 
 static unsigned arch_of_cc(unsigned major, unsigned minor) {
   if (major == 7) return minor >= 5 ? NVML_DEVICE_ARCH_TURING : NVML_DEVICE_ARCH_VOLTA;
@@ -21,8 +22,8 @@ static unsigned arch_of_cc(unsigned major, unsigned minor) {
 
 fg_nvml_model_t fg_nvml_model(const fg_gpu_t *g) {
   switch ((fg_family_t)g->family) {
-    case FG_FAM_A100_40:
-    case FG_FAM_A100_80: return A100;
+    case FG_FAM_A100_40: return A100_40;
+    case FG_FAM_A100_80: return A100_80;
     case FG_FAM_H100_80: return H100;
     default: break;
   }
@@ -30,7 +31,7 @@ fg_nvml_model_t fg_nvml_model(const fg_gpu_t *g) {
   unsigned brand = strstr(g->name, "GeForce") ? NVML_BRAND_GEFORCE
                    : strstr(g->name, "RTX")   ? NVML_BRAND_NVIDIA_RTX
                                               : NVML_BRAND_NVIDIA;
-  return (fg_nvml_model_t){arch_of_cc(g->cc_major, g->cc_minor), brand, 4, 16, 384, 128, 98, 95, 0, 93, 1, 0, 0};
+  return (fg_nvml_model_t){arch_of_cc(g->cc_major, g->cc_minor), brand, 4, 16, 384, 128, 256, 98, 95, 0, 93, 1, 0, 0};
 }
 
 /* ---- system-wide counts and v1 names ---- */
@@ -168,6 +169,18 @@ API nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, unsigned int *mode) {
 
 API nvmlDeviceGetAttributes(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes) {
   return nvmlDeviceGetAttributes_v2(device, attributes);
+}
+
+/* The aperture (a MIG device gets its share of memory slices); the driver's own mappings use 1 MiB. */
+API nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory) {
+  DEVICE_CALL(device);
+  if (!bar1Memory) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned long long total = (unsigned long long)fg_nvml_model(g).bar1_mib * FG_MIB;
+  if (h->mig >= 0) total = total * g->mig[h->mig].placement_size / 8;
+  bar1Memory->bar1Total = total;
+  bar1Memory->bar1Used = FG_MIB;
+  bar1Memory->bar1Free = total - FG_MIB;
+  return NVML_SUCCESS;
 }
 
 /* ---- PCI: the v1/v2 layout (busId of 16) and the Ext one ---- */

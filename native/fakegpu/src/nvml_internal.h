@@ -75,6 +75,7 @@ typedef struct {
   unsigned arch, brand;
   unsigned pcie_gen, pcie_width;
   unsigned bus_width, cores_per_sm;
+  unsigned bar1_mib; /* the BAR1 aperture */
   unsigned temp_shutdown, temp_slowdown, temp_mem_max, temp_gpu_max; /* 0: no such sensor */
   int fans;       /* 0: passively cooled (data-centre boards) */
   int ecc;        /* ECC memory, enabled */

@@ -35,7 +35,6 @@ static nvmlReturn_t unsupported(void) { return g_st ? NVML_ERROR_NOT_SUPPORTED :
   X(nvmlDeviceGetAdaptiveClockInfoStatus) \
   X(nvmlDeviceGetAddressingMode) \
   X(nvmlDeviceGetAutoBoostedClocksEnabled) \
-  X(nvmlDeviceGetBAR1MemoryInfo) \
   X(nvmlDeviceGetBBXTimeData_v1) \
   X(nvmlDeviceGetBoardId) \
   X(nvmlDeviceGetBoardPartNumber) \

@@ -397,6 +397,12 @@ static void client(unsigned i) {
   r = p_nvmlDeviceGetConfComputeMemSizeInfo(d, &cc);
   F("ccProtectedKiB", r, cc.protectedMemSizeKib);
   F("ccUnprotectedKiB", r, cc.unprotectedMemSizeKib);
+  nvmlBAR1Memory_t bar1 = {0, 0, 0};
+  F("bar1TotalMiB", p_nvmlDeviceGetBAR1MemoryInfo(d, &bar1), bar1.bar1Total >> 20);
+  F("bar1UsedMiB", p_nvmlDeviceGetBAR1MemoryInfo(d, &bar1), bar1.bar1Used >> 20);
+  nvmlDevice_t mig = NULL;
+  r = p_nvmlDeviceGetMigDeviceHandleByIndex(d, 0, &mig);
+  F("mig0Bar1TotalMiB", r == NVML_SUCCESS ? p_nvmlDeviceGetBAR1MemoryInfo(mig, &bar1) : r, bar1.bar1Total >> 20);
   /* from the NOT_SUPPORTED table, called with its real arguments */
   typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
   typedef nvmlReturn_t (*driver_model_fn)(nvmlDevice_t, unsigned *, unsigned *);
