@@ -11,6 +11,7 @@ import { findChromium } from '../../engine/reports/pdf.js';
 import { packageRoot } from '../../engine/paths.js';
 import { KNOWN_T } from '../../engine/store/testing/known-stream.js';
 import { writeKnownStream } from '../../engine/store/testing/known-stream.js';
+import { CLI_ENV } from '../testing/compiled-cli.js';
 import { parseTime } from './report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-report-'));
@@ -25,7 +26,7 @@ before(async () => {
 
 function gpushare(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+    execFile(process.execPath, [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args], { env: { ...process.env, ...CLI_ENV, ...env } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });

@@ -1,17 +1,18 @@
 // `gpushare run`, `jobs` and `set` as a user types them, against `gpushare serve --simulate`.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
 import { readProcStatus } from '../../engine/control/proc-status.js';
+import { CLI_ENV } from '../testing/compiled-cli.js';
 
 const GiB = 1024 ** 3;
 const home = mkdtempSync(join(tmpdir(), 'gpushare-run-'));
-const env = { ...process.env, XDG_RUNTIME_DIR: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data') };
+const env = { ...process.env, ...CLI_ENV, XDG_RUNTIME_DIR: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data') };
 const cli = join(packageRoot(), 'electron', 'cli', 'gpushare.js');
 const fakejob = join(fakegpuBuildDir(), 'fakejob');
 let engine: ChildProcess;
@@ -51,7 +52,7 @@ test('without an engine, run says how to start one', async () => {
 });
 
 test('gpushare run: a fakejob runs on its GPU with its quota, then finishes with its exit status and a log', async () => {
-  const run = await gpushare(['run', '--gpu', '0', '--mem', '2G', '--priority', 'high', '--', fakejob, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '1.5']);
+  const run = await gpushare(['run', '--gpu', '0', '--mem', '2G', '--priority', 'high', '--', fakejob, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '4']);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^j1 running on GPU 0, pid \d+\nlog: .*\/gpushare\/logs\/j1\.log\n$/);
 
@@ -67,14 +68,14 @@ test('gpushare run: a fakejob runs on its GPU with its quota, then finishes with
   assert.equal(listed.priority, 'high');
   assert.equal(listed.memoryQuotaBytes, 2 * GiB);
   assert.equal(listed.usedMemory, GiB, 'its allocation is counted to the job, not shown as a stray process');
-  assert.deepEqual(listed.argv, [fakejob, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '1.5']);
+  assert.deepEqual(listed.argv, [fakejob, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '4']);
   assert.equal((await jobs()).some((j) => j.id === `p${listed!.pid}`), false);
   const table = await gpushare(['jobs']);
   assert.match(table.stdout, /^ID\s+STATE\s+PRIORITY\s+GPU\s+MEM\/QUOTA\s+SM\s+USER\s+COMMAND/);
   assert.match(table.stdout, /\nj1\s+running\s+high\s+0\s+1\.00G\/2\.00G/);
 
   let done: JobView | undefined;
-  for (let i = 0; i < 60 && (!done || done.state === 'running'); i++) {
+  for (let i = 0; i < 150 && (!done || done.state === 'running'); i++) {
     await sleep(100);
     done = (await jobs(true)).find((j) => j.id === 'j1');
   }
@@ -139,4 +140,67 @@ test('bad input on the command line: a clear message, exit code 2 for usage, not
   const tooBig = await gpushare(['run', '--gpu', '0', '--mem', '100G', '--', fakejob, 'hold']);
   assert.match(tooBig.stderr, /100G is more than GPU 0 has \(40G\)/);
   assert.equal(JSON.stringify(await jobs(true)), before);
+});
+
+const idOf = (stdout: string): string => stdout.split(/[ :]/)[0];
+
+test('gpushare run: a command that fails at once says so and exits non-zero', async () => {
+  const run = await gpushare(['run', '--wait', '60', '--', '/bin/sh', '-c', 'exit 3']);
+  assert.equal(run.code, 1, run.stdout + run.stderr);
+  assert.match(run.stdout, /^j\d+ failed: exit code 3\nlog: /);
+});
+
+test('gpushare run: a command that cannot start says so and exits non-zero', async () => {
+  const notExecutable = join(home, 'not-executable.sh');
+  writeFileSync(notExecutable, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+  const run = await gpushare(['run', '--wait', '60', '--', notExecutable]);
+  assert.equal(run.code, 1, run.stdout + run.stderr);
+  assert.match(run.stdout + run.stderr, /(failed: could not start|not executable|permission denied|EACCES|command not found: .*Nothing was started)/i);
+});
+
+test('gpushare run: a job that has to wait says it is queued and what for', async () => {
+  const holder = await gpushare(['run', '--gpu', '0', '--mem', '30G', '--', fakejob, '--mem', '30G', 'hold']);
+  assert.equal(holder.code, 0, holder.stderr);
+  const holderId = idOf(holder.stdout);
+  try {
+    const waiter = await gpushare(['run', '--gpu', '0', '--request', '20G', '--wait', '60', '--', fakejob, '--mem', '1G', 'hold']);
+    assert.equal(waiter.code, 0, waiter.stderr);
+    const id = idOf(waiter.stdout);
+    assert.match(waiter.stdout, new RegExp(`^${id} queued: .*GPU 0 has \\d+(\\.\\d+)?G free and ${id} needs 20G`));
+    assert.equal((await jobs()).find((j) => j.id === id)?.state, 'queued');
+    assert.match((await gpushare(['set', id, '--terminate'])).stdout, new RegExp(`^${id} `));
+  } finally {
+    await gpushare(['set', holderId, '--terminate']);
+  }
+});
+
+test('gpushare set: each change prints the state it led to', async () => {
+  const run = await gpushare(['run', '--', fakejob, '--mem', '256M', 'train', '--kernel-ms', '2', '--duration', '60']);
+  const id = idOf(run.stdout);
+  const set = await gpushare(['set', id, '--priority', 'best-effort', '--mem', '1G', '--suspend']);
+  assert.equal(set.code, 0, set.stderr);
+  const lines = set.stdout.trimEnd().split('\n');
+  assert.equal(lines.length, 3, set.stdout);
+  assert.match(lines[0], new RegExp(`^${id} running \\(priority best-effort set\\)$`));
+  assert.match(lines[1], new RegExp(`^${id} running \\(memory quota 1\\.00G set\\)$`));
+  assert.match(lines[2], new RegExp(`^${id} suspended: suspended by `));
+  await gpushare(['set', id, '--terminate']);
+});
+
+test('gpushare set --park / --unpark: the job leaves the GPU and comes back, and the command says where it ended up', async () => {
+  const run = await gpushare(['run', '--gpu', '0', '--', fakejob, '--mem', '2G', 'train', '--kernel-ms', '2', '--duration', '60']);
+  const id = idOf(run.stdout);
+  let listed: JobView | undefined;
+  for (let i = 0; i < 50 && !(listed?.usedMemory); i++) {
+    await sleep(100);
+    listed = (await jobs()).find((j) => j.id === id);
+  }
+  assert.equal(listed?.usedMemory, 2 * GiB);
+  const park = await gpushare(['set', id, '--park']);
+  assert.equal(park.code, 0, park.stdout + park.stderr);
+  assert.match(park.stdout, new RegExp(`^${id} parked: `));
+  const unpark = await gpushare(['set', id, '--unpark']);
+  assert.equal(unpark.code, 0, unpark.stdout + unpark.stderr);
+  assert.match(unpark.stdout, new RegExp(`^${id} running: `));
+  await gpushare(['set', id, '--terminate']);
 });

@@ -1,18 +1,23 @@
 // `gpushare run`: submit a command as a managed job to the running engine.
 import { PRIORITIES, SHARING_MODES, parseByteSize, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { UsageError } from '../args.js';
+import { describeOutcome, JobWatch } from '../job-watch.js';
 import { withEngine } from './jobs.js';
 
 export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
                     [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
-                    [--mig-slice MIG-UUID] [--json] -- COMMAND [ARGS…]
+                    [--mig-slice MIG-UUID] [--wait SECONDS] [--json] -- COMMAND [ARGS…]
   Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
   free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
   --request (default: the quota) free. Output goes to the job's log file.
+  Then follows it for up to --wait seconds (default 1) and says what it came to: running, queued
+  and what it waits for, or failed (exit status 1 when it failed or could not start).
   --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the
   pinned memory limit); --mode mig runs it in one MIG slice (see gpushare mig layout).`;
 
-const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice']);
+const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait']);
+const DEFAULT_WAIT_S = 1;
+const MAX_WAIT_S = 600;
 
 /** Flags until "--" (or the first word that is not a flag); the rest is the command, untouched. */
 export function splitRunArgs(argv: readonly string[]): { flags: Map<string, string | true>; command: string[] } {
@@ -51,6 +56,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const mode = text('mode');
   if (mode !== undefined && !(SHARING_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${SHARING_MODES.join(', ')}, got "${mode}".`);
+  const waitText = text('wait') ?? String(DEFAULT_WAIT_S);
+  const waitS = Number(waitText);
+  if (!/^\d+(\.\d+)?$/.test(waitText) || waitS > MAX_WAIT_S) throw new UsageError(`--wait must be a number of seconds from 0 to ${MAX_WAIT_S}, got "${waitText}".`);
   const shareText = text('mps-share');
   if (shareText !== undefined && !/^\d+$/.test(shareText)) throw new UsageError(`--mps-share must be a whole percentage from 1 to 100, got "${shareText}".`);
   const size = (name: string): number | undefined => {
@@ -74,13 +82,17 @@ export async function runCommand(argv: string[]): Promise<number> {
     migSlice: text('mig-slice'),
     env: Object.entries(process.env).filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `${k}=${v}`),
   };
-  const job = await withEngine((engine) => engine.call('jobs.submit', params));
-  if (flags.get('json')) {
-    process.stdout.write(JSON.stringify(job, null, 2) + '\n');
-  } else {
-    const where = job.gpu === null ? 'waiting for a GPU' : `GPU ${job.gpu}`;
-    const waiting = job.state === 'queued' ? ` (queued: ${where}; see gpushare jobs)` : ` on GPU ${job.gpu}, pid ${job.pid}`;
-    process.stdout.write(`${job.id} ${job.state}${waiting}\nlog: ${job.logPath}\n`);
-  }
-  return 0;
+  const outcome = await withEngine(async (engine) => {
+    const watch = new JobWatch(engine); // before submitting: its first changes are not missed
+    try {
+      const submitted = await engine.call('jobs.submit', params);
+      return await watch.follow(submitted, { waitMs: waitS * 1000, runningMs: waitS * 1000 });
+    } finally {
+      watch.close();
+    }
+  });
+  const failed = outcome.job.state === 'failed' || outcome.job.state === 'lost';
+  if (flags.get('json')) process.stdout.write(JSON.stringify(outcome.job, null, 2) + '\n');
+  else process.stdout.write(`${describeOutcome(outcome)}\nlog: ${outcome.job.logPath}\n`);
+  return failed ? 1 : 0;
 }

@@ -1,11 +1,21 @@
-// `gpushare set`: change a job's priority or quota, or suspend, resume or terminate it.
+// `gpushare set`: change a job's priority or quota, or suspend, resume, park, unpark or terminate it;
+// after each change it prints the job's state.
 import { PRIORITIES, parseByteSize, type JobView, type Priority } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
+import type { EngineClient } from '../engine-client.js';
+import { formatBytes } from '../format.js';
+import { JobWatch, PASSING_STATES } from '../job-watch.js';
 import { withEngine } from './jobs.js';
 
 export const setUsage = `Usage: gpushare set JOB [--priority high|normal|best-effort] [--mem SIZE|none]
-                    [--suspend | --resume | --terminate] [--json]
-  JOB is a job id (j12) or a GPU process (p4242, or just its pid).`;
+                    [--suspend | --resume | --park | --unpark | --terminate] [--wait SECONDS] [--json]
+  JOB is a job id (j12) or a GPU process (p4242, or just its pid). After each change it prints
+  the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
+  free meanwhile); --unpark restores it on the same GPU. A park or unpark is followed until it
+  completes, up to --wait seconds (default 10).`;
+
+const ACTIONS = ['suspend', 'resume', 'park', 'unpark', 'terminate'] as const;
+const DEFAULT_WAIT_S = 10;
 
 export async function setCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
@@ -13,13 +23,16 @@ export async function setCommand(argv: string[]): Promise<number> {
     mem: { type: 'string' },
     suspend: { type: 'boolean' },
     resume: { type: 'boolean' },
+    park: { type: 'boolean' },
+    unpark: { type: 'boolean' },
     terminate: { type: 'boolean' },
+    wait: { type: 'string' },
     json: { type: 'boolean' },
   });
   if (positionals.length !== 1) throw new UsageError(`gpushare set takes one job, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}.\n${setUsage}`);
   const job = /^\d+$/.test(positionals[0]) ? `p${positionals[0]}` : positionals[0];
   if (!/^(j|p)\d+$/.test(job)) throw new UsageError(`"${positionals[0]}" is not a job: use an id like j12 or p4242 (see gpushare jobs).`);
-  const actions = (['suspend', 'resume', 'terminate'] as const).filter((a) => values[a]);
+  const actions = ACTIONS.filter((a) => values[a]);
   if (actions.length > 1) throw new UsageError(`Choose one of --${actions.join(', --')}.`);
   const priority = values.priority;
   if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
@@ -33,15 +46,40 @@ export async function setCommand(argv: string[]): Promise<number> {
       throw new UsageError(`--mem: ${(error as Error).message}`);
     }
   }
+  const waitText = values.wait ?? String(DEFAULT_WAIT_S);
+  if (!/^\d+(\.\d+)?$/.test(waitText)) throw new UsageError(`--wait must be a number of seconds, got "${waitText}".`);
+  const waitMs = Number(waitText) * 1000;
   if (priority === undefined && quota === undefined && actions.length === 0) throw new UsageError(`Nothing to change.\n${setUsage}`);
 
-  const result = await withEngine(async (engine) => {
-    let view: JobView | undefined;
-    if (priority !== undefined) view = await engine.call('jobs.setPriority', { job, priority: priority as Priority });
-    if (quota !== undefined) view = await engine.call('jobs.setQuota', { job, bytes: quota });
-    if (actions[0]) view = await engine.call(`jobs.${actions[0]}`, { job });
-    return view!;
+  const changes: Array<{ what: string; call: (engine: EngineClient) => Promise<JobView> }> = [];
+  if (priority !== undefined) changes.push({ what: `priority ${priority}`, call: (e) => e.call('jobs.setPriority', { job, priority: priority as Priority }) });
+  if (quota !== undefined) changes.push({ what: quota === null ? 'no memory quota' : `memory quota ${formatBytes(quota)}`, call: (e) => e.call('jobs.setQuota', { job, bytes: quota }) });
+  const action = actions[0];
+  if (action) changes.push({ what: action, call: (e) => e.call(`jobs.${action}`, { job }) });
+
+  let unfinished = false;
+  await withEngine(async (engine) => {
+    const watch = new JobWatch(engine);
+    try {
+      for (const change of changes) {
+        const before = await engine.call('jobs.list', { includeFinished: true }).then((list) => list.find((j) => j.id === job));
+        let view = await change.call(engine);
+        // a park or unpark takes a moment: say where it ended up, not that it began
+        if (PASSING_STATES.has(view.state) && view.state !== 'queued') view = (await watch.follow(view, { waitMs, runningMs: 0 })).job;
+        process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${stateLine(view, change.what, before)}\n`);
+        if (PASSING_STATES.has(view.state) && view.state !== 'queued') unfinished = true;
+      }
+    } finally {
+      watch.close();
+    }
   });
-  process.stdout.write(values.json ? JSON.stringify(result, null, 2) + '\n' : `${result.id} ${result.state}: ${result.history[result.history.length - 1].reason}\n`);
-  return 0;
+  return unfinished ? 1 : 0; // a script that asked for a park must not take "still parking" for done
+}
+
+/** "j3 suspended: suspended by alice", or for a change that moved no state, "j3 running (priority best-effort set)". */
+export function stateLine(view: JobView, what: string, before: JobView | undefined): string {
+  const last = view.history[view.history.length - 1];
+  const moved = !before || view.history.length > before.history.length;
+  if (PASSING_STATES.has(view.state) && view.state !== 'queued') return `${view.id} ${view.state}: ${last.reason} (still in progress; see gpushare jobs)`;
+  return moved ? `${view.id} ${view.state}: ${last.reason}` : `${view.id} ${view.state} (${what} set)`;
 }
