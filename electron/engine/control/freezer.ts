@@ -1,15 +1,17 @@
 // Every hold the engine puts on a process goes through here — a SIGSTOP of a pid or of a
 // job's process group, a park of its GPU memory — recorded on disk before it is made, so
 // that a clean stop, a crash or a stopped engine (via the guardian) or the next start lets go of it.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { GUARDIAN_STALE_MS, releaseRecordNow, spawnGuardian, type GuardianHandle } from './guardian.js';
-import { groupMembers, readProcStatus } from './proc-status.js';
+import { groupMembers, readProcStatus, sameProcessAlive } from './proc-status.js';
 import type { ProcessControl } from './process-control.js';
 import {
   heartbeatPath,
   holdOf,
+  pidReused,
   readReleased,
   readSuspendRecord,
+  releasedPath,
   resumeRecorded,
   sameOwner,
   writeSuspendRecord,
@@ -68,7 +70,17 @@ export class Freezer {
   static recoverLeftovers(recordPath: string, options: { cudaLibraryPath?: string } = {}): number[] {
     const leftovers = readSuspendRecord(recordPath);
     if (leftovers.length === 0) return [];
-    if (leftovers.some((e) => holdOf(e) === 'park')) return releaseRecordNow(recordPath, options.cudaLibraryPath);
+    if (leftovers.some((e) => holdOf(e) === 'park')) {
+      try {
+        return releaseRecordNow(recordPath, options.cudaLibraryPath);
+      } catch (error) {
+        // the restores could not even be tried: resume the stops here, keep the parks on record for the guardian
+        process.stderr.write(`gpushare: ${error instanceof Error ? error.message : String(error)}\n`);
+        const resumed = resumeRecorded(leftovers);
+        writeSuspendRecord(recordPath, leftovers.filter((e) => holdOf(e) === 'park'));
+        return resumed;
+      }
+    }
     const resumed = resumeRecorded(leftovers);
     writeSuspendRecord(recordPath, []);
     return resumed;
@@ -135,7 +147,7 @@ export class Freezer {
   forget(pid: number): void {
     const entry = this.suspended.get(pid);
     if (!entry) return;
-    if (holdOf(entry) === 'group' && readProcStatus(pid) === null && groupMembers(pid).length > 0) {
+    if (holdOf(entry) === 'group' && !sameProcessAlive(pid, entry.startTicks) && !pidReused(entry) && groupMembers(pid).length > 0) {
       try {
         process.kill(-pid, 'SIGCONT');
       } catch {
@@ -183,6 +195,7 @@ export class Freezer {
     this.heartbeat = null;
     this.guardian?.stop();
     this.guardian = null;
+    for (const path of [heartbeatPath(this.recordPath), releasedPath(this.recordPath)]) rmSync(path, { force: true });
   }
 
   private spawnGuardian(): GuardianHandle {
@@ -220,7 +233,12 @@ export class Freezer {
     }
     if (taken.length === 0) return;
     this.save();
-    this.options.onGuardianReleased?.(taken);
+    try {
+      this.options.onGuardianReleased?.(taken);
+    } catch (error) {
+      // a timer callback: a throw here would take the engine down, and the holds are already let go
+      process.stderr.write(`gpushare: handling the holds the guardian released failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    }
   }
 
   /** Parks a previous engine could not restore stay guarded by this one. */

@@ -59,7 +59,7 @@ async function suspendThroughEngine(t: TestContext, driver: SimulatedDriver, soc
   return train.pid;
 }
 
-/** True once the pid is no longer stopped (state T), false if it still is after `limitMs`. */
+/** True once the pid is no longer stopped (state T), false if it still is after `limitMs` (a generous deadline, not a latency bound). */
 async function resumedWithin(pid: number, limitMs: number): Promise<boolean> {
   const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
@@ -69,11 +69,11 @@ async function resumedWithin(pid: number, limitMs: number): Promise<boolean> {
   return false;
 }
 
-test('SIGKILL of the engine: its guardian resumes the suspended process within 2 s', async (t) => {
+test('SIGKILL of the engine: its guardian resumes the suspended process', async (t) => {
   const { engine, driver, socket } = await startEngine(t);
   const pid = await suspendThroughEngine(t, driver, socket);
   engine.kill('SIGKILL');
-  assert.equal(await resumedWithin(pid, 2000), true, `pid ${pid} is still stopped 2 s after the engine was killed`);
+  assert.equal(await resumedWithin(pid, 15_000), true, `pid ${pid} is still stopped 15 s after the engine was killed`);
 });
 
 test('SIGTERM of the engine: it resumes what it suspended before it exits', async (t) => {

@@ -3,7 +3,7 @@
 // Beside it: the engine's heartbeat, and what the guardian released while the engine was stopped.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { groupMembers, sameProcessAlive } from './proc-status.js';
+import { groupMembers, readProcStatus, sameProcessAlive } from './proc-status.js';
 
 /** stop: SIGSTOP of the pid; group: SIGSTOP of its process group (pgid = pid); park: its GPU memory checkpointed. */
 export type HoldKind = 'stop' | 'group' | 'park';
@@ -90,7 +90,7 @@ export const sameOwner = (a: RecordOwner | null, b: RecordOwner): boolean => a !
 export function continueHeld(entry: SuspendedEntry, procRoot = '/proc'): boolean {
   const group = holdOf(entry) === 'group';
   if (!sameProcessAlive(entry.pid, entry.startTicks, procRoot)) {
-    if (!group || readProcessAnyStart(entry.pid, procRoot) || groupMembers(entry.pid, procRoot).length === 0) return false;
+    if (!group || pidReused(entry, procRoot) || groupMembers(entry.pid, procRoot).length === 0) return false;
   }
   try {
     process.kill(group ? -entry.pid : entry.pid, 'SIGCONT');
@@ -100,14 +100,10 @@ export function continueHeld(entry: SuspendedEntry, procRoot = '/proc'): boolean
   }
 }
 
-/** A process with this pid exists (whatever its start time). */
-function readProcessAnyStart(pid: number, procRoot: string): boolean {
-  try {
-    readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
-    return true;
-  } catch {
-    return false;
-  }
+/** Another process has the recorded pid now (a zombie of the recorded one is still it). */
+export function pidReused(entry: SuspendedEntry, procRoot = '/proc'): boolean {
+  const status = readProcStatus(entry.pid, procRoot);
+  return status !== null && status.startTicks !== entry.startTicks;
 }
 
 /** SIGCONT every recorded stop (pid or group) that is still the same process; returns the pids resumed. Parks are skipped. */
