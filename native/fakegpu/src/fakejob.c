@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +45,22 @@ static struct {
   cuStreamCreate_fn cuStreamCreate;
   cuStreamSynchronize_fn cuStreamSynchronize;
   cuGetErrorName_fn cuGetErrorName;
+  cuMemFreeAsync_fn cuMemFreeAsync;
+  cuMemRelease_fn cuMemRelease;
+  cuMemUnmap_fn cuMemUnmap;
+  cuMemAddressFree_fn cuMemAddressFree;
+  cuCtxCreate_v2_fn cuCtxCreate_v2;
+  cuCtxDestroy_v2_fn cuCtxDestroy_v2;
+  cuDevicePrimaryCtxReset_v2_fn cuDevicePrimaryCtxReset_v2;
+  cuArrayCreate_v2_fn cuArrayCreate_v2;
+  cuArray3DCreate_v2_fn cuArray3DCreate_v2;
+  cuMipmappedArrayCreate_fn cuMipmappedArrayCreate;
+  cuStreamBeginCapture_v2_fn cuStreamBeginCapture_v2;
+  cuStreamEndCapture_fn cuStreamEndCapture;
+  cuGraphInstantiateWithFlags_fn cuGraphInstantiateWithFlags;
+  cuGraphLaunch_fn cuGraphLaunch;
+  cuGraphExecDestroy_fn cuGraphExecDestroy;
+  cuGraphDestroy_fn cuGraphDestroy;
 } api;
 
 /* field, exported symbol, name asked of cuGetProcAddress */
@@ -75,19 +92,41 @@ static const struct {
     ENTRY(cuStreamCreate, cuStreamCreate),
     ENTRY(cuStreamSynchronize, cuStreamSynchronize),
     ENTRY(cuGetErrorName, cuGetErrorName),
+    ENTRY(cuMemFreeAsync, cuMemFreeAsync),
+    ENTRY(cuMemRelease, cuMemRelease),
+    ENTRY(cuMemUnmap, cuMemUnmap),
+    ENTRY(cuMemAddressFree, cuMemAddressFree),
+    ENTRY(cuCtxCreate_v2, cuCtxCreate),
+    ENTRY(cuCtxDestroy_v2, cuCtxDestroy),
+    ENTRY(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset),
+    ENTRY(cuArrayCreate_v2, cuArrayCreate),
+    ENTRY(cuArray3DCreate_v2, cuArray3DCreate),
+    ENTRY(cuMipmappedArrayCreate, cuMipmappedArrayCreate),
+    ENTRY(cuStreamBeginCapture_v2, cuStreamBeginCapture),
+    ENTRY(cuStreamEndCapture, cuStreamEndCapture),
+    ENTRY(cuGraphInstantiateWithFlags, cuGraphInstantiate), /* CUDA 12: the base name gives WithFlags */
+    ENTRY(cuGraphLaunch, cuGraphLaunch),
+    ENTRY(cuGraphExecDestroy, cuGraphExecDestroy),
+    ENTRY(cuGraphDestroy, cuGraphDestroy),
 };
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop, g_advance;
 static CUfunction g_fn;
 static CUstream g_stream;
 static int g_device;
+static CUdevice g_dev;
+static CUcontext g_primary;
 static unsigned long long g_kernels;
 static double g_busy_ms;
 static double g_t0;
 
+static pid_t g_children[256];
+static int g_nchildren;
+
 static void on_signal(int sig) {
-  (void)sig;
-  g_stop = 1;
+  if (sig == SIGUSR1) g_advance = 1; /* ends the current --pause early */
+  else g_stop = 1;
+  for (int i = 0; i < g_nchildren; i++) kill(g_children[i], sig); /* a job's processes get what it gets */
 }
 
 static double now_ms(void) {
@@ -138,7 +177,12 @@ static void usage_error(const char *fmt, ...) {
         "  train --kernel-ms K [--batch B] [--duration S | --iterations N]\n"
         "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M]\n"
         "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S]\n"
-        "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm] [--after S] [--hold]\n",
+        "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm|array|array3d|mipmap] [--after S] [--hold]\n"
+        "  capture --kernels K --kernel-ms M (--launches N | --duration S) [--mode global|thread_local|relaxed]\n"
+        "          [--graph-mem SIZE] [--sync-during-capture]\n"
+        "  vmm --chunk SIZE --count N [--release-first] [--pause S]\n"
+        "  ctx --chunk SIZE --count N [--reset] [--pause S]\n"
+        "  global: --children N (N processes run the profile; this one waits)\n",
         stderr);
   va_end(ap);
   exit(2);
@@ -175,7 +219,7 @@ static unsigned long long parse_size(const char *what, const char *s) {
 }
 
 static void allow_only(const char *profile, const char *const *allowed) {
-  static const char *const global[] = {"resolve", "device", "mem", NULL};
+  static const char *const global[] = {"resolve", "device", "mem", "children", NULL};
   for (int i = 0; i < g_nopts; i++) {
     int ok = 0;
     for (const char *const *p = global; *p; p++) ok |= !strcmp(*p, g_opts[i].name);
@@ -359,6 +403,17 @@ static CUresult alloc_one(const char *how, unsigned long long bytes, unsigned lo
     return rc;
   }
   if (!strcmp(how, "managed")) return api.cuMemAllocManaged(&p, bytes, 1);
+  if (!strcmp(how, "array") || !strcmp(how, "array3d") || !strcmp(how, "mipmap")) {
+    /* one row of 32-bit floats: width x 4 bytes */
+    *got = bytes / 4 * 4;
+    CUarray a;
+    CUmipmappedArray m;
+    CUDA_ARRAY_DESCRIPTOR d2 = {bytes / 4, 1, CU_AD_FORMAT_FLOAT, 1};
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {bytes / 4, 1, 1, CU_AD_FORMAT_FLOAT, 1, 0};
+    if (!strcmp(how, "array")) return api.cuArrayCreate_v2(&a, &d2);
+    if (!strcmp(how, "array3d")) return api.cuArray3DCreate_v2(&a, &d3);
+    return api.cuMipmappedArrayCreate(&m, &d3, 1);
+  }
   if (!strcmp(how, "async")) return api.cuMemAllocAsync(&p, bytes, g_stream);
   if (!strcmp(how, "pool")) {
     static CUmemoryPool pool;
@@ -388,6 +443,18 @@ static CUresult alloc_one(const char *how, unsigned long long bytes, unsigned lo
   return CUDA_SUCCESS;
 }
 
+/* count allocations of chunk bytes through `how`, one "alloc" event each (continues after failures) */
+static void alloc_chunks(const char *how, unsigned long long chunk, unsigned long long count) {
+  unsigned long long total = 0;
+  for (unsigned long long i = 0; i < count && !g_stop; i++) {
+    unsigned long long got;
+    CUresult rc = alloc_one(how, chunk, &got);
+    if (rc == CUDA_SUCCESS) total += got;
+    emit("{\"event\":\"alloc\",\"i\":%llu,\"bytes\":%llu,\"total\":%llu,\"result\":\"%s\",\"code\":%d}", i,
+         rc == CUDA_SUCCESS ? got : chunk, total, err_name(rc), rc);
+  }
+}
+
 static void profile_alloc(int run, int hold) {
   static const char *const allowed[] = {"chunk", "count", "api", "after", NULL};
   allow_only("alloc", allowed);
@@ -398,10 +465,12 @@ static void profile_alloc(int run, int hold) {
   if (chunk == 0) usage_error("alloc: --chunk must be > 0");
   unsigned long long count = (unsigned long long)num_opt("count", 0, 0, 1e9);
   const char *how = opt("api") ? opt("api") : "alloc";
-  static const char *const apis[] = {"alloc", "pitch", "managed", "async", "pool", "vmm", NULL};
+  static const char *const apis[] = {"alloc", "pitch", "managed", "async", "pool", "vmm", "array", "array3d", "mipmap", NULL};
   int ok = 0;
   for (const char *const *a = apis; *a; a++) ok |= !strcmp(*a, how);
-  if (!ok) usage_error("alloc: bad --api '%s' (alloc|pitch|managed|async|pool|vmm)", how);
+  if (!ok) usage_error("alloc: bad --api '%s' (alloc|pitch|managed|async|pool|vmm|array|array3d|mipmap)", how);
+  if (chunk < 4 && (!strcmp(how, "array") || !strcmp(how, "array3d") || !strcmp(how, "mipmap")))
+    usage_error("alloc: --chunk must be at least 4 bytes for arrays");
   if (!run) return;
   if (after_s > 0) {
     /* time for a quota to be set on the running job before it allocates */
@@ -409,26 +478,218 @@ static void profile_alloc(int run, int hold) {
     double until = now_ms() + after_s * 1000;
     while (!g_stop && now_ms() < until) sleep_ms(50);
   }
-  unsigned long long total = 0;
-  for (unsigned long long i = 0; i < count && !g_stop; i++) {
-    unsigned long long got;
-    CUresult rc = alloc_one(how, chunk, &got);
-    if (rc == CUDA_SUCCESS) total += got;
-    emit("{\"event\":\"alloc\",\"i\":%llu,\"bytes\":%llu,\"total\":%llu,\"result\":\"%s\",\"code\":%d}", i,
-         rc == CUDA_SUCCESS ? got : chunk, total, err_name(rc), rc);
-  }
+  alloc_chunks(how, chunk, count);
   size_t free_b = 0, total_b = 0;
   CHECK(cuMemGetInfo_v2, (&free_b, &total_b));
   emit("{\"event\":\"meminfo\",\"free\":%zu,\"total\":%zu}", free_b, total_b);
   while (hold && !g_stop) sleep_ms(100);
 }
 
+static void emit_meminfo(const char *event, const char *step) {
+  size_t free_b = 0, total_b = 0;
+  CHECK(cuMemGetInfo_v2, (&free_b, &total_b));
+  emit("{\"event\":\"%s\",\"step\":\"%s\",\"free\":%zu,\"total\":%zu}", event, step, free_b, total_b);
+}
+
+/* --pause S between steps; SIGUSR1 ends a pause early (a test steps the job deterministically). */
+static void pause_step(double pause_s) {
+  double until = now_ms() + pause_s * 1000;
+  while (!g_stop && !g_advance && now_ms() < until) sleep_ms(fmin(50, until - now_ms()));
+  g_advance = 0;
+}
+
+static void profile_capture(int run) {
+  static const char *const allowed[] = {"kernels", "kernel-ms", "launches", "duration", "mode", "graph-mem",
+                                        "sync-during-capture", NULL};
+  allow_only("capture", allowed);
+  if (!opt("kernels")) usage_error("capture: missing --kernels");
+  if (!opt("kernel-ms")) usage_error("capture: missing --kernel-ms");
+  if (!!opt("launches") == !!opt("duration")) usage_error("capture: give exactly one of --launches or --duration");
+  unsigned k = (unsigned)num_opt("kernels", 0, 1, 1e6);
+  double kms = num_opt("kernel-ms", 0, 0, 1e7);
+  double launches = num_opt("launches", 0, 0, 1e12);
+  double dur = num_opt("duration", 0, 1e-3, 1e9);
+  const char *mode_s = opt("mode") ? opt("mode") : "global";
+  CUstreamCaptureMode mode = !strcmp(mode_s, "global")         ? CU_STREAM_CAPTURE_MODE_GLOBAL
+                             : !strcmp(mode_s, "thread_local") ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+                             : !strcmp(mode_s, "relaxed")      ? CU_STREAM_CAPTURE_MODE_RELAXED
+                                                               : (CUstreamCaptureMode)-1;
+  if ((int)mode < 0) usage_error("capture: bad --mode '%s' (global|thread_local|relaxed)", mode_s);
+  unsigned long long gmem = opt("graph-mem") ? parse_size("--graph-mem", opt("graph-mem")) : 0;
+  int sync_in_capture = opt("sync-during-capture") != NULL;
+  if (!run) return;
+  CUdeviceptr p = 0;
+  CUgraph graph = NULL;
+  CUgraphExec exec = NULL;
+  unsigned long long us = (unsigned long long)llround(kms * 1000.0);
+  void *params[] = {&us};
+  CHECK(cuStreamBeginCapture_v2, (g_stream, mode));
+  if (gmem) CHECK(cuMemAllocAsync, (&p, gmem, g_stream)); /* a graph memory alloc node */
+  for (unsigned i = 0; i < k; i++) CHECK(cuLaunchKernel, (g_fn, 1, 1, 1, 128, 1, 1, 0, g_stream, params, NULL));
+  if (gmem) CHECK(cuMemFreeAsync, (p, g_stream));
+  CUresult sync_rc = sync_in_capture ? api.cuStreamSynchronize(g_stream) : CUDA_SUCCESS;
+  CUresult end_rc = api.cuStreamEndCapture(g_stream, &graph);
+  emit("{\"event\":\"captured\",\"kernels\":%u,\"graphMem\":%llu,\"sync\":%s%s%s,\"end\":\"%s\"}", k, gmem,
+       sync_in_capture ? "\"" : "", sync_in_capture ? err_name(sync_rc) : "null", sync_in_capture ? "\"" : "",
+       err_name(end_rc));
+  if (end_rc != CUDA_SUCCESS) return; /* an invalidated capture has no graph to launch */
+  CHECK(cuGraphInstantiateWithFlags, (&exec, graph, 0));
+  double next_progress = now_ms() + 1000;
+  for (unsigned long long n = 0; !(launches > 0 && n >= launches) && !expired(dur); n++) {
+    CHECK(cuGraphLaunch, (exec, g_stream));
+    g_kernels += k;
+    g_busy_ms += (double)us * k / 1000.0;
+    sync_stream(); /* one graph per step, as a training loop replays it */
+    if (now_ms() >= next_progress) {
+      emit("{\"event\":\"progress\",\"kernels\":%llu,\"elapsedMs\":%.1f}", g_kernels, now_ms() - g_t0);
+      next_progress += 1000;
+    }
+  }
+  sync_stream();
+  emit_meminfo("graph", "launched");
+  CHECK(cuGraphExecDestroy, (exec));
+  CHECK(cuGraphDestroy, (graph));
+}
+
+static void profile_vmm(int run) {
+  static const char *const allowed[] = {"chunk", "count", "release-first", "pause", NULL};
+  allow_only("vmm", allowed);
+  if (!opt("chunk")) usage_error("vmm: missing --chunk");
+  if (!opt("count")) usage_error("vmm: missing --count");
+  unsigned long long chunk = parse_size("--chunk", opt("chunk"));
+  if (chunk == 0) usage_error("vmm: --chunk must be > 0");
+  unsigned n = (unsigned)num_opt("count", 0, 1, 4096);
+  double pause_s = num_opt("pause", 0, 0, 86400);
+  int release_first = opt("release-first") != NULL;
+  if (!run) return;
+  CUmemGenericAllocationHandle *h = calloc(n, sizeof *h);
+  CUdeviceptr *va = calloc(n, sizeof *va);
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = g_device;
+  CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, g_device}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  for (unsigned i = 0; i < n; i++) CHECK(cuMemCreate, (&h[i], chunk, &prop, 0));
+  emit_meminfo("vmm", "created");
+  pause_step(pause_s);
+  for (unsigned i = 0; i < n; i++) {
+    CHECK(cuMemAddressReserve, (&va[i], chunk, 0, 0, 0));
+    CHECK(cuMemMap, (va[i], chunk, 0, h[i], 0));
+    CHECK(cuMemSetAccess, (va[i], chunk, &access, 1));
+  }
+  emit_meminfo("vmm", "mapped");
+  pause_step(pause_s);
+  for (int pass = 0; pass < 2; pass++) { /* release then unmap (the memory stays until the last unmap), or the other way */
+    if (pass == (release_first ? 0 : 1)) {
+      for (unsigned i = 0; i < n; i++) CHECK(cuMemRelease, (h[i]));
+      emit_meminfo("vmm", "released");
+    } else {
+      for (unsigned i = 0; i < n; i++) CHECK(cuMemUnmap, (va[i], chunk));
+      emit_meminfo("vmm", "unmapped");
+    }
+    pause_step(pause_s);
+  }
+  for (unsigned i = 0; i < n; i++) CHECK(cuMemAddressFree, (va[i], chunk));
+  free(h);
+  free(va);
+}
+
+static void profile_ctx(int run) {
+  static const char *const allowed[] = {"chunk", "count", "reset", "pause", NULL};
+  allow_only("ctx", allowed);
+  if (!opt("chunk")) usage_error("ctx: missing --chunk");
+  if (!opt("count")) usage_error("ctx: missing --count");
+  unsigned long long chunk = parse_size("--chunk", opt("chunk"));
+  if (chunk == 0) usage_error("ctx: --chunk must be > 0");
+  unsigned long long count = (unsigned long long)num_opt("count", 0, 1, 1e9);
+  double pause_s = num_opt("pause", 0, 0, 86400);
+  int reset = opt("reset") != NULL;
+  if (!run) return;
+  CUcontext ctx = NULL;
+  if (reset) { /* allocate in the primary context, then reset it: its allocations go */
+    alloc_chunks("alloc", chunk, count);
+    emit_meminfo("ctx", "allocated");
+    pause_step(pause_s);
+    CHECK(cuDevicePrimaryCtxReset_v2, (g_dev));
+    CHECK(cuDevicePrimaryCtxRetain, (&g_primary, g_dev));
+    CHECK(cuCtxSetCurrent, (g_primary));
+    emit_meminfo("ctx", "reset");
+  } else { /* allocate in a context of its own, then destroy it */
+    CHECK(cuCtxCreate_v2, (&ctx, 0, g_dev));
+    alloc_chunks("alloc", chunk, count);
+    emit_meminfo("ctx", "allocated");
+    pause_step(pause_s);
+    CHECK(cuCtxDestroy_v2, (ctx));
+    CHECK(cuCtxSetCurrent, (g_primary));
+    emit_meminfo("ctx", "destroyed");
+  }
+  pause_step(pause_s);
+  alloc_chunks("alloc", chunk, count); /* the same again fits: the bytes came back */
+  emit_meminfo("ctx", "reallocated");
+}
+
 static void run_profile(const char *profile, int run, int hold) {
   if (!strcmp(profile, "hold")) profile_hold(run);
+  else if (!strcmp(profile, "capture")) profile_capture(run);
+  else if (!strcmp(profile, "vmm")) profile_vmm(run);
+  else if (!strcmp(profile, "ctx")) profile_ctx(run);
   else if (!strcmp(profile, "train")) profile_train(run);
   else if (!strcmp(profile, "infer")) profile_infer(run);
   else if (!strcmp(profile, "interactive")) profile_interactive(run);
   else profile_alloc(run, hold);
+}
+
+static int is_flag(const char *arg) {
+  static const char *const flags[] = {"--sync-during-capture", "--release-first", "--reset", NULL};
+  for (const char *const *f = flags; *f; f++)
+    if (!strcmp(*f, arg)) return 1;
+  return 0;
+}
+
+/* --children N: N processes run the profile; this one only waits for them (and passes signals on). */
+static void run_children(unsigned n) {
+  int go[2]; /* children start once the "children" event is out, so it always comes first */
+  if (pipe(go) != 0) {
+    emit("{\"event\":\"error\",\"call\":\"pipe\",\"code\":-1,\"name\":\"%s\"}", strerror(errno));
+    exit(1);
+  }
+  for (unsigned i = 0; i < n; i++) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      emit("{\"event\":\"error\",\"call\":\"fork\",\"code\":-1,\"name\":\"%s\"}", strerror(errno));
+      for (int k = 0; k < g_nchildren; k++) kill(g_children[k], SIGKILL);
+      exit(1);
+    }
+    if (pid == 0) {
+      g_nchildren = 0;
+      close(go[1]);
+      char c;
+      while (read(go[0], &c, 1) < 0 && errno == EINTR) {}
+      close(go[0]);
+      return; /* a child: on with the profile */
+    }
+    g_children[g_nchildren++] = pid;
+  }
+  char list[256 * 12] = "";
+  for (int i = 0; i < g_nchildren; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", (int)g_children[i]);
+  emit("{\"event\":\"children\",\"pid\":%d,\"pids\":[%s]}", (int)getpid(), list);
+  close(go[0]);
+  close(go[1]);
+  int worst = 0;
+  for (int left = g_nchildren; left > 0;) {
+    int status;
+    pid_t p = waitpid(-1, &status, 0);
+    if (p < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    left--;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code > worst) worst = code;
+  }
+  exit(worst);
 }
 
 int main(int argc, char **argv) {
@@ -437,6 +698,11 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--hold")) {
       hold_flag = 1;
+    } else if (is_flag(argv[i])) { /* options without a value */
+      if (g_nopts == 32) usage_error("too many options");
+      for (int k = 0; k < g_nopts; k++)
+        if (!strcmp(g_opts[k].name, argv[i] + 2)) usage_error("option %s given twice", argv[i]);
+      g_opts[g_nopts++] = (opt_t){argv[i] + 2, "1"};
     } else if (!strncmp(argv[i], "--", 2)) {
       if (i + 1 >= argc) usage_error("option %s needs a value", argv[i]);
       if (g_nopts == 32) usage_error("too many options");
@@ -451,7 +717,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!profile) usage_error("missing PROFILE");
-  static const char *const profiles[] = {"hold", "train", "infer", "interactive", "alloc", NULL};
+  static const char *const profiles[] = {"hold", "train", "infer", "interactive", "alloc", "capture", "vmm", "ctx", NULL};
   int known = 0;
   for (const char *const *p = profiles; *p; p++) known |= !strcmp(*p, profile);
   if (!known) usage_error("unknown profile '%s'", profile);
@@ -460,6 +726,7 @@ int main(int argc, char **argv) {
   if (strcmp(res, "symbol") && strcmp(res, "procaddress")) usage_error("bad --resolve '%s' (symbol or procaddress)", res);
   g_device = (int)num_opt("device", 0, 0, 1024);
   unsigned long long mem = opt("mem") ? parse_size("--mem", opt("mem")) : 0;
+  unsigned children = (unsigned)num_opt("children", 0, 0, 256);
   run_profile(profile, 0, hold_flag); /* validate every option before touching the driver */
 
   struct sigaction sa;
@@ -467,15 +734,17 @@ int main(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+  if (children) run_children(children); /* before the driver: each child is a CUDA process of its own */
 
   resolve(!strcmp(res, "procaddress"));
   CUdevice dev;
-  CUcontext ctx;
   CUmodule mod;
   CHECK(cuInit, (0));
   CHECK(cuDeviceGet, (&dev, g_device));
-  CHECK(cuDevicePrimaryCtxRetain, (&ctx, dev));
-  CHECK(cuCtxSetCurrent, (ctx));
+  g_dev = dev;
+  CHECK(cuDevicePrimaryCtxRetain, (&g_primary, dev));
+  CHECK(cuCtxSetCurrent, (g_primary));
   CHECK(cuModuleLoadData, (&mod, "fakejob image"));
   CHECK(cuModuleGetFunction, (&g_fn, mod, "fakejob_kernel"));
   CHECK(cuStreamCreate, (&g_stream, 0));

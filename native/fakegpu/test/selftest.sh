@@ -77,7 +77,7 @@ expect_eq "OOM at capacity" "$(grep '"alloc"' "$TMP/alloc.out" | while read -r l
 expect_eq "meminfo after OOM" "$(grep meminfo "$TMP/alloc.out" | js 'd.free/1048576')" $((40960 - 256 - 1024 - 3 * 12288))
 "$JOB" alloc --chunk 1M --count 1 --after 0.3 >"$TMP/alloc.out"
 expect_eq "alloc --after waits first" "$(head -2 "$TMP/alloc.out" | while read -r l; do echo "$l" | js 'd.event'; done | tr '\n' ' ')" "ready waiting "
-for api in pitch managed async pool vmm; do
+for api in pitch managed async pool vmm array array3d mipmap; do
   "$JOB" alloc --chunk 1G --count 40 --api $api >"$TMP/alloc.out"
   expect_eq "api $api counts against capacity" "$(grep -c CUDA_SUCCESS "$TMP/alloc.out")" 38
 done
@@ -168,6 +168,46 @@ for c in capture graphmem arrays vmm ctx queue ckpt; do
   if [ $rc -eq 0 ]; then ok "cuda $c ($(grep -c '^ok' "$TMP/out") checks)"; else bad "cuda $c"; grep -v '^ok' "$TMP/out" | sed 's/^/     /' | head -20; fi
 done
 expect_eq "cuda checks leave nothing on the GPU" "$("$FG" dump | js 'd.devices[0].memoryUsed')" $((256 * 1048576))
+
+echo "== fakejob profiles for the driver's features"
+"$FG" init --scenario a100-40gb
+ev() { grep "\"event\":\"$2\"" "$1" | head -1; }
+reap() { "$FG" dump >/dev/null; } # dump reaps at once: the next job's figures do not count a finished job's memory
+"$JOB" capture --kernels 3 --kernel-ms 1 --launches 4 --graph-mem 1G >"$TMP/cap.out"; rc=$?
+cp=$(ev "$TMP/cap.out" ready | js 'd.pid')
+expect_eq "capture: captured, launched 4 times" "$rc/$(ev "$TMP/cap.out" captured | js 'd.end')/$(ev "$TMP/cap.out" done | js 'd.kernels')" "0/CUDA_SUCCESS/12"
+expect_eq "capture: 3 x 4 graph kernels in the execution record" "$("$FG" execlog --device 0 | grep -c "\"pid\":$cp,")" 12
+expect_eq "capture: graph memory held while the graph exists" "$(ev "$TMP/cap.out" graph | js '(d.total-d.free)/1048576')" $((256 + 1024))
+reap
+"$JOB" capture --kernels 3 --kernel-ms 1 --launches 4 --sync-during-capture >"$TMP/cap.out"; rc=$?
+cp=$(ev "$TMP/cap.out" ready | js 'd.pid')
+expect_eq "capture --sync-during-capture: sync fails, capture invalidated" "$rc/$(ev "$TMP/cap.out" captured | js 'd.sync+"/"+d.end')" \
+  "0/CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED/CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+expect_eq "capture --sync-during-capture: nothing ran" "$("$FG" execlog --device 0 | grep -c "\"pid\":$cp,")" 0
+reap
+"$JOB" vmm --chunk 256M --count 2 --release-first >"$TMP/vmm.out"
+expect_eq "vmm --release-first: held until the last unmap" \
+  "$(grep '"vmm"' "$TMP/vmm.out" | while read -r l; do echo "$l" | js 'd.step+":"+(d.total-d.free)/1048576'; done | tr '\n' ' ')" \
+  "created:768 mapped:768 released:768 unmapped:256 "
+reap
+"$JOB" ctx --chunk 1G --count 2 >"$TMP/ctx.out"
+expect_eq "ctx: its memory comes back at cuCtxDestroy, and fits again" \
+  "$(grep '"ctx"' "$TMP/ctx.out" | while read -r l; do echo "$l" | js 'd.step+":"+(d.total-d.free)/1048576'; done | tr '\n' ' ')$(grep -c CUDA_SUCCESS "$TMP/ctx.out")" \
+  "allocated:2304 destroyed:256 reallocated:2304 4"
+reap
+"$JOB" --mem 512M ctx --chunk 1G --count 1 --reset >"$TMP/ctx.out"
+expect_eq "ctx --reset: cuDevicePrimaryCtxReset frees the primary context's memory" \
+  "$(grep '"ctx"' "$TMP/ctx.out" | while read -r l; do echo "$l" | js 'd.step+":"+(d.total-d.free)/1048576'; done | tr '\n' ' ')" \
+  "allocated:1792 reset:256 reallocated:1280 "
+reap
+"$JOB" --children 3 --mem 1G hold >"$TMP/ch.out" & BG+=($!); chp=$!
+for _ in $(seq 300); do [ "$(grep -c '"ready"' "$TMP/ch.out")" = 3 ] && break; sleep 0.01; done
+expect_eq "--children 3: the children event first" "$(head -1 "$TMP/ch.out" | js 'd.event+":"+d.pids.length+":"+d.pid')" "children:3:$chp"
+expect_eq "--children 3: three CUDA processes with 1 GiB each" \
+  "$("$FG" dump | js 'd.devices[0].processes.map(p=>p.usedMemory/1073741824).join()')/$(head -1 "$TMP/ch.out" | js 'd.pids.sort().join()')" \
+  "1,1,1/$("$FG" dump | js 'd.devices[0].processes.map(p=>p.pid).sort().join()')"
+kill -TERM "$chp"; wait "$chp"; rc=$?
+expect_eq "--children: SIGTERM reaches every child, all end with done" "$rc/$(grep -c '"done"' "$TMP/ch.out")" "0/3"
 
 echo "== cost (figure only; FAKEGPU_BENCH_PROCS=64 for the 8 x 64 figure)"
 "$FG" init --scenario h100x8
