@@ -184,7 +184,17 @@ API cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *ph
 static unsigned long long cache_key(const devctx_t *d) { return (3ull << 62) | (0xFFFFull << 40) | (unsigned)d->vis; }
 
 /* First launch: the graph's memory is charged on its devices (all or nothing). */
+static CUresult exec_charge_locked(CUgraphExec e);
+static pthread_mutex_t g_exec_mu = PTHREAD_MUTEX_INITIALIZER; /* one first launch charges, not two threads */
+
 static CUresult exec_charge(CUgraphExec e) {
+  pthread_mutex_lock(&g_exec_mu);
+  CUresult rc = exec_charge_locked(e);
+  pthread_mutex_unlock(&g_exec_mu);
+  return rc;
+}
+
+static CUresult exec_charge_locked(CUgraphExec e) {
   if (e->charged) return CUDA_SUCCESS;
   for (size_t i = 0; i < e->n; i++) {
     if (e->nodes[i].type != NODE_ALLOC) continue;

@@ -198,6 +198,7 @@ static CUresult do_free(unsigned long long key) {
 API cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   NEED_CTX(d);
   if (!free_bytes || !total) return CUDA_ERROR_INVALID_VALUE;
+  ckpt_gate(d);
   fg_reap(g_st, 0);
   *total = dev_total(d);
   *free_bytes = fg_engine_capacity_free(g_st, d->gpu, d->mig);
