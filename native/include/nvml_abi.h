@@ -402,6 +402,44 @@ typedef union {
   unsigned short usVal;
 } nvmlValue_t;
 
+/* MIG GPU-instance profile, v1 (no version, no name) */
+typedef struct {
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+typedef struct nvmlComputeInstance_opaque *nvmlComputeInstance_t;
+
+/* compute instance profiles (NVML_COMPUTE_INSTANCE_PROFILE_*) by compute slices */
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE 0x0
+#define NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE 0x1
+#define NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE 0x2
+#define NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE 0x3
+#define NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE 0x4
+#define NVML_COMPUTE_INSTANCE_PROFILE_COUNT 0x9
+
+typedef struct {
+  unsigned int start; /* first compute slice within the GPU instance */
+  unsigned int size;
+} nvmlComputeInstancePlacement_t;
+
+typedef struct {
+  nvmlDevice_t device;
+  nvmlGpuInstance_t gpuInstance;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlComputeInstancePlacement_t placement; /* _v2 only */
+} nvmlComputeInstanceInfo_t;
+
 /* 40 bytes */
 typedef struct {
   unsigned int fieldId;
@@ -492,7 +530,16 @@ typedef struct {
   X(nvmlDeviceGetPcieReplayCounter, (nvmlDevice_t device, unsigned int *value)) \
   X(nvmlDeviceGetConfComputeMemSizeInfo, (nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t *memInfo)) \
   X(nvmlDeviceGetConfComputeProtectedMemoryUsage, (nvmlDevice_t device, nvmlMemory_t *memory)) \
-  X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))
+  X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)) \
+  X(nvmlDeviceGetGpuInstanceProfileInfo, (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t *info)) \
+  X(nvmlDeviceGetGpuInstancePossiblePlacements_v2, (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t *placements, unsigned int *count)) \
+  X(nvmlDeviceGetGpuInstancePossiblePlacements, (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t *placements, unsigned int *count)) \
+  X(nvmlDeviceGetGpuInstanceRemainingCapacity, (nvmlDevice_t device, unsigned int profileId, unsigned int *count)) \
+  X(nvmlDeviceGetGpuInstances, (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstances, unsigned int *count)) \
+  X(nvmlGpuInstanceGetComputeInstances, (nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t *computeInstances, unsigned int *count)) \
+  X(nvmlGpuInstanceGetComputeInstanceById, (nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t *computeInstance)) \
+  X(nvmlComputeInstanceGetInfo_v2, (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info)) \
+  X(nvmlComputeInstanceGetInfo, (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info))
 
 #define GPUSHARE_NVML_TYPEDEF(name, params) typedef nvmlReturn_t (*name##_fn) params;
 GPUSHARE_NVML_CLIENT_FUNCS(GPUSHARE_NVML_TYPEDEF)

@@ -29,6 +29,47 @@ async function clientReading(driver: SimulatedDriver, device: number): Promise<C
   return JSON.parse(stdout) as ClientReading;
 }
 
+interface MigScan {
+  profiles: Array<{
+    index: number;
+    id: number;
+    instanceCount: number;
+    memorySizeMB: number;
+    placements: Array<[number, number]>;
+    remaining: number | { error: number };
+    instances: Array<{ gpuInstanceId: number; start: number; computeInstances: Array<{ id: number; profileId: number; slices: number }> }>;
+    instancesError?: number;
+  }>;
+}
+
+interface MigList {
+  instances: Array<{ gpuInstanceId: number; profileId: number; placement: { start: number; size: number }; computeInstanceIds: number[] }>;
+}
+
+async function migScan(driver: SimulatedDriver, device: number): Promise<MigScan> {
+  const { code, stdout, stderr } = await nvmlCheck(driver, ['mig', String(device)]);
+  assert.equal(code, 0, `nvml_check mig ${device} failed: ${stderr}`);
+  return JSON.parse(stdout) as MigScan;
+}
+
+/** `fakegpu mig --device N ARGS…`: the exit code and stdout. */
+function fakegpuMig(driver: SimulatedDriver, device: number, args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(join(driver.libDir, 'fakegpu'), ['mig', '--state', driver.statePath, '--device', String(device), ...args],
+      (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }));
+  });
+}
+
+/** The GPU instances NVML enumerates, profile by profile, as `fakegpu mig list` shows them. */
+function instancesOf(scan: MigScan): MigList['instances'] {
+  return scan.profiles.flatMap((p) => p.instances.map((gi) => ({
+    gpuInstanceId: gi.gpuInstanceId,
+    profileId: p.id,
+    placement: { start: gi.start, size: p.placements[0]![1] },
+    computeInstanceIds: gi.computeInstances.map((ci) => ci.id),
+  }))).sort((a, b) => a.gpuInstanceId - b.gpuInstanceId);
+}
+
 async function withDriver(scenario: string, body: (driver: SimulatedDriver) => Promise<void>): Promise<void> {
   const driver = await SimulatedDriver.create({ scenario });
   try {
@@ -171,4 +212,45 @@ test('a desktop card: one fan, at 30 % when idle; no ECC', async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('MIG enumeration (profiles, placements, GPU and compute instances) follows fakegpu mig, and the remaining capacity is what create-gi can still make', async () => {
+  await withDriver('h100x2-mig', async (driver) => {
+    const listed = async (): Promise<MigList['instances']> => {
+      const { stdout } = await fakegpuMig(driver, 1, ['list']);
+      return (JSON.parse(stdout) as MigList).instances
+        .map(({ gpuInstanceId, profileId, placement, computeInstanceIds }) => ({ gpuInstanceId, profileId, placement, computeInstanceIds }))
+        .sort((a, b) => a.gpuInstanceId - b.gpuInstanceId);
+    };
+    let scan = await migScan(driver, 1);
+    assert.deepEqual(instancesOf(scan), await listed());
+    const byName = (index: number) => scan.profiles.find((p) => p.index === index)!;
+    assert.deepEqual(byName(0x0).placements, [[0, 1], [1, 1], [2, 1], [3, 1], [4, 1], [5, 1], [6, 1]], '1g: any of slices 0..6');
+    assert.deepEqual(byName(0x2).placements, [[0, 4], [4, 4]], '3g: at 0 or 4');
+    assert.deepEqual(byName(0x4).placements, [[0, 8]], '7g: the whole GPU');
+    assert.ok(scan.profiles.every((p) => p.remaining === 0), 'all 8 memory slices and 7 compute slices are taken');
+
+    // free the 2g.20gb at slices 2-3 (GPU instance 2), and leave GPU instance 3 without its compute instance
+    for (const args of [['destroy-ci', '2', '0'], ['destroy-gi', '2'], ['destroy-ci', '3', '0']]) {
+      assert.equal((await fakegpuMig(driver, 1, args)).code, 0, args.join(' '));
+    }
+    scan = await migScan(driver, 1);
+    assert.deepEqual(instancesOf(scan), await listed());
+    assert.deepEqual(byName(0x0).instances.find((gi) => gi.gpuInstanceId === 3)!.computeInstances, [], 'a GPU instance without its compute instance');
+    assert.equal(byName(0x0).remaining, 2, 'two 1g: slices 2 and 3, compute slices 6 and 7');
+    assert.equal(byName(0x1).remaining, 1, 'one 2g.20gb fits at 2');
+    assert.equal(byName(0x2).remaining, 0);
+    // exactly that many 1g.10gb instances can be created, and then no more
+    assert.equal((await fakegpuMig(driver, 1, ['create-gi', '1g.10gb', '-C'])).code, 0);
+    assert.equal((await fakegpuMig(driver, 1, ['create-gi', '1g.10gb', '-C'])).code, 0);
+    assert.equal((await fakegpuMig(driver, 1, ['create-gi', '1g.10gb', '-C'])).code, 1);
+    scan = await migScan(driver, 1);
+    assert.equal(byName(0x0).remaining, 0);
+    assert.deepEqual(instancesOf(scan), await listed());
+
+    // MIG off: the instance calls answer NOT_SUPPORTED, the profiles and placements still answer
+    const off = await migScan(driver, 0);
+    assert.ok(off.profiles.length > 0);
+    assert.ok(off.profiles.every((p) => JSON.stringify(p.remaining) === JSON.stringify(NOT_SUPPORTED) && p.instancesError === 3));
+  });
 });

@@ -16,7 +16,7 @@ static pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
 fg_state_t *g_st;
 static int g_refs;
 struct nvmlDevice_opaque g_dev[FG_MAX_GPUS][FG_MAX_ENGINES];
-static struct nvmlGpuInstance_opaque g_gi[FG_MAX_GPUS][FG_MAX_MIG];
+struct nvmlGpuInstance_opaque g_gi[FG_MAX_GPUS][FG_MAX_MIG];
 
 nvmlReturn_t fg_nvml_copy_str(char *dst, unsigned int length, const char *src) {
   if (!dst) return NVML_ERROR_INVALID_ARGUMENT;
@@ -47,6 +47,7 @@ nvmlReturn_t fg_nvml_init(void) {
         for (int gpu = 0; gpu < FG_MAX_GPUS; gpu++) {
           for (int e = 0; e < FG_MAX_ENGINES; e++) g_dev[gpu][e] = (struct nvmlDevice_opaque){HANDLE_MAGIC, gpu, e - 1};
           for (int m = 0; m < FG_MAX_MIG; m++) g_gi[gpu][m] = (struct nvmlGpuInstance_opaque){HANDLE_MAGIC, gpu, m};
+          for (int m = 0; m < FG_MAX_MIG; m++) g_ci[gpu][m] = (struct nvmlComputeInstance_opaque){HANDLE_MAGIC, gpu, m};
         }
         g_st = st;
       }

@@ -21,11 +21,19 @@ struct nvmlGpuInstance_opaque {
   int gpu;
   int mig;
 };
+/* the one compute instance of the GPU instance at mig[] slot `mig` */
+struct nvmlComputeInstance_opaque {
+  uint32_t magic;
+  int gpu;
+  int mig;
+};
 
 /* the state mapped by nvmlInit*; NULL when not initialized */
 FG_HIDDEN extern fg_state_t *g_st;
 /* handles point into our own table, never into shared memory */
 FG_HIDDEN extern struct nvmlDevice_opaque g_dev[FG_MAX_GPUS][FG_MAX_ENGINES];
+FG_HIDDEN extern struct nvmlGpuInstance_opaque g_gi[FG_MAX_GPUS][FG_MAX_MIG];
+FG_HIDDEN extern struct nvmlComputeInstance_opaque g_ci[FG_MAX_GPUS][FG_MAX_MIG];
 
 static inline nvmlDevice_t dev_handle(int gpu, int mig) { return &g_dev[gpu][mig + 1]; }
 

@@ -10,13 +10,11 @@
 static nvmlReturn_t unsupported(void) { return g_st ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_UNINITIALIZED; }
 
 /* Not simulated: NVLink, vGPU, events, accounting, setters (nothing is configurable
- * through NVML here; the CLI `fakegpu set` pins readings), GPM, MIG creation and compute
- * instance handles (MIG changes go through `fakegpu mig`), affinity, units, and
+ * through NVML here; the CLI `fakegpu set` pins readings), GPM, MIG creation (MIG changes go
+ * through `fakegpu mig`), affinity, units, and
  * nvmlDeviceGetDriverModel(_v2), which is Windows-only: Linux drivers answer NOT_SUPPORTED. */
 #define FG_NVML_UNSUPPORTED(X) \
   X(nvmlComputeInstanceDestroy) \
-  X(nvmlComputeInstanceGetInfo) \
-  X(nvmlComputeInstanceGetInfo_v2) \
   X(nvmlDeviceClearAccountingPids) \
   X(nvmlDeviceClearCpuAffinity) \
   X(nvmlDeviceClearEccErrorCounts) \
@@ -62,12 +60,7 @@ static nvmlReturn_t unsupported(void) { return g_st ? NVML_ERROR_NOT_SUPPORTED :
   X(nvmlDeviceGetGpcClkVfOffset) \
   X(nvmlDeviceGetGpuFabricInfo) \
   X(nvmlDeviceGetGpuFabricInfoV) \
-  X(nvmlDeviceGetGpuInstancePossiblePlacements) \
-  X(nvmlDeviceGetGpuInstancePossiblePlacements_v2) \
-  X(nvmlDeviceGetGpuInstanceProfileInfo) \
   X(nvmlDeviceGetGpuInstanceProfileInfoByIdV) \
-  X(nvmlDeviceGetGpuInstanceRemainingCapacity) \
-  X(nvmlDeviceGetGpuInstances) \
   X(nvmlDeviceGetGpuOperationMode) \
   X(nvmlDeviceGetGridLicensableFeatures) \
   X(nvmlDeviceGetGridLicensableFeatures_v2) \
@@ -224,12 +217,10 @@ static nvmlReturn_t unsupported(void) { return g_st ? NVML_ERROR_NOT_SUPPORTED :
   X(nvmlGpuInstanceCreateComputeInstanceWithPlacement) \
   X(nvmlGpuInstanceDestroy) \
   X(nvmlGpuInstanceGetActiveVgpus) \
-  X(nvmlGpuInstanceGetComputeInstanceById) \
   X(nvmlGpuInstanceGetComputeInstancePossiblePlacements) \
   X(nvmlGpuInstanceGetComputeInstanceProfileInfo) \
   X(nvmlGpuInstanceGetComputeInstanceProfileInfoV) \
   X(nvmlGpuInstanceGetComputeInstanceRemainingCapacity) \
-  X(nvmlGpuInstanceGetComputeInstances) \
   X(nvmlGpuInstanceGetCreatableVgpus) \
   X(nvmlGpuInstanceGetVgpuHeterogeneousMode) \
   X(nvmlGpuInstanceGetVgpuSchedulerLog) \

@@ -9,7 +9,8 @@
  *   bench              cost of a full sample of every device
  *   noinit             nvmlInit_v2 fails with DRIVER_NOT_LOADED
  *   symbols FILE       every name in FILE (one a line, # comments) resolves; prints the missing
- *   client DEV         one JSON line: what a real NVML client (nvtop, nvitop) reads of DEV */
+ *   client DEV         one JSON line: what a real NVML client (nvtop, nvitop) reads of DEV
+ *   mig DEV            one JSON line: DEV's GPU-instance profiles, placements, capacity, instances */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -416,6 +417,58 @@ static void client(unsigned i) {
   printf("}\n");
 }
 
+/* The MIG enumeration calls (as mig-parted and DCGM make them), every profile of DEV. */
+static void mig(unsigned i) {
+  nvmlDevice_t d = dev(i);
+  printf("{\"profiles\":[");
+  int first = 1;
+  for (unsigned ix = 0; ix < NVML_GPU_INSTANCE_PROFILE_COUNT; ix++) {
+    nvmlGpuInstanceProfileInfo_t pi;
+    if (p_nvmlDeviceGetGpuInstanceProfileInfo(d, ix, &pi) != NVML_SUCCESS) continue;
+    printf("%s{\"index\":%u,\"id\":%u,\"instanceCount\":%u,\"memorySizeMB\":%llu,\"placements\":[", first ? "" : ",", ix,
+           pi.id, pi.instanceCount, pi.memorySizeMB);
+    first = 0;
+    nvmlGpuInstancePlacement_t pl[8];
+    unsigned n = 0;
+    OK(p_nvmlDeviceGetGpuInstancePossiblePlacements_v2(d, ix, NULL, &n));
+    unsigned counted = n;
+    OK(p_nvmlDeviceGetGpuInstancePossiblePlacements_v2(d, ix, pl, &n));
+    EXPECT(n == counted && n <= 8, "placements %u vs %u", n, counted);
+    for (unsigned k = 0; k < n; k++) printf("%s[%u,%u]", k ? "," : "", pl[k].start, pl[k].size);
+    unsigned remaining = 99;
+    nvmlReturn_t r = p_nvmlDeviceGetGpuInstanceRemainingCapacity(d, ix, &remaining);
+    if (r == NVML_SUCCESS) printf("],\"remaining\":%u,\"instances\":[", remaining);
+    else printf("],\"remaining\":{\"error\":%d},\"instances\":[", r);
+    nvmlGpuInstance_t gis[8];
+    n = 0;
+    r = p_nvmlDeviceGetGpuInstances(d, ix, gis, &n);
+    for (unsigned k = 0; r == NVML_SUCCESS && k < n; k++) {
+      nvmlGpuInstanceInfo_t gi;
+      OK(p_nvmlGpuInstanceGetInfo(gis[k], &gi));
+      EXPECT(gi.device == d && gi.profileId == pi.id, "gi %u parent/profile", gi.id);
+      printf("%s{\"gpuInstanceId\":%u,\"start\":%u,\"computeInstances\":[", k ? "," : "", gi.id, gi.placement.start);
+      unsigned shown = 0;
+      for (unsigned cp = 0; cp < NVML_COMPUTE_INSTANCE_PROFILE_COUNT; cp++) {
+        nvmlComputeInstance_t cis[8];
+        unsigned cn = 0;
+        OK(p_nvmlGpuInstanceGetComputeInstances(gis[k], cp, cis, &cn));
+        for (unsigned c = 0; c < cn; c++) {
+          nvmlComputeInstanceInfo_t ci;
+          OK(p_nvmlComputeInstanceGetInfo_v2(cis[c], &ci));
+          nvmlComputeInstance_t byId = NULL;
+          OK(p_nvmlGpuInstanceGetComputeInstanceById(gis[k], ci.id, &byId));
+          EXPECT(ci.device == d && ci.gpuInstance == gis[k] && byId == cis[c], "ci %u parents", ci.id);
+          printf("%s{\"id\":%u,\"profileId\":%u,\"slices\":%u}", shown++ ? "," : "", ci.id, ci.profileId, ci.placement.size);
+        }
+      }
+      printf("]}");
+    }
+    if (r == NVML_SUCCESS) printf("]}");
+    else printf("],\"instancesError\":%d}", r);
+  }
+  printf("]}\n");
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -466,6 +519,7 @@ int main(int argc, char **argv) {
     EXPECT(p_nvmlDeviceGetComputeRunningProcesses(d, &v, NULL) == NVML_ERROR_GPU_IS_LOST, "processes");
   } else if (!strcmp(mode, "util")) util(a, b);
   else if (!strcmp(mode, "client")) client(a);
+  else if (!strcmp(mode, "mig")) mig(a);
   else if (!strcmp(mode, "bench")) bench();
   else return 2;
   OK(p_nvmlShutdown());
