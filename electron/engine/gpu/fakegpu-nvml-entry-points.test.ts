@@ -128,6 +128,7 @@ test('the simulated libnvidia-ml.so.1 exports every NVML entry point of the NVID
     assert.deepEqual(missing, [], `${missing.length} entry points are missing from the simulated libnvidia-ml.so.1: ${missing.join(', ')}`);
     assert.equal(code, 0);
     assert.match(stdout, new RegExp(`^resolved ${names.length} of ${names.length}$`, 'm'));
+    assert.match(stdout, /^before init nvmlDeviceGetNvLinkState: 1$/m, 'a NOT_SUPPORTED entry point answers UNINITIALIZED before nvmlInit');
   });
 });
 

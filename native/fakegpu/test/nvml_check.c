@@ -297,6 +297,11 @@ static int symbols(void *lib, const char *list) {
   }
   fclose(f);
   printf("resolved %u of %u\n", names - missing, names);
+  /* before nvmlInit a real driver answers UNINITIALIZED, the NOT_SUPPORTED table included */
+  typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
+  link_state_fn link_state = (link_state_fn)dlsym(lib, "nvmlDeviceGetNvLinkState");
+  unsigned v = 0;
+  if (link_state) printf("before init nvmlDeviceGetNvLinkState: %d\n", link_state(NULL, 0, &v));
   return missing ? 1 : 0;
 }
 
