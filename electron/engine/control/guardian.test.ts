@@ -69,7 +69,7 @@ test('a killed guardian is respawned: a later SIGKILL of the engine still resume
 
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
-  assert.equal(stateOf(job.pid), 'T');
+  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
   engine.child.kill('SIGKILL');
   await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed after the engine was killed`);
 });
@@ -78,7 +78,7 @@ test('an engine stopped by SIGTSTP counts as gone: the guardian resumes what it 
   const engine = await startFixtureEngine(t, { recordPath: recordPath(), heartbeatIntervalMs: 100, staleAfterMs: 1000 });
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
-  assert.equal(stateOf(job.pid), 'T');
+  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
 
   engine.child.kill('SIGTSTP'); // what Ctrl-Z sends
   await until(() => stateOf(engine.pid) === 'T', 'the engine is stopped');
@@ -95,7 +95,7 @@ test('an engine stopped by SIGTSTP counts as gone: the guardian resumes what it 
 
   const later = sleeper(t);
   await engine.call({ op: 'suspend', pid: later.pid, jobId: 'j2' });
-  assert.equal(stateOf(later.pid), 'T');
+  await until(() => stateOf(later.pid) === 'T', `pid ${later.pid} is stopped`);
   engine.child.kill('SIGKILL');
   await until(() => stateOf(later.pid) !== 'T', `pid ${later.pid}, suspended after the engine woke, is resumed when it dies`);
 });
@@ -104,8 +104,9 @@ test('an engine whose heartbeat goes on keeps its holds: the guardian does not r
   const engine = await startFixtureEngine(t, { recordPath: recordPath(), heartbeatIntervalMs: 100, staleAfterMs: 1500 });
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
+  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
   await sleep(4000); // well past staleAfterMs, with a live engine beating every 100 ms
   assert.equal(stateOf(job.pid), 'T');
   await engine.call({ op: 'resume', pid: job.pid });
-  assert.notEqual(stateOf(job.pid), 'T');
+  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} runs again once its engine resumes it`);
 });

@@ -55,8 +55,17 @@ async function suspendThroughEngine(t: TestContext, driver: SimulatedDriver, soc
   } finally {
     client.close();
   }
-  assert.equal(readProcStatus(train.pid)?.state, 'T');
+  await stoppedBy([train.pid], 15_000);
   return train.pid;
+}
+
+/** Waits until every pid is stopped (state T): a SIGSTOP takes effect once the target is next scheduled. */
+async function stoppedBy(pids: number[], limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!pids.every((pid) => readProcStatus(pid)?.state === 'T')) {
+    if (Date.now() > deadline) assert.fail(`pids ${pids.join(', ')} are not all stopped after ${limitMs} ms`);
+    await sleep(20);
+  }
 }
 
 /** True once the pid is no longer stopped (state T), false if it still is after `limitMs` (a generous deadline, not a latency bound). */
@@ -91,7 +100,7 @@ test('the next start resumes what a dead engine recorded, and never signals a re
   const [stopped, bystander] = [spawn('sleep', ['30']), spawn('sleep', ['30'])];
   t.after(() => [stopped, bystander].forEach((p) => p.kill('SIGKILL')));
   for (const p of [stopped, bystander]) process.kill(p.pid!, 'SIGSTOP');
-  await sleep(50);
+  await stoppedBy([stopped.pid!, bystander.pid!], 15_000);
   const record = join(home, 'suspended.json');
   writeSuspendRecord(record, [
     { pid: stopped.pid!, startTicks: readProcStatus(stopped.pid!)!.startTicks, jobId: `p${stopped.pid}` },

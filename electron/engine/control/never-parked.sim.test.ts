@@ -79,6 +79,7 @@ test('an engine stopped by SIGTSTP after a park: the guardian restores the proce
   const engine = await startFixtureEngine(t, engineOptions({ heartbeatIntervalMs: 100, staleAfterMs: 1000 }));
   assert.equal(await engine.call({ op: 'park', pid: job.pid, jobId: 'j1' }), 'checkpointed');
   engine.child.kill('SIGTSTP');
+  await until(() => readProcStatus(engine.pid)?.state === 'T', 'the engine is stopped');
   await until(async () => (await onGpu(job.pid))?.state === 'running', `fakejob ${job.pid} is restored while its engine is stopped`);
   assert.equal(readProcStatus(engine.pid)?.state, 'T', 'the engine is still stopped: the guardian restored it');
   engine.child.kill('SIGCONT');
