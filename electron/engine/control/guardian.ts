@@ -21,6 +21,8 @@ import {
 } from './suspend-record.js';
 
 export const GUARDIAN_POLL_MS = 200;
+/** After its engine died, how often the guardian tries again to restore a park that did not fit back on its GPU. */
+export const GUARDIAN_RETRY_MS = 1000;
 /** An engine whose heartbeat has not changed for this long counts as gone (stopped by Ctrl-Z, or hung). */
 export const GUARDIAN_STALE_MS = 5000;
 
@@ -141,15 +143,22 @@ function guard(enginePid: number, engineStartTicks: number, recordPath: string, 
   const released = new Map<string, SuspendedEntry>(sameOwner(prior.owner, owner) ? prior.entries.map((e) => [seqOf(e), e]) : []);
   let busy = false;
 
+  /** Let go of everything; a park that does not fit back yet is tried again until it does, its process exits, or a new engine takes the record over. */
   const engineGone = async (): Promise<void> => {
-    const outcome = await releaseHolds(readSuspendRecord(recordPath), { cudaLibraryPath });
-    try {
-      // done: the next start must not resume them again; a new engine's record is not ours to touch
-      if (sameOwner(readRecordOwner(recordPath), owner)) writeSuspendRecord(recordPath, outcome.failed.map((f) => f.entry), owner);
-    } catch {
-      // a read-only or vanished directory: the start times still protect reused pids
+    let pending = readSuspendRecord(recordPath);
+    for (;;) {
+      const outcome = await releaseHolds(pending, { cudaLibraryPath });
+      pending = outcome.failed.map((f) => f.entry);
+      const ours = sameOwner(readRecordOwner(recordPath), owner); // a new engine's record is not ours to touch: it guards them now
+      try {
+        // done: the next start must not resume them again
+        if (ours) writeSuspendRecord(recordPath, pending, owner);
+      } catch {
+        // a read-only or vanished directory: the start times still protect reused pids
+      }
+      if (pending.length === 0 || !ours) process.exit(0);
+      await new Promise((r) => setTimeout(r, GUARDIAN_RETRY_MS));
     }
-    process.exit(0);
   };
 
   const engineStale = async (): Promise<void> => {

@@ -2,6 +2,7 @@
 // restored and unlocked by the guardian through the same (simulated) libcuda; a park that a
 // dead engine and its guardian both left is restored at the next start.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,4 +122,30 @@ test('a park the next start cannot restore (its GPU is full) stays on record, an
   await hog.exited;
   assert.deepEqual(Freezer.recoverLeftovers(record, { cudaLibraryPath: driver.cudaLibraryPath }), [job.pid], 'restored once its memory fits');
   assert.deepEqual(await onGpu(job.pid), { state: 'running', used: 8 * GiB, parked: 0 });
+});
+
+test('an engine killed while its parked process cannot fit back: the guardian keeps trying and restores it once memory frees up', async (t) => {
+  const job = await training(t, '8G');
+  const options = engineOptions();
+  const engine = await startFixtureEngine(t, options);
+  assert.equal(await engine.call({ op: 'park', pid: job.pid, jobId: 'j1' }), 'checkpointed');
+  const free = (await driver.dump()).devices[0];
+  const hog = await training(t, `${Math.floor((free.memoryTotal - free.memoryUsed - free.memoryReserved) / 2 ** 20) - 1024}M`); // leaves less than 8G
+  const stopped = spawn('sleep', ['60'], { stdio: 'ignore' }); // shows when the guardian has made its first pass
+  t.after(() => {
+    stopped.kill('SIGKILL');
+  });
+  await engine.call({ op: 'suspend', pid: stopped.pid!, jobId: 'j2' });
+  await until(() => readProcStatus(stopped.pid!)?.state === 'T', 'the marker process is stopped');
+
+  engine.child.kill('SIGKILL');
+  await until(() => readProcStatus(stopped.pid!)?.state !== 'T', 'the guardian made its first pass');
+  await until(() => readSuspendRecord(options.recordPath).map((e) => e.pid).join() === String(job.pid), 'the park that did not fit stays on record');
+  assert.equal((await onGpu(job.pid))?.state, 'checkpointed', 'the GPU is full: it could not be restored yet');
+
+  hog.kill('SIGKILL');
+  await hog.exited;
+  await until(async () => (await onGpu(job.pid))?.state === 'running', `fakejob ${job.pid} is restored once its memory fits`);
+  assert.deepEqual(await onGpu(job.pid), { state: 'running', used: 8 * GiB, parked: 0 });
+  await until(() => readSuspendRecord(options.recordPath).length === 0, 'the record is cleared');
 });
