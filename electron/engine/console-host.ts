@@ -6,6 +6,7 @@ import { DEFAULT_SCENARIO, openGpuBackend, type GpuBackend } from './gpu/open-ba
 import { attachScheduler, type AttachedScheduler } from './scheduler/attach.js';
 import { listenOnSocket } from './server/socket-server.js';
 import { attachUsageStore } from './store/attach.js';
+import { JobStore } from './store/job-store.js';
 import { defaultUsageDbPath, UsageStore } from './store/usage-store.js';
 import { startDemo, type Demo } from './demo.js';
 
@@ -42,7 +43,13 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   } catch (error) {
     say(`Usage is not recorded this time: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const scheduler: AttachedScheduler = attachScheduler(engine, { backend });
+  let jobStore: JobStore | null = null;
+  try {
+    if (store) jobStore = await JobStore.open(store.path);
+  } catch (error) {
+    say(`Jobs are not kept this time (they will not outlive this engine): ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined });
   // at once after the scheduler, before any event: a job's child processes are the job's
   if (store) attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
@@ -55,9 +62,11 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
     socketPath: socket.path,
     async close() {
       await demo?.stop();
-      scheduler.stop(); // before anything else stops: no process stays suspended
+      const stillParked = await scheduler.stop(); // before anything else stops: nothing stays suspended; managed jobs keep running
+      if (stillParked.length > 0) say(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next engine shows them.`);
       engine.stop();
-      await Promise.all([socket.close(), store?.close()]);
+      await Promise.all([socket.close(), jobStore?.close()]);
+      await store?.close();
       backend.close();
     },
   };

@@ -6,6 +6,7 @@ import { listenOnSocket } from '../../engine/server/socket-server.js';
 import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { attachUsageStore } from '../../engine/store/attach.js';
+import { JobStore } from '../../engine/store/job-store.js';
 import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 
@@ -34,7 +35,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const store = await UsageStore.open({ path: values.db ?? defaultUsageDbPath() });
   const socket = await listenOnSocket(engine);
   // after the socket: it refuses to start beside a running engine, whose suspended pids are not ours to resume
-  const scheduler = attachScheduler(engine, { backend });
+  const jobStore = await JobStore.open(store.path); // managed jobs outlive this engine: the next one re-adopts them
+  const scheduler = attachScheduler(engine, { backend, jobStore });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   const web = await listenOnLoopback(engine, { port });
@@ -48,9 +50,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
     process.once('SIGHUP', stop);
   });
-  scheduler.stop(); // before anything else: no process stays suspended
+  const stillParked = await scheduler.stop(); // before anything else: nothing stays suspended; managed jobs keep running
+  if (stillParked.length > 0) process.stderr.write(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next engine shows them.\n`);
   engine.stop();
-  await Promise.all([web.close(), socket.close(), store.close()]);
+  await Promise.all([web.close(), socket.close(), jobStore.close()]);
+  await store.close();
   backend.close();
   return 0;
 }

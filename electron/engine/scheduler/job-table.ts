@@ -39,6 +39,8 @@ export interface JobRecord {
   parked: ParkedJob | null;
   /** Adopted from an earlier engine: no child handle, so its end is seen in /proc, not as an exit event. */
   adopted: boolean;
+  /** Stopped by someone else (Ctrl-Z, a debugger): out of its gate domain until it runs again. */
+  stoppedOutside: boolean;
 }
 
 const FINISHED_KEPT = 500;
@@ -85,6 +87,7 @@ export class JobTable {
       runAs: null,
       parked: null,
       adopted: false,
+      stoppedOutside: false,
       ...extra,
     };
     this.records.set(view.id, record);

@@ -216,3 +216,23 @@ test('jobs outlive the engine: ids continue, a queued job waits on, a running jo
   await b.until('j1 lost once its process ends', async () => (await b.job('j1'))?.state === 'lost');
   await b.stop();
 });
+
+test('a job stopped from outside leaves its gate domain until it runs again', async (t) => {
+  const gate = new RecordingGate();
+  const r = rig('outside-stop', { gate: gate as unknown as JobGate });
+  t.after(() => killAll('j1'));
+  await r.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0, priority: 'best-effort' });
+  const job = await r.until('j1 running', async () => {
+    const j = await r.job('j1');
+    return j?.state === 'running' ? j : undefined;
+  });
+  process.kill(job.pid!, 'SIGSTOP'); // Ctrl-Z in its terminal, or a debugger: it may be stopped inside a launch
+  await r.until('out of the gate', async () => gate.calls.includes('member 0 false'));
+  assert.ok(!gate.calls.includes('member 0 true'));
+  process.kill(job.pid!, 'SIGCONT');
+  await r.until('back in the gate', async () => gate.calls.includes('member 0 true'));
+  assert.deepEqual(
+    gate.calls.filter((c) => c.startsWith('member')),
+    ['member 0 false', 'member 0 true'],
+  );
+});

@@ -332,11 +332,22 @@ export class Scheduler {
         r.view.smPercent = 0;
         continue;
       }
+      this.followOutsideStops(r);
       const reading = readings.get(r);
       r.view.usedMemory = reading ? reading.mem : r.view.managed ? 0 : null;
       r.view.smPercent = reading ? reading.sm : r.view.managed ? 0 : null;
       if ((r.view.smPercent ?? 0) > 0) r.lastActiveAt = snapshot.takenAt;
     }
+  }
+
+  /** A gated job stopped from outside (SIGSTOP, a debugger) may be stopped inside a launch: it must not hold higher jobs back. */
+  private followOutsideStops(record: JobRecord): void {
+    if (!this.act.gated(record) || record.view.pid === null) return;
+    const state = readProcStatus(record.view.pid)?.state;
+    const stopped = state === 'T' || state === 't';
+    if (stopped === record.stoppedOutside) return;
+    record.stoppedOutside = stopped;
+    this.act.setGateMember(record, !stopped);
   }
 
   /** Its process still runs (same pid, same start time). */
