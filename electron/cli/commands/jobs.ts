@@ -1,5 +1,5 @@
 // `gpushare jobs`: the jobs the engine knows, managed and unmanaged, as a table or JSON.
-import type { JobView } from '../../../shared/jobs.js';
+import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import { connectToEngine, type EngineClient } from '../engine-client.js';
 import { clip, formatBytes, formatPercent, table } from '../format.js';
@@ -45,6 +45,6 @@ export function renderJobs(jobs: readonly JobView[], width = 120): string {
 }
 
 function stateText(job: JobView): string {
-  if (job.state === 'finished' || job.state === 'failed') return job.signal ? `${job.state} (${job.signal})` : `${job.state} (${job.exitCode ?? '-'})`;
+  if (FINAL_STATES.has(job.state)) return job.signal ? `${job.state} (${job.signal})` : `${job.state} (${job.exitCode ?? '-'})`;
   return job.state;
 }

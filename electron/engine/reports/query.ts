@@ -206,7 +206,7 @@ function seriesOf(cells: Map<number, Map<string, Figures>>, rows: UsageRow[], bu
 async function waitingSeconds(db: SqliteDb, by: ReportGrouping, since: number, until: number, now: number) {
   const changes = await db.all<{ job: string; at: number; state: string; owner: string; gpu: number | null }>(
     `SELECT s.job, s.at, s.state, j.owner, j.gpu FROM job_states s JOIN jobs j ON j.id = s.job
-     WHERE j.firstSeen < ? AND (j.lastSeen >= ? OR j.state NOT IN ('finished', 'failed'))
+     WHERE j.firstSeen < ? AND (j.lastSeen >= ? OR j.state NOT IN ('finished', 'failed', 'lost'))
      ORDER BY s.job, s.at`,
     [until, since],
   );
