@@ -395,7 +395,7 @@ static void check_queue(void) {
   p_cuStreamCreate(&s, 0);
   unsigned long before = my_records(NULL);
   since = now_ns();
-  launch_us(s, 400000); /* 0.4 s: the queue fills behind it */
+  launch_us(s, 1000000); /* 1 s: the queue fills behind it */
   for (int i = 1; i < 1024; i++) launch_us(s, 0);
   uint64_t t_1024 = now_ns();
   CUresult rc = launch_us(s, 0);

@@ -201,7 +201,7 @@ expect_eq "ctx --reset: cuDevicePrimaryCtxReset frees the primary context's memo
   "allocated:1792 reset:256 reallocated:1280 "
 reap
 "$JOB" --children 3 --mem 1G hold >"$TMP/ch.out" & BG+=($!); chp=$!
-for _ in $(seq 300); do [ "$(grep -c '"ready"' "$TMP/ch.out")" = 3 ] && break; sleep 0.01; done
+for _ in $(seq 1000); do [ "$(grep -c '"ready"' "$TMP/ch.out")" = 3 ] && break; sleep 0.01; done
 expect_eq "--children 3: the children event first" "$(head -1 "$TMP/ch.out" | js 'd.event+":"+d.pids.length+":"+d.pid')" "children:3:$chp"
 expect_eq "--children 3: three CUDA processes with 1 GiB each" \
   "$("$FG" dump | js 'd.devices[0].processes.map(p=>p.usedMemory/1073741824).join()')/$(head -1 "$TMP/ch.out" | js 'd.pids.sort().join()')" \
