@@ -253,6 +253,7 @@ API cuStreamDestroy_v2(CUstream hStream) {
   if (!hStream || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD || hStream->magic != MAGIC_STREAM)
     return CUDA_ERROR_INVALID_HANDLE;
   ckpt_gate(hStream->dc);
+  if (cap_open()) cap_drop(hStream);
   stream_sync(hStream); /* its queued kernels still run; then it can go */
   hStream->magic = 0;
   free(hStream);

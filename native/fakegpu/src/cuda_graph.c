@@ -297,6 +297,28 @@ API cuStreamBeginCapture_ptsz(CUstream hStream) { return begin_capture(hStream, 
 API cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) { return begin_capture(hStream, mode, 0); }
 API cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) { return begin_capture(hStream, mode, 1); }
 
+/* Takes s's capture out of the open list (g_cap_mu held); the caller owns it then. */
+static struct capture *cap_unlink(struct CUstream_st *s) {
+  struct capture *c = s->cap;
+  for (struct capture **pp = &g_caps; c && *pp; pp = &(*pp)->next)
+    if (*pp == c) {
+      *pp = c->next;
+      break;
+    }
+  if (c) __atomic_sub_fetch(&g_ncaps, 1, __ATOMIC_ACQ_REL);
+  s->cap = NULL;
+  return c;
+}
+
+void cap_drop(struct CUstream_st *s) {
+  pthread_mutex_lock(&g_cap_mu);
+  struct capture *c = cap_unlink(s);
+  pthread_mutex_unlock(&g_cap_mu);
+  if (!c) return;
+  cuGraphDestroy(c->graph); /* a destroyed stream's capture ends with it, its graph unseen */
+  free(c);
+}
+
 static CUresult end_capture(CUstream hStream, CUgraph *phGraph, int ptsz) {
   NEED_INIT();
   if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
@@ -313,13 +335,7 @@ static CUresult end_capture(CUstream hStream, CUgraph *phGraph, int ptsz) {
     pthread_mutex_unlock(&g_cap_mu);
     return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
   }
-  for (struct capture **pp = &g_caps; *pp; pp = &(*pp)->next)
-    if (*pp == c) {
-      *pp = c->next;
-      break;
-    }
-  s->cap = NULL;
-  __atomic_sub_fetch(&g_ncaps, 1, __ATOMIC_ACQ_REL);
+  cap_unlink(s);
   pthread_mutex_unlock(&g_cap_mu);
   if (c->status == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
     cuGraphDestroy(c->graph);

@@ -135,6 +135,7 @@ FG_HIDDEN CUresult cap_free(struct CUstream_st *s, CUdeviceptr dptr, int *record
 FG_HIDDEN CUresult cap_unsafe_call(void);
 FG_HIDDEN CUresult cap_stream_sync(struct CUstream_st *s); /* syncing a capturing stream invalidates it */
 FG_HIDDEN CUresult cap_ctx_sync(devctx_t *d);              /* so does syncing its context */
+FG_HIDDEN void cap_drop(struct CUstream_st *s);              /* the stream goes: its capture ends unseen */
 /* cuda_ckpt.c: API calls of a locked or checkpointed process block here until it is unlocked. */
 FG_HIDDEN void ckpt_gate(devctx_t *d);
 

@@ -203,6 +203,10 @@ static void check_capture(void) {
   p_cuStreamSynchronize(g_s);
   EXPECT("its kernel ran", my_records(NULL) - before == 1, "%lu records", my_records(NULL) - before);
   p_cuStreamDestroy_v2(s2);
+  p_cuStreamCreate(&s2, 0);
+  p_cuStreamBeginCapture_v2(s2, CU_STREAM_CAPTURE_MODE_GLOBAL);
+  EXPECT_RC("destroying a capturing stream", p_cuStreamDestroy_v2(s2), CUDA_SUCCESS);
+  EXPECT_RC("its global capture no longer prohibits allocations", in_other_thread(0, NULL), CUDA_SUCCESS);
 
   void *fn = NULL;
   CUdriverProcAddressQueryResult q;
