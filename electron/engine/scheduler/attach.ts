@@ -84,7 +84,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   } else if (gate === null) {
     gateMissing = 'no launch gate was given';
   }
-  const recovered = Freezer.recoverLeftovers(recordPath);
+  const recovered = Freezer.recoverLeftovers(recordPath, { cudaLibraryPath: options.backend.simulated?.cudaLibraryPath });
   const control = new ProcessControl({ userName: (uid) => lookupAccount(uid).name });
   const freezer = new Freezer({
     recordPath,
