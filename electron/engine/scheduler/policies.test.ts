@@ -57,6 +57,20 @@ test('admission: nothing joins an exclusive job, and a started job\'s declared m
   assert.match(plan.waiting.get('j4')!, /GPU 1 has 10G free and j4 needs 20G/);
 });
 
+test('admission into a MIG slice counts what it placed there this tick, and what a running job there declared', () => {
+  const slice = (uuid: string, usedG: number): GpuView['migSlices'][number] => ({ uuid, name: uuid, profileName: '3g.40gb', gpuInstanceId: 1, computeInstanceId: 0, smCount: null, placement: { start: 0, size: 4 }, memoryTotal: 10 * G, memoryUsed: usedG * G });
+  const gpus = [gpu(0, 80, 0, { migEnabled: true, migSlices: [slice('MIG-a', 0), slice('MIG-b', 1)] })];
+  const t = new JobTable();
+  job(t, { id: 'j1', requestedGpu: 0, mode: 'mig', migSlice: 'MIG-a', memoryRequestBytes: 6 * G }, 'queued', 1);
+  job(t, { id: 'j2', requestedGpu: 0, mode: 'mig', migSlice: 'MIG-a', memoryRequestBytes: 6 * G }, 'queued', 2);
+  job(t, { id: 'j3', gpu: 0, requestedGpu: 0, mode: 'mig', migSlice: 'MIG-b', memoryRequestBytes: 8 * G, usedMemory: 1 * G }, 'running');
+  job(t, { id: 'j4', requestedGpu: 0, mode: 'mig', migSlice: 'MIG-b', memoryRequestBytes: 4 * G }, 'queued', 3);
+  const plan = planAdmission(gpus, t.live());
+  assert.deepEqual(plan.start, [{ jobId: 'j1', gpu: 0 }], 'j2 does not fit beside j1 in MIG-a; j4 does not fit beside what j3 declared in MIG-b');
+  assert.match(plan.waiting.get('j2')!, /MIG slice 3g\.40gb has 4G free and j2 needs 6G/);
+  assert.match(plan.waiting.get('j4')!, /MIG slice 3g\.40gb has 2G free and j4 needs 4G/);
+});
+
 test('priority: best-effort is held only while a higher job is active on the same GPU; managed jobs are gated', () => {
   const t = new JobTable();
   const high = job(t, { id: 'p1', managed: false, gpu: 0, priority: 'high', smPercent: 60 }, 'running');

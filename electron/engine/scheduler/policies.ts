@@ -46,12 +46,16 @@ export function planAdmission(
   const occupied = new Set<number>();
   const exclusiveOn = new Map<number, string>();
   for (const gpu of gpus) free.set(gpu.index, gpu.memoryFree ?? gpu.memoryTotal - (gpu.memoryUsed ?? 0));
+  /** MIG slice → memory spoken for there beyond what the driver shows used (declared, not yet allocated; placed this tick). */
+  const sliceSpoken = new Map<string, number>();
+  const unallocated = (job: JobView): number => Math.max(0, declaredNeed(job) - (job.usedMemory ?? 0));
   for (const r of placed) {
     const g = r.view.gpu!;
     occupied.add(g);
     if (r.view.mode === 'exclusive') exclusiveOn.set(g, r.view.id);
     // memory a started job declared but has not allocated yet is spoken for
-    if (r.view.managed) free.set(g, (free.get(g) ?? 0) - Math.max(0, declaredNeed(r.view) - (r.view.usedMemory ?? 0)));
+    if (r.view.managed) free.set(g, (free.get(g) ?? 0) - unallocated(r.view));
+    if (r.view.managed && r.view.mode === 'mig' && r.view.migSlice) sliceSpoken.set(r.view.migSlice, (sliceSpoken.get(r.view.migSlice) ?? 0) + unallocated(r.view));
   }
   const queued = live
     .filter((r) => r.view.state === 'queued')
@@ -66,7 +70,7 @@ export function planAdmission(
     if (job.mode === 'mig') {
       const slice = gpu.migSlices.find((s) => s.uuid === job.migSlice);
       if (!gpu.migEnabled || !slice) return `MIG slice ${job.migSlice} is not on GPU ${gpu.index} (any more)`;
-      const sliceFree = (slice.memoryTotal ?? 0) - (slice.memoryUsed ?? 0);
+      const sliceFree = (slice.memoryTotal ?? 0) - (slice.memoryUsed ?? 0) - (sliceSpoken.get(slice.uuid) ?? 0);
       if (declaredNeed(job) > sliceFree) return `MIG slice ${slice.profileName ?? slice.uuid} has ${formatByteSize(Math.max(0, sliceFree))} free and ${job.id} needs ${formatByteSize(declaredNeed(job))}`;
     }
     const blocked = options.blocked?.(job, gpu);
@@ -104,6 +108,7 @@ export function planAdmission(
     }
     plan.start.push({ jobId: job.id, gpu: chosen.index });
     free.set(chosen.index, (free.get(chosen.index) ?? 0) - declaredNeed(job));
+    if (job.mode === 'mig' && job.migSlice) sliceSpoken.set(job.migSlice, (sliceSpoken.get(job.migSlice) ?? 0) + declaredNeed(job));
     occupied.add(chosen.index);
     if (job.mode === 'exclusive') exclusiveOn.set(chosen.index, job.id);
   }
