@@ -2,6 +2,7 @@
 // a DriverCheckpointer), driven by JSON lines on stdin, so a test can SIGKILL or SIGTSTP it.
 //   node fixture-engine.js '<options JSON>'   (FixtureEngineOptions)
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
@@ -15,6 +16,7 @@ type Request =
   | { op: 'suspend'; pid: number; jobId: string; group?: boolean }
   | { op: 'resume'; pid: number }
   | { op: 'park'; pid: number; jobId: string }
+  | { op: 'hang'; until: string }
   | { op: 'guardian' };
 
 export interface FixtureEngine {
@@ -88,6 +90,11 @@ function runFixtureEngine(optionsJson: string): void {
         await checkpointer.lock(request.pid);
         await checkpointer.checkpoint(request.pid);
         return checkpointer.state(request.pid);
+      case 'hang': // a hung engine: its event loop busy until the file appears, so no heartbeat either
+        while (!existsSync(request.until)) {
+          // spin
+        }
+        return null;
       case 'guardian':
         return freezer.guardianPid;
     }

@@ -2,7 +2,7 @@
 // engine that is stopped (Ctrl-Z) counts as gone once its heartbeat stops.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
@@ -98,6 +98,23 @@ test('an engine stopped by SIGTSTP counts as gone: the guardian resumes what it 
   await until(() => stateOf(later.pid) === 'T', `pid ${later.pid} is stopped`);
   engine.child.kill('SIGKILL');
   await until(() => stateOf(later.pid) !== 'T', `pid ${later.pid}, suspended after the engine woke, is resumed when it dies`);
+});
+
+test('a hung engine (its event loop busy) counts as gone: the guardian resumes what it suspended, and the engine hears so when it is free again', async (t) => {
+  const record = recordPath();
+  const engine = await startFixtureEngine(t, { recordPath: record, heartbeatIntervalMs: 100, staleAfterMs: 1000 });
+  const job = sleeper(t);
+  await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
+  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
+
+  const marker = `${record}.free`;
+  const hung = engine.call({ op: 'hang', until: marker });
+  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed while its engine is hung`);
+  assert.notEqual(stateOf(engine.pid), 'T', 'the engine was not stopped: it is busy');
+  writeFileSync(marker, '');
+  await hung;
+  const released = await engine.next('released');
+  assert.deepEqual((released.entries as Array<{ pid: number }>).map((e) => e.pid), [job.pid]);
 });
 
 test('an engine whose heartbeat goes on keeps its holds: the guardian does not resume them', async (t) => {
