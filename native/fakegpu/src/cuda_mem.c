@@ -1,8 +1,8 @@
 /* Fake libcuda.so.1: memory. Every allocation API accounts the exact bytes
  * against the device (or MIG instance) in the shared state, at once. Each
- * charge belongs to the context that made it (freed with it) or to the device;
- * VMM handles live until released AND unmapped everywhere; arrays are charged
- * width x height x depth x element size. */
+ * charge belongs to the context that made it (freed with it) or to the device.
+ * VMM is in cuda_vmm.c, arrays in cuda_array.c, graph memory in cuda_graph.c:
+ * all charge through mem_charge/mem_uncharge. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -24,17 +24,7 @@ typedef struct alloc_node {
   devctx_t *dc;
   CUcontext owner; /* freed with this context; NULL: with the device's last context */
   int counted;     /* accounted in the shared state */
-  int vmm_refs;    /* VMM handle: 1 until cuMemRelease, +1 per mapping; freed at 0 */
-  int released;    /* VMM handle: cuMemRelease was called */
 } alloc_node_t;
-
-/* VMM address reservations and the mappings inside them, under g_mu */
-typedef struct va_range {
-  struct va_range *next;
-  unsigned long long va, size;
-  unsigned long long handle; /* mapping: the handle mapped there; reservation: 0 */
-} va_range_t;
-static va_range_t *g_reserved, *g_mapped;
 
 static unsigned long long g_next_va = 0x7f0000000000ull;
 static unsigned long long g_next_handle = 1;
@@ -189,7 +179,7 @@ static CUresult do_alloc(devctx_t *d, CUdeviceptr *dptr, size_t size) {
 static CUresult do_free(unsigned long long key) {
   pthread_mutex_lock(&g_mu);
   alloc_node_t *n = lookup(key);
-  int ok = n && !n->vmm_refs && (key >> 62) == 0; /* only device pointers here */
+  int ok = n && (key >> 62) == 0; /* only device pointers here */
   pthread_mutex_unlock(&g_mu);
   if (!ok) return CUDA_ERROR_INVALID_VALUE;
   return mem_uncharge(key, 0) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -336,237 +326,11 @@ API cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPoo
   return alloc_pool(dptr, bytesize, pool);
 }
 
-API cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
-                unsigned long long flags) {
-  NEED_INIT();
-  if (!handle || !prop || size == 0 || flags != 0 || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
-      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
-    return CUDA_ERROR_INVALID_VALUE;
-  devctx_t *d = dev_of(prop->location.id);
-  if (!d) return CUDA_ERROR_INVALID_DEVICE;
-  pthread_mutex_lock(&g_mu);
-  unsigned long long h = (1ull << 62) | g_next_handle++;
-  pthread_mutex_unlock(&g_mu);
-  CUresult rc = mem_charge(d, h, size, NULL); /* physical memory: the device's, not a context's */
-  if (rc != CUDA_SUCCESS) return rc;
-  pthread_mutex_lock(&g_mu);
-  lookup(h)->vmm_refs = 1;
-  pthread_mutex_unlock(&g_mu);
-  *handle = h;
-  return CUDA_SUCCESS;
-}
-
-/* Drops one reference of a VMM handle (g_mu held); returns the node to free at 0. */
-static alloc_node_t *vmm_unref(alloc_node_t *n) {
-  if (--n->vmm_refs > 0) return NULL;
-  return untrack(n->key);
-}
-
 static void free_node(alloc_node_t *n) {
   if (!n) return;
   if (n->counted) account_free(n->dc, n->size);
   free(n);
 }
-
-API cuMemRelease(CUmemGenericAllocationHandle handle) {
-  NEED_INIT();
-  pthread_mutex_lock(&g_mu);
-  alloc_node_t *n = (handle >> 62) == 1 ? lookup(handle) : NULL;
-  CUresult rc = CUDA_ERROR_INVALID_VALUE;
-  alloc_node_t *gone = NULL;
-  if (n && !n->released) {
-    n->released = 1; /* mappings keep its memory until the last unmap */
-    gone = vmm_unref(n);
-    rc = CUDA_SUCCESS;
-  }
-  pthread_mutex_unlock(&g_mu);
-  free_node(gone);
-  return rc;
-}
-
-static va_range_t *range_at(va_range_t *list, unsigned long long va, unsigned long long size) {
-  for (va_range_t *r = list; r; r = r->next)
-    if (va >= r->va && va + size <= r->va + r->size) return r;
-  return NULL;
-}
-
-API cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) {
-  (void)alignment;
-  (void)addr; /* a hint only, as in the driver */
-  NEED_INIT();
-  if (!ptr || size == 0 || flags) return CUDA_ERROR_INVALID_VALUE;
-  va_range_t *r = calloc(1, sizeof *r);
-  pthread_mutex_lock(&g_mu);
-  r->va = reserve_va(size);
-  r->size = size;
-  r->next = g_reserved;
-  g_reserved = r;
-  *ptr = r->va;
-  pthread_mutex_unlock(&g_mu);
-  return CUDA_SUCCESS;
-}
-
-API cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-  NEED_INIT();
-  pthread_mutex_lock(&g_mu);
-  CUresult rc = CUDA_ERROR_INVALID_VALUE;
-  for (va_range_t **pp = &g_reserved; *pp; pp = &(*pp)->next)
-    if ((*pp)->va == ptr && (*pp)->size == size) {
-      int mapped = 0; /* still mapped inside: unmap first */
-      for (va_range_t *m = g_mapped; m; m = m->next) mapped |= m->va >= ptr && m->va < ptr + size;
-      if (mapped) break;
-      va_range_t *r = *pp;
-      *pp = r->next;
-      free(r);
-      rc = CUDA_SUCCESS;
-      break;
-    }
-  pthread_mutex_unlock(&g_mu);
-  return rc;
-}
-
-API cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-             unsigned long long flags) {
-  NEED_INIT();
-  if (!ptr || !size || flags) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&g_mu);
-  alloc_node_t *n = (handle >> 62) == 1 ? lookup(handle) : NULL;
-  CUresult rc = CUDA_SUCCESS;
-  if (!n || n->released || offset + size > n->size || !range_at(g_reserved, ptr, size)) {
-    rc = CUDA_ERROR_INVALID_VALUE;
-  } else {
-    for (va_range_t *m = g_mapped; m; m = m->next)
-      if (ptr < m->va + m->size && m->va < ptr + size) rc = CUDA_ERROR_INVALID_VALUE; /* already mapped */
-  }
-  if (rc == CUDA_SUCCESS) {
-    va_range_t *m = calloc(1, sizeof *m);
-    m->va = ptr;
-    m->size = size;
-    m->handle = handle;
-    m->next = g_mapped;
-    g_mapped = m;
-    n->vmm_refs++;
-  }
-  pthread_mutex_unlock(&g_mu);
-  return rc;
-}
-
-API cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  NEED_INIT();
-  if (!ptr || !size) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&g_mu);
-  int inside = 0, partial = 0;
-  for (va_range_t *m = g_mapped; m; m = m->next) {
-    if (!(ptr < m->va + m->size && m->va < ptr + size)) continue;
-    if (m->va >= ptr && m->va + m->size <= ptr + size) inside++;
-    else partial++;
-  }
-  if (!inside || partial) { /* must cover whole mappings; nothing changes otherwise */
-    pthread_mutex_unlock(&g_mu);
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  alloc_node_t *gone[64];
-  int ngone = 0;
-  for (va_range_t **pp = &g_mapped; *pp;) {
-    va_range_t *m = *pp;
-    if (m->va >= ptr && m->va + m->size <= ptr + size) {
-      *pp = m->next;
-      alloc_node_t *n = lookup(m->handle);
-      alloc_node_t *g = n ? vmm_unref(n) : NULL;
-      if (g && ngone < 64) gone[ngone++] = g;
-      else if (g) free_node(g);
-      free(m);
-    } else {
-      pp = &m->next;
-    }
-  }
-  pthread_mutex_unlock(&g_mu);
-  for (int i = 0; i < ngone; i++) free_node(gone[i]); /* the last unmap of a released handle frees it */
-  return CUDA_SUCCESS;
-}
-
-API cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count) {
-  NEED_INIT();
-  if (!ptr || !size || !desc || !count) return CUDA_ERROR_INVALID_VALUE;
-  pthread_mutex_lock(&g_mu);
-  int ok = range_at(g_mapped, ptr, 1) != NULL; /* only mapped memory gets access rights */
-  pthread_mutex_unlock(&g_mu);
-  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
-/* ---------------- arrays ---------------- */
-
-struct CUarray_st {
-  uint32_t magic;
-  unsigned long long key; /* its charge */
-};
-
-static size_t format_bytes(CUarray_format f) {
-  switch (f) {
-    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: return 4;
-    default: return 0;
-  }
-}
-
-/* Bytes of a w x h x d array of `levels` mip levels (each level halves every extent, at least 1). */
-static size_t array_bytes(size_t w, size_t h, size_t dep, CUarray_format f, unsigned ch, unsigned levels) {
-  size_t el = format_bytes(f);
-  if (!el || (ch != 1 && ch != 2 && ch != 4) || w == 0) return 0;
-  size_t total = 0;
-  for (unsigned l = 0; l < levels; l++) {
-    total += w * (h ? h : 1) * (dep ? dep : 1) * el * ch;
-    w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : h, dep = dep > 1 ? dep / 2 : dep;
-  }
-  return total;
-}
-
-static CUresult array_create(void **handle, uint32_t magic, size_t bytes) {
-  NEED_CTX(d);
-  if (!handle || !bytes) return CUDA_ERROR_INVALID_VALUE;
-  struct CUarray_st *a = calloc(1, sizeof *a);
-  a->magic = magic;
-  a->key = mem_new_key();
-  CUresult rc = mem_charge(d, a->key, bytes, ctx_owner(d));
-  if (rc != CUDA_SUCCESS) {
-    free(a);
-    return rc;
-  }
-  *handle = a;
-  return CUDA_SUCCESS;
-}
-
-static CUresult array_destroy(void *h, uint32_t magic) {
-  NEED_INIT();
-  struct CUarray_st *a = h;
-  if (!a || a->magic != magic) return CUDA_ERROR_INVALID_HANDLE;
-  mem_uncharge(a->key, 0); /* nothing left if its context is gone already */
-  a->magic = 0;
-  free(a);
-  return CUDA_SUCCESS;
-}
-
-API cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *desc) {
-  if (!desc) return CUDA_ERROR_INVALID_VALUE;
-  return array_create((void **)pHandle, MAGIC_ARRAY, array_bytes(desc->Width, desc->Height, 0, desc->Format, desc->NumChannels, 1));
-}
-
-API cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc) {
-  if (!desc) return CUDA_ERROR_INVALID_VALUE;
-  return array_create((void **)pHandle, MAGIC_ARRAY,
-                      array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format, desc->NumChannels, 1));
-}
-
-API cuArrayDestroy(CUarray hArray) { return array_destroy((void *)hArray, MAGIC_ARRAY); }
-
-API cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned int levels) {
-  if (!desc || levels == 0 || levels > 32) return CUDA_ERROR_INVALID_VALUE;
-  return array_create((void **)pHandle, MAGIC_ARRAY + 1,
-                      array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format, desc->NumChannels, levels));
-}
-
-API cuMipmappedArrayDestroy(CUmipmappedArray h) { return array_destroy((void *)h, MAGIC_ARRAY + 1); }
 
 /* ---------------- teardown ---------------- */
 

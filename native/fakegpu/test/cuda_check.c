@@ -311,6 +311,8 @@ static void check_arrays(void) {
   EXPECT("all back", free_mem() == f0, "free %zu less", f0 - free_mem());
   CUDA_ARRAY3D_DESCRIPTOR huge = {65536, 65536, 64, CU_AD_FORMAT_FLOAT, 4, 0};
   EXPECT_RC("array past capacity: OUT_OF_MEMORY", p_cuArray3DCreate_v2(&a, &huge), CUDA_ERROR_OUT_OF_MEMORY);
+  CUDA_ARRAY3D_DESCRIPTOR wraps = {1ull << 62, 1ull << 62, 0, CU_AD_FORMAT_FLOAT, 4, 0};
+  EXPECT_RC("array whose size overflows: OUT_OF_MEMORY", p_cuArray3DCreate_v2(&a, &wraps), CUDA_ERROR_OUT_OF_MEMORY);
   CUDA_ARRAY_DESCRIPTOR bad = {16, 16, (CUarray_format)0x77, 1};
   EXPECT_RC("unknown format: INVALID_VALUE", p_cuArrayCreate_v2(&a, &bad), CUDA_ERROR_INVALID_VALUE);
   EXPECT("nothing charged by refusals", free_mem() == f0, "free %zu less", f0 - free_mem());
