@@ -96,6 +96,22 @@ test('priority: best-effort is held only while a higher job is active on the sam
   assert.deepEqual([...later.hold], [['p2', 'j4']], 'the normal job computing still outranks best-effort');
 });
 
+test('priority: a MIG slice is its own domain — a high job in one slice holds back nobody in another', () => {
+  const t = new JobTable();
+  job(t, { id: 'p1', managed: false, gpu: 1, migSlice: 'MIG-a', priority: 'high', smPercent: 60 }, 'running');
+  job(t, { id: 'p2', managed: false, gpu: 1, migSlice: 'MIG-b', priority: 'best-effort', smPercent: 40 }, 'running');
+  job(t, { id: 'j3', gpu: 1, mode: 'mig', migSlice: 'MIG-b', priority: 'best-effort', smPercent: 40 }, 'running');
+  job(t, { id: 'p4', managed: false, gpu: 1, migSlice: 'MIG-a', priority: 'best-effort', smPercent: 40 }, 'running');
+  const decision = decidePriority(t.live(), 10_000, { gateFor: (r) => r.view.managed });
+  assert.deepEqual([...decision.hold], [['p4', 'p1']], 'only the best-effort process in the high job\'s own slice is held');
+  assert.deepEqual([...decision.gated], []);
+  const conditions = detectContention([gpu(1, 80, 10)], t.live(), new Map(), 10_000);
+  assert.deepEqual(
+    conditions.filter((c) => c.key.startsWith('shared-high')).map((c) => c.message),
+    ['High-priority p1 (train.py, ann) shares GPU 1 (slice MIG-a) with 1 other active job.'],
+  );
+});
+
 test('contention: each condition is raised once per onset', () => {
   const t = new JobTable();
   job(t, { id: 'p1', managed: false, gpu: 0, priority: 'high', smPercent: 50, usedMemory: 37 * G }, 'running');

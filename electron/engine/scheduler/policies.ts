@@ -20,6 +20,9 @@ export function isActive(record: JobRecord, now: number, holdMs = ACTIVE_HOLD_MS
   return (smPercent ?? 0) > 0 || now - record.lastActiveAt < holdMs;
 }
 
+/** Where jobs compete for SMs: a whole GPU, or one MIG slice of it (slices are isolated from each other). */
+export const sharingDomain = (job: JobView): string => `${job.gpu}/${job.migSlice ?? ''}`;
+
 /** Memory a job said it needs: its request, else its quota, else nothing. */
 export const declaredNeed = (job: JobView): number => job.memoryRequestBytes ?? job.memoryQuotaBytes ?? 0;
 
@@ -133,7 +136,7 @@ export function decidePriority(live: readonly JobRecord[], now: number, options:
   for (const r of live) {
     const { gpu, priority, state } = r.view;
     if (gpu === null || (state !== 'running' && state !== 'gated' && state !== 'suspended')) continue;
-    const higher = active.filter((a) => a !== r && a.view.gpu === gpu && PRIORITY_RANK[a.view.priority] < PRIORITY_RANK[priority]);
+    const higher = active.filter((a) => a !== r && sharingDomain(a.view) === sharingDomain(r.view) && PRIORITY_RANK[a.view.priority] < PRIORITY_RANK[priority]);
     if (higher.length === 0) continue;
     if (options.gateFor(r)) {
       // the gate sees only managed jobs: above an unmanaged process the engine pauses the slot itself
@@ -198,16 +201,23 @@ export function detectContention(gpus: readonly GpuView[], live: readonly JobRec
         message: `GPU ${gpu.index} memory is ${Math.round((100 * gpu.memoryUsed) / gpu.memoryTotal)}% used (${formatByteSize(gpu.memoryUsed)} of ${formatByteSize(gpu.memoryTotal)}); new allocations may fail.`,
       });
     }
-    const active = live.filter((r) => r.view.gpu === gpu.index && isActive(r, now, holdMs));
-    const high = active.find((r) => r.view.priority === 'high');
-    if (active.length >= 2 && high) {
+    const activeByDomain = new Map<string, JobRecord[]>();
+    for (const r of live) {
+      if (r.view.gpu !== gpu.index || !isActive(r, now, holdMs)) continue;
+      const domain = sharingDomain(r.view);
+      activeByDomain.set(domain, [...(activeByDomain.get(domain) ?? []), r]);
+    }
+    for (const [domain, active] of activeByDomain) {
+      const high = active.find((r) => r.view.priority === 'high');
+      if (active.length < 2 || !high) continue;
+      const slice = high.view.migSlice ? ` (slice ${high.view.migSlice})` : '';
       conditions.push({
-        key: `shared-high:${gpu.index}`,
+        key: `shared-high:${high.view.migSlice ? domain : gpu.index}`,
         kind: 'contention',
         severity: 'warning',
         gpu: gpu.index,
         jobId: high.view.id,
-        message: `High-priority ${name(high.view)} shares GPU ${gpu.index} with ${active.length - 1} other active job${active.length > 2 ? 's' : ''}.`,
+        message: `High-priority ${name(high.view)} shares GPU ${gpu.index}${slice} with ${active.length - 1} other active job${active.length > 2 ? 's' : ''}.`,
       });
     }
   }
