@@ -1,6 +1,8 @@
 /* Internals shared by the parts of the fake libcuda.so.1 (cuda.c: init,
- * devices, contexts, resolution; cuda_mem.c: memory; cuda_exec.c: modules,
- * streams, kernels). */
+ * devices, contexts, resolution; cuda_mem.c: memory and its charges;
+ * cuda_vmm.c: VMM; cuda_array.c: arrays; cuda_exec.c: modules, streams,
+ * kernels; cuda_graph.c: capture and graphs; cuda_ckpt.c: checkpointing;
+ * cuda_mps.c: MPS clients). */
 #ifndef FG_CUDA_INTERNAL_H
 #define FG_CUDA_INTERNAL_H
 
