@@ -1,9 +1,10 @@
 // The real engine on a simulated GPU, in this process, and Debian's Chromium pointed at
 // its browser console. Shared by the end-to-end tests.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Engine } from '../electron/engine/engine.js';
 import { openGpuBackend, type GpuBackend } from '../electron/engine/gpu/open-backend.js';
@@ -18,16 +19,40 @@ import { listenOnLoopback, type WebServer } from '../electron/engine/server/web-
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const RESULTS_DIR = join(packageRoot(), 'test-results');
+/** This file is <tree>/e2e/harness.js: the compiled tree the CLI should run from. */
+const COMPILED_TREE = join(dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * The console the browser loads: $GPUSHARE_E2E_RENDERER (a console built elsewhere, e.g. vite --outDir
+ * dist-NAME/renderer), served to the page in place of the web server's dist/renderer; the API stays the server's.
+ */
+const RENDERER_OVERRIDE = process.env.GPUSHARE_E2E_RENDERER || null;
+const rendererDir = (): string => RENDERER_OVERRIDE ?? join(packageRoot(), 'dist', 'renderer');
 
 /** Why the browser tests cannot run here, or null when they can. */
 export function browserMissing(): string | null {
   if (!existsSync(CHROMIUM)) return `${CHROMIUM} is missing (apt-get install -y chromium)`;
-  if (!existsSync(join(packageRoot(), 'dist', 'renderer', 'index.html'))) return 'the console is not built (npm run build:renderer)';
+  if (!existsSync(join(rendererDir(), 'index.html'))) return `the console is not built (npm run build:renderer; looked in ${rendererDir()})`;
   return null;
 }
 
+const STATIC_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.woff2': 'font/woff2' };
+
+/** Serve the page's static files from RENDERER_OVERRIDE (the WebSocket API is not routed: it stays the engine's). */
+async function routeRenderer(page: Page, web: WebServer): Promise<void> {
+  if (!RENDERER_OVERRIDE) return;
+  const root = normalize(RENDERER_OVERRIDE);
+  await page.route(`http://127.0.0.1:${web.port}/**`, async (route) => {
+    const url = new URL(route.request().url());
+    let file = normalize(join(root, decodeURIComponent(url.pathname)));
+    if (!file.startsWith(root + sep) || !existsSync(file) || extname(file) === '') file = join(root, 'index.html');
+    await route.fulfill({ status: 200, contentType: STATIC_TYPES[extname(file)] ?? 'application/octet-stream', body: readFileSync(file) });
+  });
+}
+
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  // a page fulfilled by a route has no address space: Chromium would then block its WebSocket to loopback
+  const routed = RENDERER_OVERRIDE ? ['--disable-features=LocalNetworkAccessChecks'] : [];
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', ...routed] });
 }
 
 export interface ConsoleHarness {
@@ -70,6 +95,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   page.on('pageerror', (error) => console.error('page error:', error.message));
+  await routeRenderer(page, web);
   mkdirSync(RESULTS_DIR, { recursive: true });
   return {
     dir,
@@ -85,7 +111,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
     cli(args) {
       // asynchronous: the engine that answers lives in this process
       return new Promise((resolve, reject) => {
-        execFile(process.execPath, [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args], { env: { ...process.env, XDG_RUNTIME_DIR: dir } }, (error, stdout, stderr) => {
+        execFile(process.execPath, [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args], { env: { ...process.env, GPUSHARE_DIST: COMPILED_TREE, XDG_RUNTIME_DIR: dir } }, (error, stdout, stderr) => {
           if (error) reject(new Error(`gpushare ${args.join(' ')} failed: ${stderr || error.message}`));
           else resolve(JSON.parse(stdout));
         });

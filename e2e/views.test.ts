@@ -1,9 +1,12 @@
 // The console's Reports and Plan MIG views and its spatial drops, against the real engine on the
 // simulated h100x2-mig box (GPU 0 plain, GPU 1 in MIG mode) with the demo running and usage recorded.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { JobView } from '../shared/jobs.js';
+import { fakegpuBuildDir } from '../electron/engine/paths.js';
 import { browserMissing, eventually, openConsoleHarness, sleep, type ConsoleHarness } from './harness.js';
 
 const GIB = 1024 ** 3;
@@ -16,6 +19,12 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
   /** A job that stays queued: it asks for almost a whole H100, and neither GPU has that free. */
   const submitQueued = (): Promise<JobView> =>
     h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', 'hold', '--duration', '60'], gpu: 'auto', memoryRequestBytes: 79 * GIB });
+  /** A job that waits for GPU 0 alone (exclusive, and the demo runs there) yet fits beside it once it shares under MPS. */
+  const submitQueuedExclusive = (): Promise<JobView> =>
+    h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], gpu: 0, mode: 'exclusive' });
+  /** A job queued for GPU 1, which is in MIG mode: it can only run in one of its slices. */
+  const submitQueuedForMigGpu = (): Promise<JobView> =>
+    h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', '--mem', '1G', 'hold', '--duration', '120'], gpu: 1 });
   const openView = async (title: string): Promise<void> => {
     await h.page.locator('.view-tabs').getByRole('button', { name: title }).click();
   };
@@ -84,7 +93,8 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
   });
 
   test('a job dropped on the MPS zone runs under MPS with the share given; 0 and 150 are refused', async () => {
-    const job = await submitQueued();
+    const job = await submitQueuedExclusive();
+    assert.equal((await eventually(async () => jobById(job.id), 5000, `${job.id} listed`)).state, 'queued', 'it waits: GPU 0 is not empty');
     await liveSection('.job-board');
     const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
     await card.waitFor({ timeout: 15_000 });
@@ -113,11 +123,22 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     }, 10_000, `${job.id} in mode mps and placed (jobs.list)`);
     assert.equal(inMps.mpsSharePercent, 30);
     assert.equal(inMps.gpu, 0);
+    // and the driver agrees: its process is a client of GPU 0's MPS server, with a 30 % share
+    const pid = await eventually(async () => (await jobById(job.id))?.pid, 15_000, `${job.id} to start under MPS`);
+    const client = await eventually(async () => {
+      const status = JSON.parse(execFileSync(join(fakegpuBuildDir(), 'fakegpu'), ['mps', '--state', h.driver.statePath, 'status'], { encoding: 'utf8' })) as Array<{ device: number; running: boolean; clients: Array<{ pid: number; share: number }> }>;
+      const gpu0 = status.find((d) => d.device === 0);
+      return gpu0?.running ? gpu0.clients.find((c) => c.pid === pid) : undefined;
+    }, 20_000, `pid ${pid} to be an MPS client on GPU 0 per the driver`);
+    assert.equal(client.share, 30);
+    const listed = (await h.driver.dump()).devices[0].processes.find((p) => p.pid === pid);
+    assert.equal(listed?.type, 'mps', 'the driver lists it as an MPS client process');
   });
 
   test('a queued job sent to a MIG slice from the keyboard (Enter, pick, submit) runs in that slice; Escape cancels', async () => {
     await openView('Console');
-    const job = await submitQueued();
+    const job = await submitQueuedForMigGpu();
+    assert.equal((await eventually(async () => jobById(job.id), 5000, `${job.id} listed`)).state, 'queued', 'it waits: GPU 1 runs only MIG slices');
     await liveSection('.job-board');
     await h.page.locator(`.job-card[data-job="${job.id}"]`).waitFor({ timeout: 15_000 });
     await liveSection('.gpu-grid');
@@ -152,6 +173,13 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     }, 10_000, `${job.id} in mode mig (jobs.list)`);
     assert.equal(inSlice.migSlice, uuid);
     assert.equal(inSlice.requestedGpu, 1);
+    // and the driver agrees: its process is on GPU 1, in the GPU and compute instance of that slice
+    const slices = (await h.driver.dump()).devices[1].migDevices;
+    const target = slices.find((m) => m.uuid === uuid);
+    assert.ok(target, `the driver knows slice ${uuid}`);
+    const pid = await eventually(async () => (await jobById(job.id))?.pid, 15_000, `${job.id} to start in its slice`);
+    const onGpu1 = await eventually(async () => (await h.driver.dump()).devices[1].processes.find((p) => p.pid === pid), 15_000, `pid ${pid} on GPU 1 per the driver`);
+    assert.deepEqual([onGpu1.gpuInstanceId, onGpu1.computeInstanceId], [target.gpuInstanceId, target.computeInstanceId], `pid ${pid} runs in slice ${uuid}`);
   });
 
   test('Start MPS and Stop MPS on GPU 0 start and stop the engine\'s daemon', async () => {

@@ -17,7 +17,7 @@ Commands:
   ps        GPUs and GPU processes (--json, --watch, --simulate)
   run       start a command as a managed job (GPU, priority, memory quota)
   jobs      managed jobs and GPU processes (--json, --all)
-  set       change a job: priority, quota, suspend, resume, terminate
+  set       change a job: priority, quota, suspend, resume, park, unpark, terminate
   report    usage by user, job or GPU as CSV, JSON, HTML or PDF
   serve     the engine headless, with the browser console on loopback
   sim       the simulated GPU driver: scenarios, env, fakejob, reset

@@ -64,3 +64,20 @@ export function setJobQuota(job: JobView, bytes: number | null): Promise<boolean
 export function placeJob(job: JobView, gpu: number): Promise<boolean> {
   return apply(job, { gpu }, [{ method: 'jobs.place', params: { job: job.id, gpu } }], `${job.id} could not be placed on GPU ${gpu}`);
 }
+
+/** Park: the job's GPU memory goes to host memory and its GPU is free until it is unparked. */
+export function parkJob(job: JobView): Promise<boolean> {
+  return apply(job, { lane: 'paused' }, [{ method: 'jobs.park', params: { job: job.id } }], `${job.id} could not be parked`);
+}
+
+export function unparkJob(job: JobView): Promise<boolean> {
+  return apply(job, { lane: job.priority }, [{ method: 'jobs.unpark', params: { job: job.id } }], `${job.id} could not be unparked`);
+}
+
+/** What the Park control offers for this job now: park a running one, unpark a parked one, or nothing. */
+export function parkActionOf(job: JobView): 'park' | 'unpark' | null {
+  if (!job.managed) return null;
+  if (job.state === 'parked') return 'unpark';
+  if (job.state === 'running' || job.state === 'gated' || job.state === 'suspended') return 'park';
+  return null;
+}

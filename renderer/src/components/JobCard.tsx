@@ -1,8 +1,8 @@
 // One job on the board. Drag it to a lane or a GPU — or focus it and press
-// ←/→ (or H, N, B, P) to change lanes, a digit to place it on that GPU.
+// ←/→ (or H, N, B, P) to change lanes, a digit to place it on that GPU, K to park or unpark it.
 import { memo, useState, type KeyboardEvent } from 'react';
 import type { JobView } from '../../../shared/jobs.js';
-import { moveJobToLane, placeJob } from '../actions/job-actions.js';
+import { moveJobToLane, parkActionOf, parkJob, placeJob, unparkJob } from '../actions/job-actions.js';
 import { processColor } from '../colors.js';
 import { laneOf, MOVABLE_LANES } from '../data/board-jobs.js';
 import { endJobDrag, JOB_DRAG_TYPE, startJobDrag } from '../data/drag-state.js';
@@ -25,8 +25,18 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
   const [quotaDragging, setQuotaDragging] = useState(false);
   const highlighted = useUi((s) => s.highlighted === job.id);
   const lane = laneOf(job, pending);
+  const parkAction = readOnly || pending ? null : parkActionOf(job);
+  const togglePark = (): void => {
+    if (parkAction === 'park') void parkJob(job);
+    else if (parkAction === 'unpark') void unparkJob(job);
+  };
   const onKeyDown = (e: KeyboardEvent<HTMLElement>): void => {
     if (e.target !== e.currentTarget || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key.toLowerCase() === 'k') {
+      e.preventDefault();
+      togglePark();
+      return;
+    }
     const at = MOVABLE_LANES.indexOf(lane ?? 'normal');
     let target: Lane | undefined = LETTER_LANES[e.key.toLowerCase()];
     if (e.key === 'ArrowLeft') target = MOVABLE_LANES[Math.max(0, at - 1)];
@@ -48,8 +58,8 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
       tabIndex={0}
       draggable={!quotaDragging}
       aria-label={`${job.id} ${shortCommand(job.argv, null)} by ${job.owner}`}
-      aria-keyshortcuts="ArrowLeft ArrowRight H N B P 0 1 2 3 4 5 6 7 8 9"
-      title="Drag to a lane or onto a GPU. Keyboard: ←/→ or H/N/B/P move lanes, a digit places it on that GPU."
+      aria-keyshortcuts="ArrowLeft ArrowRight H N B P K 0 1 2 3 4 5 6 7 8 9"
+      title="Drag to a lane or onto a GPU. Keyboard: ←/→ or H/N/B/P move lanes, a digit places it on that GPU, K parks or unparks it."
       onDragStart={(e) => {
         e.dataTransfer.setData(JOB_DRAG_TYPE, job.id);
         e.dataTransfer.setData('text/plain', job.id);
@@ -65,6 +75,17 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
       <div className="job-line">
         <span className="job-id">{job.id}</span>
         <span className="job-command" title={job.argv.join(' ')}>{shortCommand(job.argv, null)}</span>
+        {parkAction && (
+          <button
+            type="button"
+            className="job-park"
+            draggable={false}
+            title={parkAction === 'park' ? 'Park: move its GPU memory to host memory and free the GPU (K)' : 'Unpark: bring it back onto its GPU (K)'}
+            onClick={togglePark}
+          >
+            {parkAction === 'park' ? 'Park' : 'Unpark'}
+          </button>
+        )}
       </div>
       <div className="job-line job-meta">
         <span>{job.owner}</span>

@@ -1,6 +1,6 @@
 // The jobs the board and the table show: the engine's list, or — while the engine has no
 // scheduler — the GPU processes of the last snapshot as read-only "p<pid>" entries.
-import type { JobView } from '../../../shared/jobs.js';
+import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Lane, PendingChange } from '../stores/jobs-store.js';
 
@@ -22,7 +22,7 @@ export function pausedByUser(job: JobView): boolean {
 
 export function laneOf(job: JobView, pending?: PendingChange): Lane | null {
   if (pending?.lane) return pending.lane;
-  if (job.state === 'finished' || job.state === 'failed') return null;
+  if (FINAL_STATES.has(job.state)) return null;
   if (job.state === 'queued') return 'queue';
   if (pausedByUser(job)) return 'paused';
   return job.priority;
