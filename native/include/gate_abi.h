@@ -4,28 +4,51 @@
  * every field 4- or 8-byte aligned; mirrored in
  * electron/engine/control/launch-gate-layout.ts (checked by a test).
  *
- * Single writer per field: the header, the per-GPU table and the first half
- * of each slot (offsets 0..63) are written by the engine only; the second half
- * of a slot (64..127) by the job's preload library only (atomic RMW when
- * several threads or processes of the job share it). The engine zeroes the
- * job half while the slot is free, before handing it out.
+ * Single writer per field: the header, the domain table and the first 64
+ * bytes of each slot are written by the engine only; the rest of a slot (the
+ * job half: a summary of the job and a table of its processes) by the job's
+ * preload library only (atomic RMW: every process of the job shares it). The
+ * engine zeroes the job half while the slot is free, before handing it out.
+ *
+ * Gate domains: a whole GPU, or one MIG slice of it, is one domain (slices are
+ * isolated engines: a job in one never waits for a job in another). The engine
+ * numbers the domains and writes each slot's; a slot is a MEMBER of its domain
+ * (a bit in gate_domain_t.members) while the engine counts it there: it takes a
+ * stopped, parked or checkpoint-locked job out, so a job frozen inside a launch
+ * call never stalls a higher one.
+ *
+ * A job is all the processes that share its slot (children inherit the slot
+ * through the environment). Each process claims an entry in the slot's
+ * process table (CAS of its pid on 0) and keeps its own in_launch, launches,
+ * synced launches and used bytes there, besides adding to the slot's sums. A
+ * process whose pid is gone (SIGKILL: no destructor ran) is reclaimed by a
+ * sibling: its bytes leave used_bytes, its launches count as synced, its
+ * in_launch leaves the sum. A process that exits cleanly does the same for
+ * itself only, never for its siblings.
+ *
+ * Memory quota: per job. Every counted allocation first reserves its bytes by
+ * compare-and-swap on the slot's used_bytes against quota_bytes; a refusal
+ * increments oom_count.
  *
  * ---- The protocol ------------------------------------------------------
- * Priorities: 0 high, 1 normal, 2 best-effort. On GPU g, job J is "lower"
- * than K when J.priority > K.priority.
+ * Priorities: 0 high, 1 normal, 2 best-effort. In domain d, job J is "lower"
+ * than K when J.priority > K.priority. Only members count.
  *
  * A slot S is ACTIVE at time now (CLOCK_MONOTONIC ns) when it is in use and
  *   S.in_launch != 0                                   (mid-launch), or
  *   now - S.last_launch_ns < header.active_window_ns   (launched recently), or
  *   S.launches != S.synced_launches and
  *   now - S.last_launch_ns < header.outstanding_max_ns (work outstanding:
- *     launched work not yet seen complete by a synchronize that returned).
+ *     launched work not yet seen complete by a synchronize that returned;
+ *     both are sums over the job's processes, and a process's synchronize
+ *     covers only its own launches).
  *
- * Every gated launch of job J does, on J's slot:
+ * Every gated launch of job J does, on J's slot (priority, domain and pause
+ * are read again at every iteration):
  *   1. atomic ++in_launch (sequentially consistent: a full fence);
- *   2. if J is paused, or some higher slot on J's GPU is ACTIVE:
+ *   2. if J is paused, or some higher member of J's domain is ACTIVE:
  *        --in_launch, wait (nanosleep), go to 1;
- *   3. wait until every lower slot on J's GPU has in_launch == 0;
+ *   3. wait until every lower member of J's domain has in_launch == 0;
  *   4. call the driver's launch (the kernel is enqueued);
  *   5. last_launch_ns = now; ++launches; --in_launch.
  * Steps 1-3 are Dekker's handshake: of a lower job L and a higher job H that
@@ -33,12 +56,17 @@
  * L's (and waits until L's enqueue is done). So no lower kernel is ever
  * enqueued after a higher kernel was enqueued and while the higher job stays
  * ACTIVE (its window and outstanding-work rule cover the kernel's run).
- * The fast path (alone on the GPU, or no higher slot active) is two atomic
+ * The fast path (alone in its domain, or no higher slot active) is four atomic
  * RMWs, a few loads and one vDSO clock read: no system call.
  *
- * Best-effort jobs (and normal jobs while a high job is on their GPU)
+ * Best-effort jobs (and normal jobs while a high job is in their domain)
  * synchronise every header.be_sync_window_ns of queued work, so little of
  * their work is queued when a higher job arrives.
+ *
+ * Stream capture: while any stream of a process is capturing, its launches
+ * (recorded into a graph, not run) pass without a gate wait and without the
+ * short synchronisations (a synchronise during capture invalidates it); the
+ * graph's launch (cuGraphLaunch) is gated as one launch.
  *
  * Fail open: a job stops obeying pause and gating while the engine is gone:
  * state != GATE_ENGINE_RUNNING, heartbeat older than engine_gone_ns, or
@@ -51,17 +79,24 @@
 #include <stdint.h>
 
 #define GATE_MAGIC 0x3154414753555047ULL /* "GPUSGAT1" little-endian */
-#define GATE_VERSION 1u
-#define GATE_MAX_SLOTS 64u /* one bit each in gate_gpu_t.members */
+#define GATE_VERSION 2u
+#define GATE_MAX_SLOTS 64u   /* one bit each in gate_domain_t.members */
 #define GATE_MAX_GPUS 16u
+#define GATE_MAX_DOMAINS 128u /* whole GPUs and MIG slices: 16 GPUs x (1 + 7 slices) */
+#define GATE_MAX_PROCS 8u     /* processes of one job tracked in its slot; more share only the sums */
 #define GATE_PRIORITIES 3u
 
-#define GATE_GPU_OFFSET 256u
-#define GATE_SLOT_OFFSET 4096u
-#define GATE_SLOT_SIZE 128u
-#define GATE_FILE_SIZE (GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE) /* 12288 */
+#define GATE_DOMAIN_OFFSET 256u
+#define GATE_DOMAIN_SIZE 32u
+#define GATE_SLOT_OFFSET 8192u
+#define GATE_SLOT_SIZE 512u
+#define GATE_JOB_HALF_OFFSET 64u
+#define GATE_PROC_OFFSET 192u
+#define GATE_PROC_SIZE 40u
+#define GATE_FILE_SIZE (GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE) /* 40960 */
 
 #define GATE_NO_QUOTA UINT64_MAX
+#define GATE_PROC_RECLAIMING (-1) /* gate_proc_t.pid while a process's entry is being given back */
 
 enum { GATE_PRIORITY_HIGH = 0, GATE_PRIORITY_NORMAL = 1, GATE_PRIORITY_BEST_EFFORT = 2 };
 enum { GATE_ENGINE_CLOSED = 0, GATE_ENGINE_RUNNING = 1 };
@@ -78,7 +113,7 @@ typedef struct {
   uint64_t magic;              /* 0 */
   uint32_t version;            /* 8 */
   uint32_t max_slots;          /* 12 */
-  uint32_t max_gpus;           /* 16 */
+  uint32_t max_domains;        /* 16 */
   int32_t engine_pid;          /* 20 */
   uint64_t heartbeat_ns;       /* 24: CLOCK_MONOTONIC, every ~500 ms */
   uint64_t active_window_ns;   /* 32 */
@@ -90,43 +125,63 @@ typedef struct {
   uint8_t reserved[184];       /* 72..255 */
 } gate_header_t;
 
-/* At GATE_GPU_OFFSET + gpu * 64. Engine writes. */
+/* At GATE_DOMAIN_OFFSET + domain * 32. Engine writes. */
 typedef struct {
-  uint64_t members[GATE_PRIORITIES]; /* 0,8,16: bit i = slot i is in use on this GPU at that priority */
-  uint8_t reserved[40];
-} gate_gpu_t;
+  uint64_t members[GATE_PRIORITIES]; /* 0,8,16: bit i = slot i counts in this domain at that priority */
+  uint8_t reserved[8];
+} gate_domain_t;
 
-/* At GATE_SLOT_OFFSET + slot * 128. */
+/* One process of a job, in its slot's table. Written by that process (and, once
+ * its pid is gone, by the sibling that reclaims it). */
+typedef struct {
+  int32_t pid;              /* 0: 0 = free, GATE_PROC_RECLAIMING while given back */
+  uint32_t in_launch;       /* 4: this process's share of the slot's in_launch */
+  uint64_t used_bytes;      /* 8: its share of the slot's used_bytes */
+  uint64_t launches;        /* 16: its share of the slot's launches */
+  uint64_t synced_launches; /* 24: its share of the slot's synced_launches */
+  uint32_t capturing;       /* 32: streams of this process now capturing */
+  uint32_t reserved;        /* 36 */
+} gate_proc_t;
+
+/* At GATE_SLOT_OFFSET + slot * 512. */
 typedef struct {
   /* engine half */
   uint32_t state;        /* 0: GATE_SLOT_* */
   uint32_t generation;   /* 4: bumped at every allocation */
   int32_t pid;           /* 8: the job's pid when the engine knows it, else 0 */
-  uint32_t gpu;          /* 12 */
+  uint32_t domain;       /* 12: gate domain (a GPU, or a MIG slice of one) */
   uint32_t priority;     /* 16: GATE_PRIORITY_* */
   uint32_t paused;       /* 20: nonzero = launch nothing */
   uint32_t config_seq;   /* 24: seqlock over quota_bytes: odd while the engine writes */
-  uint32_t reserved0;    /* 28 */
-  uint64_t quota_bytes;  /* 32: GATE_NO_QUOTA = none */
+  uint32_t gpu;          /* 28: the GPU index (informative; gating is per domain) */
+  uint64_t quota_bytes;  /* 32: GATE_NO_QUOTA = none; the whole job's */
   uint8_t reserved1[24]; /* 40..63 */
-  /* job half */
+  /* job half: sums over the job's processes */
   uint32_t in_launch;       /* 64: threads between step 1 and step 5 */
   int32_t attached_pid;     /* 68: last process of the job that attached or launched (checked for liveness) */
   uint64_t last_launch_ns;  /* 72: when the latest launch call returned */
   uint64_t launches;        /* 80: launches passed to the driver */
-  uint64_t synced_launches; /* 88: `launches` at the start of the latest synchronize that covered them all */
-  uint64_t used_bytes;      /* 96: device memory the job holds (counted allocations) */
+  uint64_t synced_launches; /* 88: launches seen complete (each process's own synchronizes), or of gone processes */
+  uint64_t used_bytes;      /* 96: device memory the job holds (counted allocations): the quota's CAS target */
   uint64_t gated_ns;        /* 104: time waited for higher-priority jobs */
   uint64_t paused_ns;       /* 112: time held by pause */
   uint32_t attach_count;    /* 120: processes that attached */
   uint32_t fail_open_count; /* 124: slow-path decisions to run because the engine was gone */
+  uint32_t oom_count;       /* 128: allocations the quota refused */
+  uint32_t reclaimed_count; /* 132: gone processes whose share a sibling gave back */
+  uint32_t untracked_count; /* 136: processes that found the process table full (sums only) */
+  uint32_t stuck_waits;     /* 140: waits for a lower job mid-launch given up after 1 s */
+  uint8_t reserved2[48];    /* 144..191 */
+  gate_proc_t procs[GATE_MAX_PROCS]; /* 192..511 */
 } gate_slot_t;
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(gate_header_t) == GATE_GPU_OFFSET, "gate header is 256 bytes");
-_Static_assert(sizeof(gate_gpu_t) == 64, "gate gpu entry is 64 bytes");
-_Static_assert(sizeof(gate_slot_t) == GATE_SLOT_SIZE, "gate slot is 128 bytes");
-_Static_assert(GATE_GPU_OFFSET + GATE_MAX_GPUS * 64 <= GATE_SLOT_OFFSET, "gpu table fits");
+_Static_assert(sizeof(gate_header_t) == GATE_DOMAIN_OFFSET, "gate header is 256 bytes");
+_Static_assert(sizeof(gate_domain_t) == GATE_DOMAIN_SIZE, "gate domain entry is 32 bytes");
+_Static_assert(sizeof(gate_proc_t) == GATE_PROC_SIZE, "gate process entry is 40 bytes");
+_Static_assert(sizeof(gate_slot_t) == GATE_SLOT_SIZE, "gate slot is 512 bytes");
+_Static_assert(__builtin_offsetof(gate_slot_t, procs) == GATE_PROC_OFFSET, "process table offset");
+_Static_assert(GATE_DOMAIN_OFFSET + GATE_MAX_DOMAINS * GATE_DOMAIN_SIZE <= GATE_SLOT_OFFSET, "domain table fits");
 #endif
 
 #endif

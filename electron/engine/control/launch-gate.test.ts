@@ -25,7 +25,8 @@ afterEach(() => {
 
 const image = (): Buffer => readFileSync(gate.path);
 const slotAt = (slot: number): Buffer => image().subarray(L.GATE_SLOT_OFFSET + slot * L.GATE_SLOT_SIZE, L.GATE_SLOT_OFFSET + (slot + 1) * L.GATE_SLOT_SIZE);
-const members = (gpu: number): bigint[] => [0, 1, 2].map((p) => image().readBigUInt64LE(L.GATE_GPU_OFFSET + gpu * L.GATE_GPU_SIZE + p * 8));
+const members = (domain: number): bigint[] => [0, 1, 2].map((p) => image().readBigUInt64LE(L.GATE_DOMAIN_OFFSET + domain * L.GATE_DOMAIN_SIZE + p * 8));
+const domainOf = (slot: number): number => slotAt(slot).readUInt32LE(L.SLOT.domain);
 
 describe('gate file', () => {
   test('matches native/include/gate_abi.h byte for byte', { skip: ensurePreloadBuilt() ? false : 'native/preload is not built' }, () => {
@@ -39,11 +40,17 @@ describe('gate file', () => {
       version: L.GATE_VERSION,
       maxSlots: L.GATE_MAX_SLOTS,
       maxGpus: L.GATE_MAX_GPUS,
-      gpuOffset: L.GATE_GPU_OFFSET,
+      maxDomains: L.GATE_MAX_DOMAINS,
+      maxProcs: L.GATE_MAX_PROCS,
+      domainOffset: L.GATE_DOMAIN_OFFSET,
+      domainSize: L.GATE_DOMAIN_SIZE,
       slotOffset: L.GATE_SLOT_OFFSET,
       slotSize: L.GATE_SLOT_SIZE,
+      procOffset: L.GATE_PROC_OFFSET,
+      procSize: L.GATE_PROC_SIZE,
       fileSize: L.GATE_FILE_SIZE,
       noQuota: L.GATE_NO_QUOTA.toString(),
+      procReclaiming: L.GATE_PROC_RECLAIMING,
     });
   });
 
@@ -104,7 +111,8 @@ describe('slots', () => {
       [s.inUse, s.gpu, s.priority, s.paused, s.quotaBytes, s.pid, s.usedBytes, s.launches],
       [true, 3, 'best-effort', false, 1024 ** 3, 4242, 0, 0],
     );
-    assert.deepEqual(members(3), [0n, 0n, 1n]);
+    assert.deepEqual(members(domainOf(0)), [0n, 0n, 1n]);
+    assert.equal(slotAt(0).readUInt32LE(L.SLOT.gpu), 3);
     assert.equal(slotAt(0).readUInt32LE(L.SLOT.configSeq) % 2, 0, 'quota seqlock at rest is even');
   });
 
@@ -117,9 +125,9 @@ describe('slots', () => {
 
   test('setPriority moves the slot between the GPU’s priority lanes; setQuota, setPaused and setPid update it', () => {
     const { slot } = gate.allocateSlot({ gpu: 1, priority: 'normal' });
-    assert.deepEqual(members(1), [0n, 1n, 0n]);
+    assert.deepEqual(members(domainOf(slot)), [0n, 1n, 0n]);
     gate.setPriority(slot, 'high');
-    assert.deepEqual(members(1), [1n, 0n, 0n]);
+    assert.deepEqual(members(domainOf(slot)), [1n, 0n, 0n]);
     gate.setQuota(slot, 5n * 1024n ** 3n);
     gate.setPaused(slot, true);
     gate.setPid(slot, 99);
@@ -131,9 +139,10 @@ describe('slots', () => {
 
   test('releaseSlot frees it for the next job, with a new generation and a clean job half', () => {
     const a = gate.allocateSlot({ gpu: 0, priority: 'high' });
+    const domain = domainOf(a.slot);
     gate.setPaused(a.slot, true);
     gate.releaseSlot(a.slot);
-    assert.deepEqual(members(0), [0n, 0n, 0n]);
+    assert.deepEqual(members(domain), [0n, 0n, 0n]);
     assert.equal(gate.readSlot(a.slot).inUse, false);
     const b = gate.allocateSlot({ gpu: 0, priority: 'normal' });
     assert.equal(b.slot, a.slot);
@@ -148,12 +157,68 @@ describe('slots', () => {
   });
 });
 
+describe('gate domains (a GPU, or one MIG slice of it)', () => {
+  test('each MIG slice is its own domain, apart from its GPU and from the other slices', () => {
+    const whole = gate.allocateSlot({ gpu: 0, priority: 'high' }).slot;
+    const wholeToo = gate.allocateSlot({ gpu: 0, priority: 'best-effort', migSlice: null }).slot;
+    const a = gate.allocateSlot({ gpu: 0, priority: 'high', migSlice: 'MIG-aaaa' }).slot;
+    const aToo = gate.allocateSlot({ gpu: 0, priority: 'best-effort', migSlice: 'MIG-aaaa' }).slot;
+    const b = gate.allocateSlot({ gpu: 0, priority: 'best-effort', migSlice: 'MIG-bbbb' }).slot;
+    const other = gate.allocateSlot({ gpu: 1, priority: 'best-effort' }).slot;
+    assert.equal(domainOf(whole), domainOf(wholeToo));
+    assert.equal(domainOf(a), domainOf(aToo));
+    assert.equal(new Set([whole, a, b, other].map(domainOf)).size, 4);
+    assert.deepEqual(members(domainOf(a)), [1n << BigInt(a), 0n, 1n << BigInt(aToo)]);
+    assert.deepEqual(members(domainOf(b)), [0n, 0n, 1n << BigInt(b)]);
+    assert.deepEqual([gate.readSlot(b).gpu, gate.readSlot(b).migSlice, gate.readSlot(whole).migSlice], [0, 'MIG-bbbb', null]);
+  });
+
+  test('a domain whose last slot is released is numbered afresh for the next (more domains than GPUs)', () => {
+    const used: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const { slot } = gate.allocateSlot({ gpu: i % 8, priority: 'normal', migSlice: `MIG-${i}` });
+      used.push(domainOf(slot));
+      gate.releaseSlot(slot);
+    }
+    assert.ok(used.every((d) => d === used[0]), 'released domains are reused');
+    const slots = Array.from({ length: 64 }, (_, i) => gate.allocateSlot({ gpu: i % 8, priority: 'normal', migSlice: `MIG-${i}` }).slot);
+    assert.equal(new Set(slots.map(domainOf)).size, 64);
+  });
+
+  test('setMember takes a slot out of its domain and puts it back, at its current priority', () => {
+    const { slot } = gate.allocateSlot({ gpu: 2, priority: 'best-effort', migSlice: 'MIG-x' });
+    const d = domainOf(slot);
+    gate.setMember(slot, false);
+    assert.deepEqual(members(d), [0n, 0n, 0n]);
+    assert.equal(gate.readSlot(slot).member, false);
+    gate.setPriority(slot, 'high'); // priority changes while out: it comes back in the new lane
+    assert.deepEqual(members(d), [0n, 0n, 0n]);
+    gate.setMember(slot, true);
+    assert.deepEqual(members(d), [1n << BigInt(slot), 0n, 0n]);
+    assert.equal(gate.readSlot(slot).member, true);
+    gate.setMember(slot, true); // idempotent
+    gate.setMember(slot, false);
+    gate.releaseSlot(slot);
+    assert.deepEqual(members(d), [0n, 0n, 0n]);
+  });
+
+  test('readSlot gives oomCount and the process table from the job half', () => {
+    const { slot } = gate.allocateSlot({ gpu: 0, priority: 'normal' });
+    const s = gate.readSlot(slot);
+    assert.deepEqual([s.oomCount, s.usedBytes, s.processes, s.reclaimedCount], [0, 0, [], 0]);
+  });
+});
+
 describe('argument checks', () => {
   const bad: Array<[string, () => unknown, RegExp]> = [
     ['unknown priority', () => gate.allocateSlot({ gpu: 0, priority: 'urgent' as never }), /Priority must be one of 'high', 'normal', 'best-effort'/],
     ['negative quota', () => gate.allocateSlot({ gpu: 0, priority: 'high', quotaBytes: -1 }), /quota must be a whole number of bytes/],
     ['fractional quota', () => gate.allocateSlot({ gpu: 0, priority: 'high', quotaBytes: 1.5 }), /quota must be a whole number of bytes/],
     ['GPU out of range', () => gate.allocateSlot({ gpu: 16, priority: 'high' }), /GPU index must be an integer from 0 to 15/],
+    ['empty MIG slice', () => gate.allocateSlot({ gpu: 0, priority: 'high', migSlice: '' }), /MIG slice must be a non-empty string/],
+    ['MIG slice not a string', () => gate.allocateSlot({ gpu: 0, priority: 'high', migSlice: 3 as never }), /MIG slice must be a non-empty string/],
+    ['setMember not a boolean', () => { const { slot } = gate.allocateSlot({ gpu: 0, priority: 'high' }); gate.setMember(slot, 'no' as never); }, /setMember needs true or false/],
+    ['setMember on a free slot', () => gate.setMember(7, false), /slot 7 is not allocated/],
     ['bad pid', () => gate.allocateSlot({ gpu: 0, priority: 'high', pid: 0 }), /pid must be a positive integer/],
     ['slot out of range', () => gate.readSlot(64), /slot must be an integer from 0 to 63/],
     ['slot not allocated', () => gate.setPaused(5, true), /slot 5 is not allocated/],

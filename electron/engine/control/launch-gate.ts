@@ -4,8 +4,10 @@
 //
 // Node cannot mmap, so the engine writes with pwrite at fixed offsets; on Linux
 // a write to a page-cache file is seen at once by every MAP_SHARED mapping.
-// Single writer per field: the engine writes the header, the GPU table and the
-// first half of each slot; the job writes the second half.
+// Single writer per field: the engine writes the header, the domain table and
+// the first 64 bytes of each slot; the job's processes write the rest.
+// A gate domain is a whole GPU or one MIG slice of it: the engine numbers them
+// as slots need them (a domain with no slot left is free for the next).
 import { closeSync, fchmodSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../paths.js';
@@ -45,8 +47,10 @@ export interface SlotRequest {
   /** The job's pid, when already known (else 0 until setPid). */
   pid?: number;
   gpu: number;
+  /** The MIG slice the job runs in (e.g. its UUID): its own gate domain. Null or absent: the whole GPU. */
+  migSlice?: string | null;
   priority: JobPriority;
-  /** Hard device-memory quota in bytes; null or absent: none. */
+  /** Hard device-memory quota in bytes for the whole job (all its processes); null or absent: none. */
   quotaBytes?: number | bigint | null;
 }
 
@@ -57,16 +61,32 @@ export interface SlotGrant {
   env: Record<string, string>;
 }
 
+/** One process of a job, as its preload library keeps it in the slot. */
+export interface SlotProcess {
+  pid: number;
+  inLaunch: number;
+  usedBytes: number;
+  launches: number;
+  syncedLaunches: number;
+  /** Streams of this process capturing a graph now (its launches pass the gate unsynchronised). */
+  capturing: number;
+}
+
 export interface SlotState {
   slot: number;
   inUse: boolean;
   generation: number;
   pid: number;
   gpu: number;
+  /** The MIG slice it was allocated in (engine memory, not in the file), or null. */
+  migSlice: string | null;
+  domain: number;
+  /** Counts in its domain (false: taken out while stopped, parked or locked). */
+  member: boolean;
   priority: JobPriority;
   paused: boolean;
   quotaBytes: number | null;
-  // published by the job's preload library
+  // published by the job's preload library: sums over the job's processes
   attachedPid: number;
   attachCount: number;
   inLaunch: number;
@@ -77,14 +97,32 @@ export interface SlotState {
   gatedNs: number;
   pausedNs: number;
   failOpenCount: number;
+  /** Allocations the job's quota refused. */
+  oomCount: number;
+  /** Processes that died without giving their share back, reclaimed by a sibling. */
+  reclaimedCount: number;
+  /** Processes that found the slot's process table full (counted in the sums only). */
+  untrackedCount: number;
+  /** Waits for a lower job stuck mid-launch that were given up after 1 s. */
+  stuckWaits: number;
+  processes: SlotProcess[];
 }
 
 interface SlotRecord {
   inUse: boolean;
   generation: number;
   gpu: number;
+  migSlice: string | null;
+  domain: number;
+  member: boolean;
   priority: number;
   configSeq: number;
+}
+
+interface DomainRecord {
+  key: string;
+  slots: number;
+  members: bigint[];
 }
 
 const msToNs = (ms: number | undefined, fallback: bigint, what: string): bigint => {
@@ -95,8 +133,10 @@ const msToNs = (ms: number | undefined, fallback: bigint, what: string): bigint 
 
 export class LaunchGate {
   private fd: number | null;
-  private readonly slots: SlotRecord[] = Array.from({ length: L.GATE_MAX_SLOTS }, () => ({ inUse: false, generation: 0, gpu: 0, priority: 0, configSeq: 0 }));
-  private readonly members: bigint[][] = Array.from({ length: L.GATE_MAX_GPUS }, () => [0n, 0n, 0n]);
+  private readonly slots: SlotRecord[] = Array.from({ length: L.GATE_MAX_SLOTS }, () => ({
+    inUse: false, generation: 0, gpu: 0, migSlice: null, domain: 0, member: false, priority: 0, configSeq: 0,
+  }));
+  private readonly domains: Array<DomainRecord | null> = Array.from({ length: L.GATE_MAX_DOMAINS }, () => null);
   private timer: NodeJS.Timeout | null = null;
   private readonly scratch = Buffer.alloc(8);
 
@@ -113,7 +153,7 @@ export class LaunchGate {
     image.writeBigUInt64LE(L.GATE_MAGIC, L.HEADER.magic);
     image.writeUInt32LE(L.GATE_VERSION, L.HEADER.version);
     image.writeUInt32LE(L.GATE_MAX_SLOTS, L.HEADER.maxSlots);
-    image.writeUInt32LE(L.GATE_MAX_GPUS, L.HEADER.maxGpus);
+    image.writeUInt32LE(L.GATE_MAX_DOMAINS, L.HEADER.maxDomains);
     image.writeInt32LE(options.enginePid ?? process.pid, L.HEADER.enginePid);
     image.writeBigUInt64LE(process.hrtime.bigint(), L.HEADER.heartbeatNs);
     image.writeBigUInt64LE(msToNs(options.activeWindowMs, L.GATE_DEFAULT_ACTIVE_WINDOW_NS, 'activeWindowMs'), L.HEADER.activeWindowNs);
@@ -158,16 +198,20 @@ export class LaunchGate {
 
   /** Reserves a slot for a job about to start; returns its index and the env to start it with. */
   allocateSlot(request: SlotRequest): SlotGrant {
-    if (!request || typeof request !== 'object') throw new LaunchGateError('allocateSlot needs { gpu, priority, quotaBytes? }.');
+    if (!request || typeof request !== 'object') throw new LaunchGateError('allocateSlot needs { gpu, migSlice?, priority, quotaBytes? }.');
     const gpu = checkGpu(request.gpu);
+    const migSlice = checkMigSlice(request.migSlice);
     const priority = priorityIndex(request.priority);
     const quota = quotaValue(request.quotaBytes);
     const pid = request.pid === undefined ? 0 : checkPid(request.pid);
     const slot = this.slots.findIndex((s) => !s.inUse);
     if (slot < 0) throw new LaunchGateError(`All ${L.GATE_MAX_SLOTS} launch-gate slots are in use: wait for a managed job to end.`);
     const rec = this.slots[slot];
+    const domain = this.takeDomain(migSlice === null ? `${gpu}` : `${gpu}/${migSlice}`);
     rec.generation = (rec.generation + 1) >>> 0 || 1;
     rec.gpu = gpu;
+    rec.migSlice = migSlice;
+    rec.domain = domain;
     rec.priority = priority;
     const base = slotBase(slot);
     // the slot is free: no job writes its job half now, so the engine may clear it
@@ -175,12 +219,14 @@ export class LaunchGate {
     this.writeU32(base + L.SLOT.generation, rec.generation);
     this.writeI32(base + L.SLOT.pid, pid);
     this.writeU32(base + L.SLOT.gpu, gpu);
+    this.writeU32(base + L.SLOT.domain, domain);
     this.writeU32(base + L.SLOT.priority, priority);
     this.writeU32(base + L.SLOT.paused, 0);
     this.writeQuota(slot, quota);
     this.writeU32(base + L.SLOT.state, L.GATE_SLOT_IN_USE);
     rec.inUse = true;
-    this.setMember(gpu, priority, slot, true);
+    rec.member = true;
+    this.writeMember(domain, priority, slot, true);
     const env: Record<string, string> = {
       LD_PRELOAD: preloadLibraryPath(),
       GPUSHARE_GATE: this.path,
@@ -201,10 +247,23 @@ export class LaunchGate {
     const rec = this.inUse(slot);
     const next = priorityIndex(priority);
     if (next === rec.priority) return;
-    this.setMember(rec.gpu, next, slot, true);
+    if (rec.member) this.writeMember(rec.domain, next, slot, true);
     this.writeU32(slotBase(slot) + L.SLOT.priority, next);
-    this.setMember(rec.gpu, rec.priority, slot, false);
+    if (rec.member) this.writeMember(rec.domain, rec.priority, slot, false);
     rec.priority = next;
+  }
+
+  /**
+   * False: the slot stops counting in its domain, so a job stopped, parked or
+   * checkpoint-locked (perhaps inside a launch call) holds back nobody. True: it counts again
+   * (call before the job runs again).
+   */
+  setMember(slot: number, member: boolean): void {
+    const rec = this.inUse(slot);
+    if (typeof member !== 'boolean') throw new LaunchGateError(`setMember needs true or false (got ${String(member)}).`);
+    if (member === rec.member) return;
+    this.writeMember(rec.domain, rec.priority, slot, member);
+    rec.member = member;
   }
 
   /** Takes effect at the job's next allocation; null removes the quota. */
@@ -226,12 +285,31 @@ export class LaunchGate {
     readSync(this.openFd(), b, 0, b.length, slotBase(slot));
     const quota = b.readBigUInt64LE(L.SLOT.quotaBytes);
     const num = (off: number) => Number(b.readBigUInt64LE(off));
+    const rec = this.slots[slot];
+    const inUse = b.readUInt32LE(L.SLOT.state) === L.GATE_SLOT_IN_USE;
+    const processes: SlotProcess[] = [];
+    for (let i = 0; i < L.GATE_MAX_PROCS; i++) {
+      const at = L.SLOT.procs + i * L.GATE_PROC_SIZE;
+      const pid = b.readInt32LE(at + L.PROC.pid);
+      if (pid <= 0) continue; // free, or being reclaimed
+      processes.push({
+        pid,
+        inLaunch: b.readUInt32LE(at + L.PROC.inLaunch),
+        usedBytes: num(at + L.PROC.usedBytes),
+        launches: num(at + L.PROC.launches),
+        syncedLaunches: num(at + L.PROC.syncedLaunches),
+        capturing: b.readUInt32LE(at + L.PROC.capturing),
+      });
+    }
     return {
       slot,
-      inUse: b.readUInt32LE(L.SLOT.state) === L.GATE_SLOT_IN_USE,
+      inUse,
       generation: b.readUInt32LE(L.SLOT.generation),
       pid: b.readInt32LE(L.SLOT.pid),
       gpu: b.readUInt32LE(L.SLOT.gpu),
+      migSlice: inUse && rec.inUse ? rec.migSlice : null,
+      domain: b.readUInt32LE(L.SLOT.domain),
+      member: inUse && rec.inUse && rec.member,
       priority: JOB_PRIORITIES[Math.min(2, b.readUInt32LE(L.SLOT.priority))],
       paused: b.readUInt32LE(L.SLOT.paused) !== 0,
       quotaBytes: quota === L.GATE_NO_QUOTA ? null : Number(quota),
@@ -245,16 +323,23 @@ export class LaunchGate {
       gatedNs: num(L.SLOT.gatedNs),
       pausedNs: num(L.SLOT.pausedNs),
       failOpenCount: b.readUInt32LE(L.SLOT.failOpenCount),
+      oomCount: b.readUInt32LE(L.SLOT.oomCount),
+      reclaimedCount: b.readUInt32LE(L.SLOT.reclaimedCount),
+      untrackedCount: b.readUInt32LE(L.SLOT.untrackedCount),
+      stuckWaits: b.readUInt32LE(L.SLOT.stuckWaits),
+      processes,
     };
   }
 
   /** The job has ended (or is no longer managed): nobody waits for it, and it stops being gated. */
   releaseSlot(slot: number): void {
     const rec = this.inUse(slot);
-    this.setMember(rec.gpu, rec.priority, slot, false);
+    if (rec.member) this.writeMember(rec.domain, rec.priority, slot, false);
     this.writeU32(slotBase(slot) + L.SLOT.state, L.GATE_SLOT_FREE);
     this.writeU32(slotBase(slot) + L.SLOT.paused, 0);
     rec.inUse = false;
+    rec.member = false;
+    this.dropDomain(rec.domain);
   }
 
   slotsInUse(): number[] {
@@ -315,11 +400,29 @@ export class LaunchGate {
     this.writeU32(base + L.SLOT.configSeq, rec.configSeq);
   }
 
-  private setMember(gpu: number, priority: number, slot: number, on: boolean): void {
+  private writeMember(domain: number, priority: number, slot: number, on: boolean): void {
     const bit = 1n << BigInt(slot);
-    const masks = this.members[gpu];
+    const masks = this.domains[domain]!.members;
     masks[priority] = on ? masks[priority] | bit : masks[priority] & ~bit;
-    this.writeU64(L.GATE_GPU_OFFSET + gpu * L.GATE_GPU_SIZE + L.GPU.members + priority * 8, masks[priority]);
+    this.writeU64(L.GATE_DOMAIN_OFFSET + domain * L.GATE_DOMAIN_SIZE + L.DOMAIN.members + priority * 8, masks[priority]);
+  }
+
+  /** The domain of `key` (a GPU, or GPU/slice), numbered afresh (lowest free) when no slot holds it. */
+  private takeDomain(key: string): number {
+    let index = this.domains.findIndex((d) => d?.key === key);
+    if (index < 0) {
+      index = this.domains.findIndex((d) => d === null);
+      // never reached: a domain is held by at least one of at most GATE_MAX_SLOTS slots
+      if (index < 0) throw new LaunchGateError(`All ${L.GATE_MAX_DOMAINS} launch-gate domains are in use.`);
+      this.domains[index] = { key, slots: 0, members: [0n, 0n, 0n] };
+    }
+    this.domains[index]!.slots++;
+    return index;
+  }
+
+  private dropDomain(index: number): void {
+    const d = this.domains[index]!;
+    if (--d.slots === 0) this.domains[index] = null; // its member masks are all zero by now
   }
 }
 
@@ -336,6 +439,12 @@ function checkGpu(gpu: number): number {
     throw new LaunchGateError(`GPU index must be an integer from 0 to ${L.GATE_MAX_GPUS - 1} (got ${String(gpu)}).`);
   }
   return gpu;
+}
+
+function checkMigSlice(slice: string | null | undefined): string | null {
+  if (slice === null || slice === undefined) return null;
+  if (typeof slice !== 'string' || !slice) throw new LaunchGateError(`A MIG slice must be a non-empty string (its UUID), or null for the whole GPU (got ${JSON.stringify(slice)}).`);
+  return slice;
 }
 
 function checkPid(pid: number): number {

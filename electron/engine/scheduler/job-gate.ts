@@ -1,12 +1,15 @@
 // What the scheduler needs of the launch gate (electron/engine/control/launch-gate.ts):
 // one slot per running managed job, through which its priority, pause and quota reach
-// the preload library in the job. The scheduler never touches the gate file itself.
+// the preload library in every process of the job. The scheduler never touches the gate file itself.
 import type { Priority } from '../../../shared/jobs.js';
 
 export interface GateSlotRequest {
   jobId: string;
   gpu: number;
+  /** The MIG slice the job runs in (its UUID, say): a slice is its own gate domain. Null or absent: the whole GPU. */
+  migSlice?: string | null;
   priority: Priority;
+  /** The whole job's quota, shared by all its processes. */
   quotaBytes: number | null;
 }
 
@@ -16,6 +19,16 @@ export interface GateSlot {
   env: Record<string, string>;
 }
 
+/** What the job's preload library published in its slot. */
+export interface GateSlotUsage {
+  /** Device memory the job's processes hold, counted by the preload library. */
+  usedBytes: number;
+  /** Allocations the quota refused since the slot was handed out (one alert per onset: compare with the last reading). */
+  oomCount: number;
+  /** The job's processes that use the GPU through the library, each with its share of usedBytes. */
+  processes: Array<{ pid: number; usedBytes: number }>;
+}
+
 export interface JobGate {
   allocateSlot(request: GateSlotRequest): GateSlot;
   /** The job's pid, once started (the gate uses it for liveness and reports). */
@@ -23,6 +36,13 @@ export interface JobGate {
   setPriority(slot: number, priority: Priority): void;
   setPaused(slot: number, paused: boolean): void;
   setQuota(slot: number, bytes: number | null): void;
+  /**
+   * False: the job no longer counts in its gate domain (stopped, parked, checkpoint-locked:
+   * it may be frozen inside a launch call and must not stall a higher job). True: back in.
+   */
+  setMember(slot: number, member: boolean): void;
+  /** What the job's processes published: used bytes, refused allocations. */
+  readSlot?(slot: number): GateSlotUsage;
   releaseSlot(slot: number): void;
   /** Engine shutdown: mark the gate closed so every job fails open. */
   close(): void;

@@ -1,5 +1,6 @@
 /* The launch gate, job side: the protocol of native/include/gate_abi.h.
- * Fast path: atomics on the mapping and a vDSO clock read, no system call. */
+ * Fast path: atomics on the mapping and a vDSO clock read, no system call.
+ * The job's process table and used bytes: gate_procs.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,14 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "preload.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define LOAD_SC(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
-#define ADD_SC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
-#define SUB_SC(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_SEQ_CST)
+#include "gate_internal.h"
 
 #define ENGINE_CHECK_EVERY_NS 20000000ull /* slow path: engine liveness at most every 20 ms */
 #define HANDSHAKE_MAX_NS 1000000000ull    /* a lower job stuck mid-launch this long is stopped or dead */
@@ -35,13 +29,8 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-static struct {
-  gate_header_t *hdr;
-  gate_gpu_t *gpus;
-  gate_slot_t *slots;
-  gate_slot_t *me;
-  uint32_t index, generation;
-} g;
+GS_HIDDEN gs_gate_map_t gs_g;
+#define g gs_g
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_attached, g_detached;
 static uint64_t g_engine_checked_ns;
@@ -51,7 +40,6 @@ static uint64_t g_stream_key;              /* the one stream launched on since t
 static int g_streams_mixed;
 static uint32_t g_sync_batch = 1, g_since_sync;
 static uint64_t g_batch_t0;
-static int32_t g_pid; /* this process, kept current across fork */
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
 
 static uint64_t env_u64(const char *name, uint64_t fallback) {
@@ -94,26 +82,25 @@ static void attach(void) {
     return;
   }
   g.hdr = h;
-  g.gpus = (gate_gpu_t *)((char *)map + GATE_GPU_OFFSET);
+  g.domains = (gate_domain_t *)((char *)map + GATE_DOMAIN_OFFSET);
   g.slots = (gate_slot_t *)((char *)map + GATE_SLOT_OFFSET);
   g.me = me;
   g.index = (uint32_t)index;
   g.generation = (uint32_t)gen;
-  STORE(&g_pid, (int32_t)getpid());
-  STORE(&me->attached_pid, g_pid);
-  ADD(&me->attach_count, 1);
+  STORE(&me->attached_pid, gs_self_pid());
+  gs_proc(me); /* our entry in the job's process table */
   STORE(&g_attached, 1);
-  gs_log("gated: slot %u, generation %u, priority %u, gpu %u", g.index, g.generation, LOAD(&me->priority),
-         LOAD(&me->gpu));
+  gs_log("gated: slot %u, generation %u, priority %u, gpu %u, domain %u", g.index, g.generation,
+         LOAD(&me->priority), LOAD(&me->gpu), LOAD(&me->domain));
 }
 
-/* A forked child (a data-loader worker, say) takes the slot over only when it launches. */
-static void after_fork_child(void) { STORE(&g_pid, (int32_t)getpid()); }
+/* A forked child (a data-loader worker, say) is another process of the job: same slot, its own entry. */
+static void after_fork_child(void) { gs_self_pid_reset(); }
 
 __attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
 /* Our slot, or NULL: not gated, or the engine released the slot (then for good). */
-static inline gate_slot_t *gate_me(void) {
+gate_slot_t *gs_gate_me(void) {
   pthread_once(&g_once, attach);
   if (GS_UNLIKELY(!LOAD(&g_attached) || LOAD(&g_detached))) return NULL;
   gate_slot_t *me = g.me;
@@ -124,16 +111,9 @@ static inline gate_slot_t *gate_me(void) {
   return me;
 }
 
-/* Our queued work dies with us: nothing of ours is outstanding any more. */
-__attribute__((destructor)) static void gate_fini(void) {
-  if (!LOAD(&g_attached) || LOAD(&g_detached)) return;
-  uint64_t launched = LOAD(&g.me->launches), synced = LOAD(&g.me->synced_launches);
-  while (synced < launched &&
-         !__atomic_compare_exchange_n(&g.me->synced_launches, &synced, launched, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-  }
-}
+#define gate_me gs_gate_me
 
-/* ---- quota and used bytes ---- */
+/* ---- the job's quota (its used bytes: gate_procs.c) ---- */
 
 int gs_gate_quota(uint64_t *quota) {
   gate_slot_t *me = gate_me();
@@ -151,20 +131,6 @@ int gs_gate_quota(uint64_t *quota) {
     }
   }
   return 0;
-}
-
-void gs_gate_add_used(uint64_t bytes) {
-  gate_slot_t *me = gate_me();
-  if (me && bytes) ADD(&me->used_bytes, bytes);
-}
-
-void gs_gate_sub_used(uint64_t bytes) {
-  gate_slot_t *me = gate_me();
-  if (!me || !bytes) return;
-  uint64_t cur = LOAD(&me->used_bytes), next;
-  do {
-    next = cur > bytes ? cur - bytes : 0;
-  } while (!__atomic_compare_exchange_n(&me->used_bytes, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 }
 
 /* ---- activity ---- */
@@ -227,12 +193,17 @@ static int engine_gone(uint64_t now) {
   return gone;
 }
 
+/* A blocker is dead when the process that launched last is gone and no other process of its job lives. */
 static void check_dead(uint32_t i) {
-  pid_t pid = LOAD(&g.slots[i].attached_pid);
-  if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
-    STORE(&g_dead_pid[i], pid);
-    gs_log("slot %u: pid %d is gone, not waiting for it", i, (int)pid);
+  gate_slot_t *s = &g.slots[i];
+  int32_t pid = LOAD(&s->attached_pid);
+  if (!gs_pid_gone(pid)) return;
+  for (unsigned k = 0; k < GATE_MAX_PROCS; k++) {
+    int32_t sibling = LOAD(&s->procs[k].pid);
+    if (sibling > 0 && sibling != pid && !gs_pid_gone(sibling)) return;
   }
+  STORE(&g_dead_pid[i], pid);
+  gs_log("slot %u: pid %d and its siblings are gone, not waiting for it", i, (int)pid);
 }
 
 static void sleep_ns(uint64_t ns) {
@@ -240,10 +211,10 @@ static void sleep_ns(uint64_t ns) {
   nanosleep(&ts, NULL);
 }
 
-/* Step 3: wait until no lower job on our GPU is between its check and its enqueue. */
-static void handshake(gate_gpu_t *G, uint32_t prio) {
+/* Step 3: wait until no lower member of our domain is between its check and its enqueue. */
+static void handshake(gate_slot_t *me, gate_domain_t *D, uint32_t prio) {
   uint64_t lower = 0;
-  for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&G->members[p]);
+  for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&D->members[p]);
   lower &= ~(1ull << g.index);
   while (lower) {
     uint32_t i = (uint32_t)__builtin_ctzll(lower);
@@ -258,15 +229,16 @@ static void handshake(gate_gpu_t *G, uint32_t prio) {
       }
       uint64_t now = gs_now_ns();
       if (now - start > HANDSHAKE_MAX_NS) {
+        ADD(&me->stuck_waits, 1);
         gs_log("slot %u stuck mid-launch for 1 s: going on", i);
         break;
       }
-      if (now > next_dead_check) {
+      if (now > next_dead_check) { /* mid-launch only in processes that are gone: nothing to wait for */
         next_dead_check = now + DEAD_CHECK_AFTER_NS;
-        check_dead(i);
-        int32_t dead = LOAD(&g_dead_pid[i]);
-        if (dead && dead == LOAD(&s->attached_pid)) break;
+        if (!gs_live_in_launch(s)) break;
       }
+      /* membership is read again: the engine takes a stopped job out of the domain */
+      if (!((LOAD(&D->members[0]) | LOAD(&D->members[1]) | LOAD(&D->members[2])) & (1ull << i))) break;
       sched_yield();
     }
   }
@@ -277,22 +249,28 @@ void gs_gate_enter(gs_launch_t *l) {
   l->fail_open = 0;
   gate_slot_t *me = gate_me();
   if (!me) return;
-  uint32_t prio = LOAD(&me->priority), gpu = LOAD(&me->gpu);
-  if (prio >= GATE_PRIORITIES) prio = GATE_PRIORITY_BEST_EFFORT;
-  if (gpu >= GATE_MAX_GPUS) gpu = 0;
+  gate_proc_t *p = gs_proc(me);
+  if (GS_UNLIKELY(LOAD(&p->capturing))) return; /* recorded into a graph, not run: no wait, no sync */
   l->slot = me;
-  l->prio = prio;
-  l->gpu = gpu;
-  gate_gpu_t *G = &g.gpus[gpu];
+  l->proc = p;
   uint64_t blocked_since = 0, next_dead_check = 0;
   unsigned round = 0;
+  uint32_t prio, domain;
+  gate_domain_t *D;
   for (;;) {
-    ADD_SC(&me->in_launch, 1); /* step 1: publish "launching" (a full fence) */
+    /* read every iteration: a drag to High, or a move, applies to a thread already waiting */
+    prio = LOAD(&me->priority);
+    domain = LOAD(&me->domain);
+    if (prio >= GATE_PRIORITIES) prio = GATE_PRIORITY_BEST_EFFORT;
+    if (domain >= GATE_MAX_DOMAINS) domain = 0;
+    D = &g.domains[domain];
+    ADD(&p->in_launch, 1);      /* our share first: a reclaim may take one too many, never too few */
+    ADD_SC(&me->in_launch, 1);  /* step 1: publish "launching" (a full fence) */
     int paused = LOAD(&me->paused) != 0, blocker = -1;
     uint64_t now = 0, until = 0;
     if (GS_LIKELY(!paused)) {
       uint64_t higher = 0;
-      for (uint32_t p = 0; p < prio; p++) higher |= LOAD(&G->members[p]);
+      for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
       higher &= ~(1ull << g.index);
       if (GS_LIKELY(!higher)) break;
       now = gs_now_ns();
@@ -300,6 +278,7 @@ void gs_gate_enter(gs_launch_t *l) {
       if (blocker < 0) break;
     }
     SUB_SC(&me->in_launch, 1);
+    SUB(&p->in_launch, 1);
     /* slow path: paused, or a higher job is active */
     if (!gate_me()) { /* released while we waited: run ungated */
       l->slot = NULL;
@@ -309,6 +288,7 @@ void gs_gate_enter(gs_launch_t *l) {
     if (engine_gone(now)) {
       l->fail_open = 1;
       ADD(&me->fail_open_count, 1);
+      ADD(&p->in_launch, 1);
       ADD_SC(&me->in_launch, 1);
       break;
     }
@@ -324,7 +304,9 @@ void gs_gate_enter(gs_launch_t *l) {
     uint64_t after = gs_now_ns();
     ADD(paused ? &me->paused_ns : &me->gated_ns, after - now);
   }
-  handshake(G, prio); /* step 3 */
+  l->prio = prio;
+  l->domain = domain;
+  handshake(me, D, prio); /* step 3 */
 }
 
 static uint64_t stream_key(CUstream s, int ptsz) {
@@ -342,7 +324,7 @@ static void note_stream(CUstream s, int ptsz) {
 
 uint64_t gs_gate_sync_begin(void) {
   gate_slot_t *me = gate_me();
-  return me ? LOAD(&me->launches) : 0;
+  return me ? LOAD(&gs_proc(me)->launches) : 0;
 }
 
 void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
@@ -352,11 +334,9 @@ void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
     uint64_t k = LOAD(&g_stream_key);
     if (LOAD(&g_streams_mixed) || (k != 0 && k != stream_key(stream, ptsz))) return; /* other streams may still run */
   }
-  uint64_t synced = LOAD(&me->synced_launches);
-  while (synced < snapshot &&
-         !__atomic_compare_exchange_n(&me->synced_launches, &synced, snapshot, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-  }
-  if (LOAD(&me->launches) == snapshot) {
+  gate_proc_t *p = gs_proc(me);
+  gs_proc_synced(me, p, snapshot); /* our launches only: a sibling's may still be queued */
+  if (LOAD(&p->launches) == snapshot) {
     STORE(&g_stream_key, 0);
     STORE(&g_streams_mixed, 0);
   }
@@ -365,12 +345,12 @@ void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
 /* Lower jobs keep about be_sync_window_ns of work queued: the batch between
  * synchronisations doubles while a batch takes under half the window and
  * halves when it takes longer than the window. */
-static void short_sync(gate_slot_t *me, CUstream stream, int ptsz, uint64_t launched_at) {
+static void short_sync(gate_proc_t *p, CUstream stream, int ptsz, uint64_t launched_at) {
   uint32_t since = ADD(&g_since_sync, 1);
   if (since == 1) STORE(&g_batch_t0, launched_at);
   if (since < LOAD(&g_sync_batch)) return;
   STORE(&g_since_sync, 0);
-  uint64_t snapshot = LOAD(&me->launches);
+  uint64_t snapshot = LOAD(&p->launches);
   CUresult rc = CUDA_ERROR_NOT_INITIALIZED;
   int full = 1;
   cuCtxSynchronize_fn ctx_sync = REAL(cuCtxSynchronize);
@@ -399,16 +379,20 @@ static void short_sync(gate_slot_t *me, CUstream stream, int ptsz, uint64_t laun
 void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
   gate_slot_t *me = l->slot;
   if (!me) return;
+  gate_proc_t *p = l->proc;
   uint64_t now = gs_now_ns();
+  int32_t self = gs_self_pid();
   STORE(&me->last_launch_ns, now); /* step 5: visible before in_launch drops */
-  if (GS_UNLIKELY(LOAD(&me->attached_pid) != g_pid)) STORE(&me->attached_pid, g_pid); /* who to check for liveness */
+  if (GS_UNLIKELY(LOAD(&me->attached_pid) != self)) STORE(&me->attached_pid, self); /* who to check for liveness */
   if (rc == CUDA_SUCCESS) {
-    ADD(&me->launches, 1);
+    ADD(&me->launches, 1); /* the slot's sum first: our share never exceeds what we added */
+    ADD(&p->launches, 1);
     note_stream(stream, ptsz);
   }
   SUB_SC(&me->in_launch, 1);
+  SUB(&p->in_launch, 1);
   if (rc != CUDA_SUCCESS || l->fail_open) return;
   if (l->prio == GATE_PRIORITY_BEST_EFFORT ||
-      (l->prio == GATE_PRIORITY_NORMAL && LOAD(&g.gpus[l->gpu].members[GATE_PRIORITY_HIGH])))
-    short_sync(me, stream, ptsz, now);
+      (l->prio == GATE_PRIORITY_NORMAL && LOAD(&g.domains[l->domain].members[GATE_PRIORITY_HIGH])))
+    short_sync(p, stream, ptsz, now);
 }

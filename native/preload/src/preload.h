@@ -83,7 +83,7 @@ static inline uint64_t gs_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* quota.c: the hard memory quota of this process. */
+/* quota.c: the hard memory quota: the job's (through its gate slot), else this process's. */
 GS_HIDDEN uint64_t gs_quota_limit(void); /* GATE_NO_QUOTA when none */
 GS_HIDDEN uint64_t gs_quota_used(void);
 GS_HIDDEN int gs_quota_reserve(uint64_t bytes); /* 1 = within quota (now counted), 0 = over */
@@ -95,12 +95,15 @@ GS_HIDDEN void gs_quota_untrack(int kind, uint64_t key); /* gives the bytes back
 /* gate.c: the launch gate. */
 typedef struct {
   gate_slot_t *slot; /* NULL: not gated */
-  uint32_t prio, gpu;
+  gate_proc_t *proc; /* this process's share of the slot */
+  uint32_t prio, domain;
   int fail_open;
 } gs_launch_t;
 GS_HIDDEN int gs_gate_quota(uint64_t *quota); /* 1 if the gate slot gives the quota */
-GS_HIDDEN void gs_gate_add_used(uint64_t bytes);
-GS_HIDDEN void gs_gate_sub_used(uint64_t bytes);
+/* gate_procs.c: the job's used bytes. -1: not gated; 1: reserved within limit; 0: refused (counted in oom_count). */
+GS_HIDDEN int gs_gate_reserve(uint64_t bytes, uint64_t limit);
+GS_HIDDEN void gs_gate_unreserve(uint64_t bytes);
+GS_HIDDEN int gs_gate_used(uint64_t *used); /* 1 if the job's used bytes came from the slot */
 GS_HIDDEN void gs_gate_enter(gs_launch_t *l);
 GS_HIDDEN void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz);
 GS_HIDDEN uint64_t gs_gate_sync_begin(void);

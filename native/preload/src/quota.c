@@ -1,6 +1,8 @@
-/* The hard memory quota of this process: bytes are reserved before the
- * driver allocates (so nothing is ever allocated over the quota), remembered
- * per pointer / VMM handle, and given back on free / release. */
+/* The hard memory quota: bytes are reserved before the driver allocates (so
+ * nothing is ever allocated over the quota), remembered per pointer / VMM
+ * handle, and given back on free / release. With a gate slot the quota is the
+ * job's, reserved against the slot's used bytes (gate_procs.c); without one it
+ * is this process's (GPUSHARE_MEM_QUOTA). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -74,29 +76,29 @@ __attribute__((constructor)) static void quota_init(void) {
   pthread_atfork(NULL, NULL, after_fork_child);
 }
 
-/* The driver frees everything a process holds when it exits. */
-__attribute__((destructor)) static void quota_fini(void) {
-  uint64_t used = __atomic_exchange_n(&g_used, 0, __ATOMIC_ACQ_REL);
-  if (used) gs_gate_sub_used(used);
-}
-
 uint64_t gs_quota_limit(void) {
   uint64_t q;
   return gs_gate_quota(&q) ? q : g_env_quota;
 }
 
-uint64_t gs_quota_used(void) { return __atomic_load_n(&g_used, __ATOMIC_ACQUIRE); }
+uint64_t gs_quota_used(void) {
+  uint64_t job;
+  return gs_gate_used(&job) ? job : __atomic_load_n(&g_used, __ATOMIC_ACQUIRE);
+}
 
 int gs_quota_reserve(uint64_t bytes) {
   uint64_t limit = gs_quota_limit();
+  int job = gs_gate_reserve(bytes, limit);
+  if (job >= 0) {
+    if (job) __atomic_add_fetch(&g_used, bytes, __ATOMIC_ACQ_REL);
+    return job;
+  }
   uint64_t cur = __atomic_load_n(&g_used, __ATOMIC_ACQUIRE);
   for (;;) {
     if (limit != GATE_NO_QUOTA && (cur > limit || bytes > limit - cur)) return 0;
     if (cur > UINT64_MAX - bytes) return 0;
-    if (__atomic_compare_exchange_n(&g_used, &cur, cur + bytes, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+    if (__atomic_compare_exchange_n(&g_used, &cur, cur + bytes, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 1;
   }
-  gs_gate_add_used(bytes);
-  return 1;
 }
 
 void gs_quota_unreserve(uint64_t bytes) {
@@ -104,7 +106,7 @@ void gs_quota_unreserve(uint64_t bytes) {
   do {
     next = cur > bytes ? cur - bytes : 0;
   } while (!__atomic_compare_exchange_n(&g_used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-  gs_gate_sub_used(cur - next);
+  gs_gate_unreserve(bytes);
 }
 
 void gs_quota_track(int kind, uint64_t key, uint64_t bytes) {

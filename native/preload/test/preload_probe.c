@@ -4,7 +4,8 @@
  *   alloc:SIZE pitch:W:H managed:SIZE async:SIZE pool:SIZE vmm:SIZE
  *   free:I (the I-th allocation, with its matching free/release)
  *   meminfo totalmem nvml self wait (reads one line from stdin)
- *   launch:N:US launchex:N:US coop:N:US ptsz:N:US (N kernels of US µs, then a sync) */
+ *   launch:N:US launchex:N:US coop:N:US ptsz:N:US (N kernels of US µs, then a sync)
+ *   launchq:N:US (N kernels of US µs, no sync: left queued) sync (cuCtxSynchronize) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
   R(launch_ex, cuLaunchKernelEx_fn, "cuLaunchKernelEx", "cuLaunchKernelEx", 0);
   R(launch_coop, cuLaunchCooperativeKernel_fn, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", 0);
   R(sync_ptsz, cuStreamSynchronize_ptsz_fn, "cuStreamSynchronize_ptsz", "cuStreamSynchronize", 1);
+  R(ctx_sync, cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize", 0);
   CUdevice dev;
   CUcontext ctx;
   CUmodule mod;
@@ -186,6 +188,15 @@ int main(int argc, char **argv) {
       if (!fgets(line, sizeof line, stdin)) line[0] = 0;
       printf("{\"op\":\"wait\"}\n");
       continue;
+    } else if (!strcmp(op, "sync")) {
+      rc = ctx_sync();
+      printf("{\"op\":\"sync\",\"code\":%d}\n", rc);
+    } else if (!strcmp(op, "launchq")) {
+      unsigned long long us = y;
+      void *params[] = {&us};
+      rc = CUDA_SUCCESS;
+      for (unsigned long long i = 0; i < x && rc == CUDA_SUCCESS; i++) rc = launch(fn, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL);
+      printf("{\"op\":\"launchq\",\"kernels\":%llu,\"code\":%d}\n", x, rc);
     } else if (!strcmp(op, "launch") || !strcmp(op, "launchex") || !strcmp(op, "coop") || !strcmp(op, "ptsz")) {
       unsigned long long us = y;
       void *params[] = {&us};

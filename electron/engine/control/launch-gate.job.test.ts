@@ -1,0 +1,199 @@
+// Enforcement per job, not per process: one quota and one gate slot shared by
+// all of a job's processes, per-process accounting inside the slot, gate
+// domains per GPU instance, and membership taken away from a frozen job.
+// Deterministic: asserts on bytes, counters and the driver's execution record.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
+import { LaunchGate } from './launch-gate.js';
+import { enqueuedUnderHigh, ensurePreloadBuilt, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './launch-gate-sim.js';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+const ready = simulatedDriverBuilt() && ensurePreloadBuilt();
+const skip = ready ? false : 'the simulated driver or the preload library is not built (npm run build:native; make -C native/preload)';
+
+let driver: SimulatedDriver;
+let gate: LaunchGate;
+let dir: string;
+
+before(async () => {
+  if (!ready) return;
+  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
+  dir = mkdtempSync(join(tmpdir(), 'gpushare-gate-job-'));
+  gate = LaunchGate.create({ dir, heartbeatIntervalMs: 200, activeWindowMs: 50 });
+});
+
+after(async () => {
+  if (!ready) return;
+  gate.close();
+  await driver.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Reads the probe's steps up to and including the first `op`. */
+async function until(probe: ProbeRun, op: string): Promise<ProbeStep> {
+  for (;;) {
+    const step = await probe.next();
+    if (step.op === op) return step;
+  }
+}
+
+const codes = (probe: ProbeRun, op: string): number[] => probe.steps.filter((s) => s.op === op).map((s) => s.code as number);
+
+describe('memory quota per job', { skip }, () => {
+  test('two processes of one job share its 1 GiB quota: the second one’s 768 MiB is refused and counted', async () => {
+    const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
+    try {
+      const a = runProbe(driver, [`alloc:${768 * MiB}`, 'wait'], env);
+      assert.equal((await until(a, 'alloc')).code, 0);
+      const b = runProbe(driver, [`alloc:${768 * MiB}`, `alloc:${256 * MiB}`, 'meminfo'], env);
+      assert.equal(await b.exited, 0);
+      assert.deepEqual(codes(b, 'alloc'), [2, 0], 'over the job’s quota: CUDA_ERROR_OUT_OF_MEMORY; within it: success');
+      assert.deepEqual([b.steps.find((s) => s.op === 'meminfo')!.total, b.steps.find((s) => s.op === 'meminfo')!.free], [GiB, 0], 'cuMemGetInfo shows the job’s quota and what the job left free');
+      const s = gate.readSlot(slot);
+      assert.equal(s.usedBytes, 768 * MiB, 'b gave its bytes back when it exited; a still holds 768 MiB');
+      assert.equal(s.oomCount, 1);
+      assert.deepEqual(s.processes.map((p) => [p.pid, p.usedBytes]), [[a.pid, 768 * MiB]]);
+      a.resume();
+      assert.equal(await a.exited, 0);
+      assert.equal(gate.readSlot(slot).usedBytes, 0);
+    } finally {
+      gate.releaseSlot(slot);
+    }
+  });
+
+  test('a process SIGKILLed without its destructor: a sibling gets its bytes back for the job', async () => {
+    const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
+    try {
+      const a = runProbe(driver, [`alloc:${768 * MiB}`, 'wait'], env);
+      assert.equal((await until(a, 'alloc')).code, 0);
+      assert.equal(gate.readSlot(slot).usedBytes, 768 * MiB);
+      process.kill(a.pid, 'SIGKILL');
+      await a.exited.catch(() => null);
+      assert.equal(gate.readSlot(slot).usedBytes, 768 * MiB, 'nothing gave the dead process’s bytes back yet');
+      const b = runProbe(driver, [`alloc:${768 * MiB}`, 'wait'], env);
+      assert.equal((await until(b, 'alloc')).code, 0, 'the dead sibling’s bytes no longer count');
+      const s = gate.readSlot(slot);
+      assert.equal(s.usedBytes, 768 * MiB);
+      assert.equal(s.reclaimedCount, 1);
+      assert.deepEqual(s.processes.map((p) => p.pid), [b.pid]);
+      b.resume();
+      assert.equal(await b.exited, 0);
+    } finally {
+      gate.releaseSlot(slot);
+    }
+  });
+});
+
+describe('launch gate per process and per domain', { skip }, () => {
+  test('a process that exits does not mark a sibling’s queued launches as synced', async () => {
+    const hs = gate.allocateSlot({ gpu: 0, priority: 'high' });
+    const bs = gate.allocateSlot({ gpu: 0, priority: 'best-effort' });
+    try {
+      const queued = runProbe(driver, ['launchq:10:50000', 'wait', 'sync'], hs.env); // 0.5 s of work left queued until the end
+      await until(queued, 'launchq');
+      const sibling = runProbe(driver, ['launch:1:0'], hs.env); // launches, synchronises its own stream, exits
+      assert.equal(await sibling.exited, 0);
+      const be = runProbe(driver, ['launch:5:1000'], bs.env);
+      assert.equal(await be.exited, 0);
+      queued.resume();
+      assert.equal(await queued.exited, 0);
+      const log = await driver.execlog(0);
+      const high = recordsOf(log, queued.pid);
+      assert.equal(high.length, 10);
+      assert.equal(recordsOf(log, be.pid).length, 5);
+      assert.deepEqual(enqueuedUnderHigh(high, recordsOf(log, be.pid)), [], 'best-effort kernels enqueued while the high job’s queued work ran');
+    } finally {
+      gate.releaseSlot(hs.slot);
+      gate.releaseSlot(bs.slot);
+    }
+  });
+
+  test('a waiting best-effort job dragged to High launches at once, while the high job still runs', async () => {
+    const hs = gate.allocateSlot({ gpu: 0, priority: 'high' });
+    const bs = gate.allocateSlot({ gpu: 0, priority: 'best-effort' });
+    try {
+      const high = driver.spawnFakejob(['train', '--kernel-ms', '1', '--duration', '8'], hs.env);
+      await high.ready;
+      await sleep(200);
+      const be = runProbe(driver, ['launch:20:1000'], bs.env);
+      await until(be, 'ready');
+      await sleep(300);
+      assert.equal(gate.readSlot(bs.slot).launches, 0, 'held back while best-effort');
+      gate.setPriority(bs.slot, 'high');
+      assert.equal(await be.exited, 0);
+      assert.equal(high.child.exitCode, null, 'it ran while the high job was still running');
+      assert.equal(recordsOf(await driver.execlog(0), be.pid).length, 20);
+      high.kill('SIGTERM');
+      await high.exited;
+    } finally {
+      gate.releaseSlot(hs.slot);
+      gate.releaseSlot(bs.slot);
+    }
+  });
+
+  test('gate domains: a high job in one MIG slice does not hold back a best-effort job in another slice of the GPU', async () => {
+    const hs = gate.allocateSlot({ gpu: 0, priority: 'high', migSlice: 'MIG-slice-a' });
+    const other = gate.allocateSlot({ gpu: 0, priority: 'best-effort', migSlice: 'MIG-slice-b' });
+    const same = gate.allocateSlot({ gpu: 0, priority: 'best-effort', migSlice: 'MIG-slice-a' });
+    try {
+      const high = driver.spawnFakejob(['train', '--kernel-ms', '1', '--duration', '8'], hs.env);
+      await high.ready;
+      await sleep(200);
+      const held = runProbe(driver, ['launch:5:1000'], same.env);
+      const free = runProbe(driver, ['launch:20:1000'], other.env);
+      assert.equal(await free.exited, 0);
+      assert.equal(high.child.exitCode, null, 'the other slice’s job ran while the high job was still running');
+      assert.equal(gate.readSlot(other.slot).gatedNs, 0, 'and never waited for it');
+      assert.equal(gate.readSlot(same.slot).launches, 0, 'the same slice’s best-effort job is held back');
+      high.kill('SIGTERM');
+      await high.exited;
+      assert.equal(await held.exited, 0);
+    } finally {
+      for (const s of [hs, other, same]) gate.releaseSlot(s.slot);
+    }
+  });
+
+  test('a lower job frozen inside a launch call stalls a high job until the engine takes it out of the domain (setMember)', async () => {
+    const ls = gate.allocateSlot({ gpu: 0, priority: 'normal' });
+    const hs = gate.allocateSlot({ gpu: 0, priority: 'high' });
+    gate.setMember(hs.slot, false); // arrives later: the lower job fills its stream's queue without syncing first
+    let lower: ProbeRun | null = null;
+    try {
+      lower = runProbe(driver, ['launchq:2000:10000'], ls.env); // the driver's queue holds 1024: a launch past it blocks
+      for (let i = 0; i < 300; i++) {
+        await sleep(50);
+        const s = gate.readSlot(ls.slot);
+        if (s.launches < 1024 || s.inLaunch !== 1) continue;
+        process.kill(lower.pid, 'SIGSTOP');
+        await sleep(20);
+        if (gate.readSlot(ls.slot).inLaunch === 1) break; // stopped inside the blocked launch
+        process.kill(lower.pid, 'SIGCONT'); // stopped between two launches: try again
+      }
+      assert.equal(gate.readSlot(ls.slot).inLaunch, 1, 'the lower job is frozen inside a launch');
+      gate.setMember(hs.slot, true);
+      const stalled = runProbe(driver, ['launch:1:0'], hs.env);
+      assert.equal(await stalled.exited, 0);
+      assert.equal(gate.readSlot(hs.slot).stuckWaits, 1, 'while the frozen job is a member, the high job’s launch waited for it until the 1 s limit');
+      gate.setMember(ls.slot, false);
+      const high = runProbe(driver, ['launch:20:0'], hs.env);
+      assert.equal(await high.exited, 0);
+      assert.equal(gate.readSlot(hs.slot).stuckWaits, 1, 'out of the domain, it held back none of the high job’s 20 launches');
+      assert.equal(gate.readSlot(ls.slot).inLaunch, 1, 'the lower job was frozen mid-launch all along');
+      assert.equal(recordsOf(await driver.execlog(0), high.pid).length, 20);
+    } finally {
+      if (lower) {
+        process.kill(lower.pid, 'SIGKILL');
+        process.kill(lower.pid, 'SIGCONT');
+        await lower.exited.catch(() => null);
+      }
+      gate.releaseSlot(hs.slot);
+      gate.releaseSlot(ls.slot);
+    }
+  });
+});
