@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
+import type { UsageReport } from '../../../shared/usage-report.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
 import { readProcStatus } from '../../engine/control/proc-status.js';
 import { CLI_ENV } from '../testing/compiled-cli.js';
@@ -84,6 +85,7 @@ test('gpushare run: a fakejob runs on its GPU with its quota, then finishes with
   assert.equal(done.signal, null);
   assert.deepEqual(done.history.map((h) => [h.state, h.reason.replace(/\d+/g, 'N')]), [
     ['queued', 'submitted by ' + done.owner],
+    ['starting', 'starting on GPU N'],
     ['running', 'started on GPU N as pid N'],
     ['finished', 'exit code N'],
   ]);
@@ -109,7 +111,8 @@ test('gpushare set: suspend, resume, reprioritise and terminate a managed job', 
     sm = (await jobs()).find((j) => j.id === id)?.smPercent;
   }
   assert.equal(sm, 0, 'a suspended job computes nothing');
-  assert.match((await gpushare(['set', id, '--resume', '--priority', 'best-effort'])).stdout, new RegExp(`^${id} running`));
+  // one line per change, in the order made: the priority (still suspended), then the resume
+  assert.match((await gpushare(['set', id, '--resume', '--priority', 'best-effort'])).stdout, new RegExp(`^${id} suspended \\(priority best-effort set\\)\n${id} running: resumed by `));
   assert.notEqual(readProcStatus(pid)?.state, 'T');
   assert.equal((await jobs()).find((j) => j.id === id)?.priority, 'best-effort');
   assert.equal((await gpushare(['set', id, '--terminate'])).code, 0);
@@ -203,4 +206,34 @@ test('gpushare set --park / --unpark: the job leaves the GPU and comes back, and
   assert.equal(unpark.code, 0, unpark.stdout + unpark.stderr);
   assert.match(unpark.stdout, new RegExp(`^${id} running: `));
   await gpushare(['set', id, '--terminate']);
+});
+
+test('a job behind a wrapper script: its child is the job\'s, live and in the report, and the report agrees by user and by job', async () => {
+  const run = await gpushare(['run', '--gpu', '0', '--', '/bin/sh', '-c', `${fakejob} --mem 512M train --kernel-ms 2 --duration 3; exit 0`]);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const id = idOf(run.stdout);
+  let listed: JobView | undefined;
+  for (let i = 0; i < 50 && !(listed?.usedMemory); i++) {
+    await sleep(100);
+    listed = (await jobs()).find((j) => j.id === id);
+  }
+  assert.equal(listed?.usedMemory, 512 * 1024 ** 2, 'the child fakejob\'s memory counts for the job');
+  let done: JobView | undefined;
+  for (let i = 0; i < 100 && (!done || done.state !== 'finished'); i++) {
+    await sleep(100);
+    done = (await jobs(true)).find((j) => j.id === id);
+  }
+  assert.equal(done?.state, 'finished');
+  const range = ['--since', new Date(done.history[0].at - 60_000).toISOString(), '--until', new Date(Date.now() + 60_000).toISOString()];
+  const report = async (by: string): Promise<UsageReport> => JSON.parse((await gpushare(['report', ...range, '--by', by, '--format', 'json'])).stdout) as UsageReport;
+  let row: UsageReport['rows'][number] | undefined;
+  for (let i = 0; i < 30 && !(row && row.gpuSeconds > 0); i++) {
+    await sleep(200); // the store writes every 250 ms
+    row = (await report('job')).rows.find((r) => r.key === id);
+  }
+  assert.ok(row && row.gpuSeconds > 1 && row.memoryGiBHours > 0, `${id} has GPU time from its child: ${JSON.stringify(row)}`);
+  const [byJob, byUser, byGpu] = await Promise.all(['job', 'user', 'gpu'].map(report));
+  for (const field of ['gpuSeconds', 'smSeconds', 'memoryGiBHours'] as const) {
+    assert.ok(Math.abs(byJob.totals[field] - byUser.totals[field]) < 1e-9 && Math.abs(byJob.totals[field] - byGpu.totals[field]) < 1e-9, `${field} totals agree: ${byJob.totals[field]} / ${byUser.totals[field]} / ${byGpu.totals[field]}`);
+  }
 });
