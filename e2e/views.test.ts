@@ -109,7 +109,7 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
       await input.press('Enter');
       assert.match(await lastNotice(), new RegExp(`${job.id} could not run under MPS on GPU 0 with a ${share}% SM share: .*(100|1)`));
       const now = await jobById(job.id);
-      assert.equal(now?.mode, 'shared', `a share of ${share} changed nothing`);
+      assert.equal(now?.mode, 'exclusive', `a share of ${share} changed nothing`);
       assert.equal(await card.getAttribute('data-lane'), 'queue', 'the card is back in the queue');
     }
     await h.screenshot('views-mps-refused');
