@@ -81,3 +81,15 @@ test('with no claims, lookups read nothing from /proc', () => {
   assert.equal(own.jobOf(501), null);
   assert.equal(t.reads(), 0);
 });
+
+test('with the snapshot\'s start time, a cached pid costs no /proc read; a different start time is a new process', () => {
+  const t = tree({ 1: [0, 1], 500: [1, 50], 501: [500, 51], 700: [1, 70] });
+  const own = new JobOwnership(t.readStatus);
+  own.claim('j7', 'alice', 500, 50);
+  assert.equal(own.jobOf(501, undefined, 1_000_051)?.jobId, 'j7');
+  const reads = t.reads();
+  for (let i = 0; i < 5; i++) assert.equal(own.jobOf(501, undefined, 1_000_051)?.jobId, 'j7');
+  assert.equal(t.reads(), reads, 'no reads while the snapshot says it is the same process');
+  t.procs.set(501, { ppid: 700, startTicks: 99 }); // exited; the pid now names another process
+  assert.equal(own.jobOf(501, undefined, 1_000_099), null);
+});

@@ -24,8 +24,8 @@ export class JobOwnership {
   /** The main process of each job, by pid (the latest claim of a pid wins). */
   private readonly byPid = new Map<number, Claim>();
   private readonly byJob = new Map<string, Claim>();
-  /** pid → the job its lineage leads to (null: none), valid for that pid's start time. */
-  private readonly lineage = new Map<number, { startTicks: number; jobId: string | null }>();
+  /** pid → the job its lineage leads to (null: none), valid for that pid's start time (and the snapshot's startedAt for it). */
+  private readonly lineage = new Map<number, { startTicks: number; startedAt: number | null; jobId: string | null }>();
 
   constructor(private readonly readStatus: (pid: number) => ProcStatus | null = readProcStatus) {}
 
@@ -49,16 +49,21 @@ export class JobOwnership {
 
   /**
    * The job the pid belongs to at time `at` (default: now, only jobs that have not ended): the pid
-   * is a job's main process, or one of its ancestors (up to 32 levels) is.
+   * is a job's main process, or one of its ancestors (up to 32 levels) is. `startedAt`, the process's
+   * start time as a snapshot lists it, spares the /proc read that tells a reused pid once it is cached.
    */
-  jobOf(pid: number, at?: number): JobOwner | null {
+  jobOf(pid: number, at?: number, startedAt?: number | null): JobOwner | null {
     if (this.byJob.size === 0) return null; // nothing managed: no /proc reads
     const direct = this.byPid.get(pid);
     if (direct) return this.ownerAt(direct, at);
+    const cached = this.lineage.get(pid);
+    if (cached && startedAt != null && cached.startedAt === startedAt) return this.ownerOf(cached.jobId, at);
     const status = this.readStatus(pid);
     if (!status) return null;
-    const cached = this.lineage.get(pid);
-    if (cached && cached.startTicks === status.startTicks) return this.ownerOf(cached.jobId, at);
+    if (cached && cached.startTicks === status.startTicks) {
+      if (startedAt != null) cached.startedAt = startedAt;
+      return this.ownerOf(cached.jobId, at);
+    }
     let jobId: string | null = null;
     let parent = status.ppid;
     for (let depth = 0; depth < OWNERSHIP_DEPTH && parent > 1 && jobId === null; depth++) {
@@ -66,7 +71,7 @@ export class JobOwnership {
       if (claim) jobId = claim.jobId;
       else parent = this.readStatus(parent)?.ppid ?? 0;
     }
-    this.lineage.set(pid, { startTicks: status.startTicks, jobId });
+    this.lineage.set(pid, { startTicks: status.startTicks, startedAt: startedAt ?? null, jobId });
     return this.ownerOf(jobId, at);
   }
 

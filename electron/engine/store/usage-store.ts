@@ -133,7 +133,7 @@ export class UsageStore {
   ingest(snapshot: Snapshot): void {
     if (this.closed) return;
     const ownership = this.ownership;
-    const owners = snapshot.processes.map((p) => ownership?.jobOf(p.pid, snapshot.takenAt) ?? null);
+    const owners = snapshot.processes.map((p) => ownership?.jobOf(p.pid, snapshot.takenAt, p.startedAt) ?? null);
     ownership?.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
     this.ticks.push({ snapshot, owners });
   }
