@@ -256,4 +256,23 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await eventually(async () => ['running', 'gated'].includes((await jobById(job.id))?.state ?? ''), 10_000, `${job.id} running (or gated) again`);
     await card.getByRole('button', { name: 'Park' }).waitFor();
   });
+  test('a GPU the driver loses: one gpu-lost alert, a condition on the page while it lasts, gone once it is back', async () => {
+    const lostAlerts = async () => (await h.engine.call('alerts.list', {})).filter((a) => a.kind === 'gpu-lost' && a.gpu === 0);
+    assert.equal((await lostAlerts()).length, 0);
+    await h.page.locator('.alert-panel').scrollIntoViewIfNeeded();
+    await h.driver.fault(['--device', '0', '--lost', 'on']);
+    try {
+      await h.page.locator('.condition[data-kind="gpu-lost"]').waitFor({ timeout: 15_000 });
+      const seq = h.engine.sampler.latest!.seq;
+      await eventually(() => h.engine.sampler.latest!.seq >= seq + 3, 15_000, 'three more ticks with GPU 0 lost');
+      assert.equal((await lostAlerts()).length, 1, 'one alert for the onset, none while it stays lost');
+      assert.deepEqual((await h.engine.call('alerts.active', {})).filter((c) => c.kind === 'gpu-lost').map((c) => c.gpu), [0]);
+      await h.screenshot('console-gpu-lost');
+    } finally {
+      await h.driver.fault(['--device', '0', '--lost', 'off']);
+    }
+    await h.page.locator('.condition[data-kind="gpu-lost"]').waitFor({ state: 'detached', timeout: 15_000 });
+    assert.equal((await h.engine.call('alerts.active', {})).some((c) => c.kind === 'gpu-lost'), false);
+    assert.equal((await lostAlerts()).length, 1);
+  });
 });

@@ -1,4 +1,5 @@
-// Contention, quota, out-of-memory and finished-job events, newest first.
+// What holds now (the engine's active conditions), then contention, quota, out-of-memory and
+// finished-job events, newest first.
 import type { AlertKind } from '../../../shared/jobs.js';
 import { formatClock } from '../format.js';
 import { useAlerts } from '../stores/hooks.js';
@@ -18,12 +19,23 @@ const KIND_LABELS: Record<AlertKind, string> = {
 
 export function AlertList() {
   const alerts = useAlerts((s) => s.alerts);
+  const conditions = useAlerts((s) => s.conditions);
   return (
     <section className="panel alert-panel" aria-label="Alerts">
       <header className="panel-head">
         <h2>Alerts</h2>
-        <span className="muted">{alerts.length === 0 ? 'all quiet' : `${alerts.length}`}</span>
+        <span className="muted">{conditions.length > 0 ? `${conditions.length} now` : alerts.length === 0 ? 'all quiet' : 'none now'}</span>
       </header>
+      {conditions.length > 0 && (
+        <ul className="condition-list" aria-label="Now">
+          {conditions.map((c) => (
+            <li key={`${c.kind}:${c.gpu}:${c.jobId}:${c.message}`} className={`condition alert-${c.severity}`} data-kind={c.kind}>
+              <span className={`alert-kind kind-${c.kind}`}>now · {KIND_LABELS[c.kind] ?? c.kind}</span>
+              <span className="alert-message">{c.message}</span>
+            </li>
+          ))}
+        </ul>
+      )}
       <ol className="alert-list">
         {alerts.map((a) => (
           <li key={a.id} className={`alert alert-${a.severity}`} data-kind={a.kind}>

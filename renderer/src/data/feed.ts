@@ -1,10 +1,10 @@
 // The transport feeds this module; it fills the sample rings at once and commits to the
 // stores at most ten times a second, so a burst of events costs one React render.
-import type { GpushareApi } from '../../../shared/api.js';
+import type { ActiveCondition, GpushareApi } from '../../../shared/api.js';
 import { ApiCallError } from '../../../shared/api-client.js';
 import type { Alert, JobView } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { addAlerts } from '../stores/alerts-store.js';
+import { addAlerts, setConditions } from '../stores/alerts-store.js';
 import { gpusStore } from '../stores/gpus-store.js';
 import { jobsStore } from '../stores/jobs-store.js';
 import { uiStore } from '../stores/ui-store.js';
@@ -16,6 +16,7 @@ export const COMMIT_INTERVAL_MS = 100;
 let pendingSnapshot: Snapshot | null = null;
 let pendingJobs: JobView[] | null = null;
 let pendingAlerts: Alert[] = [];
+let pendingConditions: ActiveCondition[] | null = null;
 let lastCommitAt = 0;
 let commitTimer: ReturnType<typeof setTimeout> | null = null;
 let commits = 0;
@@ -37,6 +38,10 @@ function commit(): void {
   if (pendingAlerts.length > 0) {
     addAlerts(pendingAlerts);
     pendingAlerts = [];
+  }
+  if (pendingConditions) {
+    setConditions(pendingConditions);
+    pendingConditions = null;
   }
   commits++;
 }
@@ -62,6 +67,11 @@ function receiveAlert(alert: Alert): void {
   scheduleCommit();
 }
 
+function receiveConditions(conditions: ActiveCondition[]): void {
+  pendingConditions = conditions;
+  scheduleCommit();
+}
+
 /** Ask the engine for jobs again (after a change, or when the scheduler may have arrived). */
 export async function refreshJobs(api: GpushareApi): Promise<void> {
   try {
@@ -78,11 +88,13 @@ export function startFeed(transport: ConsoleTransport): void {
   api.on('snapshot', receiveSnapshot);
   api.on('jobs', receiveJobs);
   api.on('alert', receiveAlert);
+  api.on('conditions', receiveConditions);
   transport.onConnection((connection, detail) => {
     gpusStore.setState({ connection, connectionDetail: detail });
     if (connection !== 'open') return;
     void api.call('snapshot.latest', {}).then((s) => s && !gpusStore.getState().snapshot && receiveSnapshot(s), () => undefined);
     void api.call('alerts.list', {}).then((alerts) => addAlerts(alerts), () => undefined);
+    void api.call('alerts.active', {}).then(receiveConditions, () => undefined); // an older engine has none
     void api.call('session.whoami', {}).then(({ user }) => uiStore.setState({ me: user }), () => undefined);
     void refreshJobs(api);
   });

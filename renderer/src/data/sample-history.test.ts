@@ -18,7 +18,7 @@ const process = (pid: number, sm: number | null, memoryGib: number, gpuIndex = 0
   usedMemory: memoryGib * GIB, smPercent: sm, memPercent: null, gpuInstanceId: null, computeInstanceId: null,
 });
 const tick = (second: number, processes: GpuProcessView[]): void =>
-  ingestSnapshot({ seq: second, takenAt: T0 + second * 1000, driver: { driverVersion: '1', nvmlVersion: '1', cudaDriverVersion: null, simulated: true, scenario: null }, gpus: [gpu(0), gpu(1)], processes } satisfies Snapshot);
+  ingestSnapshot({ seq: second, takenAt: T0 + second * 1000, intervalMs: 1000, nominalIntervalMs: 1000, driver: { driverVersion: '1', nvmlVersion: '1', cudaDriverVersion: null, simulated: true, scenario: null }, gpus: [gpu(0), gpu(1)], processes } satisfies Snapshot);
 
 describe('readTimeline', () => {
   beforeEach(() => clearHistory());

@@ -1,14 +1,21 @@
-// Contention, quota, out-of-memory and job-finished alerts, newest first.
+// Contention, quota, out-of-memory and job-finished alerts, newest first; and the conditions that hold now.
 import { createStore } from 'zustand/vanilla';
+import type { ActiveCondition } from '../../../shared/api.js';
 import type { Alert } from '../../../shared/jobs.js';
 
 const ALERTS_SHOWN = 200;
 
 export interface AlertsState {
   alerts: Alert[];
+  /** What holds now (a GPU lost, jobs contending), as the engine last said. */
+  conditions: ActiveCondition[];
 }
 
-export const alertsStore = createStore<AlertsState>(() => ({ alerts: [] }));
+export const alertsStore = createStore<AlertsState>(() => ({ alerts: [], conditions: [] }));
+
+export function setConditions(conditions: ActiveCondition[]): void {
+  alertsStore.setState({ conditions });
+}
 
 export function addAlerts(incoming: readonly Alert[]): void {
   if (incoming.length === 0) return;
