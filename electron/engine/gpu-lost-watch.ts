@@ -27,12 +27,12 @@ export function watchLostGpus(sink: GpuLostSink): (snapshot: Snapshot) => void {
 
 function lostCondition(gpu: Snapshot['gpus'][number]): ActiveCondition {
   const name = gpu.name && gpu.name !== `GPU ${gpu.index}` ? ` (${gpu.name})` : '';
-  const why = gpu.errors[0] ? `: ${gpu.errors[0]}` : '';
   return {
     kind: 'gpu-lost',
     severity: 'error',
     gpu: gpu.index,
     jobId: null,
-    message: `GPU ${gpu.index}${name} is lost: the driver no longer answers for it${why}. Its jobs cannot run there until it is reset or the machine restarts.`,
+    // the driver's own error is on the GPU's card; the condition says what it means
+    message: `GPU ${gpu.index}${name} is lost: the driver no longer answers for it. Its jobs cannot run there until it is reset or the machine restarts.`,
   };
 }

@@ -28,7 +28,7 @@ export function JobBoard() {
     <section className="panel job-board" aria-label="Job board">
       <header className="panel-head">
         <h2>Job board</h2>
-        <span className="muted">drag a card to a lane or onto a GPU; focus a card and press ←/→, H/N/B/P or a GPU number</span>
+        <span className="muted">drag a card to a lane or onto a GPU; focus a card and press ←/→, H/N/B/P, a GPU number, or K to park / unpark</span>
       </header>
       {schedulerMissing && (
         <div className="board-note" role="status">
