@@ -91,7 +91,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     control,
     guardian: options.guardian,
     cudaLibraryPath: options.backend.simulated?.cudaLibraryPath,
-    onGuardianReleased: (entries) => scheduler.releasedByGuardian(entries.map((e) => e.jobId)),
+    onGuardianReleased: (entries) => scheduler.releasedByGuardian(entries),
   });
   const sim = options.backend.simulated;
   const me = userInfo();

@@ -283,11 +283,19 @@ export class Scheduler {
     this.act.attach(record);
   }
 
-  /** The guardian resumed these jobs while this engine was stopped or hung: their holds are gone; policies decide again. */
-  releasedByGuardian(jobIds: readonly string[]): void {
-    for (const id of jobIds) {
-      const record = this.table.get(id);
-      if (!record || record.holds.size === 0) continue;
+  /** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): policies decide again. */
+  releasedByGuardian(entries: ReadonlyArray<{ jobId: string; hold?: string }>): void {
+    for (const { jobId, hold } of entries) {
+      const record = this.table.get(jobId);
+      if (!record) continue;
+      if (hold === 'park' && record.view.state === 'parked') {
+        this.fire(record, 'unpark', 'the guardian restored it while the engine was stopped');
+        record.parked = null;
+        this.act.setGateMember(record, true);
+        this.fire(record, 'unparked', `back on GPU ${record.view.gpu}`);
+        continue;
+      }
+      if (record.holds.size === 0) continue;
       record.holds.clear();
       this.settle(record, 'resumed by the guardian while the engine was stopped');
     }

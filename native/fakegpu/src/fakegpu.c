@@ -291,7 +291,7 @@ static int cmd_dump(int argc, char **argv) {
 /* ---- fault ---- */
 
 #define NVML_NAME(name, params) #name,
-static const char *const NVML_NAMES[] = {GPUSHARE_NVML_FUNCS(NVML_NAME) NULL};
+static const char *const NVML_NAMES[] = {GPUSHARE_NVML_FUNCS(NVML_NAME) GPUSHARE_NVML_CLIENT_FUNCS(NVML_NAME) NULL};
 #undef NVML_NAME
 
 static int cmd_fault(int argc, char **argv) {
