@@ -242,6 +242,13 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     }, 20_000, `the driver to hold 0 bytes on GPU 0 for ${job.id} (checkpointed)`);
     assert.equal(parked.parkedMemory, 2 * GIB, 'its 2 GiB wait in host memory');
     await eventually(async () => (await card.locator('.state').innerText()) === 'parked', 10_000, 'the card to say parked');
+    const gpuCard = h.page.locator('.gpu-card[data-gpu="0"]');
+    await gpuCard.scrollIntoViewIfNeeded();
+    await eventually(async () => {
+      const now = (await h.driver.dump()).devices[0];
+      return showsBytes((await gpuCard.locator('.memory-figures').innerText()).split(' / ')[0], now.memoryUsed - now.memoryReserved);
+    }, 10_000, 'GPU 0\'s card to show the driver\'s used memory without the parked 2 GiB');
+    await cardOf(job.id);
     assert.equal((await jobById(job.id))?.state, 'parked');
     await h.screenshot('console-parked');
 
