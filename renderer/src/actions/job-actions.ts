@@ -73,11 +73,3 @@ export function parkJob(job: JobView): Promise<boolean> {
 export function unparkJob(job: JobView): Promise<boolean> {
   return apply(job, { lane: job.priority }, [{ method: 'jobs.unpark', params: { job: job.id } }], `${job.id} could not be unparked`);
 }
-
-/** What the Park control offers for this job now: park a running one, unpark a parked one, or nothing. */
-export function parkActionOf(job: JobView): 'park' | 'unpark' | null {
-  if (!job.managed) return null;
-  if (job.state === 'parked') return 'unpark';
-  if (job.state === 'running' || job.state === 'gated' || job.state === 'suspended') return 'park';
-  return null;
-}

@@ -2,9 +2,9 @@
 // ←/→ (or H, N, B, P) to change lanes, a digit to place it on that GPU, K to park or unpark it.
 import { memo, useState, type KeyboardEvent } from 'react';
 import type { JobView } from '../../../shared/jobs.js';
-import { moveJobToLane, parkActionOf, parkJob, placeJob, unparkJob } from '../actions/job-actions.js';
+import { moveJobToLane, parkJob, placeJob, unparkJob } from '../actions/job-actions.js';
 import { processColor } from '../colors.js';
-import { laneOf, MOVABLE_LANES } from '../data/board-jobs.js';
+import { laneOf, MOVABLE_LANES, parkActionOf } from '../data/board-jobs.js';
 import { endJobDrag, JOB_DRAG_TYPE, startJobDrag } from '../data/drag-state.js';
 import { formatPercent, shortCommand, shownBytes } from '../format.js';
 import type { Lane, PendingChange } from '../stores/jobs-store.js';

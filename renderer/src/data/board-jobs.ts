@@ -28,6 +28,14 @@ export function laneOf(job: JobView, pending?: PendingChange): Lane | null {
   return job.priority;
 }
 
+/** What a card's Park control offers now: park a managed job that runs (or is held), unpark a parked one, or nothing. */
+export function parkActionOf(job: JobView): 'park' | 'unpark' | null {
+  if (!job.managed) return null;
+  if (job.state === 'parked') return 'unpark';
+  if (job.state === 'running' || job.state === 'gated' || job.state === 'suspended') return 'park';
+  return null; // queued, on its way (starting, parking, unparking) or ended
+}
+
 /** One list per snapshot: the board and the table both ask for it on every tick. */
 const jobsOfSnapshot = new WeakMap<Snapshot, JobView[]>();
 
