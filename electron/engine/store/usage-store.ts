@@ -67,8 +67,8 @@ export class UsageDatabaseError extends Error {}
 
 interface PendingTick {
   snapshot: Snapshot;
-  /** The managed job of each of the snapshot's processes (null: its own job, p<pid>), resolved when it was taken. */
-  owners: Array<JobOwner | null>;
+  /** The managed job of each of the snapshot's processes (null: its own job, p<pid>), resolved when it was taken; null without ownership. */
+  owners: Array<JobOwner | null> | null;
 }
 
 /** What the store needs of the scheduler's JobOwnership. */
@@ -133,8 +133,9 @@ export class UsageStore {
   ingest(snapshot: Snapshot): void {
     if (this.closed) return;
     const ownership = this.ownership;
-    const owners = snapshot.processes.map((p) => ownership?.jobOf(p.pid, snapshot.takenAt, p.startedAt) ?? null);
-    ownership?.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
+    if (!ownership) return void this.ticks.push({ snapshot, owners: null });
+    const owners = snapshot.processes.map((p) => ownership.jobOf(p.pid, snapshot.takenAt, p.startedAt));
+    ownership.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
     this.ticks.push({ snapshot, owners });
   }
 
@@ -224,7 +225,7 @@ export class UsageStore {
         }
       }
       const inputs: ProcessSample[] = snapshot.processes.map((p, i) => {
-        const mine = owners[i];
+        const mine = owners?.[i] ?? null;
         // a job's processes all count for its owner, so by-user and by-job totals agree
         const user = mine?.owner ?? p.user ?? (p.uid !== null ? `uid ${p.uid}` : 'unknown');
         const job = mine?.jobId ?? `p${p.pid}`;
