@@ -128,7 +128,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
       const live = (await engine.call('jobs.list', {})).filter((j) => j.managed);
       await Promise.allSettled(live.map((j) => engine.call('jobs.terminate', { job: j.id })));
       await eventually(async () => (await engine.call('jobs.list', {})).every((j) => !j.managed), 5000, 'the managed jobs to end').catch(() => undefined);
-      scheduler.stop();
+      await scheduler.stop(); // every restore awaited before the box goes
       engine.stop();
       await Promise.all([web.close(), socket.close(), usage?.close()]);
       await backend.simulated?.dispose();
