@@ -44,7 +44,7 @@ try {
   const t0 = process.hrtime.bigint();
   for (let k = 0; k < TICKS; k++) {
     const s = process.hrtime.bigint();
-    ingestStore.ingest(snapshots[k], 1000);
+    ingestStore.ingest(snapshots[k]);
     tickNs += process.hrtime.bigint() - s;
     if ((k + 1) % TICKS_PER_FLUSH === 0) await ingestStore.flush();
   }

@@ -7,7 +7,7 @@ import type { BridgeResult, GpushareBridge } from '../../shared/bridge.js' with 
 
 const REQUEST_CHANNEL = 'gpushare:request';
 const MESSAGE_CHANNEL = 'gpushare:message';
-const EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert'];
+const EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert', 'conditions'];
 
 let nextId = 1;
 const pending = new Map<number, (result: BridgeResult) => void>();

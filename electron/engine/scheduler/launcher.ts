@@ -10,15 +10,21 @@ export function resolveCommand(command: string, options: { path: string | undefi
   const candidates = command.includes('/')
     ? [isAbsolute(command) ? command : resolve(options.cwd, command)]
     : (options.path ?? '').split(delimiter).filter(Boolean).map((dir) => join(isAbsolute(dir) ? dir : resolve(options.cwd, dir), command));
+  let notExecutable: string | null = null;
   for (const candidate of candidates) {
     try {
       if (!statSync(candidate).isFile()) continue;
+    } catch {
+      continue; // not here: try the next directory
+    }
+    try {
       accessSync(candidate, constants.X_OK);
       return candidate;
     } catch {
-      // not here, or not executable: try the next directory
+      notExecutable ??= candidate; // a shell would go on searching PATH too
     }
   }
+  if (notExecutable) throw new ApiError('invalid-request', `${notExecutable} is not executable (chmod +x it, or run it through its interpreter). Nothing was started.`);
   throw new ApiError('invalid-request', `command not found: ${command}${command.includes('/') ? '' : ' (searched PATH)'}. Nothing was started.`);
 }
 

@@ -160,7 +160,11 @@ export class Scheduler {
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert({ kind: c.kind, severity: c.severity, gpu: c.gpu, jobId: c.jobId, message: c.message });
     }
-    this.options.engine.setConditions(conditions.map(({ kind, severity, gpu, jobId, message }) => ({ kind, severity, gpu, jobId, message })));
+    try {
+      this.options.engine.setConditions(conditions.map(({ kind, severity, gpu, jobId, message }) => ({ kind, severity, gpu, jobId, message })));
+    } catch (error) {
+      process.stderr.write(`gpushare: the scheduler's conditions were not published: ${error instanceof Error ? error.message : String(error)}\n`); // a bad list changes nothing
+    }
     this.changed();
   }
 
@@ -311,7 +315,7 @@ export class Scheduler {
 
     for (const p of snapshot.processes) {
       if (p.command === 'nvidia-cuda-mps-server') continue; // the MPS server holds its clients' context: never a job to hold or kill
-      const owner = this.ownership.jobOf(p.pid);
+      const owner = this.ownership.jobOf(p.pid, snapshot.takenAt, p.startedAt);
       let record = owner ? this.table.get(owner.jobId) : undefined;
       if (!record) {
         record = this.unmanaged(p.pid, p, snapshot);
