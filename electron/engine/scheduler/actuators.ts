@@ -138,6 +138,16 @@ export class JobActuators {
     this.applyPriority(record);
   }
 
+  /** Allocations the job's quota refused so far, as its processes published them (null: no slot to read). */
+  refusedAllocations(record: JobRecord): number | null {
+    if (!this.gated(record) || !this.options.gate!.readSlot) return null;
+    try {
+      return this.options.gate!.readSlot(record.slot!).oomCount;
+    } catch {
+      return null; // a slot that cannot be read says nothing new
+    }
+  }
+
   releaseSlot(record: JobRecord): void {
     if (record.slot !== null) this.options.gate?.releaseSlot(record.slot);
     record.slot = null;

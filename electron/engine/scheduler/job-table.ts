@@ -41,6 +41,9 @@ export interface JobRecord {
   adopted: boolean;
   /** Stopped by someone else (Ctrl-Z, a debugger): out of its gate domain until it runs again. */
   stoppedOutside: boolean;
+  /** Allocations its quota refused (the preload library counts them in its slot), and when that count last grew (ms). */
+  oomCount: number;
+  oomAt: number | null;
 }
 
 const FINISHED_KEPT = 500;
@@ -88,6 +91,8 @@ export class JobTable {
       parked: null,
       adopted: false,
       stoppedOutside: false,
+      oomCount: 0,
+      oomAt: null,
       ...extra,
     };
     this.records.set(view.id, record);

@@ -236,3 +236,20 @@ test('a job stopped from outside leaves its gate domain until it runs again', as
     ['member 0 false', 'member 0 true'],
   );
 });
+
+test('allocations refused over a job quota raise one out-of-memory alert per job, whether it keeps running or ends', async (t) => {
+  const r = rig('oom', { gate: undefined }); // the real launch gate and preload library
+  t.after(() => ['j1', 'j2'].forEach(killAll));
+  assert.equal(r.attached.gateMissing, null, 'the preload library is built');
+  const alloc = (count: number, hold: boolean) => [FAKEJOB, 'alloc', '--chunk', '512M', '--count', String(count), ...(hold ? ['--hold'] : [])];
+  await r.engine.call('jobs.submit', { argv: alloc(4, true), cwd: dir, gpu: 0, memoryQuotaBytes: GiB }); // 2 of 4 refused, then it holds on
+  await r.engine.call('jobs.submit', { argv: alloc(3, false), cwd: dir, gpu: 0, memoryQuotaBytes: GiB }); // 1 of 3 refused, then it exits
+  await r.until('j2 ended', async () => (await r.job('j2'))?.state === 'finished');
+  const oom = async () => (await r.engine.call('alerts.list', {})).filter((a) => a.kind === 'out-of-memory');
+  await r.until('an alert for j1', async () => (await oom()).some((a) => a.jobId === 'j1'));
+  for (let i = 0; i < 3; i++) await r.tick(); // it stays over: no second alert
+  const alerts = await oom();
+  assert.deepEqual(alerts.map((a) => a.jobId).sort(), ['j1', 'j2']);
+  assert.match(alerts.find((a) => a.jobId === 'j1')!.message, /^j1 \(fakejob, \S+\) ran out of GPU memory over its 1G quota: 2 allocations were refused so far/);
+  assert.match(alerts.find((a) => a.jobId === 'j2')!.message, /1 allocation was refused so far/);
+});

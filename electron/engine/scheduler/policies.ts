@@ -7,6 +7,8 @@ import { PRIORITY_RANK, type JobRecord } from './job-table.js';
 
 /** A job that computed within this window still counts as active (bursty jobs do not flap). */
 export const ACTIVE_HOLD_MS = 3000;
+/** An out-of-memory condition lasts this long after the last refused allocation (so a burst of refusals is one onset). */
+export const OOM_HOLD_MS = 10_000;
 /** GPU memory use above this share of the total is contention. */
 export const MEMORY_PRESSURE = 0.9;
 
@@ -178,6 +180,7 @@ export function detectContention(gpus: readonly GpuView[], live: readonly JobRec
       const verb = job.state === 'gated' ? 'is gated' : 'is suspended';
       conditions.push({ key: `held:${job.id}`, kind: 'contention', severity: 'info', gpu: job.gpu, jobId: job.id, message: `${name(job)} ${verb} on GPU ${job.gpu} while a higher-priority job runs there.` });
     }
+    if (r.oomAt !== null && now - r.oomAt < OOM_HOLD_MS) conditions.push(outOfMemoryCondition(r));
     if (job.memoryQuotaBytes !== null && (job.usedMemory ?? 0) > job.memoryQuotaBytes) {
       conditions.push({
         key: `quota:${job.id}`,
@@ -224,9 +227,21 @@ export function detectContention(gpus: readonly GpuView[], live: readonly JobRec
   return conditions;
 }
 
+/** Allocations over a managed job's quota were refused (its program saw CUDA_ERROR_OUT_OF_MEMORY). */
+export function outOfMemoryCondition(r: JobRecord): Condition {
+  const job = r.view;
+  const quota = job.memoryQuotaBytes === null ? '' : ` over its ${formatByteSize(job.memoryQuotaBytes)} quota`;
+  const count = `${r.oomCount} allocation${r.oomCount === 1 ? ' was' : 's were'} refused so far`;
+  return { key: `oom:${job.id}`, kind: 'out-of-memory', severity: 'error', gpu: job.gpu, jobId: job.id, message: `${name(job)} ran out of GPU memory${quota}: ${count}; its program saw CUDA_ERROR_OUT_OF_MEMORY.` };
+}
+
 /** Raise each condition once when it starts; it may be raised again after it has cleared. */
 export class ConditionTracker {
   private readonly current = new Set<string>();
+
+  active(key: string): boolean {
+    return this.current.has(key);
+  }
 
   /** The conditions that just started. */
   update(conditions: readonly Condition[]): Condition[] {

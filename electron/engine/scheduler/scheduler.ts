@@ -3,7 +3,7 @@
 // (policies.ts) decide from a snapshot; state changes go through the state machine
 // (job-state.ts); the actuators (actuators.ts) act. Commands ask through the methods
 // under "requests"; they never act themselves. Evaluation is a loop step, never re-entrant.
-import { FINAL_STATES, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, type Alert, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
 import { checkpointErrorName, UnavailableCheckpointer, type ProcessCheckpointer } from '../control/checkpointer.js';
@@ -17,7 +17,7 @@ import type { JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
 import { lookupAccount } from './launcher.js';
-import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, planAdmission, type Condition } from './policies.js';
+import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
   /** How long a process may stay over its quota after the alert. */
@@ -345,11 +345,21 @@ export class Scheduler {
         continue;
       }
       this.followOutsideStops(r);
+      this.noteRefusedAllocations(r, snapshot.takenAt);
       const reading = readings.get(r);
       r.view.usedMemory = reading ? reading.mem : r.view.managed ? 0 : null;
       r.view.smPercent = reading ? reading.sm : r.view.managed ? 0 : null;
       if ((r.view.smPercent ?? 0) > 0) r.lastActiveAt = snapshot.takenAt;
     }
+  }
+
+  /** The preload library refused allocations over the job's quota since the last look: an out-of-memory onset. */
+  private noteRefusedAllocations(record: JobRecord, at: number): boolean {
+    const count = this.act.refusedAllocations(record);
+    if (count === null || count <= record.oomCount) return false;
+    record.oomCount = count;
+    record.oomAt = at;
+    return true;
   }
 
   /** A gated job stopped from outside (SIGSTOP, a debugger) may be stopped inside a launch: it must not hold higher jobs back. */
@@ -426,6 +436,8 @@ export class Scheduler {
   private ended(record: JobRecord, event: 'exit' | 'fail' | 'lose', reason: string): void {
     if (FINAL_STATES.has(record.view.state)) return;
     const job = record.view;
+    const refusedAtEnd = this.noteRefusedAllocations(record, Date.now()); // its last refusals, before the slot is gone
+    if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(outOfMemoryAlert(record));
     this.act.releaseSlot(record);
     this.act.forgetProcess(record);
     record.holds.clear();
@@ -539,6 +551,12 @@ export class Scheduler {
     for (const r of this.table.live()) r.child?.removeAllListeners(); // a job's exit after this is the next engine's to see
     return left;
   }
+}
+
+/** The alert for allocations a job's quota refused. */
+function outOfMemoryAlert(record: JobRecord): Omit<Alert, 'id' | 'at'> {
+  const condition = outOfMemoryCondition(record);
+  return { kind: condition.kind, severity: condition.severity, gpu: condition.gpu, jobId: condition.jobId, message: condition.message };
 }
 
 /** The MIG slice a process runs in, by its GPU instance and compute instance. */
