@@ -41,6 +41,20 @@ export interface LaunchGateOptions {
   heartbeatIntervalMs?: number;
   /** Pid the jobs check for liveness (default this process). */
   enginePid?: number;
+  /**
+   * Take over the gate file an earlier engine left (its jobs still map it): the header is this
+   * engine's, its slots wait for adoptSlot(); releaseLeftovers() frees the rest. A missing or
+   * foreign file is replaced by a fresh one, as without this option.
+   */
+  resume?: boolean;
+}
+
+/** A job of an earlier engine whose slot this engine takes over: what the slot must say, what to set. */
+export interface SlotAdoption {
+  pid: number;
+  gpu: number;
+  migSlice?: string | null;
+  priority: JobPriority;
 }
 
 export interface SlotRequest {
@@ -144,11 +158,13 @@ export class LaunchGate {
     this.fd = fd;
   }
 
-  /** Creates a fresh gate file (atomically replacing an old one: jobs still mapping that one fail open). */
+  /** Creates a fresh gate file (atomically replacing an old one: jobs still mapping that one fail open), or resumes one. */
   static create(options: LaunchGateOptions): LaunchGate {
     if (!options || typeof options.dir !== 'string' || !options.dir) throw new LaunchGateError('LaunchGate.create needs a directory (options.dir).');
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
     const path = join(options.dir, options.fileName ?? 'gate');
+    const resumed = options.resume ? LaunchGate.resume(path, options) : null;
+    if (resumed) return resumed;
     const image = Buffer.alloc(L.GATE_FILE_SIZE);
     image.writeBigUInt64LE(L.GATE_MAGIC, L.HEADER.magic);
     image.writeUInt32LE(L.GATE_VERSION, L.HEADER.version);
@@ -178,6 +194,83 @@ export class LaunchGate {
     return gate;
   }
 
+  /** The slots an earlier engine left in use in a resumed file, until adopted or released. */
+  private readonly leftovers = new Set<number>();
+
+  /** Opens the file an earlier engine left, if it is a gate of this layout: this engine's header, no member counted yet. */
+  private static resume(path: string, options: LaunchGateOptions): LaunchGate | null {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r+');
+    } catch {
+      return null; // none left: a fresh file
+    }
+    const image = Buffer.alloc(L.GATE_FILE_SIZE);
+    const valid =
+      readSync(fd, image, 0, image.length, 0) === image.length &&
+      image.readBigUInt64LE(L.HEADER.magic) === L.GATE_MAGIC &&
+      image.readUInt32LE(L.HEADER.version) === L.GATE_VERSION &&
+      image.readUInt32LE(L.HEADER.fileSize) === L.GATE_FILE_SIZE;
+    if (!valid) {
+      closeSync(fd);
+      return null;
+    }
+    const gate = new LaunchGate(path, fd);
+    gate.writeI32(L.HEADER.enginePid, options.enginePid ?? process.pid);
+    gate.heartbeat();
+    gate.writeU64(L.HEADER.activeWindowNs, msToNs(options.activeWindowMs, L.GATE_DEFAULT_ACTIVE_WINDOW_NS, 'activeWindowMs'));
+    gate.writeU64(L.HEADER.outstandingMaxNs, msToNs(options.outstandingMaxMs, L.GATE_DEFAULT_OUTSTANDING_MAX_NS, 'outstandingMaxMs'));
+    gate.writeU64(L.HEADER.beSyncWindowNs, msToNs(options.bestEffortSyncWindowMs, L.GATE_DEFAULT_BE_SYNC_WINDOW_NS, 'bestEffortSyncWindowMs'));
+    gate.writeU64(L.HEADER.engineGoneNs, msToNs(options.engineGoneMs, L.GATE_DEFAULT_ENGINE_GONE_NS, 'engineGoneMs'));
+    // members are counted again as their jobs are adopted
+    gate.write(L.GATE_DOMAIN_OFFSET, Buffer.alloc(L.GATE_MAX_DOMAINS * L.GATE_DOMAIN_SIZE));
+    for (let slot = 0; slot < L.GATE_MAX_SLOTS; slot++) {
+      const base = slotBase(slot);
+      if (image.readUInt32LE(base + L.SLOT.state) !== L.GATE_SLOT_IN_USE) continue;
+      gate.leftovers.add(slot);
+      gate.slots[slot].generation = image.readUInt32LE(base + L.SLOT.generation);
+      gate.slots[slot].configSeq = image.readUInt32LE(base + L.SLOT.configSeq);
+    }
+    gate.writeU32(L.HEADER.state, L.GATE_ENGINE_RUNNING);
+    if (options.heartbeatIntervalMs) gate.startHeartbeat(options.heartbeatIntervalMs);
+    return gate;
+  }
+
+  /**
+   * Reconnect a job an earlier engine started: its slot (from a resumed file) must still be in use
+   * by its pid. It counts in its domain again with this engine's view of its priority. False: not its slot.
+   */
+  adoptSlot(slot: number, job: SlotAdoption): boolean {
+    checkSlot(slot);
+    if (!this.leftovers.has(slot)) return false;
+    const base = slotBase(slot);
+    const image = Buffer.alloc(L.GATE_SLOT_SIZE);
+    readSync(this.openFd(), image, 0, image.length, base);
+    if (image.readUInt32LE(L.SLOT.state) !== L.GATE_SLOT_IN_USE || image.readInt32LE(L.SLOT.pid) !== checkPid(job.pid)) return false;
+    this.leftovers.delete(slot);
+    const rec = this.slots[slot];
+    const migSlice = checkMigSlice(job.migSlice);
+    rec.gpu = checkGpu(job.gpu);
+    rec.migSlice = migSlice;
+    rec.domain = this.adoptDomain(migSlice === null ? `${rec.gpu}` : `${rec.gpu}/${migSlice}`, image.readUInt32LE(L.SLOT.domain));
+    rec.priority = priorityIndex(job.priority);
+    rec.inUse = true;
+    rec.member = true;
+    this.writeU32(base + L.SLOT.domain, rec.domain);
+    this.writeU32(base + L.SLOT.priority, rec.priority);
+    this.writeU32(base + L.SLOT.paused, 0);
+    this.writeMember(rec.domain, rec.priority, slot, true);
+    return true;
+  }
+
+  /** Slots of a resumed file that no job was adopted into: freed, their processes (if any) run ungated. */
+  releaseLeftovers(): number[] {
+    const released = [...this.leftovers];
+    for (const slot of released) this.writeU32(slotBase(slot) + L.SLOT.state, L.GATE_SLOT_FREE);
+    this.leftovers.clear();
+    return released;
+  }
+
   /** Tells the jobs the engine is alive (call every ~500 ms, or use startHeartbeat). */
   heartbeat(): void {
     this.writeU64(L.HEADER.heartbeatNs, process.hrtime.bigint());
@@ -204,7 +297,7 @@ export class LaunchGate {
     const priority = priorityIndex(request.priority);
     const quota = quotaValue(request.quotaBytes);
     const pid = request.pid === undefined ? 0 : checkPid(request.pid);
-    const slot = this.slots.findIndex((s) => !s.inUse);
+    const slot = this.slots.findIndex((s, i) => !s.inUse && !this.leftovers.has(i));
     if (slot < 0) throw new LaunchGateError(`All ${L.GATE_MAX_SLOTS} launch-gate slots are in use: wait for a managed job to end.`);
     const rec = this.slots[slot];
     const domain = this.takeDomain(migSlice === null ? `${gpu}` : `${gpu}/${migSlice}`);
@@ -418,6 +511,20 @@ export class LaunchGate {
     }
     this.domains[index]!.slots++;
     return index;
+  }
+
+  /** The domain of `key` at the number a resumed file gave it (another number if that one is taken by another key). */
+  private adoptDomain(key: string, index: number): number {
+    const held = index < L.GATE_MAX_DOMAINS ? this.domains[index] : undefined;
+    if (held === null) {
+      this.domains[index] = { key, slots: 1, members: [0n, 0n, 0n] };
+      return index;
+    }
+    if (held?.key === key) {
+      held.slots++;
+      return index;
+    }
+    return this.takeDomain(key);
   }
 
   private dropDomain(index: number): void {

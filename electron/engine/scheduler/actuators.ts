@@ -219,13 +219,27 @@ export class JobActuators {
     this.options.freezer.forgetParked(pid);
   }
 
-  /** Engine shutdown: every pause undone, the gate closed (jobs fail open); jobs keep running. */
+  /** A job of an earlier engine gets its gate slot back (the same slot, still its pid's); false: it runs ungated. */
+  adoptSlot(record: JobRecord, slot: number | null): boolean {
+    const gate = this.options.gate;
+    const { pid, gpu, mode, migSlice, priority } = record.view;
+    if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, migSlice: mode === 'mig' ? migSlice : null, priority })) return false;
+    record.slot = slot;
+    return true;
+  }
+
+  /** After the earlier engine's jobs are back: its slots nobody took are freed. */
+  releaseLeftoverSlots(): void {
+    this.options.gate?.releaseLeftovers?.();
+  }
+
+  /** Engine shutdown: every pause undone, the gate closed (jobs fail open, and keep its file for the next engine); jobs keep running. */
   release(records: readonly JobRecord[]): void {
     this.options.freezer.stop();
     for (const r of records) {
       if (this.gated(r) && r.holds.size > 0) this.options.gate!.setPaused(r.slot!, false);
     }
-    this.options.gate?.close();
+    this.options.gate?.close({ keepFile: records.some((r) => r.slot !== null) });
     this.options.control.dispose();
   }
 }

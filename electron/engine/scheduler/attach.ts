@@ -79,7 +79,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   let gate = options.gate;
   let gateMissing: string | null = null;
   if (gate === undefined) {
-    gate = existsSync(preloadLibraryPath()) ? LaunchGate.create({ dir: runDir, heartbeatIntervalMs: 500 }) : null;
+    gate = existsSync(preloadLibraryPath()) ? LaunchGate.create({ dir: runDir, heartbeatIntervalMs: 500, resume: true }) : null; // resume: an earlier engine's jobs still map its file
     if (!gate) gateMissing = `the preload library is not built (${preloadLibraryPath()}); managed jobs get no hard quota and are paused by signals`;
   } else if (gate === null) {
     gateMissing = 'no launch gate was given';
@@ -174,6 +174,7 @@ async function restoreJobs(scheduler: Scheduler, jobStore: JobStore): Promise<vo
     for (const kept of await jobStore.loadLive()) {
       await scheduler.restore(kept.view, restoredRecord(kept));
     }
+    scheduler.act.releaseLeftoverSlots();
   } finally {
     scheduler.pauseEvaluation(false);
   }
@@ -185,8 +186,8 @@ function keptJob(record: JobRecord): KeptJob {
 }
 
 function restoredRecord(kept: KeptJob): Partial<JobRecord> {
-  const { executable, launchEnv, runAs, startTicks, parked, originalNice } = kept;
-  return { executable, launchEnv, runAs, startTicks, parked, originalNice };
+  const { executable, launchEnv, runAs, startTicks, slot, parked, originalNice } = kept;
+  return { executable, launchEnv, runAs, startTicks, slot, parked, originalNice };
 }
 
 /** Job ids continue after the logs already there, so a restarted engine never reuses j12.log. */

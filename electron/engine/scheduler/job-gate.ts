@@ -44,6 +44,10 @@ export interface JobGate {
   /** What the job's processes published: used bytes, refused allocations. */
   readSlot?(slot: number): GateSlotUsage;
   releaseSlot(slot: number): void;
-  /** Engine shutdown: mark the gate closed so every job fails open. */
-  close(): void;
+  /** A job of an earlier engine (same pid in the slot it left) counts again: false when the slot is not its any more. */
+  adoptSlot?(slot: number, job: { pid: number; gpu: number; migSlice?: string | null; priority: Priority }): boolean;
+  /** After adoption: the earlier engine's slots nobody was adopted into are freed. */
+  releaseLeftovers?(): number[];
+  /** Engine shutdown: mark the gate closed so every job fails open; keepFile when jobs live on for the next engine. */
+  close(options?: { keepFile?: boolean }): void;
 }

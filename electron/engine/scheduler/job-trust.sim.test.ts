@@ -14,6 +14,7 @@ import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { attachScheduler, type AttachSchedulerOptions } from './attach.js';
+import type { LaunchGate } from '../control/launch-gate.js';
 import type { GateSlot, GateSlotRequest, JobGate } from './job-gate.js';
 
 const GiB = 1024 ** 3;
@@ -252,4 +253,48 @@ test('allocations refused over a job quota raise one out-of-memory alert per job
   assert.deepEqual(alerts.map((a) => a.jobId).sort(), ['j1', 'j2']);
   assert.match(alerts.find((a) => a.jobId === 'j1')!.message, /^j1 \(fakejob, \S+\) ran out of GPU memory over its 1G quota: 2 allocations were refused so far/);
   assert.match(alerts.find((a) => a.jobId === 'j2')!.message, /1 allocation was refused so far/);
+});
+
+test('a re-adopted job gets its gate slot back and obeys the new engine: a pause stops its launches, a resume lets them go on', async (t) => {
+  const dbPath = join(dir, 'gate-again.db');
+  const open = async () => {
+    const usage = await UsageStore.open({ path: dbPath });
+    const jobStore = await JobStore.open(dbPath);
+    return { jobStore, close: async () => (await jobStore.close(), await usage.close()) };
+  };
+  t.after(() => killAll('j1'));
+  const first = await open();
+  const a = rig('gate-again', { gate: undefined, jobStore: first.jobStore });
+  await a.attached.ready;
+  await a.engine.call('jobs.submit', { argv: train(120), cwd: dir, gpu: 0 });
+  await a.until('j1 running', async () => (await a.job('j1'))?.state === 'running');
+  const slot = a.attached.scheduler.table.get('j1')!.slot;
+  assert.notEqual(slot, null);
+  await a.stop();
+  await first.close();
+
+  const second = await open();
+  t.after(() => second.close());
+  const b = rig('gate-again', { gate: undefined, jobStore: second.jobStore });
+  await b.attached.ready;
+  assert.equal(b.attached.scheduler.table.get('j1')!.slot, slot, 'the same slot');
+  const gate = b.attached.scheduler.act.options.gate as LaunchGate;
+  const launches = () => gate.readSlot(slot!).launches;
+  const settled = async (moving: boolean) => {
+    let last = launches();
+    return b.until(moving ? 'launches going on' : 'launches stopped', async () => {
+      await sleep(200);
+      const now = launches();
+      const result = moving ? now > last : now === last;
+      last = now;
+      return result;
+    });
+  };
+  await settled(true);
+  await b.engine.call('jobs.suspend', { job: 'j1' }); // through the gate: a paused slot
+  assert.equal(gate.readSlot(slot!).paused, true);
+  await settled(false);
+  await b.engine.call('jobs.resume', { job: 'j1' });
+  await settled(true);
+  await b.stop();
 });

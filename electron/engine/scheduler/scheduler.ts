@@ -271,6 +271,9 @@ export class Scheduler {
     }
     record.adopted = true;
     record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
+    const keptSlot = record.slot;
+    record.slot = null;
+    this.act.adoptSlot(record, keptSlot); // gated again where its slot is still its own
     this.ownership.claim(record.view.id, record.view.owner, pid, record.startTicks);
     if (PARK_STATES.has(state)) {
       // the earlier engine (or its guardian) restored it unless its GPU had no room: then the restore is refused for memory
