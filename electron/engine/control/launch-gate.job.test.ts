@@ -197,3 +197,28 @@ describe('launch gate per process and per domain', { skip }, () => {
     }
   });
 });
+
+describe('CUDA graphs and stream capture', { skip }, () => {
+  test('a best-effort job capturing a graph while a high job is active completes its capture; its graph launches are gated', async () => {
+    const hs = gate.allocateSlot({ gpu: 0, priority: 'high' });
+    const bs = gate.allocateSlot({ gpu: 0, priority: 'best-effort' });
+    try {
+      const high = driver.spawnFakejob(['train', '--kernel-ms', '1', '--duration', '4'], hs.env);
+      await high.ready;
+      await sleep(200);
+      const be = driver.spawnFakejob(['capture', '--kernels', '20', '--kernel-ms', '1', '--launches', '5', '--mode', 'global'], bs.env);
+      const captured = await be.waitFor('captured');
+      assert.equal(captured.end, 'CUDA_SUCCESS', 'the capture was not invalidated by a synchronise of ours');
+      assert.equal(high.child.exitCode, null, 'it captured while the high job was running');
+      assert.equal(await be.exited, 0, JSON.stringify(be.events.at(-1)));
+      const log = await driver.execlog(0);
+      const b = recordsOf(log, be.pid);
+      assert.equal(b.length, 100, 'five launches of the 20-kernel graph ran');
+      assert.deepEqual(enqueuedUnderHigh(recordsOf(log, high.pid), b), [], 'graph kernels enqueued under high-priority kernels');
+      assert.ok(gate.readSlot(bs.slot).gatedNs > 0, 'its graph launches waited for the high job');
+    } finally {
+      gate.releaseSlot(hs.slot);
+      gate.releaseSlot(bs.slot);
+    }
+  });
+});

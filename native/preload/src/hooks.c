@@ -106,6 +106,12 @@ void *gs_real(int row) {
   return __atomic_load_n(&g_rows[row].real, __ATOMIC_ACQUIRE);
 }
 
+void *gs_driver_sym(const char *name) {
+  dlsym_fn sym = real_dlsym();
+  void *h = dlopen(LIB_SONAME[GS_LIB_CUDA], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  return sym && h ? sym(h, name) : NULL;
+}
+
 static int find_row(const char *name) {
   if (!name || !((name[0] == 'c' && name[1] == 'u') || !strncmp(name, "nvml", 4))) return -1;
   for (int i = 0; i < GS_HOOK_COUNT; i++)

@@ -2,9 +2,8 @@
  * launches through the gate, synchronisations tell the gate what finished.
  * Every failure of ours falls back to passing the call through. */
 #define _GNU_SOURCE
-#include "preload.h"
+#include "hooks_quota.h"
 
-#define NO_DRIVER CUDA_ERROR_NOT_INITIALIZED
 
 /* ---- cuGetProcAddress: what it returns goes through the hook table ---- */
 
@@ -35,36 +34,6 @@ GS_HIDDEN CUresult hook_cuGetProcAddress(const char *symbol, void **pfn, int cud
   return rc;
 }
 
-/* ---- allocations: reserve quota first, so nothing is allocated over it ---- */
-
-#define QUOTA_ALLOC(kind, real, key_out, bytes, call)  \
-  do {                                               \
-    if (!real) return NO_DRIVER;                     \
-    if (gs_depth || !(key_out)) return call;         \
-    uint64_t n_ = (uint64_t)(bytes);                 \
-    if (!gs_quota_reserve(n_)) {                     \
-      gs_log("allocation of %llu bytes over quota", (unsigned long long)n_); \
-      return CUDA_ERROR_OUT_OF_MEMORY;               \
-    }                                                \
-    gs_depth++;                                      \
-    CUresult rc_ = call;                             \
-    gs_depth--;                                      \
-    if (rc_ == CUDA_SUCCESS) gs_quota_track(kind, (uint64_t)*(key_out), n_); \
-    else gs_quota_unreserve(n_);                     \
-    return rc_;                                      \
-  } while (0)
-
-#define QUOTA_FREE(kind, real, key, call)            \
-  do {                                               \
-    if (!real) return NO_DRIVER;                     \
-    if (gs_depth) return call;                       \
-    gs_depth++;                                      \
-    CUresult rc_ = call;                             \
-    gs_depth--;                                      \
-    if (rc_ == CUDA_SUCCESS) gs_quota_untrack(kind, (uint64_t)(key)); \
-    return rc_;                                      \
-  } while (0)
-
 GS_HIDDEN CUresult hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
   cuMemAlloc_v2_fn real = REAL(cuMemAlloc_v2);
   QUOTA_ALLOC(GS_KEY_PTR, real, dptr, bytesize, real(dptr, bytesize));
@@ -77,23 +46,27 @@ GS_HIDDEN CUresult hook_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, un
 
 GS_HIDDEN CUresult hook_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
   cuMemAllocAsync_fn real = REAL(cuMemAllocAsync);
+  CAPTURED_ALLOC(real, hStream, 0, bytesize, real(dptr, bytesize, hStream));
   QUOTA_ALLOC(GS_KEY_PTR, real, dptr, bytesize, real(dptr, bytesize, hStream));
 }
 
 GS_HIDDEN CUresult hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream) {
   cuMemAllocAsync_ptsz_fn real = REAL(cuMemAllocAsync_ptsz);
+  CAPTURED_ALLOC(real, hStream, 1, bytesize, real(dptr, bytesize, hStream));
   QUOTA_ALLOC(GS_KEY_PTR, real, dptr, bytesize, real(dptr, bytesize, hStream));
 }
 
 GS_HIDDEN CUresult hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                                 CUstream hStream) {
   cuMemAllocFromPoolAsync_fn real = REAL(cuMemAllocFromPoolAsync);
+  CAPTURED_ALLOC(real, hStream, 0, bytesize, real(dptr, bytesize, pool, hStream));
   QUOTA_ALLOC(GS_KEY_PTR, real, dptr, bytesize, real(dptr, bytesize, pool, hStream));
 }
 
 GS_HIDDEN CUresult hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                                      CUstream hStream) {
   cuMemAllocFromPoolAsync_ptsz_fn real = REAL(cuMemAllocFromPoolAsync_ptsz);
+  CAPTURED_ALLOC(real, hStream, 1, bytesize, real(dptr, bytesize, pool, hStream));
   QUOTA_ALLOC(GS_KEY_PTR, real, dptr, bytesize, real(dptr, bytesize, pool, hStream));
 }
 
@@ -151,9 +124,16 @@ GS_HIDDEN CUresult hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) 
   QUOTA_FREE(GS_KEY_PTR, real, dptr, real(dptr, hStream));
 }
 
+/* Released while mapped, a handle keeps its memory until its last unmap (hooks_memory.c). */
 GS_HIDDEN CUresult hook_cuMemRelease(CUmemGenericAllocationHandle handle) {
   cuMemRelease_fn real = REAL(cuMemRelease);
-  QUOTA_FREE(GS_KEY_HANDLE, real, handle, real(handle));
+  if (!real) return NO_DRIVER;
+  if (gs_depth) return real(handle);
+  gs_depth++;
+  CUresult rc = real(handle);
+  gs_depth--;
+  if (rc == CUDA_SUCCESS) gs_quota_release_handle(handle);
+  return rc;
 }
 
 /* ---- what the job is told about memory ---- */
@@ -261,14 +241,24 @@ GS_HIDDEN CUresult hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfu
   GATED(real, config ? config->hStream : NULL, 1, real(config, f, kernelParams, extra));
 }
 
-/* A graph is one launch to the gate: the whole graph is enqueued at once. */
+/* A graph is one launch to the gate: the whole graph is enqueued at once. Its
+ * memory nodes are allocated at its first launch (outside a capture): over the
+ * quota, that launch is out of memory and runs nothing. */
+#define GRAPH_MEMORY(exec)                                                                  \
+  if (!gs_depth && !gs_capturing() && !gs_quota_exec_launch((uint64_t)(uintptr_t)(exec))) { \
+    gs_log("graph memory over quota: launch refused");                                       \
+    return CUDA_ERROR_OUT_OF_MEMORY;                                                         \
+  }
+
 GS_HIDDEN CUresult hook_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
   cuGraphLaunch_fn real = REAL(cuGraphLaunch);
+  if (real) GRAPH_MEMORY(hGraphExec);
   GATED(real, hStream, 0, real(hGraphExec, hStream));
 }
 
 GS_HIDDEN CUresult hook_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
   cuGraphLaunch_ptsz_fn real = REAL(cuGraphLaunch_ptsz);
+  if (real) GRAPH_MEMORY(hGraphExec);
   GATED(real, hStream, 1, real(hGraphExec, hStream));
 }
 
@@ -303,10 +293,13 @@ GS_HIDDEN CUresult hook_cuStreamSynchronize_ptsz(CUstream hStream) {
 
 /* ---- the table's hook column, and our exports under the driver's names ---- */
 
+/* Rows whose hook lives in hooks_memory.c or hooks_graph.c: declared from the driver's own type. */
+#define GS_HOOK_PROTO(name, base, ver, ptsz, lib) extern __typeof__(*(name##_fn)0) hook_##name GS_HIDDEN;
+GS_HOOKS(GS_HOOK_PROTO)
+#undef GS_HOOK_PROTO
+
 #define GS_HOOK_ADDR(name, base, ver, ptsz, lib) (void *)hook_##name,
 GS_HIDDEN void *const gs_hook_fns[GS_HOOK_COUNT] = {GS_HOOKS(GS_HOOK_ADDR)};
 #undef GS_HOOK_ADDR
 
-#define GS_EXPORT_ROW(name, base, ver, ptsz, lib) GS_EXPORT_ALIAS(name)
-GS_HOOKS(GS_EXPORT_ROW)
-#undef GS_EXPORT_ROW
+GS_HOOKS_CORE(GS_EXPORT_ROW)

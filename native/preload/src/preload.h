@@ -14,15 +14,13 @@
 
 #define GS_HIDDEN __attribute__((visibility("hidden")))
 #define GS_TLS __thread __attribute__((tls_model("initial-exec")))
-/* Export our hook under the driver's name, for programs linked against it. */
+/* Export our hook under the driver's name, for programs linked against it (in the file that defines it). */
 #define GS_EXPORT_ALIAS(name) \
   extern __typeof__(hook_##name) name __attribute__((alias("hook_" #name), visibility("default")));
+#define GS_EXPORT_ROW(name, base, ver, ptsz, lib) GS_EXPORT_ALIAS(name)
 #define GS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Not (yet) in cuda_abi.h: the graph launch entry points. */
-typedef CUresult (*cuGraphLaunch_fn)(CUgraphExec hGraphExec, CUstream hStream);
-typedef CUresult (*cuGraphLaunch_ptsz_fn)(CUgraphExec hGraphExec, CUstream hStream);
 
 enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
 
@@ -30,36 +28,67 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
  * X(exported symbol, base name asked of cuGetProcAddress, first CUDA version,
  *   per-thread-default-stream variant?, library)
  * A new hook is one row here plus its hook_<symbol> function. */
-#define GS_HOOKS(X)                                                      \
-  X(cuGetProcAddress, cuGetProcAddress, 11030, 0, GS_LIB_CUDA)           \
-  X(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0, GS_LIB_CUDA)        \
-  X(cuMemAlloc_v2, cuMemAlloc, 3020, 0, GS_LIB_CUDA)                     \
-  X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0, GS_LIB_CUDA)           \
-  X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0, GS_LIB_CUDA)          \
-  X(cuMemAllocAsync, cuMemAllocAsync, 11020, 0, GS_LIB_CUDA)             \
-  X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1, GS_LIB_CUDA)        \
-  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0, GS_LIB_CUDA) \
-  X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, 1, GS_LIB_CUDA) \
-  X(cuMemCreate, cuMemCreate, 10020, 0, GS_LIB_CUDA)                     \
-  X(cuMemRelease, cuMemRelease, 10020, 0, GS_LIB_CUDA)                   \
-  X(cuMemFree_v2, cuMemFree, 3020, 0, GS_LIB_CUDA)                       \
-  X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0, GS_LIB_CUDA)               \
-  X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1, GS_LIB_CUDA)          \
-  X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0, GS_LIB_CUDA)                 \
-  X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0, GS_LIB_CUDA)         \
-  X(cuLaunchKernel, cuLaunchKernel, 4000, 0, GS_LIB_CUDA)                \
-  X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1, GS_LIB_CUDA)           \
-  X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0, GS_LIB_CUDA)           \
-  X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, 1, GS_LIB_CUDA)      \
-  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000, 0, GS_LIB_CUDA) \
-  X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1, GS_LIB_CUDA) \
-  X(cuGraphLaunch, cuGraphLaunch, 10000, 0, GS_LIB_CUDA)                 \
-  X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1, GS_LIB_CUDA)            \
-  X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0, GS_LIB_CUDA)            \
-  X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0, GS_LIB_CUDA)      \
-  X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, GS_LIB_CUDA) \
-  X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, 0, 0, GS_LIB_NVML) \
+#define GS_HOOKS(X) GS_HOOKS_CORE(X) GS_HOOKS_MEMORY(X) GS_HOOKS_GRAPH(X)
+/* hooks_cuda.c: allocations, memory info, launches, synchronisations */
+#define GS_HOOKS_CORE(X) \
+  X(cuGetProcAddress, cuGetProcAddress, 11030, 0, GS_LIB_CUDA)  \
+  X(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0, GS_LIB_CUDA)  \
+  X(cuMemAlloc_v2, cuMemAlloc, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0, GS_LIB_CUDA)  \
+  X(cuMemAllocAsync, cuMemAllocAsync, 11020, 0, GS_LIB_CUDA)  \
+  X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1, GS_LIB_CUDA)  \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0, GS_LIB_CUDA)  \
+  X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, 1, GS_LIB_CUDA)  \
+  X(cuMemCreate, cuMemCreate, 10020, 0, GS_LIB_CUDA)  \
+  X(cuMemRelease, cuMemRelease, 10020, 0, GS_LIB_CUDA)  \
+  X(cuMemFree_v2, cuMemFree, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0, GS_LIB_CUDA)  \
+  X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1, GS_LIB_CUDA)  \
+  X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0, GS_LIB_CUDA)  \
+  X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0, GS_LIB_CUDA)  \
+  X(cuLaunchKernel, cuLaunchKernel, 4000, 0, GS_LIB_CUDA)  \
+  X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1, GS_LIB_CUDA)  \
+  X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0, GS_LIB_CUDA)  \
+  X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, 1, GS_LIB_CUDA)  \
+  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000, 0, GS_LIB_CUDA)  \
+  X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1, GS_LIB_CUDA)  \
+  X(cuGraphLaunch, cuGraphLaunch, 10000, 0, GS_LIB_CUDA)  \
+  X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1, GS_LIB_CUDA)  \
+  X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0, GS_LIB_CUDA)  \
+  X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0, GS_LIB_CUDA)  \
+  X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, GS_LIB_CUDA)  \
+  X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, 0, 0, GS_LIB_NVML)  \
   X(nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetMemoryInfo_v2, 0, 0, GS_LIB_NVML)
+/* hooks_memory.c: VMM mappings, arrays, contexts */
+#define GS_HOOKS_MEMORY(X) \
+  X(cuMemMap, cuMemMap, 10020, 0, GS_LIB_CUDA)  \
+  X(cuMemUnmap, cuMemUnmap, 10020, 0, GS_LIB_CUDA)  \
+  X(cuArrayCreate_v2, cuArrayCreate, 3020, 0, GS_LIB_CUDA)  \
+  X(cuArray3DCreate_v2, cuArray3DCreate, 3020, 0, GS_LIB_CUDA)  \
+  X(cuArrayDestroy, cuArrayDestroy, 2000, 0, GS_LIB_CUDA)  \
+  X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, 0, GS_LIB_CUDA)  \
+  X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0, GS_LIB_CUDA)  \
+  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0, GS_LIB_CUDA)  \
+  X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, 0, GS_LIB_CUDA)  \
+  X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, 0, GS_LIB_CUDA)  \
+  X(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0, GS_LIB_CUDA)
+/* hooks_graph.c: stream capture, graphs and their memory */
+#define GS_HOOKS_GRAPH(X) \
+  X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0, GS_LIB_CUDA)  \
+  X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000, 1, GS_LIB_CUDA)  \
+  X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0, GS_LIB_CUDA)  \
+  X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010, 1, GS_LIB_CUDA)  \
+  X(cuStreamEndCapture, cuStreamEndCapture, 10000, 0, GS_LIB_CUDA)  \
+  X(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, 1, GS_LIB_CUDA)  \
+  X(cuStreamDestroy_v2, cuStreamDestroy, 4000, 0, GS_LIB_CUDA)  \
+  X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, 0, GS_LIB_CUDA)  \
+  X(cuGraphInstantiate, cuGraphInstantiate, 10000, 0, GS_LIB_CUDA)  \
+  X(cuGraphInstantiate_v2, cuGraphInstantiate, 11000, 0, GS_LIB_CUDA)  \
+  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, 0, GS_LIB_CUDA)  \
+  X(cuGraphDestroy, cuGraphDestroy, 10000, 0, GS_LIB_CUDA)  \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0, GS_LIB_CUDA)  \
+  X(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, 0, GS_LIB_CUDA)
 
 #define GS_HOOK_ENUM(name, base, ver, ptsz, lib) GS_HOOK_##name,
 enum { GS_HOOKS(GS_HOOK_ENUM) GS_HOOK_COUNT };
@@ -70,6 +99,8 @@ GS_HIDDEN void *gs_real(int row);
 #define REAL(name) ((name##_fn)gs_real(GS_HOOK_##name))
 /* The hook for what cuGetProcAddress returned for `symbol` (or p itself). */
 GS_HIDDEN void *gs_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags);
+/* A driver entry point we do not hook (cuStreamIsCapturing, say), or NULL. */
+GS_HIDDEN void *gs_driver_sym(const char *name);
 GS_HIDDEN int gs_debug(void);
 GS_HIDDEN void gs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -88,9 +119,19 @@ GS_HIDDEN uint64_t gs_quota_limit(void); /* GATE_NO_QUOTA when none */
 GS_HIDDEN uint64_t gs_quota_used(void);
 GS_HIDDEN int gs_quota_reserve(uint64_t bytes); /* 1 = within quota (now counted), 0 = over */
 GS_HIDDEN void gs_quota_unreserve(uint64_t bytes);
-enum { GS_KEY_PTR = 0, GS_KEY_HANDLE = 1 };
-GS_HIDDEN void gs_quota_track(int kind, uint64_t key, uint64_t bytes);
+enum { GS_KEY_PTR, GS_KEY_HANDLE, GS_KEY_ARRAY, GS_KEY_MAPPING, GS_KEY_GRAPH, GS_KEY_EXEC, GS_KEY_KINDS };
+GS_HIDDEN void gs_quota_track(int kind, uint64_t key, uint64_t bytes); /* PTR/ARRAY: of the current context */
 GS_HIDDEN void gs_quota_untrack(int kind, uint64_t key); /* gives the bytes back, if known */
+GS_HIDDEN void gs_quota_release_handle(uint64_t handle); /* now, or at its last unmap */
+GS_HIDDEN void gs_quota_map(uint64_t va, uint64_t size, uint64_t handle);
+GS_HIDDEN void gs_quota_unmap(uint64_t va, uint64_t size);
+GS_HIDDEN void gs_quota_forget_ctx(uint64_t ctx); /* the context is gone: its allocations too */
+GS_HIDDEN void gs_quota_graph_add(uint64_t graph, uint64_t bytes); /* a memory node in a graph */
+GS_HIDDEN void gs_quota_graph_forget(uint64_t graph);
+GS_HIDDEN void gs_quota_exec_instantiated(uint64_t exec, uint64_t graph);
+GS_HIDDEN int gs_quota_exec_launch(uint64_t exec); /* 0: its graph memory is over the quota */
+GS_HIDDEN void gs_quota_exec_destroyed(uint64_t exec);
+GS_HIDDEN void gs_quota_graph_trim(void);
 
 /* gate.c: the launch gate. */
 typedef struct {
@@ -107,6 +148,10 @@ GS_HIDDEN int gs_gate_used(uint64_t *used); /* 1 if the job's used bytes came fr
 GS_HIDDEN void gs_gate_enter(gs_launch_t *l);
 GS_HIDDEN void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz);
 GS_HIDDEN uint64_t gs_gate_sync_begin(void);
+/* Streams of this process capturing now: launches pass without gate wait or synchronisation. */
+GS_HIDDEN void gs_capture_begin(void);
+GS_HIDDEN void gs_capture_end(void);
+GS_HIDDEN int gs_capturing(void);
 /* stream == NULL && full: the whole context was synchronised */
 GS_HIDDEN void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz);
 

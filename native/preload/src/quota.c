@@ -4,6 +4,7 @@
  * job's, reserved against the slot's used bytes (gate_procs.c); without one it
  * is this process's (GPUSHARE_MEM_QUOTA). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,9 @@
 typedef struct node {
   struct node *next;
   uint64_t key, bytes;
+  uint64_t aux;      /* PTR/ARRAY: the context current at allocation; MAPPING: its handle; EXEC: charged yet */
+  uint32_t maps;     /* HANDLE: live mappings */
+  uint32_t released; /* HANDLE: cuMemRelease'd while mapped: freed at the last unmap */
 } node_t;
 
 typedef struct {
@@ -23,7 +27,8 @@ typedef struct {
   pthread_mutex_t locks[STRIPES];
 } map_t;
 
-static map_t g_maps[2]; /* GS_KEY_PTR, GS_KEY_HANDLE: separate key spaces */
+static map_t g_maps[GS_KEY_KINDS]; /* one key space per kind */
+static uint64_t g_graph_cache; /* graph memory of destroyed executable graphs, held until cuDeviceGraphMemTrim */
 static uint64_t g_used; /* atomic: bytes this process holds */
 static uint64_t g_env_quota = GATE_NO_QUOTA;
 
@@ -49,7 +54,7 @@ static uint64_t parse_bytes(const char *s) {
 }
 
 static void forget_all(void) {
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < GS_KEY_KINDS; m++)
     for (unsigned b = 0; b < BUCKETS; b++) {
       node_t *n = g_maps[m].buckets[b];
       g_maps[m].buckets[b] = NULL;
@@ -63,14 +68,14 @@ static void forget_all(void) {
 
 /* A forked child holds none of its parent's device memory. */
 static void after_fork_child(void) {
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < GS_KEY_KINDS; m++)
     for (unsigned i = 0; i < STRIPES; i++) pthread_mutex_init(&g_maps[m].locks[i], NULL);
   forget_all();
   __atomic_store_n(&g_used, 0, __ATOMIC_RELEASE);
 }
 
 __attribute__((constructor)) static void quota_init(void) {
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < GS_KEY_KINDS; m++)
     for (unsigned i = 0; i < STRIPES; i++) pthread_mutex_init(&g_maps[m].locks[i], NULL);
   g_env_quota = parse_bytes(getenv("GPUSHARE_MEM_QUOTA"));
   pthread_atfork(NULL, NULL, after_fork_child);
@@ -109,21 +114,42 @@ void gs_quota_unreserve(uint64_t bytes) {
   gs_gate_unreserve(bytes);
 }
 
-void gs_quota_track(int kind, uint64_t key, uint64_t bytes) {
+typedef CUresult (*ctx_get_fn)(CUcontext *);
+/* The context an allocation belongs to (the driver frees it with that context). */
+static uint64_t current_ctx(void) {
+  static ctx_get_fn get;
+  ctx_get_fn f = __atomic_load_n(&get, __ATOMIC_ACQUIRE);
+  if (!f) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    f = h ? (ctx_get_fn)dlsym(h, "cuCtxGetCurrent") : NULL;
+    if (!f) return 0;
+    __atomic_store_n(&get, f, __ATOMIC_RELEASE);
+  }
+  CUcontext c = NULL;
+  gs_depth++;
+  CUresult rc = f(&c);
+  gs_depth--;
+  return rc == CUDA_SUCCESS ? (uint64_t)(uintptr_t)c : 0;
+}
+
+static node_t *add_node(int kind, uint64_t key, uint64_t bytes, uint64_t aux) {
   map_t *m = &g_maps[kind];
-  node_t *n = malloc(sizeof *n);
-  if (!n) return; /* the bytes stay counted until exit: safe side of the quota */
+  node_t *n = calloc(1, sizeof *n);
+  if (!n) return NULL;
   n->key = key;
   n->bytes = bytes;
+  n->aux = aux;
   unsigned b = bucket_of(key);
   pthread_mutex_t *lock = &m->locks[b % STRIPES];
   pthread_mutex_lock(lock);
   n->next = m->buckets[b];
   m->buckets[b] = n;
   pthread_mutex_unlock(lock);
+  return n;
 }
 
-void gs_quota_untrack(int kind, uint64_t key) {
+/* Unlinks and returns the node of `key` (the caller frees it), or NULL. */
+static node_t *take_node(int kind, uint64_t key) {
   map_t *m = &g_maps[kind];
   unsigned b = bucket_of(key);
   pthread_mutex_t *lock = &m->locks[b % STRIPES];
@@ -136,7 +162,141 @@ void gs_quota_untrack(int kind, uint64_t key) {
       break;
     }
   pthread_mutex_unlock(lock);
+  return found;
+}
+
+void gs_quota_track(int kind, uint64_t key, uint64_t bytes) {
+  uint64_t ctx = kind == GS_KEY_PTR || kind == GS_KEY_ARRAY ? current_ctx() : 0;
+  add_node(kind, key, bytes, ctx); /* no memory for the node: the bytes stay counted until exit (safe side) */
+}
+
+void gs_quota_untrack(int kind, uint64_t key) {
+  node_t *found = take_node(kind, key);
   if (!found) return; /* not allocated through us */
   gs_quota_unreserve(found->bytes);
   free(found);
+}
+
+/* ---- VMM: a handle's memory lives until it is released and its last mapping is gone ---- */
+
+void gs_quota_release_handle(uint64_t handle) {
+  map_t *m = &g_maps[GS_KEY_HANDLE];
+  unsigned b = bucket_of(handle);
+  pthread_mutex_t *lock = &m->locks[b % STRIPES];
+  pthread_mutex_lock(lock);
+  for (node_t *n = m->buckets[b]; n; n = n->next)
+    if (n->key == handle && n->maps > 0) {
+      n->released = 1; /* still mapped: the driver keeps the memory */
+      pthread_mutex_unlock(lock);
+      return;
+    }
+  pthread_mutex_unlock(lock);
+  gs_quota_untrack(GS_KEY_HANDLE, handle);
+}
+
+/* Adds `delta` to the handle's mapping count; gives its bytes back when released and unmapped. */
+static void handle_maps(uint64_t handle, int delta) {
+  map_t *m = &g_maps[GS_KEY_HANDLE];
+  unsigned b = bucket_of(handle);
+  pthread_mutex_t *lock = &m->locks[b % STRIPES];
+  int gone = 0;
+  pthread_mutex_lock(lock);
+  for (node_t *n = m->buckets[b]; n; n = n->next)
+    if (n->key == handle) {
+      if (delta > 0) n->maps++;
+      else if (n->maps > 0) n->maps--;
+      gone = n->maps == 0 && n->released;
+      break;
+    }
+  pthread_mutex_unlock(lock);
+  if (gone) gs_quota_untrack(GS_KEY_HANDLE, handle);
+}
+
+void gs_quota_map(uint64_t va, uint64_t size, uint64_t handle) {
+  if (add_node(GS_KEY_MAPPING, va, size, handle)) handle_maps(handle, +1);
+}
+
+void gs_quota_unmap(uint64_t va, uint64_t size) {
+  uint64_t end = va + size;
+  while (va < end) { /* cuMemUnmap covers whole mappings, perhaps several */
+    node_t *n = take_node(GS_KEY_MAPPING, va);
+    if (!n) return;
+    va += n->bytes ? n->bytes : size;
+    handle_maps(n->aux, -1);
+    free(n);
+  }
+}
+
+/* ---- contexts: destroying or resetting one frees what was allocated in it ---- */
+
+void gs_quota_forget_ctx(uint64_t ctx) {
+  if (!ctx) return;
+  uint64_t bytes = 0;
+  const int kinds[] = {GS_KEY_PTR, GS_KEY_ARRAY};
+  for (int k = 0; k < 2; k++) {
+    map_t *m = &g_maps[kinds[k]];
+    for (unsigned b = 0; b < BUCKETS; b++) {
+      pthread_mutex_t *lock = &m->locks[b % STRIPES];
+      pthread_mutex_lock(lock);
+      for (node_t **pp = &m->buckets[b]; *pp;) {
+        node_t *n = *pp;
+        if (n->aux != ctx) {
+          pp = &n->next;
+          continue;
+        }
+        *pp = n->next;
+        bytes += n->bytes;
+        free(n);
+      }
+      pthread_mutex_unlock(lock);
+    }
+  }
+  if (bytes) gs_quota_unreserve(bytes);
+}
+
+/* ---- graph memory: charged from an executable graph's first launch until trimmed ---- */
+
+void gs_quota_graph_add(uint64_t graph, uint64_t bytes) {
+  node_t *n = take_node(GS_KEY_GRAPH, graph);
+  uint64_t total = (n ? n->bytes : 0) + bytes;
+  free(n);
+  add_node(GS_KEY_GRAPH, graph, total, 0);
+}
+
+void gs_quota_graph_forget(uint64_t graph) { free(take_node(GS_KEY_GRAPH, graph)); }
+
+void gs_quota_exec_instantiated(uint64_t exec, uint64_t graph) {
+  node_t *g = take_node(GS_KEY_GRAPH, graph);
+  if (!g) return; /* no memory nodes */
+  uint64_t bytes = g->bytes;
+  add_node(GS_KEY_GRAPH, graph, bytes, 0);
+  free(g);
+  if (bytes) add_node(GS_KEY_EXEC, exec, bytes, 0);
+}
+
+int gs_quota_exec_launch(uint64_t exec) {
+  map_t *m = &g_maps[GS_KEY_EXEC];
+  unsigned b = bucket_of(exec);
+  pthread_mutex_t *lock = &m->locks[b % STRIPES];
+  pthread_mutex_lock(lock);
+  node_t *n = m->buckets[b];
+  while (n && n->key != exec) n = n->next;
+  int ok = 1;
+  if (n && !n->aux) { /* the first launch: the graph's memory is allocated now */
+    ok = gs_quota_reserve(n->bytes);
+    if (ok) n->aux = 1;
+  }
+  pthread_mutex_unlock(lock);
+  return ok;
+}
+
+void gs_quota_exec_destroyed(uint64_t exec) {
+  node_t *n = take_node(GS_KEY_EXEC, exec);
+  if (n && n->aux) __atomic_add_fetch(&g_graph_cache, n->bytes, __ATOMIC_ACQ_REL);
+  free(n);
+}
+
+void gs_quota_graph_trim(void) {
+  uint64_t bytes = __atomic_exchange_n(&g_graph_cache, 0, __ATOMIC_ACQ_REL);
+  if (bytes) gs_quota_unreserve(bytes);
 }

@@ -5,9 +5,14 @@
  *   free:I (the I-th allocation, with its matching free/release)
  *   meminfo totalmem nvml self wait (reads one line from stdin)
  *   launch:N:US launchex:N:US coop:N:US ptsz:N:US (N kernels of US µs, then a sync)
- *   launchq:N:US (N kernels of US µs, no sync: left queued) sync (cuCtxSynchronize) */
+ *   launchq:N:US (N kernels of US µs, no sync: left queued) sync (cuCtxSynchronize)
+ *   map:I unmap:I (reserve a range and map the I-th vmm handle into it; unmap it)
+ *   array:SIZE mipmap:SIZE (a 1-D float array of SIZE bytes; a 2-level mipmapped one: SIZE + SIZE/2)
+ *   ctxnew ctxdestroy (a cuCtxCreate context, current; destroy it, primary current again)
+ *   reset (cuDevicePrimaryCtxReset_v2, then retain the primary context again) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +48,7 @@ static const char *lib_of(void *p) {
 
 typedef struct {
   char kind[8];
-  unsigned long long key;
+  unsigned long long key, bytes, va;
 } alloc_t;
 
 int main(int argc, char **argv) {
@@ -83,6 +88,17 @@ int main(int argc, char **argv) {
   R(launch_coop, cuLaunchCooperativeKernel_fn, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", 0);
   R(sync_ptsz, cuStreamSynchronize_ptsz_fn, "cuStreamSynchronize_ptsz", "cuStreamSynchronize", 1);
   R(ctx_sync, cuCtxSynchronize_fn, "cuCtxSynchronize", "cuCtxSynchronize", 0);
+  R(va_reserve, cuMemAddressReserve_fn, "cuMemAddressReserve", "cuMemAddressReserve", 0);
+  R(mem_map, cuMemMap_fn, "cuMemMap", "cuMemMap", 0);
+  R(mem_unmap, cuMemUnmap_fn, "cuMemUnmap", "cuMemUnmap", 0);
+  R(array_create, cuArrayCreate_v2_fn, "cuArrayCreate_v2", "cuArrayCreate", 0);
+  R(array_destroy, cuArrayDestroy_fn, "cuArrayDestroy", "cuArrayDestroy", 0);
+  R(mipmap_create, cuMipmappedArrayCreate_fn, "cuMipmappedArrayCreate", "cuMipmappedArrayCreate", 0);
+  R(mipmap_destroy, cuMipmappedArrayDestroy_fn, "cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy", 0);
+  R(ctx_create, cuCtxCreate_v2_fn, "cuCtxCreate_v2", "cuCtxCreate", 0);
+  R(ctx_destroy, cuCtxDestroy_v2_fn, "cuCtxDestroy_v2", "cuCtxDestroy", 0);
+  R(primary_reset, cuDevicePrimaryCtxReset_v2_fn, "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset", 0);
+  CUcontext own_ctx = NULL;
   CUdevice dev;
   CUcontext ctx;
   CUmodule mod;
@@ -103,7 +119,7 @@ int main(int argc, char **argv) {
     CUresult rc = CUDA_ERROR_INVALID_VALUE;
     CUdeviceptr p = 0;
     if (!strcmp(op, "alloc") || !strcmp(op, "managed") || !strcmp(op, "async") || !strcmp(op, "pool") ||
-        !strcmp(op, "vmm") || !strcmp(op, "pitch")) {
+        !strcmp(op, "vmm") || !strcmp(op, "pitch") || !strcmp(op, "array") || !strcmp(op, "mipmap")) {
       unsigned long long key = 0, bytes = x;
       if (!strcmp(op, "alloc")) rc = mem_alloc(&p, x);
       else if (!strcmp(op, "managed")) rc = mem_managed(&p, x, 1);
@@ -112,6 +128,17 @@ int main(int argc, char **argv) {
         size_t pitch = 0;
         rc = mem_pitch(&p, &pitch, x, y, 4);
         bytes = (unsigned long long)pitch * y;
+      } else if (!strcmp(op, "array")) {
+        CUDA_ARRAY_DESCRIPTOR d = {x / 4, 0, CU_AD_FORMAT_FLOAT, 1};
+        CUarray a = NULL;
+        rc = array_create(&a, &d);
+        p = (CUdeviceptr)a;
+      } else if (!strcmp(op, "mipmap")) {
+        CUDA_ARRAY3D_DESCRIPTOR d = {x / 4, 0, 0, CU_AD_FORMAT_FLOAT, 1, 0};
+        CUmipmappedArray a = NULL;
+        rc = mipmap_create(&a, &d, 2);
+        p = (CUdeviceptr)a;
+        bytes = x + x / 2;
       } else if (!strcmp(op, "pool")) {
         if (!pool) {
           CUmemPoolProps props;
@@ -138,12 +165,15 @@ int main(int argc, char **argv) {
         index = nallocs++;
         snprintf(allocs[index].kind, sizeof allocs[index].kind, "%s", op);
         allocs[index].key = key;
+        allocs[index].bytes = bytes;
       }
       printf("{\"op\":\"%s\",\"index\":%d,\"bytes\":%llu,\"code\":%d}\n", op, index, bytes, rc);
     } else if (!strcmp(op, "free")) {
       if (x < (unsigned long long)nallocs) {
         alloc_t *al = &allocs[x];
         if (!strcmp(al->kind, "vmm")) rc = mem_release(al->key);
+        else if (!strcmp(al->kind, "array")) rc = array_destroy((CUarray)(uintptr_t)al->key);
+        else if (!strcmp(al->kind, "mipmap")) rc = mipmap_destroy((CUmipmappedArray)(uintptr_t)al->key);
         else if (!strcmp(al->kind, "async") || !strcmp(al->kind, "pool")) rc = mem_free_async(al->key, stream);
         else rc = mem_free(al->key);
       }
@@ -188,6 +218,30 @@ int main(int argc, char **argv) {
       if (!fgets(line, sizeof line, stdin)) line[0] = 0;
       printf("{\"op\":\"wait\"}\n");
       continue;
+    } else if (!strcmp(op, "map") || !strcmp(op, "unmap")) {
+      if (x < (unsigned long long)nallocs && !strcmp(allocs[x].kind, "vmm")) {
+        alloc_t *al = &allocs[x];
+        if (!strcmp(op, "unmap")) rc = mem_unmap(al->va, al->bytes);
+        else {
+          CUdeviceptr va = 0;
+          rc = va_reserve(&va, al->bytes, 0, 0, 0);
+          if (rc == CUDA_SUCCESS) rc = mem_map(va, al->bytes, 0, al->key, 0);
+          if (rc == CUDA_SUCCESS) al->va = va;
+        }
+      }
+      printf("{\"op\":\"%s\",\"index\":%llu,\"code\":%d}\n", op, x, rc);
+    } else if (!strcmp(op, "ctxnew")) {
+      rc = ctx_create(&own_ctx, 0, dev);
+      printf("{\"op\":\"ctxnew\",\"code\":%d}\n", rc);
+    } else if (!strcmp(op, "ctxdestroy")) {
+      rc = ctx_destroy(own_ctx);
+      set_cur(ctx);
+      printf("{\"op\":\"ctxdestroy\",\"code\":%d}\n", rc);
+    } else if (!strcmp(op, "reset")) {
+      rc = primary_reset(dev);
+      if (rc == CUDA_SUCCESS) rc = retain(&ctx, dev);
+      if (rc == CUDA_SUCCESS) rc = set_cur(ctx);
+      printf("{\"op\":\"reset\",\"code\":%d}\n", rc);
     } else if (!strcmp(op, "sync")) {
       rc = ctx_sync();
       printf("{\"op\":\"sync\",\"code\":%d}\n", rc);

@@ -1,0 +1,150 @@
+/* Memory the driver holds beyond plain allocations: VMM mappings (a released
+ * handle lives until its last unmap), CUDA arrays, and contexts (destroying or
+ * resetting one frees what was allocated in it). */
+#define _GNU_SOURCE
+#include "hooks_quota.h"
+
+/* ---- VMM ---- */
+
+GS_HIDDEN CUresult hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                                 unsigned long long flags) {
+  cuMemMap_fn real = REAL(cuMemMap);
+  if (!real) return NO_DRIVER;
+  if (gs_depth) return real(ptr, size, offset, handle, flags);
+  gs_depth++;
+  CUresult rc = real(ptr, size, offset, handle, flags);
+  gs_depth--;
+  if (rc == CUDA_SUCCESS) gs_quota_map(ptr, size, handle);
+  return rc;
+}
+
+GS_HIDDEN CUresult hook_cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  cuMemUnmap_fn real = REAL(cuMemUnmap);
+  if (!real) return NO_DRIVER;
+  if (gs_depth) return real(ptr, size);
+  gs_depth++;
+  CUresult rc = real(ptr, size);
+  gs_depth--;
+  if (rc == CUDA_SUCCESS) gs_quota_unmap(ptr, size);
+  return rc;
+}
+
+/* ---- arrays: width x height x depth x channels x element size (levels summed for mipmaps) ---- */
+
+static uint64_t element_bytes(CUarray_format f) {
+  switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: return 2;
+    default: return 4; /* 32-bit formats; an unknown one errs on the side of the quota */
+  }
+}
+
+static uint64_t max1(uint64_t v) { return v ? v : 1; }
+
+/* 0 when it overflows: the driver refuses such an array anyway. */
+static uint64_t array_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned channels, CUarray_format f) {
+  uint64_t unit = (uint64_t)(channels ? channels : 1) * element_bytes(f), n = max1(w);
+  if (max1(h) > UINT64_MAX / n) return 0;
+  n *= max1(h);
+  if (max1(d) > UINT64_MAX / n) return 0;
+  n *= max1(d);
+  return n > UINT64_MAX / unit ? 0 : n * unit;
+}
+
+#define ARRAY_ALLOC(real, handle, bytes, call)                                                  \
+  do {                                                                                          \
+    if (!real) return NO_DRIVER;                                                                \
+    uint64_t n_ = (bytes);                                                                      \
+    if (gs_depth || !(handle) || !n_) return call;                                              \
+    if (!gs_quota_reserve(n_)) return CUDA_ERROR_OUT_OF_MEMORY;                                 \
+    gs_depth++;                                                                                 \
+    CUresult rc_ = call;                                                                        \
+    gs_depth--;                                                                                 \
+    if (rc_ == CUDA_SUCCESS) gs_quota_track(GS_KEY_ARRAY, (uint64_t)(uintptr_t)*(handle), n_);  \
+    else gs_quota_unreserve(n_);                                                                \
+    return rc_;                                                                                 \
+  } while (0)
+
+GS_HIDDEN CUresult hook_cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d) {
+  cuArrayCreate_v2_fn real = REAL(cuArrayCreate_v2);
+  ARRAY_ALLOC(real, pHandle, d ? array_bytes(d->Width, d->Height, 1, d->NumChannels, d->Format) : 0, real(pHandle, d));
+}
+
+GS_HIDDEN CUresult hook_cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d) {
+  cuArray3DCreate_v2_fn real = REAL(cuArray3DCreate_v2);
+  ARRAY_ALLOC(real, pHandle, d ? array_bytes(d->Width, d->Height, d->Depth, d->NumChannels, d->Format) : 0,
+              real(pHandle, d));
+}
+
+static uint64_t mipmap_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels) {
+  uint64_t total = 0;
+  for (unsigned l = 0; d && l < levels && l < 64; l++) {
+    uint64_t level = array_bytes(max1(d->Width >> l), d->Height ? max1(d->Height >> l) : 0,
+                                 d->Depth ? max1(d->Depth >> l) : 0, d->NumChannels, d->Format);
+    if (!level || total > UINT64_MAX - level) return 0;
+    total += level;
+  }
+  return total;
+}
+
+GS_HIDDEN CUresult hook_cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d,
+                                               unsigned int numMipmapLevels) {
+  cuMipmappedArrayCreate_fn real = REAL(cuMipmappedArrayCreate);
+  ARRAY_ALLOC(real, pHandle, mipmap_bytes(d, numMipmapLevels), real(pHandle, d, numMipmapLevels));
+}
+
+GS_HIDDEN CUresult hook_cuArrayDestroy(CUarray hArray) {
+  cuArrayDestroy_fn real = REAL(cuArrayDestroy);
+  QUOTA_FREE(GS_KEY_ARRAY, real, (uintptr_t)hArray, real(hArray));
+}
+
+GS_HIDDEN CUresult hook_cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
+  cuMipmappedArrayDestroy_fn real = REAL(cuMipmappedArrayDestroy);
+  QUOTA_FREE(GS_KEY_ARRAY, real, (uintptr_t)hMipmappedArray, real(hMipmappedArray));
+}
+
+/* ---- contexts ---- */
+
+#define GS_MAX_DEVICES 64
+static CUcontext g_primary[GS_MAX_DEVICES]; /* each device's primary context, as retained */
+
+GS_HIDDEN CUresult hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+  cuDevicePrimaryCtxRetain_fn real = REAL(cuDevicePrimaryCtxRetain);
+  if (!real) return NO_DRIVER;
+  CUresult rc = real(pctx, dev);
+  if (rc == CUDA_SUCCESS && pctx && dev >= 0 && dev < GS_MAX_DEVICES) __atomic_store_n(&g_primary[dev], *pctx, __ATOMIC_RELEASE);
+  return rc;
+}
+
+static CUresult reset_primary(CUresult (*real)(CUdevice), CUdevice dev) {
+  if (gs_depth) return real(dev);
+  gs_depth++;
+  CUresult rc = real(dev);
+  gs_depth--;
+  if (rc == CUDA_SUCCESS && dev >= 0 && dev < GS_MAX_DEVICES)
+    gs_quota_forget_ctx((uint64_t)(uintptr_t)__atomic_load_n(&g_primary[dev], __ATOMIC_ACQUIRE));
+  return rc;
+}
+
+GS_HIDDEN CUresult hook_cuDevicePrimaryCtxReset(CUdevice dev) {
+  cuDevicePrimaryCtxReset_fn real = REAL(cuDevicePrimaryCtxReset);
+  return real ? reset_primary(real, dev) : NO_DRIVER;
+}
+
+GS_HIDDEN CUresult hook_cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  cuDevicePrimaryCtxReset_v2_fn real = REAL(cuDevicePrimaryCtxReset_v2);
+  return real ? reset_primary(real, dev) : NO_DRIVER;
+}
+
+GS_HIDDEN CUresult hook_cuCtxDestroy_v2(CUcontext ctx) {
+  cuCtxDestroy_v2_fn real = REAL(cuCtxDestroy_v2);
+  if (!real) return NO_DRIVER;
+  if (gs_depth) return real(ctx);
+  gs_depth++;
+  CUresult rc = real(ctx);
+  gs_depth--;
+  if (rc == CUDA_SUCCESS) gs_quota_forget_ctx((uint64_t)(uintptr_t)ctx);
+  return rc;
+}
+
+GS_HOOKS_MEMORY(GS_EXPORT_ROW)
