@@ -67,6 +67,27 @@ describe('memory quota per job', { skip }, () => {
     }
   });
 
+  test('forked children inherit the job’s quota: two children asking 768 MiB each of a 1 GiB job get 768 MiB in all', async () => {
+    const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
+    try {
+      const job = driver.spawnFakejob(['--children', '2', 'alloc', '--chunk', '384M', '--count', '2', '--hold'], env);
+      for (let i = 0; i < 200 && job.events.filter((e) => e.event === 'meminfo').length < 2; i++) await sleep(50);
+      const allocs = job.events.filter((e) => e.event === 'alloc');
+      assert.equal(allocs.length, 4);
+      assert.equal(allocs.filter((e) => e.code === 0).length, 2, 'two 384 MiB chunks fit in 1 GiB, whichever child asked');
+      assert.equal(allocs.filter((e) => e.code === 2).length, 2);
+      const s = gate.readSlot(slot);
+      assert.equal(s.usedBytes, 768 * MiB);
+      assert.equal(s.oomCount, 2);
+      assert.equal(s.processes.length, 2, 'each child has its own entry in the slot');
+      job.kill('SIGTERM');
+      await job.exited;
+      assert.equal(gate.readSlot(slot).usedBytes, 0);
+    } finally {
+      gate.releaseSlot(slot);
+    }
+  });
+
   test('a process SIGKILLed without its destructor: a sibling gets its bytes back for the job', async () => {
     const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
     try {
