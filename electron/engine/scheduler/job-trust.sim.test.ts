@@ -5,15 +5,15 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { JobView, Priority } from '../../../shared/jobs.js';
-import { Engine } from '../engine.js';
+import type { Priority } from '../../../shared/jobs.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
-import { attachScheduler, type AttachSchedulerOptions } from './attach.js';
+import { schedulerRig } from '../testing/scheduler-rig.js';
+import type { AttachSchedulerOptions } from './attach.js';
 import type { LaunchGate } from '../control/launch-gate.js';
 import type { GateSlot, GateSlotRequest, JobGate } from './job-gate.js';
 
@@ -60,38 +60,7 @@ class RecordingGate {
   }
 }
 
-function rig(name: string, options: Partial<AttachSchedulerOptions> = {}) {
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
-  const attached = attachScheduler(engine, {
-    gate: null,
-    ...options,
-    backend: { simulated: driver },
-    stateDir: join(dir, name, 'state'),
-    runtimeDir: join(dir, name, 'run'),
-    guardian: false,
-  });
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return [];
-    stopped = true;
-    return attached.stop();
-  };
-  cleanups.push(stop);
-  const tick = async (waitMs = 150) => {
-    await sleep(waitMs);
-    attached.scheduler.evaluate(engine.sampler.tick());
-  };
-  const job = async (id: string): Promise<JobView | undefined> => (await engine.call('jobs.list', { includeFinished: true })).find((j) => j.id === id);
-  const until = async <T>(what: string, step: () => Promise<T | undefined | false>, tries = 40): Promise<T> => {
-    for (let i = 0; i < tries; i++) {
-      await tick();
-      const value = await step();
-      if (value !== undefined && value !== false) return value;
-    }
-    throw new Error(`gave up waiting for ${what}: ${JSON.stringify((await engine.call('jobs.list', { includeFinished: true })).map((j) => [j.id, j.state, j.history.at(-1)?.reason]))}`);
-  };
-  return { engine, attached, tick, job, until, stop };
-}
+const rig = (name: string, options: Partial<AttachSchedulerOptions> = {}) => schedulerRig({ driver, nvml, dir }, name, options, cleanups);
 
 /** Pids of processes started for a job (GPUSHARE_JOB_ID in their environment). */
 function processesOf(jobId: string): number[] {

@@ -3,14 +3,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import type { JobView } from '../../../shared/jobs.js';
 import type { Caller } from '../api/dispatcher.js';
 import { DriverCheckpointer } from '../control/driver-checkpointer.js';
-import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
-import { attachScheduler, type AttachSchedulerOptions } from './attach.js';
+import type { AttachSchedulerOptions } from './attach.js';
+import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 
 const GiB = 1024 ** 3;
@@ -23,31 +22,8 @@ const cleanups = useSimulatedRig('a100-40gb', 'gpushare-park-', (rig) => ({ driv
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rig(name: string, options: Partial<AttachSchedulerOptions> = {}) {
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
-  const attached = attachScheduler(engine, {
-    ...options,
-    backend: { simulated: driver },
-    gate: null,
-    stateDir: join(dir, name, 'state'),
-    runtimeDir: join(dir, name, 'run'),
-    guardian: false,
-  });
-  cleanups.push(() => attached.stop());
-  const tick = async (waitMs = 200) => {
-    await sleep(waitMs);
-    attached.scheduler.evaluate(engine.sampler.tick());
-  };
-  const job = async (id: string): Promise<JobView | undefined> => (await engine.call('jobs.list', { includeFinished: true })).find((j) => j.id === id);
-  const until = async <T>(what: string, step: () => Promise<T | undefined | false>, tries = 25): Promise<T> => {
-    for (let i = 0; i < tries; i++) {
-      await tick();
-      const value = await step();
-      if (value !== undefined && value !== false) return value;
-    }
-    throw new Error(`gave up waiting for ${what}`);
-  };
-  const gpuUsed = () => engine.sampler.tick().gpus[0].memoryUsed!;
-  return { engine, attached, tick, job, until, gpuUsed };
+  const r = schedulerRig({ driver, nvml, dir }, name, options, cleanups);
+  return { ...r, gpuUsed: () => r.engine.sampler.tick().gpus[0].memoryUsed! };
 }
 
 function fakejob(t: TestContext, args: string[]): FakejobHandle {

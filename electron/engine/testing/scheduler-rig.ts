@@ -1,0 +1,58 @@
+// Test fixture: an engine with its scheduler on a simulated box, ticks driven by the test.
+import { join } from 'node:path';
+import type { JobView } from '../../../shared/jobs.js';
+import { Engine } from '../engine.js';
+import type { NvmlBinding } from '../gpu/nvml-types.js';
+import type { SimulatedDriver } from '../gpu/simulated-driver.js';
+import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from '../scheduler/attach.js';
+
+export interface SchedulerRig {
+  engine: Engine;
+  attached: AttachedScheduler;
+  /** One sampler tick through the scheduler, after `waitMs` of GPU time. */
+  tick(waitMs?: number): Promise<void>;
+  job(id: string): Promise<JobView | undefined>;
+  /** Tick until `step` gives a value (or true); fails naming what it waited for and the jobs' states. */
+  until<T>(what: string, step: () => Promise<T | undefined | false>, tries?: number): Promise<T>;
+  /** The scheduler's clean stop (once; the cleanups call it too). */
+  stop(): Promise<string[]>;
+}
+
+/**
+ * A scheduler named `name` (its own state and runtime folders under `dir`), without a launch gate or
+ * guardian unless the options say otherwise. Its stop is pushed onto `cleanups`.
+ */
+export function schedulerRig(
+  box: { driver: SimulatedDriver; nvml: NvmlBinding; dir: string },
+  name: string,
+  options: Partial<AttachSchedulerOptions>,
+  cleanups: Array<() => unknown>,
+): SchedulerRig {
+  const engine = new Engine({ nvml: box.nvml, simulated: box.driver, close: () => undefined });
+  const attached = attachScheduler(engine, {
+    gate: null,
+    guardian: false,
+    ...options,
+    backend: { simulated: box.driver },
+    stateDir: join(box.dir, name, 'state'),
+    runtimeDir: join(box.dir, name, 'run'),
+  });
+  let stopped: Promise<string[]> | null = null;
+  const stop = () => (stopped ??= attached.stop());
+  cleanups.push(stop);
+  const tick = async (waitMs = 150) => {
+    await new Promise((r) => setTimeout(r, waitMs));
+    attached.scheduler.evaluate(engine.sampler.tick());
+  };
+  const jobs = () => engine.call('jobs.list', { includeFinished: true });
+  const job = async (id: string) => (await jobs()).find((j) => j.id === id);
+  const until = async <T>(what: string, step: () => Promise<T | undefined | false>, tries = 40): Promise<T> => {
+    for (let i = 0; i < tries; i++) {
+      await tick();
+      const value = await step();
+      if (value !== undefined && value !== false) return value;
+    }
+    throw new Error(`gave up waiting for ${what}: ${JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason]))}`);
+  };
+  return { engine, attached, tick, job, until, stop };
+}
