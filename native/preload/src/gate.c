@@ -41,7 +41,6 @@ static int g_streams_mixed;
 static uint32_t g_sync_batch = 1, g_since_sync;
 static uint64_t g_batch_t0;
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
-static uint32_t g_capturing;        /* streams of this process capturing now */
 
 static uint64_t env_u64(const char *name, uint64_t fallback) {
   const char *s = getenv(name);
@@ -96,10 +95,7 @@ static void attach(void) {
 }
 
 /* A forked child (a data-loader worker, say) is another process of the job: same slot, its own entry. */
-static void after_fork_child(void) {
-  gs_self_pid_reset();
-  STORE(&g_capturing, 0);
-}
+static void after_fork_child(void) { gs_self_pid_reset(); }
 
 __attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
@@ -253,7 +249,7 @@ void gs_gate_enter(gs_launch_t *l) {
   l->fail_open = 0;
   gate_slot_t *me = gate_me();
   if (!me) return;
-  if (GS_UNLIKELY(LOAD(&g_capturing))) return; /* recorded into a graph, not run: no wait, and a sync would invalidate it */
+  if (GS_UNLIKELY(LOAD(&gs_capturing_streams))) return; /* recorded into a graph, not run: no wait, and a sync would invalidate it */
   gate_proc_t *p = gs_proc(me);
   l->slot = me;
   l->proc = p;
@@ -311,25 +307,6 @@ void gs_gate_enter(gs_launch_t *l) {
   l->prio = prio;
   l->domain = domain;
   handshake(me, D, prio); /* step 3 */
-}
-
-/* ---- stream capture ---- */
-
-int gs_capturing(void) { return LOAD(&g_capturing) != 0; }
-
-void gs_capture_begin(void) {
-  ADD(&g_capturing, 1);
-  gate_slot_t *me = gate_me();
-  if (me) ADD(&gs_proc(me)->capturing, 1);
-}
-
-void gs_capture_end(void) {
-  uint32_t cur = LOAD(&g_capturing);
-  while (cur && !CAS(&g_capturing, &cur, cur - 1)) {
-  }
-  if (!cur) return;
-  gate_slot_t *me = gate_me();
-  if (me) SUB(&gs_proc(me)->capturing, 1);
 }
 
 static uint64_t stream_key(CUstream s, int ptsz) {

@@ -28,6 +28,7 @@ extern GS_HIDDEN gs_gate_map_t gs_g;
 GS_HIDDEN gate_slot_t *gs_gate_me(void);
 
 /* gate_procs.c */
+extern GS_HIDDEN uint32_t gs_capturing_streams; /* streams of this process capturing now */
 GS_HIDDEN int32_t gs_self_pid(void); /* this process, kept current across fork */
 GS_HIDDEN void gs_self_pid_reset(void);
 /* This process's entry in our slot's table, claimed on first use (a private

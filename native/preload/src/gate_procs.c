@@ -1,7 +1,8 @@
 /* The job's processes in its gate slot: each process keeps its own share of
  * the slot's sums (in_launch, launches, synced launches, used bytes), so a
  * process that exits gives back only its own, and one that died without its
- * destructor (SIGKILL) is given back by a sibling. */
+ * destructor (SIGKILL) is given back by a sibling. Also this process's count
+ * of capturing streams (the gate lets their launches pass). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@ static gate_proc_t *g_proc;      /* our entry, valid while g_proc_pid is us */
 static int32_t g_proc_pid;
 static int32_t g_pid;
 static pthread_mutex_t g_claim_lock = PTHREAD_MUTEX_INITIALIZER;
+GS_HIDDEN uint32_t gs_capturing_streams;
 
 int32_t gs_self_pid(void) {
   int32_t pid = LOAD(&g_pid);
@@ -28,6 +30,7 @@ int32_t gs_self_pid(void) {
 /* A forked child (a data-loader worker, say) is a new process of the job: it claims its own entry. */
 void gs_self_pid_reset(void) {
   pthread_mutex_init(&g_claim_lock, NULL);
+  STORE(&gs_capturing_streams, 0); /* captures belong to the parent's streams */
   STORE(&g_pid, (int32_t)getpid());
 }
 
@@ -147,6 +150,25 @@ uint32_t gs_live_in_launch(gate_slot_t *s) {
     if (!gs_pid_gone(LOAD(&e->pid))) live += mid;
   }
   return live + (total > tracked ? total - tracked : 0);
+}
+
+/* ---- stream capture: counted per process, published in its entry ---- */
+
+int gs_capturing(void) { return LOAD(&gs_capturing_streams) != 0; }
+
+void gs_capture_begin(void) {
+  ADD(&gs_capturing_streams, 1);
+  gate_slot_t *me = gs_gate_me();
+  if (me) ADD(&gs_proc(me)->capturing, 1);
+}
+
+void gs_capture_end(void) {
+  uint32_t cur = LOAD(&gs_capturing_streams);
+  while (cur && !CAS(&gs_capturing_streams, &cur, cur - 1)) {
+  }
+  if (!cur) return;
+  gate_slot_t *me = gs_gate_me();
+  if (me) SUB(&gs_proc(me)->capturing, 1);
 }
 
 /* ---- used bytes: the job's quota, by compare-and-swap on the slot's sum ---- */
