@@ -67,7 +67,7 @@ function launchBench(s: Setup, env: Record<string, string>): Promise<LaunchCost>
 }
 
 async function launchCost(): Promise<void> {
-  console.log('\n1. Cost per cuLaunchKernel (0-µs kernel, resolved through cuGetProcAddress; median of 7 × 20000, in batches of 512 under the driver's queue bound)');
+  console.log('\n1. Cost per cuLaunchKernel (0-µs kernel, resolved through cuGetProcAddress; median of 7 × 20000, in batches of 512, under the driver’s queue bound)');
   const rows: Array<[string, (s: Setup) => Record<string, string>, number | null]> = [
     ['no preload library', () => ({}), null],
     ['preload, no gate (quota only)', () => ({ LD_PRELOAD: preloadLibraryPath() }), null],
