@@ -58,7 +58,7 @@ describe('memory quota per job', { skip }, () => {
       const s = gate.readSlot(slot);
       assert.equal(s.usedBytes, 768 * MiB, 'b gave its bytes back when it exited; a still holds 768 MiB');
       assert.equal(s.oomCount, 1);
-      assert.deepEqual(s.processes.map((p) => [p.pid, p.usedBytes]), [[a.pid, 768 * MiB]]);
+      assert.deepEqual(s.processes.map((p) => [p.pid, p.alive, p.usedBytes]), [[a.pid, true, 768 * MiB]]);
       a.resume();
       assert.equal(await a.exited, 0);
       assert.equal(gate.readSlot(slot).usedBytes, 0);
@@ -97,6 +97,7 @@ describe('memory quota per job', { skip }, () => {
       process.kill(a.pid, 'SIGKILL');
       await a.exited.catch(() => null);
       assert.equal(gate.readSlot(slot).usedBytes, 768 * MiB, 'nothing gave the dead process’s bytes back yet');
+      assert.deepEqual(gate.readSlot(slot).processes.map((p) => [p.pid, p.alive, p.usedBytes]), [[a.pid, false, 768 * MiB]], 'the engine sees whose they are');
       const b = runProbe(driver, [`alloc:${768 * MiB}`, 'wait'], env);
       assert.equal((await until(b, 'alloc')).code, 0, 'the dead sibling’s bytes no longer count');
       const s = gate.readSlot(slot);

@@ -78,6 +78,8 @@ export interface SlotGrant {
 /** One process of a job, as its preload library keeps it in the slot. */
 export interface SlotProcess {
   pid: number;
+  /** The pid still runs (checked by the engine now). False: it died without giving its share back; a sibling will. */
+  alive: boolean;
   inLaunch: number;
   usedBytes: number;
   launches: number;
@@ -387,6 +389,7 @@ export class LaunchGate {
       if (pid <= 0) continue; // free, or being reclaimed
       processes.push({
         pid,
+        alive: pidAlive(pid),
         inLaunch: b.readUInt32LE(at + L.PROC.inLaunch),
         usedBytes: num(at + L.PROC.usedBytes),
         launches: num(at + L.PROC.launches),
@@ -546,6 +549,15 @@ function checkGpu(gpu: number): number {
     throw new LaunchGateError(`GPU index must be an integer from 0 to ${L.GATE_MAX_GPUS - 1} (got ${String(gpu)}).`);
   }
   return gpu;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // someone else's: alive
+  }
 }
 
 function checkMigSlice(slice: string | null | undefined): string | null {

@@ -25,8 +25,11 @@ export interface GateSlotUsage {
   usedBytes: number;
   /** Allocations the quota refused since the slot was handed out (one alert per onset: compare with the last reading). */
   oomCount: number;
-  /** The job's processes that use the GPU through the library, each with its share of usedBytes. */
-  processes: Array<{ pid: number; usedBytes: number }>;
+  /**
+   * The job's processes that use the GPU through the library, each with its share of usedBytes.
+   * A dead one (SIGKILLed) still holds its share until a sibling reclaims it, or the slot is released.
+   */
+  processes: Array<{ pid: number; usedBytes: number; alive: boolean }>;
 }
 
 export interface JobGate {
