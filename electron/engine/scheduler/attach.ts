@@ -20,6 +20,7 @@ import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
 import { lookupAccount } from './launcher.js';
+import { releasedByGuardian, restoreJob } from './adoption.js';
 import type { JobRecord } from './job-table.js';
 import { registerJobCommands } from './scheduler-commands.js';
 import type { JobStore, KeptJob } from '../store/job-store.js';
@@ -91,7 +92,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     control,
     guardian: options.guardian,
     cudaLibraryPath: options.backend.simulated?.cudaLibraryPath,
-    onGuardianReleased: (entries) => scheduler.releasedByGuardian(entries),
+    onGuardianReleased: (entries) => releasedByGuardian(scheduler, entries),
   });
   const sim = options.backend.simulated;
   const me = userInfo();
@@ -172,7 +173,7 @@ async function restoreJobs(scheduler: Scheduler, jobStore: JobStore): Promise<vo
   try {
     scheduler.table.skipManagedIds(await jobStore.highestJobNumber());
     for (const kept of await jobStore.loadLive()) {
-      await scheduler.restore(kept.view, restoredRecord(kept));
+      await restoreJob(scheduler, kept.view, restoredRecord(kept));
     }
     scheduler.act.releaseLeftoverSlots();
   } finally {

@@ -6,12 +6,12 @@
 import { FINAL_STATES, type Alert, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
-import { checkpointErrorName, UnavailableCheckpointer, type ProcessCheckpointer } from '../control/checkpointer.js';
+import { UnavailableCheckpointer, type ProcessCheckpointer } from '../control/checkpointer.js';
 import type { Freezer } from '../control/freezer.js';
 import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
 import type { MpsControl } from '../mps/mps-control.js';
-import { JobActuators, type ParkStepError } from './actuators.js';
+import { JobActuators } from './actuators.js';
 import { JobOwnership } from './ownership.js';
 import type { JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
@@ -255,60 +255,6 @@ export class Scheduler {
     void this.kept(record);
   }
 
-  // ---- jobs of an earlier engine --------------------------------------------------------
-
-  /**
-   * A job kept by an earlier engine, alive again in this one: queued jobs wait as they did; a job whose
-   * process still runs (same pid and start time) is adopted; one whose process is gone is lost.
-   */
-  async restore(view: JobRecord['view'], kept: Partial<JobRecord>): Promise<void> {
-    const record = this.table.add(view, kept);
-    const { state, pid } = record.view;
-    if (state === 'queued' || FINAL_STATES.has(state)) return;
-    if (pid === null || !this.alive(record)) {
-      this.fire(record, 'lose', 'its process ended while no engine watched it (exit status unknown)');
-      return;
-    }
-    record.adopted = true;
-    record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
-    const keptSlot = record.slot;
-    record.slot = null;
-    this.act.adoptSlot(record, keptSlot); // gated again where its slot is still its own
-    this.ownership.claim(record.view.id, record.view.owner, pid, record.startTicks);
-    if (PARK_STATES.has(state)) {
-      // the earlier engine (or its guardian) restored it unless its GPU had no room: then the restore is refused for memory
-      const stillParked = await this.act.unpark(record).then(
-        () => false,
-        (error: unknown) => checkpointErrorName((error as ParkStepError).cause) === 'CUDA_ERROR_OUT_OF_MEMORY',
-      );
-      if (stillParked) {
-        this.fire(record, 'adopt-parked', `re-adopted by a new engine, still parked (not enough free memory on GPU ${record.view.gpu})`);
-        return;
-      }
-    }
-    this.fire(record, 'adopt', `re-adopted by a new engine (pid ${pid})`);
-    this.act.attach(record);
-  }
-
-  /** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): policies decide again. */
-  releasedByGuardian(entries: ReadonlyArray<{ jobId: string; hold?: string }>): void {
-    for (const { jobId, hold } of entries) {
-      const record = this.table.get(jobId);
-      if (!record) continue;
-      if (hold === 'park' && record.view.state === 'parked') {
-        this.fire(record, 'unpark', 'the guardian restored it while the engine was stopped');
-        record.parked = null;
-        this.act.setGateMember(record, true);
-        this.fire(record, 'unparked', `back on GPU ${record.view.gpu}`);
-        continue;
-      }
-      if (record.holds.size === 0) continue;
-      record.holds.clear();
-      this.settle(record, 'resumed by the guardian while the engine was stopped');
-    }
-    this.scheduleEvaluation();
-  }
-
   // ---- snapshot → table ----------------------------------------------------------
 
   private ingest(snapshot: Snapshot): void {
@@ -332,13 +278,13 @@ export class Scheduler {
     }
     for (const r of this.table.live()) {
       if (!r.view.managed && !seen.has(r.view.pid!)) {
-        if (PARK_STATES.has(r.view.state) && this.alive(r)) continue; // checkpointed: off the GPU's list, still ours
+        if (PARK_STATES.has(r.view.state) && this.processAlive(r)) continue; // checkpointed: off the GPU's list, still ours
         this.act.forgetProcess(r); // left the GPU (exited): never signal its pid again
         this.table.remove(r.view.id);
         continue;
       }
       if (r.view.state === 'queued' || r.view.state === 'starting') continue;
-      if (r.adopted && !this.alive(r)) {
+      if (r.adopted && !this.processAlive(r)) {
         this.ended(r, 'lose', `its process ended (exit status unknown: an earlier engine started it)`);
         continue;
       }
@@ -376,7 +322,7 @@ export class Scheduler {
   }
 
   /** Its process still runs (same pid, same start time). */
-  private alive(record: JobRecord): boolean {
+  processAlive(record: JobRecord): boolean {
     const status = record.view.pid === null ? null : readProcStatus(record.view.pid);
     return status !== null && (record.startTicks === null || status.startTicks === record.startTicks);
   }
