@@ -1,5 +1,5 @@
 // Fakejobs with known usage on the simulated driver, sampled by the real sampler through the
-// addon and recorded by the store: the report matches what the jobs did within 2 %.
+// addon and recorded by the store: the report matches what the jobs did within 2 % (SM-seconds: and a sampling interval at each end).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,10 +57,11 @@ test('two training fakejobs sharing a GPU: SM-seconds from their busyMs, GiB-hou
     const expectedGiBH = (mem / GiB) * (wallS / 3600);
     console.log(`fakejob ${handle.pid}: SM-seconds ${row.smSeconds.toFixed(3)} vs busy ${busyS.toFixed(3)}; ` +
       `GiB-hours ${row.memoryGiBHours.toFixed(6)} vs ${expectedGiBH.toFixed(6)}; GPU seconds ${row.gpuSeconds.toFixed(2)} vs wall ${wallS.toFixed(2)}; contention ${row.contentionMinutes.toFixed(3)} min`);
-    assert.ok(Math.abs(row.smSeconds - busyS) <= 0.02 * busyS, `SM-seconds ${row.smSeconds} within 2 % of ${busyS}`);
-    assert.ok(Math.abs(row.memoryGiBHours - expectedGiBH) <= 0.02 * expectedGiBH, `GiB-hours ${row.memoryGiBHours} within 2 % of ${expectedGiBH}`);
     // the two share one GPU: each gets half of it while both are listed, all of it alone (give or take a sampling interval at each end)
     const edgeS = 2 / RATE_HZ;
+    // 2 %, plus what a late tick at either end can add: one interval each at the job's half share of the SMs
+    assert.ok(Math.abs(row.smSeconds - busyS) <= 0.02 * busyS + edgeS / 2, `SM-seconds ${row.smSeconds} within 2 % of ${busyS} (± ${edgeS / 2} s at the edges)`);
+    assert.ok(Math.abs(row.memoryGiBHours - expectedGiBH) <= 0.02 * expectedGiBH, `GiB-hours ${row.memoryGiBHours} within 2 % of ${expectedGiBH}`);
     assert.ok(row.gpuSeconds >= wallS / 2 - edgeS && row.gpuSeconds <= wallS + edgeS, `GPU seconds ${row.gpuSeconds} between half and all of ${wallS}`);
     assert.equal(row.peakMemoryBytes, mem);
     assert.ok(row.contentionMinutes * 60 >= 0.9 * Math.min(wallS, DURATION_S), 'both ran kernels on the same GPU: contended');
