@@ -1,5 +1,5 @@
 // A stand-in engine for tests: a child node process that owns a Freezer (and parks through
-// a DriverCheckpointer), driven by JSON lines on stdin, so a test can SIGKILL or SIGTSTP it.
+// a DriverCheckpointer), driven by JSON lines on stdin, so a test can SIGKILL or stop it.
 //   node fixture-engine.js '<options JSON>'   (FixtureEngineOptions)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -74,13 +74,14 @@ test('a killed guardian is respawned: a later SIGKILL of the engine still resume
   await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed after the engine was killed`);
 });
 
-test('an engine stopped by SIGTSTP counts as gone: the guardian resumes what it suspended, the engine hears so when it wakes, and it stays guarded', async (t) => {
+test('a stopped engine (Ctrl-Z) counts as gone: the guardian resumes what it suspended, the engine hears so when it wakes, and it stays guarded', async (t) => {
   const engine = await startFixtureEngine(t, { recordPath: recordPath(), heartbeatIntervalMs: 100, staleAfterMs: 1000 });
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
   await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
 
-  engine.child.kill('SIGTSTP'); // what Ctrl-Z sends
+  // Ctrl-Z sends SIGTSTP, which the kernel discards for a process in an orphaned process group (as a test's child may be): SIGSTOP stops it the same way, always
+  engine.child.kill('SIGSTOP');
   await until(() => stateOf(engine.pid) === 'T', 'the engine is stopped');
   await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed while its engine is stopped`);
   assert.equal(stateOf(engine.pid), 'T', 'the engine is still stopped: the guardian resumed it');

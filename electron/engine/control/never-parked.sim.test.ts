@@ -75,11 +75,11 @@ test('an engine SIGKILLed right after a park: its guardian restores and unlocks 
   await until(() => readSuspendRecord(options.recordPath).length === 0, 'the record is cleared once handled');
 });
 
-test('an engine stopped by SIGTSTP after a park: the guardian restores the process, and the engine hears so when it wakes', async (t) => {
+test('an engine stopped (Ctrl-Z) after a park: the guardian restores the process, and the engine hears so when it wakes', async (t) => {
   const job = await training(t, '1G');
   const engine = await startFixtureEngine(t, engineOptions({ heartbeatIntervalMs: 100, staleAfterMs: 1000 }));
   assert.equal(await engine.call({ op: 'park', pid: job.pid, jobId: 'j1' }), 'checkpointed');
-  engine.child.kill('SIGTSTP');
+  engine.child.kill('SIGSTOP'); // as Ctrl-Z stops it; SIGTSTP itself is discarded in an orphaned process group
   await until(() => readProcStatus(engine.pid)?.state === 'T', 'the engine is stopped');
   await until(async () => (await onGpu(job.pid))?.state === 'running', `fakejob ${job.pid} is restored while its engine is stopped`);
   assert.equal(readProcStatus(engine.pid)?.state, 'T', 'the engine is still stopped: the guardian restored it');
