@@ -3,36 +3,17 @@
 // context gives its allocations back. On the simulated driver, which frees
 // and charges as the real one does; asserts on result codes and bytes.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
+import { describe, test } from 'node:test';
+import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate } from './launch-gate.js';
-import { ensurePreloadBuilt, runProbe } from './launch-gate-sim.js';
+import { runProbe } from './launch-gate-sim.js';
+import { useGateRig } from '../testing/gate-rig.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-const ready = simulatedDriverBuilt() && ensurePreloadBuilt();
-const skip = ready ? false : 'the simulated driver or the preload library is not built (npm run build:native; make -C native/preload)';
-
 let driver: SimulatedDriver;
 let gate: LaunchGate;
-let dir: string;
-
-before(async () => {
-  if (!ready) return;
-  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-gate-acct-'));
-  gate = LaunchGate.create({ dir, heartbeatIntervalMs: 200 });
-});
-
-after(async () => {
-  if (!ready) return;
-  gate.close();
-  await driver.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const skip = useGateRig('gpushare-gate-acct-', { heartbeatIntervalMs: 200 }, (rig) => ({ driver, gate } = rig));
 
 /** Runs the probe's steps under a job with `quota`; returns "op:code" per step and the slot's used bytes at the end. */
 async function steps(quota: number, list: string[]): Promise<{ codes: string[]; usedBytes: number }> {

@@ -3,37 +3,18 @@
 // domains per GPU instance, and membership taken away from a frozen job.
 // Deterministic: asserts on bytes, counters and the driver's execution record.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
+import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate } from './launch-gate.js';
-import { enqueuedUnderHigh, ensurePreloadBuilt, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './launch-gate-sim.js';
+import { enqueuedUnderHigh, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './launch-gate-sim.js';
+import { useGateRig } from '../testing/gate-rig.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-const ready = simulatedDriverBuilt() && ensurePreloadBuilt();
-const skip = ready ? false : 'the simulated driver or the preload library is not built (npm run build:native; make -C native/preload)';
-
 let driver: SimulatedDriver;
 let gate: LaunchGate;
-let dir: string;
-
-before(async () => {
-  if (!ready) return;
-  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-gate-job-'));
-  gate = LaunchGate.create({ dir, heartbeatIntervalMs: 200, activeWindowMs: 50 });
-});
-
-after(async () => {
-  if (!ready) return;
-  gate.close();
-  await driver.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const skip = useGateRig('gpushare-gate-job-', { heartbeatIntervalMs: 200, activeWindowMs: 50 }, (rig) => ({ driver, gate } = rig));
 
 /** Reads the probe's steps up to and including the first `op`. */
 async function until(probe: ProbeRun, op: string): Promise<ProbeStep> {

@@ -2,38 +2,21 @@
 // "Share the GPUs" for managed jobs — hard memory quota and the launch gate.
 // Deterministic: asserts on bytes, states and the driver's execution record.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SimulatedDriver, simulatedDriverBuilt, type FakejobEvent, type FakejobHandle } from '../gpu/simulated-driver.js';
+import type { FakejobEvent, FakejobHandle, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate, preloadLibraryPath, type SlotRequest } from './launch-gate.js';
-import { enqueuedUnderHigh, ensurePreloadBuilt, recordsOf, runProbe } from './launch-gate-sim.js';
+import { enqueuedUnderHigh, recordsOf, runProbe } from './launch-gate-sim.js';
+import { useGateRig } from '../testing/gate-rig.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-const ready = simulatedDriverBuilt() && ensurePreloadBuilt();
-const skip = ready ? false : 'the simulated driver or the preload library is not built (npm run build:native; make -C native/preload)';
-
+// a wide active window: a high job stalled by this 2-core machine must still count as active here
 let driver: SimulatedDriver;
 let gate: LaunchGate;
 let dir: string;
-
-before(async () => {
-  if (!ready) return;
-  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-gate-test-'));
-  // a wide active window: a high job stalled by this 2-core machine must still count as active here
-  gate = LaunchGate.create({ dir, heartbeatIntervalMs: 200, activeWindowMs: 50 });
-});
-
-after(async () => {
-  if (!ready) return;
-  gate.close();
-  await driver.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const skip = useGateRig('gpushare-gate-test-', { heartbeatIntervalMs: 200, activeWindowMs: 50 }, (rig) => ({ driver, gate, dir } = rig));
 
 function slot(request: SlotRequest): { slot: number; env: Record<string, string> } {
   return gate.allocateSlot(request);
