@@ -2,9 +2,8 @@
 // must be what the driver reports, live; drags must change the engine.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import type { JobView } from '../shared/jobs.js';
-import { ApiError } from '../electron/engine/api/api-error.js';
 import { browserMissing, eventually, openConsoleHarness, sleep, type ConsoleHarness } from './harness.js';
 
 const GIB = 1024 ** 3;
@@ -30,15 +29,6 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   let h: ConsoleHarness;
   const jobs = async (): Promise<JobView[]> => h.engine.call('jobs.list', {});
   const jobById = async (id: string): Promise<JobView | undefined> => (await jobs()).find((j) => j.id === id);
-  /** The reason to skip a test that needs the engine's scheduler, or null when it has one. */
-  const schedulerMissing = async (): Promise<string | null> => {
-    try {
-      await h.engine.call('jobs.setPriority', { job: 'j999999', priority: 'high' });
-      return null;
-    } catch (error) {
-      return error instanceof ApiError && error.code === 'unsupported' ? `the engine has no scheduler yet (${error.message})` : null;
-    }
-  };
   const submit = (argv: string[], priority: JobView['priority']): Promise<JobView> =>
     h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', ...argv], gpu: 0, priority });
 
@@ -98,9 +88,8 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await h.screenshot('console-timelines');
   });
 
-  test('a high-priority job beside the running ones raises a contention alert that the alert list shows', async (t) => {
-    const reason = await schedulerMissing();
-    if (reason) return t.skip(reason); // the alert must come from the scheduler, never from the test
+  test('a high-priority job beside the running ones raises a contention alert that the alert list shows', async () => {
+    // the harness always runs the scheduler: the alert must come from it, never from the test
     await submit(['--mem', '2G', 'infer', '--rate', '40', '--kernel-ms', '4', '--duration', '120'], 'high');
     const alert = await eventually(async () => (await h.engine.call('alerts.list', {})).find((a) => a.kind === 'contention' && a.gpu === 0), 20_000, 'the scheduler to raise contention on GPU 0');
     await h.page.locator(`.alert[data-kind="contention"]:has-text(${JSON.stringify(alert.message.slice(0, 40))})`).first().waitFor({ timeout: 20_000 });
@@ -121,11 +110,6 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await h.screenshot('console-refused-drop');
   });
 
-  const needsScheduler = async (t: TestContext): Promise<boolean> => {
-    const reason = await schedulerMissing();
-    if (reason) t.skip(reason);
-    return reason === null;
-  };
   /** The card of a job, once the board (which pauses while scrolled out of view) shows it. */
   const cardOf = async (id: string) => {
     await h.page.locator('.job-board').scrollIntoViewIfNeeded();
@@ -149,7 +133,6 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   };
 
   test('a best-effort job dragged onto High gets high priority in the engine and a bigger SM share', async (t) => {
-    if (!(await needsScheduler(t))) return;
     await submit(['--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], 'normal');
     const job = await submit(['--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], 'best-effort');
     const card = await cardOf(job.id);
@@ -168,7 +151,6 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   });
 
   test('the keyboard does what a drag does: H moves a card to High, arrows + Enter set a quota', async (t) => {
-    if (!(await needsScheduler(t))) return;
     const job = await submit(['--mem', '1G', 'hold', '--duration', '120'], 'best-effort');
     const card = await cardOf(job.id);
     await card.focus();
@@ -183,7 +165,6 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   });
 
   test('dragging the quota handle applies the quota', async (t) => {
-    if (!(await needsScheduler(t))) return;
     const job = await submit(['--mem', '2G', 'hold', '--duration', '120'], 'normal');
     const card = await cardOf(job.id);
     await dragQuotaHandle(card, 0.25);
@@ -194,7 +175,6 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
   });
 
   test('an allocation past a dragged quota fails', async (t) => {
-    if (!(await needsScheduler(t))) return;
     // a hard limit on cuMemAlloc comes from the launch gate (libgpushare-preload); without it the
     // scheduler only enforces quotas reactively, after a grace period
     if (h.scheduler?.gateMissing) return t.skip(`the launch gate is off here: ${h.scheduler.gateMissing}`);
@@ -228,7 +208,6 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await h.screenshot('console-quota-allocation-refused');
   });
   test('Park on a running job\'s card takes its memory off the GPU (per the driver); K on the card unparks it', async (t) => {
-    if (!(await needsScheduler(t))) return;
     const job = await submit(['--mem', '2G', 'train', '--kernel-ms', '5', '--duration', '120'], 'normal');
     const card = await cardOf(job.id);
     const pid = await eventually(async () => (await jobById(job.id))?.pid, 15_000, `${job.id} to start`);
