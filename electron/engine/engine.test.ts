@@ -4,16 +4,7 @@ import { test } from 'node:test';
 import type { ActiveCondition } from '../../shared/api.js';
 import type { Alert } from '../../shared/jobs.js';
 import { Engine } from './engine.js';
-import type { NvmlBinding } from './gpu/nvml-types.js';
-import { fakeGpu, fakeTicks } from './store/testing/synthetic.js';
-
-const noGpus = {
-  system: () => ({ driverVersion: 'none', nvmlVersion: 'none', cudaDriverVersion: null, libraryPath: 'none' }),
-  deviceCount: () => 0,
-  describeDevice: () => { throw new Error('no GPUs'); },
-  sampleAll: () => [],
-  close: () => undefined,
-} as unknown as NvmlBinding;
+import { fakeGpu, noGpus, fakeTicks } from './store/testing/synthetic.js';
 
 function engineWithRecorders() {
   const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });

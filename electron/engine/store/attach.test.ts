@@ -6,21 +6,12 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Engine } from '../engine.js';
 import type { GpuBackend } from '../gpu/open-backend.js';
-import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { attachUsageStore } from './attach.js';
-import { fakeGpu, fakeSnapshot, fakeTicks } from './testing/synthetic.js';
+import { fakeGpu, noGpus, fakeSnapshot, fakeTicks } from './testing/synthetic.js';
 import { UsageStore } from './usage-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-attach-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-const noGpus = {
-  system: () => ({ driverVersion: 'none', nvmlVersion: 'none', cudaDriverVersion: null, libraryPath: 'none' }),
-  deviceCount: () => 0,
-  describeDevice: () => { throw new Error('no GPUs'); },
-  sampleAll: () => [],
-  close: () => undefined,
-} as unknown as NvmlBinding;
 
 test('an attached store records ticks, alerts and audited commands, and answers reports.query', async () => {
   const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend, { rateHz: 2 });

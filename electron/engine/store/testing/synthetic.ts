@@ -1,5 +1,6 @@
 // Synthetic snapshots for store tests and the benchmark: only the fields the store reads are real.
 import type { GpuProcessView, GpuView, Snapshot } from '../../../../shared/snapshot.js';
+import type { NvmlBinding } from '../../gpu/nvml-types.js';
 
 export interface FakeProcess {
   pid: number;
@@ -68,3 +69,14 @@ export function random(seed: number): () => number {
 /** The crash test's child stream: tick i at CHILD_BASE + i × CHILD_TICK_MS. */
 export const CHILD_BASE = Date.UTC(2026, 0, 5, 10, 0, 0);
 export const CHILD_TICK_MS = 10;
+
+/** An NVML binding with no GPUs, for engines whose snapshots a test feeds itself. */
+export const noGpus = {
+  system: () => ({ driverVersion: 'none', nvmlVersion: 'none', cudaDriverVersion: null, libraryPath: 'none' }),
+  deviceCount: () => 0,
+  describeDevice: () => {
+    throw new Error('no GPUs');
+  },
+  sampleAll: () => [],
+  close: () => undefined,
+} as unknown as NvmlBinding;
