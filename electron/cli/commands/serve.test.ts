@@ -93,3 +93,30 @@ test('Ctrl-C on gpushare serve leaves a running job running and the engine exits
     await new Promise((r) => second.once('exit', r));
   }
 });
+
+test('a job still queued when gpushare serve stops waits on in the next serve, and its id is not given again', async () => {
+  const first = await serve();
+  // a process that is not a job holds most of the GPU, so the job waits in the queue (no process, no log yet)
+  const hog = spawn(process.execPath, [cli, 'sim', 'fakejob', '--scenario', 'a100-40gb', '--', '--mem', '30G', 'hold', '--duration', '120'], { env, stdio: 'ignore' });
+  started.push(hog.pid!);
+  await until('the hog on the GPU', async () => JSON.parse((await gpushare(['jobs', '--json'])).stdout).some((j: JobView) => !j.managed) || undefined);
+  const queued = await gpushare(['run', '--gpu', '0', '--mem', '20G', '--', fakejob, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '60']);
+  const id = /^(j\d+) queued/.exec(queued.stdout)?.[1];
+  assert.ok(id, `queued: ${queued.stdout}${queued.stderr}`);
+  const exited = new Promise((r) => first.once('exit', r));
+  first.kill('SIGINT');
+  await exited;
+
+  const second = await serve();
+  try {
+    const next = await gpushare(['run', '--gpu', '0', '--mem', '20G', '--', fakejob, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '60']);
+    const nextId = /^(j\d+) /.exec(next.stdout)?.[1];
+    assert.equal(nextId, `j${Number(id.slice(1)) + 1}`, `after ${id} comes the next number, never ${id} again: ${next.stdout}`);
+    const kept = await until(`${id} back`, async () => job(id));
+    assert.equal(kept.state, 'queued', 'it waits on');
+    assert.equal(kept.pid, null);
+  } finally {
+    second.kill('SIGTERM');
+    await new Promise((r) => second.once('exit', r));
+  }
+});
