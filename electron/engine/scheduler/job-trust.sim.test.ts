@@ -187,7 +187,7 @@ test('jobs outlive the engine: ids continue, a queued job waits on, a running jo
   await b.stop();
 });
 
-test('a job stopped from outside leaves its gate domain until it runs again', async (t) => {
+test('the engine asks the gate to take a job stopped from outside out of its domain, and to put it back when it runs again', async (t) => {
   const gate = new RecordingGate();
   const r = rig('outside-stop', { gate: gate as unknown as JobGate });
   t.after(() => killAll('j1'));

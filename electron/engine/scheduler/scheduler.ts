@@ -158,10 +158,10 @@ export class Scheduler {
     this.enforceUnmanagedQuotas(now);
     const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs), ...this.policyErrors.values()];
     for (const c of this.tracker.update(conditions)) {
-      this.options.engine.raiseAlert({ kind: c.kind, severity: c.severity, gpu: c.gpu, jobId: c.jobId, message: c.message });
+      this.options.engine.raiseAlert(asAlert(c));
     }
     try {
-      this.options.engine.setConditions(conditions.map(({ kind, severity, gpu, jobId, message }) => ({ kind, severity, gpu, jobId, message })));
+      this.options.engine.setConditions(conditions.map(asAlert));
     } catch (error) {
       process.stderr.write(`gpushare: the scheduler's conditions were not published: ${error instanceof Error ? error.message : String(error)}\n`); // a bad list changes nothing
     }
@@ -386,7 +386,7 @@ export class Scheduler {
     if (FINAL_STATES.has(record.view.state)) return;
     const job = record.view;
     const refusedAtEnd = this.noteRefusedAllocations(record, Date.now()); // its last refusals, before the slot is gone
-    if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(outOfMemoryAlert(record));
+    if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(asAlert(outOfMemoryCondition(record)));
     this.act.releaseSlot(record);
     this.act.forgetProcess(record);
     record.holds.clear();
@@ -502,10 +502,9 @@ export class Scheduler {
   }
 }
 
-/** The alert for allocations a job's quota refused. */
-function outOfMemoryAlert(record: JobRecord): Omit<Alert, 'id' | 'at'> {
-  const condition = outOfMemoryCondition(record);
-  return { kind: condition.kind, severity: condition.severity, gpu: condition.gpu, jobId: condition.jobId, message: condition.message };
+/** What clients see of a condition: the alert it raises, or the active condition it is (its key stays ours). */
+function asAlert({ kind, severity, gpu, jobId, message }: Condition): Omit<Alert, 'id' | 'at'> {
+  return { kind, severity, gpu, jobId, message };
 }
 
 /** The MIG slice a process runs in, by its GPU instance and compute instance. */
