@@ -285,7 +285,8 @@ export class Scheduler {
       }
       if (r.view.state === 'queued' || r.view.state === 'starting') continue;
       if (r.adopted && !this.processAlive(r)) {
-        this.ended(r, 'lose', `its process ended (exit status unknown: an earlier engine started it)`);
+        const asked = r.terminatedBy ? `, after ${r.terminatedBy} asked to terminate it` : '';
+        this.ended(r, 'lose', `its process ended${asked} (exit status unknown: an earlier engine started it)`);
         continue;
       }
       if (PARK_STATES.has(r.view.state)) {
