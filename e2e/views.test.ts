@@ -33,8 +33,9 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     await h.page.locator(selector).scrollIntoViewIfNeeded();
     await h.page.locator(`.in-view[data-in-view="true"]:has(${selector})`).waitFor({ timeout: 5000 });
   };
-  const lastNotice = async (): Promise<string> => {
-    const notice = h.page.locator('.notice[role="alert"]').last();
+  /** The newest notice saying `expected` (an older notice may still be on the page while the new one renders). */
+  const noticeSaying = async (expected: RegExp): Promise<string> => {
+    const notice = h.page.locator('.notice[role="alert"]', { hasText: expected }).last();
     await notice.waitFor({ timeout: 10_000 });
     return notice.innerText();
   };
@@ -107,7 +108,8 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
       assert.equal(await zone.getByLabel('Job', { exact: true }).inputValue(), job.id);
       await input.fill(share);
       await input.press('Enter');
-      assert.match(await lastNotice(), new RegExp(`${job.id} could not run under MPS on GPU 0 with a ${share}% SM share: .*(100|1)`));
+      const refusal = new RegExp(`${job.id} could not run under MPS on GPU 0 with a ${share}% SM share: .*(100|1)`);
+      assert.match(await noticeSaying(refusal), refusal);
       const now = await jobById(job.id);
       assert.equal(now?.mode, 'exclusive', `a share of ${share} changed nothing`);
       assert.equal(await card.getAttribute('data-lane'), 'queue', 'the card is back in the queue');
