@@ -1,6 +1,6 @@
 // The one API between the engine and its clients (the console over IPC or WebSocket,
 // the CLI over the unix socket). Every request is checked against these schemas first.
-import { PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type JobView } from './jobs.js';
+import { PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type EngineKind, type JobView } from './jobs.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
 import type { Snapshot } from './snapshot.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
@@ -117,7 +117,7 @@ export interface ApiResults {
   'alerts.active': ActiveCondition[];
   'audit.list': AuditEntry[];
   'sampler.setRate': { hz: number };
-  'session.whoami': { user: string; uid: number; admin: boolean };
+  'session.whoami': { user: string; uid: number; admin: boolean; engine: { kind: EngineKind; owner: string; pid: number } };
   'reports.query': UsageReport;
   'reports.export': ReportFile;
   'mps.status': MpsGpuStatus[];

@@ -3,6 +3,9 @@
 export const PRIORITIES = ['high', 'normal', 'best-effort'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
+/** Who the engine serves: the box daemon (every user a client) or one user's personal engine. */
+export type EngineKind = 'daemon' | 'personal';
+
 export const SHARING_MODES = ['shared', 'exclusive', 'mps', 'mig'] as const;
 export type SharingMode = (typeof SHARING_MODES)[number];
 

@@ -2,7 +2,7 @@
 // `gpushare serve` or a daemon; never imports electron.
 import { userInfo } from 'node:os';
 import { activeConditionSchema, type ActiveCondition, type ApiEvents, type ApiMethod, type ApiParams, type ApiResults } from '../../shared/api.js';
-import type { Alert } from '../../shared/jobs.js';
+import type { Alert, EngineKind } from '../../shared/jobs.js';
 import { array } from '../../shared/schema.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
 import { EventBus } from './event-bus.js';
@@ -13,6 +13,8 @@ import { DEFAULT_RATE_HZ, Sampler } from './sampler/sampler.js';
 export interface EngineOptions {
   backend: GpuBackend;
   rateHz?: number;
+  /** 'daemon': the box's one scheduler, every user a client; 'personal' (default): one user's engine. */
+  kind?: EngineKind;
 }
 
 const ALERTS_KEPT = 500;
@@ -24,6 +26,7 @@ export class Engine {
   readonly events = new EventBus<ApiEvents>();
   /** The user the engine runs as: the caller of every local transport. */
   readonly owner: Caller;
+  readonly kind: EngineKind;
   private readonly alerts: Alert[] = [];
   private alertSeq = 0;
   private running = false;
@@ -37,15 +40,21 @@ export class Engine {
       simulated: backend.simulated !== null,
       scenario: backend.simulated?.scenario ?? null,
     });
+    this.kind = options.kind ?? 'personal';
     const me = userInfo();
-    this.owner = { uid: me.uid, user: me.username, admin: me.uid === 0, via: 'internal' };
+    this.owner = { uid: me.uid, gid: me.gid, groups: process.getgroups?.() ?? [], user: me.username, pid: process.pid, admin: me.uid === 0, via: 'internal' };
     this.sampler.onSnapshot((snapshot) => this.events.emit('snapshot', snapshot));
     this.events.on('snapshot', watchLostGpus(this));
     this.dispatcher.register('snapshot.latest', () => this.sampler.latest);
     this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
     this.dispatcher.register('alerts.active', () => this.conditions);
     this.dispatcher.register('audit.list', ({ limit }) => this.dispatcher.auditLog(limit));
-    this.dispatcher.register('session.whoami', (_params, caller) => ({ user: caller.user, uid: caller.uid, admin: caller.admin }));
+    this.dispatcher.register('session.whoami', (_params, caller) => ({
+      user: caller.user,
+      uid: caller.uid,
+      admin: caller.admin,
+      engine: { kind: this.kind, owner: this.owner.user, pid: process.pid },
+    }));
     this.dispatcher.register('sampler.setRate', ({ hz }) => {
       this.sampler.setRate(hz);
       return { hz: this.sampler.rateHz };

@@ -4,10 +4,16 @@ import { apiSchemas, isApiMethod, type ApiMethod, type ApiParams, type ApiResult
 import type { AuditEntry } from '../../../shared/jobs.js';
 import { ApiError, toErrorBody } from './api-error.js';
 
+/** Who sent a request: on the unix socket always the kernel's word (SO_PEERCRED), never the message's. */
 export interface Caller {
   uid: number;
+  gid: number;
+  /** Supplementary groups, from the system (not from the client). */
+  groups: readonly number[];
   user: string;
-  /** May act on other users' jobs and processes. */
+  /** The connecting process, where the kernel says (unix socket). */
+  pid: number | null;
+  /** May act on other users' jobs and processes, and change the box (MIG, MPS, lab policy). */
   admin: boolean;
   via: 'socket' | 'web' | 'ipc' | 'internal';
 }

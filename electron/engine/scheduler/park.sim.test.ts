@@ -92,7 +92,7 @@ test('a managed job parks and unparks; unparking waits for room and refusals cha
   const filler = fakejob(t, ['--device', '0', '--mem', '20G', 'hold', '--duration', '60']);
   await filler.ready;
   await r.tick();
-  const stranger: Caller = { uid: 4242, user: 'alice', admin: false, via: 'socket' };
+  const stranger: Caller = { uid: 4242, gid: 4242, groups: [], user: 'alice', pid: null, admin: false, via: 'socket' };
   // the driver refuses the restore: it stays parked, and its history says it was tried
   await assert.rejects(r.engine.call('jobs.unpark', { job: submitted.id }), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'conflict');

@@ -261,7 +261,7 @@ test('bad requests get a clear error and change nothing', async (t) => {
     return (await r.job(id)) && (await r.job('p1'));
   });
   const before = JSON.stringify(await r.engine.call('jobs.list', { includeFinished: true }));
-  const stranger: Caller = { uid: 1000, user: 'alice', admin: false, via: 'socket' };
+  const stranger: Caller = { uid: 1000, gid: 1000, groups: [], user: 'alice', pid: null, admin: false, via: 'socket' };
   const asNonRoot = process.getuid!() === 0 ? stranger : r.engine.owner;
 
   const refusals: Array<[string, Promise<unknown>, string, RegExp]> = [
