@@ -5,6 +5,7 @@ import { activeConditionSchema, type ActiveCondition, type ApiEvents, type ApiMe
 import type { Alert, EngineKind } from '../../shared/jobs.js';
 import { array } from '../../shared/schema.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
+import { requireBoxRight, type BoxRights } from './api/rights.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
 import { watchLostGpus } from './gpu-lost-watch.js';
@@ -15,6 +16,8 @@ export interface EngineOptions {
   rateHz?: number;
   /** 'daemon': the box's one scheduler, every user a client; 'personal' (default): one user's engine. */
   kind?: EngineKind;
+  /** The box daemon's administrators' group (root always administers). */
+  adminGroup?: string;
 }
 
 const ALERTS_KEPT = 500;
@@ -27,6 +30,8 @@ export class Engine {
   /** The user the engine runs as: the caller of every local transport. */
   readonly owner: Caller;
   readonly kind: EngineKind;
+  /** Who may change the box and act on anyone's jobs. */
+  readonly rights: BoxRights;
   private readonly alerts: Alert[] = [];
   private alertSeq = 0;
   private running = false;
@@ -43,6 +48,7 @@ export class Engine {
     this.kind = options.kind ?? 'personal';
     const me = userInfo();
     this.owner = { uid: me.uid, gid: me.gid, groups: process.getgroups?.() ?? [], user: me.username, pid: process.pid, admin: me.uid === 0, via: 'internal' };
+    this.rights = { engineUid: me.uid, engineUser: me.username, adminGroup: options.adminGroup ?? null };
     this.sampler.onSnapshot((snapshot) => this.events.emit('snapshot', snapshot));
     this.events.on('snapshot', watchLostGpus(this));
     this.dispatcher.register('snapshot.latest', () => this.sampler.latest);
@@ -55,7 +61,8 @@ export class Engine {
       admin: caller.admin,
       engine: { kind: this.kind, owner: this.owner.user, pid: process.pid },
     }));
-    this.dispatcher.register('sampler.setRate', ({ hz }) => {
+    this.dispatcher.register('sampler.setRate', ({ hz }, caller) => {
+      requireBoxRight(caller, this.rights, 'change the sampling rate', 'every user of the box sees the GPUs at that rate');
       this.sampler.setRate(hz);
       return { hz: this.sampler.rateHz };
     });

@@ -20,7 +20,9 @@ export function packageRoot(): string {
   }
 }
 
-export const fakegpuBuildDir = (): string => join(packageRoot(), 'native', 'fakegpu', 'build');
+/** The built native parts; GPUSHARE_NATIVE_DIR points elsewhere (a copy other users can read, in multi-user tests). */
+export const nativeDir = (): string => process.env.GPUSHARE_NATIVE_DIR || join(packageRoot(), 'native');
+export const fakegpuBuildDir = (): string => join(nativeDir(), 'fakegpu', 'build');
 export const nvmlAddonPath = (): string => join(packageRoot(), 'native', 'nvml', 'build', 'Release', 'gpushare_nvml.node');
 
 /** Per-user runtime directory for sockets and simulated-driver state. */

@@ -62,9 +62,16 @@ export class Dispatcher {
   }
 
   private record(caller: Caller, what: string, params: unknown, result: string): void {
-    const entry: AuditEntry = { id: ++this.auditSeq, at: Date.now(), who: caller.user, what, params, result };
+    const entry: AuditEntry = { id: ++this.auditSeq, at: Date.now(), who: caller.user, what, params: withoutEnvironment(params), result };
     this.audit.push(entry);
     if (this.audit.length > AUDIT_KEPT) this.audit.splice(0, this.audit.length - AUDIT_KEPT);
     for (const listener of this.auditListeners) listener(entry);
   }
+}
+
+/** A submitter's environment may hold secrets, and every user may read the audit log: keep only its size. */
+function withoutEnvironment(params: unknown): unknown {
+  if (typeof params !== 'object' || params === null || !Array.isArray((params as { env?: unknown }).env)) return params;
+  const env = (params as { env: unknown[] }).env;
+  return { ...params, env: `${env.length} variables (not kept)` };
 }

@@ -10,7 +10,7 @@
 // as slots need them (a domain with no slot left is free for the next).
 import { closeSync, fchmodSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../paths.js';
+import { nativeDir } from '../paths.js';
 import * as L from './launch-gate-layout.js';
 
 export type JobPriority = 'high' | 'normal' | 'best-effort';
@@ -22,7 +22,7 @@ export class LaunchGateError extends Error {
 
 /** Absolute path of libgpushare-preload.so in this checkout or installed package. */
 export function preloadLibraryPath(): string {
-  return join(packageRoot(), 'native', 'preload', 'build', 'libgpushare-preload.so');
+  return join(nativeDir(), 'preload', 'build', 'libgpushare-preload.so');
 }
 
 export interface LaunchGateOptions {

@@ -20,22 +20,24 @@ export interface OpenBackendOptions {
   fallBackToSimulated?: boolean;
   /** Called once with a plain sentence when falling back. */
   onFallback?: (reason: string) => void;
+  /** Where the simulated box's state lives, and whether every user's jobs use it (the box daemon). */
+  simulatedState?: { dir?: string; everyone?: boolean };
 }
 
 export async function openGpuBackend(options: OpenBackendOptions = {}): Promise<GpuBackend> {
-  if (options.simulate !== undefined) return openSimulated(options.simulate);
+  if (options.simulate !== undefined) return openSimulated(options.simulate, options.simulatedState);
   try {
     const nvml = openNvml();
     return { nvml, simulated: null, close: () => nvml.close() };
   } catch (error) {
     if (!options.fallBackToSimulated) throw error;
     options.onFallback?.(error instanceof Error ? error.message : String(error));
-    return openSimulated(DEFAULT_SCENARIO);
+    return openSimulated(DEFAULT_SCENARIO, options.simulatedState);
   }
 }
 
-async function openSimulated(scenario: string): Promise<GpuBackend> {
-  const simulated = await SimulatedDriver.shared(scenario);
+async function openSimulated(scenario: string, where: OpenBackendOptions['simulatedState']): Promise<GpuBackend> {
+  const simulated = await SimulatedDriver.shared(scenario, where);
   // the fake NVML finds its state through this variable, read at nvmlInit
   process.env.GPUSHARE_FAKEGPU_STATE = simulated.statePath;
   process.env.GPUSHARE_CUDA_LIB = simulated.cudaLibraryPath; // the engine's own libcuda (parking) is the fake too

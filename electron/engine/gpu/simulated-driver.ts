@@ -1,7 +1,7 @@
 // The simulated NVIDIA driver (native/fakegpu): a state file that the fake
 // libnvidia-ml.so.1 and libcuda.so.1 share, and the processes that use it.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -156,11 +156,14 @@ export class SimulatedDriver {
   }
 
   /** The per-user simulated box that `gpushare … --simulate` uses, kept between runs. */
-  static async shared(scenario: string): Promise<SimulatedDriver> {
-    const dir = runtimeDir();
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  static async shared(scenario: string, where: { dir?: string; everyone?: boolean } = {}): Promise<SimulatedDriver> {
+    const dir = where.dir ?? runtimeDir();
+    mkdirSync(dir, { recursive: true, mode: where.everyone ? 0o755 : 0o700 });
     const name = scenario.includes('/') ? 'custom' : scenario;
-    return SimulatedDriver.create({ scenario, statePath: join(dir, `sim-${name}.state`), reuse: true });
+    const driver = await SimulatedDriver.create({ scenario, statePath: join(dir, `sim-${name}.state`), reuse: true });
+    // the box daemon's simulated GPUs serve every user's jobs, as /dev/nvidia* does (mode 0666)
+    if (where.everyone) chmodSync(driver.statePath, 0o666);
+    return driver;
   }
 
   /** Environment for a process that should see the simulated GPUs. */

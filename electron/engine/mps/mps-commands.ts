@@ -3,14 +3,15 @@
 import type { MpsGpuStatus } from '../../../shared/spatial.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
+import { requireBoxRight, type BoxRights } from '../api/rights.js';
 import type { GpuRef, MpsControl } from './mps-control.js';
 
 export interface MpsCommandOptions {
   mps: MpsControl;
   /** The GPUs of the latest snapshot. */
   gpus: () => GpuRef[];
-  /** The engine's uid: its owner (and administrators) may start and stop daemons. */
-  engineUid: number;
+  /** Who may start and stop daemons: the engine's owner or an administrator. */
+  rights: BoxRights;
 }
 
 export function registerMpsCommands(dispatcher: Dispatcher, options: MpsCommandOptions): void {
@@ -21,9 +22,7 @@ export function registerMpsCommands(dispatcher: Dispatcher, options: MpsCommandO
     return found;
   };
   const allowed = (caller: Caller, action: string): void => {
-    if (!caller.admin && caller.uid !== options.engineUid) {
-      throw new ApiError('forbidden', `Cannot ${action}: the MPS daemon serves every user of the GPU; only the engine's owner or an administrator may ${action}.`);
-    }
+    requireBoxRight(caller, options.rights, action, 'the MPS daemon serves every user of the GPU');
   };
   const act = (fn: () => MpsGpuStatus): MpsGpuStatus => {
     try {

@@ -133,15 +133,15 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   });
   skipUsedJobIds(scheduler, logDir);
   const ready = jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve();
-  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id) => join(logDir, `${id}.log`), ready });
+  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id) => join(logDir, `${id}.log`), ready, rights: engine.rights });
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
-  registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, engineUid: me.uid });
+  registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, rights: engine.rights });
   registerMigCommands(engine.dispatcher, {
     nvml: engine.backend.nvml,
     identify: (pid) => new ProcTable().lookup(pid),
     executor: migExecutor,
     gpuCount: () => engine.backend.nvml.deviceCount(),
-    engineUid: me.uid,
+    rights: engine.rights,
     changed: (gpu) => engine.sampler.invalidateDescription(gpu),
   });
   const off = engine.sampler.onSnapshot((snapshot) => scheduler.evaluate(snapshot));

@@ -6,6 +6,7 @@ import type { ApiParams } from '../../../shared/api.js';
 import { FINAL_STATES, formatByteSize, type JobView, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
+import { requireOwnerRight, type BoxRights } from '../api/rights.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
@@ -21,7 +22,7 @@ interface SpatialRequest {
   migSlice?: string;
 }
 
-export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: { logPath: (jobId: string) => string; ready: Promise<void> }): void {
+export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: { logPath: (jobId: string) => string; ready: Promise<void>; rights: BoxRights }): void {
   const table = scheduler.table;
   const view = (r: JobRecord): JobView => structuredClone(r.view);
   const after = (r: JobRecord): JobView => {
@@ -37,12 +38,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       const hint = id.startsWith('p') ? ' Only processes on a GPU are jobs; see `gpushare jobs`.' : ' See `gpushare jobs --all`.';
       throw new ApiError('not-found', `No job ${id}.${hint}`);
     }
-    if (!caller.admin && caller.uid !== record.view.uid) {
-      throw new ApiError(
-        'forbidden',
-        `Cannot ${action} ${id}: it belongs to ${record.view.owner} (uid ${record.view.uid}). ${caller.user} may change only their own jobs and processes; an administrator may change any.`,
-      );
-    }
+    requireOwnerRight(caller, options.rights, { user: record.view.owner, uid: record.view.uid }, action, id);
     return record;
   };
   const live = (record: JobRecord, action: string): void => {
