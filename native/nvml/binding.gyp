@@ -8,6 +8,7 @@
         "src/describe.cc",
         "src/library.cc",
         "src/packed.cc",
+        "src/peer.cc",
         "src/processes.cc",
         "src/sample.cc"
       ],

@@ -148,8 +148,8 @@ function decodeSamples(native: NvmlNative, v: Float64Array): DeviceSample[] {
 
 let nativeBinding: NvmlNative | null = null;
 
-function loadNative(): NvmlNative {
-  if (nativeBinding) return nativeBinding;
+/** The .node's exports as loaded, for the calls that share it (NVML, peer credentials); NvmlError when it is not built. */
+export function requireNativeAddon(): Record<string, unknown> {
   const path = nvmlAddonPath();
   if (!existsSync(path)) {
     throw new NvmlError(`The NVML addon is not built (${path} is missing). Run \`npm run build:native\`.`, {
@@ -159,7 +159,13 @@ function loadNative(): NvmlNative {
       codeName: 'NVML_ERROR_LIBRARY_NOT_FOUND',
     });
   }
-  const native = createRequire(import.meta.url)(path) as NvmlNative;
+  return createRequire(import.meta.url)(path) as Record<string, unknown>;
+}
+
+function loadNative(): NvmlNative {
+  if (nativeBinding) return nativeBinding;
+  const path = nvmlAddonPath();
+  const native = requireNativeAddon() as unknown as NvmlNative;
   const layout = native.packedLayout;
   if (!layout || Object.entries(LAYOUT).some(([key, value]) => layout[key as keyof typeof LAYOUT] !== value)) {
     throw new NvmlError(`The NVML addon at ${path} is out of date (its sample layout differs). Run \`npm run build:native\`.`, {

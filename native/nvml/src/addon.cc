@@ -5,6 +5,7 @@
 #include "checkpoint.h"
 #include "describe.h"
 #include "packed.h"
+#include "peer.h"
 #include "sample.h"
 
 namespace gpushare {
@@ -107,6 +108,7 @@ class NvmlAddon : public Napi::Addon<NvmlAddon> {
                              InstanceMethod("sampleErrors", &NvmlAddon::SampleErrors),
                          });
     registerCheckpoint(env, exports);  // libcuda's cuCheckpointProcess*, separate from the NVML session
+    registerPeer(env, exports);        // SO_PEERCRED and getgrouplist, for the box daemon's socket: no NVML needed
   }
 
  private:
