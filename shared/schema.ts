@@ -111,7 +111,7 @@ export function object<S extends Shape>(shape: S): Schema<ObjectOf<S>> {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(path, `must be an object, got ${show(value)}`);
       const record = value as Record<string, unknown>;
       for (const key of Object.keys(record)) {
-        if (!(key in shape)) throw new ValidationError(path ? `${path}.${key}` : key, `is not a known field (known: ${Object.keys(shape).join(', ') || 'none'})`);
+        if (!Object.hasOwn(shape, key)) throw new ValidationError(path ? `${path}.${key}` : key, `is not a known field (known: ${Object.keys(shape).join(', ') || 'none'})`);
       }
       const out: Record<string, unknown> = {};
       for (const [key, schema] of Object.entries(shape)) {
