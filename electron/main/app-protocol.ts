@@ -2,9 +2,9 @@
 import { protocol } from 'electron';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
+import { APP_HOST, APP_SCHEME } from './trust.js';
 
-export const APP_ORIGIN = 'app://console';
-export const CONSOLE_URL = `${APP_ORIGIN}/index.html`;
+export { CONSOLE_URL } from './trust.js';
 
 export const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
@@ -19,14 +19,14 @@ const TYPES: Record<string, string> = {
 
 /** Before app ready: app:// behaves like a secure, standard origin. */
 export function registerAppScheme(): void {
-  protocol.registerSchemesAsPrivileged([{ scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+  protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
 }
 
 export function serveRenderer(root: string): void {
-  protocol.handle('app', async (request) => {
+  protocol.handle(APP_SCHEME, async (request) => {
     const url = new URL(request.url);
     const file = normalize(join(root, decodeURIComponent(url.pathname)));
-    if (url.host !== 'console' || !file.startsWith(root + sep)) return new Response('Not found', { status: 404 });
+    if (url.host !== APP_HOST || !file.startsWith(root + sep)) return new Response('Not found', { status: 404 });
     try {
       const body = await readFile(file);
       return new Response(body, {

@@ -1,11 +1,11 @@
 // Electron's security checklist, applied to every web contents the app ever creates.
 import { app, session } from 'electron';
-import { APP_ORIGIN } from './app-protocol.js';
+import { isConsoleUrl } from './trust.js';
 
 export function lockDownWebContents(): void {
   app.on('web-contents-created', (_event, contents) => {
     contents.on('will-navigate', (event, url) => {
-      if (new URL(url).origin !== APP_ORIGIN) event.preventDefault();
+      if (!isConsoleUrl(url)) event.preventDefault(); // only our own pages, decided as for IPC
     });
     contents.on('will-redirect', (event) => event.preventDefault());
     contents.on('will-attach-webview', (event) => event.preventDefault());
