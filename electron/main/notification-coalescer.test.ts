@@ -54,3 +54,15 @@ test('memory stays bounded: ten thousand distinct jobs are tracked in at most ma
   for (let i = 0; i < 100_000; i += 7) coalescer.offer(alert(i, 'failed', `j${i}`), 100_000 + i * 1000); // spread out: each shown
   assert.ok(coalescer.trackedKeys() <= 64, `${coalescer.trackedKeys()} keys tracked after a long run`);
 });
+
+test('alerts that are not this user\'s are never shown, never use up a burst, and are not in the summary', () => {
+  const mine = new Set(['j1', 'j2', 'j3']);
+  const coalescer = new NotificationCoalescer({ burst: { count: 2, windowMs: 10_000 }, concerns: (a) => a.jobId !== null && mine.has(a.jobId) });
+  for (let i = 0; i < 10; i++) assert.equal(coalescer.offer(alert(i + 1, 'finished', `j${100 + i}`), i), null, 'another user\'s job');
+  assert.equal(coalescer.summaryDueAt(), null, 'nothing held for a summary');
+  assert.equal(coalescer.offer(alert(20, 'finished', 'j1'), 20)?.body, 'alert 20', 'her first notice still shows: the burst was not spent on others');
+  assert.equal(coalescer.offer(alert(21, 'failed', 'j2'), 21)?.body, 'alert 21');
+  assert.equal(coalescer.offer(alert(22, 'failed', 'j3'), 22), null, 'her third within the burst is held');
+  assert.equal(coalescer.offer(alert(23, 'failed', 'j104'), 23), null);
+  assert.equal(coalescer.summary(22 + 10_000)?.body, '1 more: Job failed ×1 (j3)');
+});

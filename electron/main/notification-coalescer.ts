@@ -17,6 +17,8 @@ export interface CoalescerOptions {
   burst?: { count: number; windowMs: number };
   /** How many keys (and held targets) are remembered at most. */
   maxKeys?: number;
+  /** Whether an alert is this user's business (user-scope.ts); others' are dropped before anything is counted. */
+  concerns?: (alert: Alert) => boolean;
 }
 
 const TARGETS_NAMED = 3;
@@ -31,6 +33,7 @@ export class NotificationCoalescer {
   private readonly perKeyMs: number;
   private readonly burst: { count: number; windowMs: number };
   private readonly maxKeys: number;
+  private readonly concerns: (alert: Alert) => boolean;
   /** key → when it was last shown; insertion order is age order (refreshed keys move to the end). */
   private readonly lastShown = new Map<string, number>();
   private recent: number[] = [];
@@ -43,11 +46,12 @@ export class NotificationCoalescer {
     this.perKeyMs = options.perKeyMs ?? 60_000;
     this.burst = options.burst ?? { count: 4, windowMs: 10_000 };
     this.maxKeys = options.maxKeys ?? 256;
+    this.concerns = options.concerns ?? (() => true);
   }
 
   /** The notice to show for this alert now, or null when it is held for the summary. */
   offer(alert: Alert, now: number): DesktopNotice | null {
-    if (!NOTIFIED_KINDS.has(alert.kind)) return null;
+    if (!NOTIFIED_KINDS.has(alert.kind) || !this.concerns(alert)) return null;
     const target = targetOf(alert);
     const key = `${alert.kind}:${target}`;
     this.recent = this.recent.filter((t) => now - t < this.burst.windowMs);
