@@ -1,5 +1,6 @@
 // The `gpushare` command: a thin dispatcher; each command lives in commands/.
 import { UsageError } from './args.js';
+import { daemonCommand, daemonUsage } from './commands/daemon.js';
 import { migCommand, migUsage } from './commands/mig.js';
 import { mpsCommand, mpsUsage } from './commands/mps.js';
 import { jobsCommand, jobsUsage } from './commands/jobs.js';
@@ -24,6 +25,7 @@ Commands:
   mig       plan MIG slices for a job mix, show a GPU's slices, apply a layout
   mps       MPS daemons per GPU: status (whose runs), start, stop
   start     the console: the desktop app, or the browser console where Electron is missing
+  daemon    the box daemon: one scheduler for every user (run by systemd; daemon install)
 
 ${psUsage}
 
@@ -43,7 +45,9 @@ ${simUsage}
 
 ${migUsage}
 
-${mpsUsage}`;
+${mpsUsage}
+
+${daemonUsage}`;
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   ps: psCommand,
@@ -56,6 +60,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   mig: migCommand,
   mps: mpsCommand,
   start: startCommand,
+  daemon: daemonCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

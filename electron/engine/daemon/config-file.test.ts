@@ -5,8 +5,9 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parseDaemonConfig } from '../../../shared/lab-policy.js';
+import { limitsFor, parseDaemonConfig } from '../../../shared/lab-policy.js';
 import { number, object, optional } from '../../../shared/schema.js';
+import { packageRoot } from '../paths.js';
 import { defaultConfigText, loadDaemonConfig, writeDaemonConfig } from './config-file.js';
 import { parseJsonStrict } from './config-file-json.js';
 
@@ -198,4 +199,16 @@ test('as root, a config that someone other than root could change is refused (it
 
   chmodSync(open, 0o1777); // sticky, like /tmp: others cannot replace root's file
   assert.deepEqual(loadDaemonConfig(join(open, 'config.json')), parseDaemonConfig({}));
+});
+
+test('the README\'s example config loads, and its limits come out as the README says', () => {
+  const readme = readFileSync(join(packageRoot(), 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## For a lab admin: install the daemon'));
+  const example = /```json\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(example, 'the lab admin section has a JSON example');
+  const config = loadDaemonConfig(configFile(example));
+  assert.equal(limitsFor(config.policy, 'alice', ['students']).maxGpus, 8, 'her own entry');
+  assert.equal(limitsFor(config.policy, 'carol', ['students']).maxGpus, 2, 'her group\'s');
+  assert.equal(limitsFor(config.policy, 'dave', ['staff']).maxGpus, 4, 'everyone\'s');
+  assert.equal(limitsFor(config.policy, 'carol', ['students']).maxMemory, 80 * 1024 ** 3);
 });
