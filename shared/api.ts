@@ -2,6 +2,7 @@
 // the CLI over the unix socket). Every request is checked against these schemas first.
 import { PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type EngineKind, type JobView } from './jobs.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
+import { labPolicyValue, type LabPolicyStatus } from './lab-policy.js';
 import type { Snapshot } from './snapshot.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
 import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
@@ -13,7 +14,7 @@ const mpsShare = number({ integer: true, min: 1, max: 100, unit: '%' });
 const migSlice = string({ pattern: /^MIG-[0-9A-Za-z/-]+$/, describe: 'a MIG slice UUID ("MIG-…")' });
 
 /** Every alert kind (the same list as AlertKind in jobs.ts). */
-export const ALERT_KINDS = ['contention', 'quota', 'out-of-memory', 'waiting', 'finished', 'failed', 'suspended', 'resumed', 'parked', 'gpu-lost'] as const satisfies readonly AlertKind[];
+export const ALERT_KINDS = ['contention', 'quota', 'out-of-memory', 'waiting', 'finished', 'failed', 'suspended', 'resumed', 'parked', 'gpu-lost', 'idle'] as const satisfies readonly AlertKind[];
 export const SEVERITIES = ['info', 'warning', 'error'] as const;
 
 /** A condition that holds now (a GPU is lost, two jobs contend): the tray and the console show these; an alert is a condition's onset. */
@@ -95,6 +96,10 @@ export const apiSchemas = {
     by: oneOf(REPORT_GROUPINGS),
     format: oneOf(REPORT_EXPORT_FORMATS),
   }),
+  /** The lab policy, the caller's limits under it, their fair-share usage and rank. */
+  'policy.get': object({}),
+  /** Replace the lab policy (administrators only): checked whole, kept in the daemon's config, then applied. */
+  'policy.set': object({ policy: labPolicyValue }),
 } satisfies Record<string, Schema<unknown>>;
 
 export type ApiMethod = keyof typeof apiSchemas;
@@ -125,6 +130,8 @@ export interface ApiResults {
   'mps.stop': MpsGpuStatus;
   'mig.layout': MigLayoutView;
   'mig.apply': MigApplyResult;
+  'policy.get': LabPolicyStatus;
+  'policy.set': LabPolicyStatus;
 }
 
 /** What the engine pushes to every client. */

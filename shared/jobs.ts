@@ -62,7 +62,7 @@ export interface JobView {
   smPercent: number | null;
 }
 
-export type AlertKind = 'contention' | 'quota' | 'out-of-memory' | 'waiting' | 'finished' | 'failed' | 'suspended' | 'resumed' | 'parked' | 'gpu-lost';
+export type AlertKind = 'contention' | 'quota' | 'out-of-memory' | 'waiting' | 'finished' | 'failed' | 'suspended' | 'resumed' | 'parked' | 'gpu-lost' | 'idle';
 
 export interface Alert {
   id: number;

@@ -118,25 +118,81 @@ export function parseDaemonConfig(value: unknown): DaemonConfig {
   };
 }
 
-/** The limits that apply to one account: its own entry's fields, then the strictest of its groups', then everyone's. */
-export function limitsFor(policy: LabPolicy, user: string, groups: readonly string[]): Omit<LabLimit, 'user' | 'group'> {
-  const own = policy.limits.filter((l) => l.user === user);
-  const ofGroups = policy.limits.filter((l) => l.group !== undefined && groups.includes(l.group));
-  const everyone = policy.limits.filter((l) => l.user === undefined && l.group === undefined);
-  const numeric = ['maxGpus', 'maxMemory', 'maxHighPriorityJobs', 'highPriorityGpuHoursPerDay'] as const;
-  const out: Omit<LabLimit, 'user' | 'group'> = {};
-  for (const key of numeric) {
-    const pick = (entries: LabLimit[]): number | undefined => {
-      const values = entries.map((e) => e[key]).filter((v): v is number => v !== undefined);
-      return values.length ? Math.min(...values) : undefined;
-    };
-    const value = pick(own) ?? pick(ofGroups) ?? pick(everyone);
-    if (value !== undefined) out[key] = value;
+/** The numeric limits, in the order the console lists them. */
+export const LIMIT_KEYS = ['maxGpus', 'maxMemory', 'maxHighPriorityJobs', 'highPriorityGpuHoursPerDay'] as const;
+export type LimitKey = (typeof LIMIT_KEYS)[number];
+
+/** One limit as it applies to an account, and the entry it comes from ("user alice", "group students", "everyone"). */
+export interface ResolvedLimit<T> {
+  value: T;
+  from: string;
+}
+export type ResolvedLimits = { [K in LimitKey]?: ResolvedLimit<number> } & { defaultPriority?: ResolvedLimit<Priority> };
+
+/**
+ * The limits that apply to one account and where each comes from: its own entries' fields, then
+ * the strictest of its groups' entries (the lowest number, the lowest default priority), then everyone's.
+ */
+export function resolveLimits(policy: LabPolicy, user: string, groups: readonly string[]): ResolvedLimits {
+  const tiers: Array<Array<{ entry: LabLimit; from: string }>> = [
+    policy.limits.filter((l) => l.user === user).map((entry) => ({ entry, from: `user ${user}` })),
+    policy.limits.filter((l) => l.group !== undefined && groups.includes(l.group)).map((entry) => ({ entry, from: `group ${entry.group}` })),
+    policy.limits.filter((l) => l.user === undefined && l.group === undefined).map((entry) => ({ entry, from: 'everyone' })),
+  ];
+  const strictest = <T>(value: (e: LabLimit) => T | undefined, stricter: (a: T, b: T) => boolean): ResolvedLimit<T> | undefined => {
+    for (const tier of tiers) {
+      let best: ResolvedLimit<T> | undefined;
+      for (const { entry, from } of tier) {
+        const v = value(entry);
+        if (v !== undefined && (best === undefined || stricter(v, best.value))) best = { value: v, from };
+      }
+      if (best) return best;
+    }
+    return undefined;
+  };
+  const out: ResolvedLimits = {};
+  for (const key of LIMIT_KEYS) {
+    const limit = strictest((e) => e[key], (a, b) => a < b);
+    if (limit) out[key] = limit;
   }
   const rank = (p: Priority): number => PRIORITIES.indexOf(p);
-  const lowest = (entries: LabLimit[]): Priority | undefined =>
-    entries.map((e) => e.defaultPriority).filter((p): p is Priority => p !== undefined).sort((a, b) => rank(b) - rank(a))[0];
-  const priority = lowest(own) ?? lowest(ofGroups) ?? lowest(everyone);
-  if (priority !== undefined) out.defaultPriority = priority;
+  const priority = strictest((e) => e.defaultPriority, (a, b) => rank(a) > rank(b));
+  if (priority) out.defaultPriority = priority;
   return out;
+}
+
+/** The limits that apply to one account: its own entry's fields, then the strictest of its groups', then everyone's. */
+export function limitsFor(policy: LabPolicy, user: string, groups: readonly string[]): Omit<LabLimit, 'user' | 'group'> {
+  const resolved = resolveLimits(policy, user, groups);
+  const out: Omit<LabLimit, 'user' | 'group'> = {};
+  for (const key of LIMIT_KEYS) if (resolved[key]) out[key] = resolved[key]!.value;
+  if (resolved.defaultPriority) out.defaultPriority = resolved.defaultPriority.value;
+  return out;
+}
+
+/** The policy as an API parameter: what a config file may say, checked as the file is (the handler gets it with defaults filled in). */
+export const labPolicyValue: Schema<LabPolicyInput> = { parse: (value, path = 'policy') => parseLabPolicy(value, path) };
+
+/** What `policy.get` answers: the lab's rules, and where the caller stands under them. */
+export interface LabPolicyStatus {
+  /** False in a personal engine: no lab policy applies (only the box daemon enforces one). */
+  enforced: boolean;
+  policy: LabPolicy;
+  /** The caller may change it (policy.set). */
+  mayChange: boolean;
+  /** Who may change it, in words. */
+  administrators: string;
+  you: {
+    user: string;
+    groups: string[];
+    limits: ResolvedLimits;
+    /** What the caller's jobs hold now, as the limits count it. */
+    using: { gpus: number; memoryBytes: number; highPriorityJobs: number };
+    /** High-priority GPU-hours in the last 24 h. */
+    highPriorityGpuHoursToday: number;
+  };
+  /** Every user with recent usage (and the caller), least first: the queue's order between users. */
+  fairShare: Array<{ user: string; gpuHours: number; rank: number }>;
+  /** When the usage figures were read from the store (ms); null: not yet, or no store. */
+  usageAsOf: number | null;
 }

@@ -3,6 +3,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import type { LabPolicy } from '../../../shared/lab-policy.js';
 import type { Engine } from '../engine.js';
 import type { GpuBackend } from '../gpu/open-backend.js';
 import { runtimeDir } from '../paths.js';
@@ -22,6 +23,9 @@ import type { JobGate } from './job-gate.js';
 import { lookupAccount } from './launcher.js';
 import { releasedByGuardian, restoreJob } from './adoption.js';
 import type { JobRecord } from './job-table.js';
+import { LabPolicyEnforcer } from './lab/lab-policy-enforcer.js';
+import { registerPolicyCommands } from './lab/policy-commands.js';
+import type { UsageSource } from './lab/recent-usage.js';
 import { registerJobCommands } from './scheduler-commands.js';
 import type { JobStore, KeptJob } from '../store/job-store.js';
 import { Scheduler, type UnmanagedQuotaPolicy } from './scheduler.js';
@@ -50,6 +54,14 @@ export interface AttachSchedulerOptions {
   guardian?: boolean;
   /** Where managed jobs are kept across engines; absent: they live in this engine only. */
   jobStore?: JobStore;
+  /** The box daemon's lab policy (limits, fair share, idle holders); absent (a personal engine): none applies. */
+  labPolicy?: LabPolicy;
+  /** Keeps a policy set through `policy.set` (the daemon's config file) before it applies. */
+  persistPolicy?: (policy: LabPolicy) => unknown;
+  /** The usage store the lab policy reads recent usage from (fair share, high-priority GPU-hours). */
+  usage?: UsageSource;
+  /** The lab policy's clock (tests). */
+  labClock?: () => number;
 }
 
 export interface AttachedScheduler {
@@ -130,10 +142,12 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     activeHoldMs: options.activeHoldMs,
     terminateGraceMs: options.terminateGraceMs,
     persist: jobStore ? (record) => keep(record) : undefined,
+    lab: options.labPolicy ? new LabPolicyEnforcer({ policy: options.labPolicy, persist: options.persistPolicy, usage: options.usage, now: options.labClock }) : null,
   });
   skipUsedJobIds(scheduler, logDir);
   const ready = jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve();
   registerJobCommands(engine.dispatcher, scheduler, { logPath: (id) => join(logDir, `${id}.log`), ready, rights: engine.rights });
+  registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
   registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, rights: engine.rights });
   registerMigCommands(engine.dispatcher, {

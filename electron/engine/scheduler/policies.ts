@@ -28,6 +28,23 @@ export const sharingDomain = (job: JobView): string => `${job.gpu}/${job.migSlic
 /** Memory a job said it needs: its request, else its quota, else nothing. */
 export const declaredNeed = (job: JobView): number => job.memoryRequestBytes ?? job.memoryQuotaBytes ?? 0;
 
+/** The lab policy's say in admission (electron/engine/scheduler/lab/): limits per user, checked as jobs are placed. */
+export interface AdmissionLimits {
+  /** Why the job may not start now on any GPU (its owner is at a limit), or null. */
+  holdsBack(job: JobView): string | null;
+  /** Why it may not start on this GPU (its owner may use no more GPUs), or null. */
+  holdsBackOn(job: JobView, gpu: number): string | null;
+  /** It was placed on `gpu`: the next jobs of this plan see it. */
+  admitted(job: JobView, gpu: number): void;
+}
+
+export interface AdmissionOptions {
+  blocked?: (job: JobView, gpu: GpuView) => string | null;
+  limits?: AdmissionLimits | null;
+  /** The queue's first key (fair share: the owner's recent usage); then priority, then submission order. */
+  queueOrder?: ((a: JobView, b: JobView) => number) | null;
+}
+
 export interface AdmissionPlan {
   start: Array<{ jobId: string; gpu: number }>;
   /** Why each job that stays queued waits: one sentence. */
@@ -38,14 +55,11 @@ export interface AdmissionPlan {
  * Which queued jobs start now, and where. A job starts when its GPU has the memory it
  * declared free (after what running jobs declared but do not use yet) and its mode is
  * available: `exclusive` needs an otherwise empty GPU, and nothing joins an exclusive job.
- * `auto` takes the GPU with the most free memory that fits. Higher priority first, then
- * submission order; a lower job never takes a GPU a higher job is waiting for.
+ * `auto` takes the GPU with the most free memory that fits. The queue order (fair share, when
+ * given) first, then higher priority, then submission order; a lower job never takes a GPU a
+ * higher job is waiting for. A job a lab limit holds back waits for its owner, not for a GPU.
  */
-export function planAdmission(
-  gpus: readonly GpuView[],
-  live: readonly JobRecord[],
-  options: { blocked?: (job: JobView, gpu: GpuView) => string | null } = {},
-): AdmissionPlan {
+export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord[], options: AdmissionOptions = {}): AdmissionPlan {
   const placed = live.filter((r) => r.view.state !== 'queued' && r.view.gpu !== null);
   const free = new Map<number, number>();
   const occupied = new Set<number>();
@@ -64,7 +78,8 @@ export function planAdmission(
   }
   const queued = live
     .filter((r) => r.view.state === 'queued')
-    .sort((a, b) => PRIORITY_RANK[a.view.priority] - PRIORITY_RANK[b.view.priority] || a.view.history[0].at - b.view.history[0].at || Number(a.view.id.slice(1)) - Number(b.view.id.slice(1)));
+    .sort((a, b) => (options.queueOrder?.(a.view, b.view) ?? 0) || PRIORITY_RANK[a.view.priority] - PRIORITY_RANK[b.view.priority] || a.view.history[0].at - b.view.history[0].at || Number(a.view.id.slice(1)) - Number(b.view.id.slice(1)));
+  const limits = options.limits ?? null;
   const blockedBelow = new Map<number, number>(); // GPU → rank of the highest job waiting for it
   const plan: AdmissionPlan = { start: [], waiting: new Map() };
 
@@ -92,26 +107,33 @@ export function planAdmission(
   for (const r of queued) {
     const job = r.view;
     let chosen: GpuView | undefined;
-    let reason: string | null = null;
-    if (job.requestedGpu === 'auto') {
-      const fits = gpus.filter((g) => whyNot(job, g) === null).sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index);
+    let reason: string | null = limits?.holdsBack(job) ?? null;
+    const limitOn = (g: GpuView): string | null => limits?.holdsBackOn(job, g.index) ?? null;
+    if (reason !== null) {
+      // held for its owner's limit: it waits for no GPU, so it holds no lower job back
+    } else if (job.requestedGpu === 'auto') {
+      const fits = gpus.filter((g) => whyNot(job, g) === null && limitOn(g) === null).sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index);
       chosen = fits[0];
       if (!chosen) {
         const usable = gpus.filter((g) => !g.lost && !g.migEnabled);
-        const best = usable.sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0))[0];
-        reason = best ? `no GPU fits it now (${whyNot(job, best)})` : 'no GPU can run it (all are lost or in MIG mode)';
+        const allowed = usable.filter((g) => limitOn(g) === null);
+        const best = allowed.sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0))[0];
+        const limited = allowed.length < usable.length ? limitOn(usable.find((g) => limitOn(g) !== null)!) : null;
+        if (limited) reason = best ? `${limited}, and ${whyNot(job, best)}` : limited;
+        else reason = best ? `no GPU fits it now (${whyNot(job, best)})` : 'no GPU can run it (all are lost or in MIG mode)';
       }
     } else {
       const gpu = gpus.find((g) => g.index === job.requestedGpu);
-      reason = whyNot(job, gpu);
+      reason = (gpu && limitOn(gpu)) || whyNot(job, gpu);
       if (reason === null) chosen = gpu;
-      else blockedBelow.set(job.requestedGpu, Math.min(blockedBelow.get(job.requestedGpu) ?? Infinity, PRIORITY_RANK[job.priority]));
+      else if (!gpu || limitOn(gpu) === null) blockedBelow.set(job.requestedGpu, Math.min(blockedBelow.get(job.requestedGpu) ?? Infinity, PRIORITY_RANK[job.priority]));
     }
     if (!chosen) {
       plan.waiting.set(job.id, `${name(job)} is queued: ${reason}.`);
       continue;
     }
     plan.start.push({ jobId: job.id, gpu: chosen.index });
+    limits?.admitted(job, chosen.index);
     free.set(chosen.index, (free.get(chosen.index) ?? 0) - declaredNeed(job));
     if (job.mode === 'mig' && job.migSlice) sliceSpoken.set(job.migSlice, (sliceSpoken.get(job.migSlice) ?? 0) + declaredNeed(job));
     occupied.add(chosen.index);

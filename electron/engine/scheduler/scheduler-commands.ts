@@ -104,6 +104,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (quota !== null && request !== null && request > quota) {
       throw new ApiError('invalid-request', `The memory request ${formatByteSize(request)} is more than the job's quota ${formatByteSize(quota)}.`);
     }
+    scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request }); // the lab policy's limits
     const submitted = params.env ? envFromEntries(params.env) : { ...(process.env as Record<string, string>) };
     for (const name of Object.keys(submitted)) if (ENGINE_ONLY_ENV.test(name) || (mode === 'mps' && MPS_ENV.test(name))) delete submitted[name];
     const executable = resolveCommand(params.argv[0], { path: submitted.PATH, cwd });

@@ -16,7 +16,9 @@ import { JobOwnership } from './ownership.js';
 import type { JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
+import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from './launcher.js';
+import { parkJob } from './parking.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -42,6 +44,8 @@ export interface SchedulerOptions {
   terminateGraceMs?: number;
   /** Every change of a managed job is handed here to be kept (the job store); absent: jobs live in memory only. */
   persist?: (record: JobRecord) => Promise<void>;
+  /** The box daemon's lab policy (limits, fair share, idle holders); absent in a personal engine. */
+  lab?: LabPolicyEnforcer | null;
 }
 
 export const DEFAULT_UNMANAGED_QUOTA: UnmanagedQuotaPolicy = { graceMs: 30_000, action: 'suspend' };
@@ -84,6 +88,10 @@ export class Scheduler {
 
   get holdMs(): number {
     return this.options.activeHoldMs ?? ACTIVE_HOLD_MS;
+  }
+
+  get lab(): LabPolicyEnforcer | null {
+    return this.options.lab ?? null;
   }
 
   /** The latest snapshot (taken now when the sampler has none yet). */
@@ -152,11 +160,18 @@ export class Scheduler {
     }
     const now = Date.now();
     const inPolicy = this.inPolicy();
-    const plan = planAdmission(snapshot.gpus, inPolicy, { blocked: (job, gpu) => (job.mode === 'mps' ? this.act.mpsBlocked(gpu) : null) });
+    const lab = this.lab;
+    const plan = planAdmission(snapshot.gpus, inPolicy, {
+      blocked: (job, gpu) => (job.mode === 'mps' ? this.act.mpsBlocked(gpu) : null),
+      limits: lab?.admission(this.table.live().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too
+      queueOrder: lab?.queueOrder(),
+    });
     for (const { jobId, gpu } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot);
     this.enforcePriority(now);
     this.enforceUnmanagedQuotas(now);
-    const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs), ...this.policyErrors.values()];
+    const idle = lab?.idleHolders(this.inPolicy());
+    for (const r of idle?.park ?? []) this.parkIdle(r);
+    const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs), ...(idle?.conditions ?? []), ...this.policyErrors.values()];
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert(asAlert(c));
     }
@@ -215,8 +230,14 @@ export class Scheduler {
     return record;
   }
 
+  /** A new job its owner's lab limits would never let start is refused (throws an ApiError). */
+  checkSubmission(job: Submission): void {
+    this.lab?.checkSubmission(job);
+  }
+
   setPriority(record: JobRecord, priority: Priority): void {
     if (record.view.priority === priority) return;
+    this.lab?.checkPriority(record, priority, this.table.live().map((r) => r.view));
     record.view.priority = priority;
     if (!PARK_STATES.has(record.view.state) && record.view.pid !== null) this.act.applyPriority(record);
     void this.kept(record);
@@ -342,20 +363,32 @@ export class Scheduler {
     }
     if (!status) return undefined; // exited between the driver's list and /proc
     const uid = p.uid ?? status.uid;
+    const owner = p.user ?? lookupAccount(uid).name;
+    const priority = this.lab?.defaultPriority(owner, uid) ?? 'normal';
     const view = newJobView(
-      { id, managed: false, owner: p.user ?? lookupAccount(uid).name, uid, argv: p.argv.length ? p.argv : [p.command ?? '?'], gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
+      { id, managed: false, owner, uid, priority, argv: p.argv.length ? p.argv : [p.command ?? '?'], gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
       'running',
-      'seen on GPU ' + p.gpuIndex,
+      'seen on GPU ' + p.gpuIndex + (priority === 'normal' ? '' : ` (${priority}: the lab policy's default for ${owner})`),
       at,
     );
-    return this.table.add(view, { startTicks: status.startTicks });
+    const record = this.table.add(view, { startTicks: status.startTicks });
+    if (priority === 'best-effort') {
+      try {
+        this.act.applyPriority(record); // reniced like any best-effort process
+      } catch {
+        // not ours to renice: the priority still decides who is held back
+      }
+    }
+    return record;
   }
 
   // ---- starting and ending -------------------------------------------------------------
 
   private start(record: JobRecord, gpu: number, snapshot: Snapshot): void {
     const job = record.view;
-    if (!this.fire(record, 'start', `starting on GPU ${gpu}`)) return;
+    const demoted = this.lab?.demotion(job) ?? null; // past the day's high-priority GPU-hours
+    if (!this.fire(record, 'start', `starting on GPU ${gpu}${demoted ? ` at normal priority: ${demoted}` : ''}`)) return;
+    if (demoted) job.priority = 'normal';
     job.gpu = gpu;
     let child;
     try {
@@ -428,6 +461,15 @@ export class Scheduler {
       if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on GPU ${r.view.gpu}`);
       else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on GPU ${r.view.gpu}`);
     }
+  }
+
+  /** An idle memory holder past its grace period (lab policy): parked like a person's park, or left with its notice. */
+  private parkIdle(record: JobRecord): void {
+    const minutes = this.lab!.policy.idleHolders;
+    parkJob(this, record, `the lab policy (no GPU activity for ${minutes.notifyAfterMinutes + minutes.graceMinutes} min)`).catch((error: unknown) => {
+      const why = error instanceof Error ? error.message : String(error);
+      this.options.engine.raiseAlert({ kind: 'idle', severity: 'warning', gpu: record.view.gpu, jobId: record.view.id, message: `${record.view.id} was not parked for holding idle GPU memory: ${why}` });
+    });
   }
 
   /** Unmanaged processes (and managed jobs without a gate) only get a reactive quota. */

@@ -6,6 +6,18 @@ import type { Engine } from '../engine.js';
 
 export type Outgoing = ResponseMessage | EventMessage;
 
+const eventLines = new Map<string, WeakMap<object, string>>();
+
+/** One message as a JSON line; an event's line is built once however many clients it goes to (a snapshot is large). */
+export function wireLine(message: Outgoing): string {
+  if (message.kind !== 'event' || typeof message.data !== 'object' || message.data === null) return JSON.stringify(message) + '\n';
+  let lines = eventLines.get(message.event);
+  if (!lines) eventLines.set(message.event, (lines = new WeakMap()));
+  let line = lines.get(message.data);
+  if (line === undefined) lines.set(message.data, (line = JSON.stringify(message) + '\n'));
+  return line;
+}
+
 export interface Session {
   /** Handle one parsed message from the client. */
   receive(message: unknown): void;

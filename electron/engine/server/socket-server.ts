@@ -1,28 +1,42 @@
 // The engine's unix socket: newline-delimited JSON for the CLI and second windows.
-// It lives in a 0700 directory of the engine's user, so only that user can connect.
+// A personal engine's lives in a 0700 directory of its user, so only that user can connect;
+// the box daemon's is open to every local user. Either way each connection's caller is the kernel's word.
 import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { runtimeDir } from '../paths.js';
 import type { Engine } from '../engine.js';
-import { openSession } from './session.js';
+import { callerOfPeer } from './peer-caller.js';
+import { openSession, wireLine } from './session.js';
 
 export const defaultSocketPath = (): string => process.env.GPUSHARE_SOCKET ?? join(runtimeDir(), 'engine.sock');
 
 const MAX_LINE = 1024 * 1024;
 
-export async function listenOnSocket(engine: Engine, path = defaultSocketPath()): Promise<{ path: string; close(): Promise<void> }> {
+export interface SocketOptions {
+  /** Every local user may connect (the box daemon); default: only the engine's user. */
+  shared?: boolean;
+}
+
+export async function listenOnSocket(engine: Engine, path = defaultSocketPath(), options: SocketOptions = {}): Promise<{ path: string; close(): Promise<void> }> {
   const dir = join(path, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { recursive: true, mode: options.shared ? 0o755 : 0o700 });
   if (existsSync(path)) {
     if (await answers(path)) throw new Error(`Another gpushare engine is already running on ${path}.`);
     unlinkSync(path); // left behind by an engine that was killed
   }
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
+    let caller;
+    try {
+      caller = callerOfPeer(socket, engine.rights);
+    } catch (error) {
+      socket.end(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'forbidden', message: `gpushare could not tell who connected (${error instanceof Error ? error.message : String(error)}), so it answers nothing.` } }) + '\n');
+      return;
+    }
     sockets.add(socket);
-    const session = openSession(engine, { ...engine.owner, via: 'socket' }, (message) => {
-      if (!socket.destroyed) socket.write(JSON.stringify(message) + '\n');
+    const session = openSession(engine, caller, (message) => {
+      if (!socket.destroyed) socket.write(wireLine(message));
     });
     let buffer = '';
     socket.setEncoding('utf8');
@@ -54,7 +68,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath())
     server.once('error', reject);
     server.listen(path, () => resolve());
   });
-  chmodSync(path, 0o600);
+  chmodSync(path, options.shared ? 0o666 : 0o600);
   return {
     path,
     close: () =>

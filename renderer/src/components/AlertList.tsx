@@ -15,6 +15,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   resumed: 'resumed',
   parked: 'parked',
   'gpu-lost': 'GPU lost',
+  idle: 'idle memory',
 };
 
 export function AlertList() {

@@ -1,0 +1,108 @@
+// The box daemon: one engine for the whole box, run as root, every user a client on a unix
+// socket whose callers the kernel names. It never listens on TCP (browsers come through
+// each user's `gpushare console`). Managed jobs run as their users and outlive it.
+import { dirname } from 'node:path';
+import type { DaemonConfig } from '../../../shared/lab-policy.js';
+import { Engine } from '../engine.js';
+import { openGpuBackend, type GpuBackend } from '../gpu/open-backend.js';
+import { attachScheduler, type AttachedScheduler } from '../scheduler/attach.js';
+import { listenOnSocket } from '../server/socket-server.js';
+import { attachUsageStore } from '../store/attach.js';
+import { JobStore } from '../store/job-store.js';
+import { UsageStore } from '../store/usage-store.js';
+import { loadDaemonConfig, writeDaemonConfig } from './config-file.js';
+
+export const DAEMON_SOCKET = '/run/gpushare/engine.sock';
+export const DAEMON_DB = '/var/lib/gpushare/usage.db';
+export const DAEMON_CONFIG = '/etc/gpushare/config.json';
+
+export interface DaemonOptions {
+  socket?: string;
+  db?: string;
+  config?: string;
+  /** A scenario: simulated GPUs (labelled so everywhere); absent: the real driver, or a clear error. */
+  simulate?: string;
+  /** Sentences for the admin (the journal). */
+  say?: (line: string) => void;
+}
+
+export interface Daemon {
+  engine: Engine;
+  config: DaemonConfig;
+  socketPath: string;
+  close(): Promise<void>;
+}
+
+/** Open everything, or nothing: a bad config or an unopenable store stops the start before any socket exists. */
+export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
+  const say = options.say ?? (() => undefined);
+  if (process.getuid?.() !== 0) {
+    throw new Error('gpushare daemon runs as root: it runs every user\'s jobs as their own users and signals any process. For your own use, run `gpushare start` or `gpushare serve`.');
+  }
+  const configPath = options.config ?? DAEMON_CONFIG;
+  const config = loadDaemonConfig(configPath, say);
+  const socketPath = options.socket ?? DAEMON_SOCKET;
+  const runDir = dirname(socketPath);
+  const dbPath = options.db ?? DAEMON_DB;
+
+  const backend: GpuBackend = await openGpuBackend({ simulate: options.simulate, simulatedState: { dir: runDir, everyone: true } });
+  let store: UsageStore | null = null;
+  let jobStore: JobStore | null = null;
+  try {
+    store = await UsageStore.open({ path: dbPath });
+    jobStore = await JobStore.open(store.path);
+  } catch (error) {
+    await store?.close();
+    backend.close();
+    throw new Error(`The daemon cannot open its store ${dbPath}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const engine = new Engine(backend, { rateHz: config.rateHz, kind: 'daemon', adminGroup: config.adminGroup });
+  let socket: Awaited<ReturnType<typeof listenOnSocket>>;
+  try {
+    socket = await listenOnSocket(engine, socketPath, { shared: true });
+  } catch (error) {
+    await Promise.all([jobStore.close(), store.close()]);
+    backend.close();
+    throw error;
+  }
+  // after the socket: it refuses to start beside a running daemon, whose jobs are not ours to re-adopt
+  const scheduler: AttachedScheduler = attachScheduler(engine, {
+    backend,
+    jobStore,
+    stateDir: dirname(dbPath),
+    runtimeDir: runDir,
+    labPolicy: config.policy,
+    persistPolicy: (policy) => writeDaemonConfig(configPath, { ...config, policy }),
+  });
+  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
+  if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
+  engine.start();
+  const simulated = backend.simulated ? ` on SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';
+  say(`gpushare daemon: listening on ${socket.path}${simulated}; store ${dbPath}; config ${configPath}; administrators: root and group ${config.adminGroup}.`);
+  const openedStore = store;
+  const openedJobs = jobStore;
+  return {
+    engine,
+    config,
+    socketPath: socket.path,
+    async close() {
+      const stillParked = await scheduler.stop(); // first: nothing stays suspended; managed jobs keep running
+      if (stillParked.length > 0) say(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next daemon shows them.`);
+      engine.stop();
+      await Promise.all([socket.close(), openedJobs.close()]);
+      await openedStore.close();
+      backend.close();
+    },
+  };
+}
+
+/** `gpushare daemon`: run until SIGTERM / SIGINT / SIGHUP, then stop cleanly. */
+export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
+  const say = options.say ?? ((line: string) => process.stderr.write(line + '\n'));
+  const daemon = await openDaemon({ ...options, say });
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  });
+  await daemon.close();
+  return 0;
+}
