@@ -144,3 +144,15 @@ test('an idle holder is only reported when park is off, and never parked at high
     await r.stop();
   }
 });
+
+test('a process gpushare did not start gets its owner\'s default priority from the policy, and is held back as best-effort', async (t) => {
+  const r = rig('default-priority', { labPolicy: parseLabPolicy({ limits: [{ user: ME, defaultPriority: 'best-effort' }] }) });
+  const proc = fakejob(t, ['--device', '6', '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '60']);
+  await proc.ready;
+  const seen = await r.until('the process seen', async () => r.job(`p${proc.pid}`));
+  assert.equal(seen.priority, 'best-effort');
+  assert.equal(seen.history[0].reason, `seen on GPU 6 (best-effort: the lab policy's default for ${ME})`);
+  const high = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '60'], gpu: 6, cwd: dir, priority: 'high' });
+  await r.until('the process held back for the high job', async () => (await r.job(seen.id))?.state === 'suspended');
+  await r.engine.call('jobs.terminate', { job: high.id });
+});
