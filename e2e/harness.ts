@@ -12,6 +12,7 @@ import type { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js
 import { packageRoot } from '../electron/engine/paths.js';
 import { startDemo, type Demo } from '../electron/engine/demo.js';
 import { attachScheduler, type AttachedScheduler } from '../electron/engine/scheduler/attach.js';
+import type { LabPolicy } from '../shared/lab-policy.js';
 import { attachUsageStore } from '../electron/engine/store/attach.js';
 import { UsageStore } from '../electron/engine/store/usage-store.js';
 import { listenOnSocket } from '../electron/engine/server/socket-server.js';
@@ -78,6 +79,8 @@ export interface HarnessOptions {
   usage?: boolean;
   /** Start the demo jobs of `gpushare start` (startDemo). */
   demo?: boolean;
+  /** The lab policy the scheduler applies (as the box daemon's); absent: none, as in a personal engine. */
+  labPolicy?: LabPolicy;
 }
 
 export async function openConsoleHarness(scenario = 'a100-40gb', options: HarnessOptions = {}): Promise<ConsoleHarness> {
@@ -86,7 +89,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
   const backend = await openGpuBackend({ simulate: scenario });
   const engine = new Engine(backend, { rateHz: 2 });
   const socket = await listenOnSocket(engine);
-  const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300 });
+  const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300, labPolicy: options.labPolicy });
   const usage = options.usage ? await UsageStore.open({ path: join(dir, 'usage.db'), flushIntervalMs: 200 }) : null;
   if (usage) attachUsageStore(engine, usage, { ownership: scheduler.scheduler.ownership });
   const web = await listenOnLoopback(engine);

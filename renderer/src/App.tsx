@@ -1,10 +1,11 @@
 // The console: GPUs on top, timelines and alerts, the job board, then every process;
-// or the Reports view, or the MIG planner, picked by the header's tabs.
+// or the Reports view, the MIG planner or the lab policy, picked by the header's tabs.
 import { AlertList } from './components/AlertList.js';
 import { GpuGrid } from './components/GpuGrid.js';
 import { Header } from './components/Header.js';
 import { InView } from './components/InView.js';
 import { JobBoard } from './components/JobBoard.js';
+import { LabPolicyView } from './components/LabPolicy.js';
 import { MigPlanView } from './components/mig-plan/MigPlanView.js';
 import { Notices } from './components/Notices.js';
 import { ProcessTable } from './components/ProcessTable.js';
@@ -45,7 +46,7 @@ export function App() {
       {view === 'console' ? (
         <LiveConsole />
       ) : (
-        <main className="layout">{view === 'reports' ? <ReportsView /> : <MigPlanView />}</main>
+        <main className="layout">{view === 'reports' ? <ReportsView /> : view === 'lab-policy' ? <LabPolicyView /> : <MigPlanView />}</main>
       )}
     </>
   );

@@ -9,7 +9,7 @@ import { endJobDrag, JOB_DRAG_TYPE, startJobDrag } from '../data/drag-state.js';
 import { formatPercent, shortCommand, shownBytes } from '../format.js';
 import type { Lane, PendingChange } from '../stores/jobs-store.js';
 import { highlight } from '../stores/ui-store.js';
-import { useUi } from '../stores/hooks.js';
+import { useAlerts, useUi } from '../stores/hooks.js';
 import { QuotaBar } from './QuotaBar.js';
 
 const LETTER_LANES: Record<string, Lane> = { h: 'high', n: 'normal', b: 'best-effort', p: 'paused' };
@@ -24,6 +24,7 @@ interface Props {
 function JobCardView({ job, pending, capacity, readOnly }: Props) {
   const [quotaDragging, setQuotaDragging] = useState(false);
   const highlighted = useUi((s) => s.highlighted === job.id);
+  const waiting = useAlerts((s) => (job.state === 'queued' ? (s.conditions.find((c) => c.kind === 'waiting' && c.jobId === job.id)?.message ?? null) : null));
   const lane = laneOf(job, pending);
   const parkAction = readOnly || pending ? null : parkActionOf(job);
   const togglePark = (): void => {
@@ -90,7 +91,13 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
       <div className="job-line job-meta">
         <span>{job.owner}</span>
         <span>{job.gpu === null ? (job.requestedGpu === 'auto' ? 'any GPU' : `GPU ${job.requestedGpu}`) : `GPU ${job.gpu}`}</span>
-        <span>SM {formatPercent(job.smPercent)}</span>
+        {waiting ? (
+          <span className="job-waiting" title={waiting}>
+            waiting: {waiting.replace(/^.*? is queued: /, '').replace(/\.$/, '')}
+          </span>
+        ) : (
+          <span>SM {formatPercent(job.smPercent)}</span>
+        )}
         <span className={`state state-${job.state}`}>{pending ? 'moving…' : job.state}</span>
       </div>
       <QuotaBar job={job} quota={pending?.memoryQuotaBytes !== undefined ? pending.memoryQuotaBytes : job.memoryQuotaBytes} capacity={capacity} editable={!readOnly} onDraggingChange={setQuotaDragging} />

@@ -1,4 +1,4 @@
-// Switch between the live console, usage reports and the MIG planner.
+// Switch between the live console, usage reports, the MIG planner and the lab policy.
 import { useNavigation } from '../stores/hooks.js';
 import { showView, VIEWS } from '../stores/navigation-store.js';
 

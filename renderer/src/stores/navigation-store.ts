@@ -1,11 +1,12 @@
-// Which view the console shows: the live console, usage reports or the MIG planner.
-// Kept in the URL hash (#reports, #mig-plan) so a view survives a reload and can be linked.
+// Which view the console shows: the live console, usage reports, the MIG planner or the lab policy.
+// Kept in the URL hash (#reports, #mig-plan, #lab-policy) so a view survives a reload and can be linked.
 import { createStore } from 'zustand/vanilla';
 
 export const VIEWS = [
   { view: 'console', title: 'Console' },
   { view: 'reports', title: 'Reports' },
   { view: 'mig-plan', title: 'Plan MIG' },
+  { view: 'lab-policy', title: 'Lab policy' },
 ] as const;
 export type ConsoleView = (typeof VIEWS)[number]['view'];
 
