@@ -1,5 +1,6 @@
 // The browser console: the built renderer and a WebSocket API on loopback only,
-// guarded by a random token that is part of the printed URL.
+// guarded by a random token that is part of the printed URL. Each WebSocket client gets a
+// session from a SessionOpener: the engine in this process, or a relay to an engine's socket.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -9,7 +10,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { API_EVENTS } from '../../../shared/api.js';
 import type { Engine } from '../engine.js';
 import { packageRoot } from '../paths.js';
-import { openSession } from './session.js';
+import { openSession, type Session } from './session.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -32,7 +33,29 @@ export interface WebServer {
 
 export const rendererDir = (): string => join(packageRoot(), 'dist', 'renderer');
 
-export async function listenOnLoopback(engine: Engine, options: { port?: number; token?: string } = {}): Promise<WebServer> {
+/** How one browser client reaches an engine: its parsed messages go to the session, the engine's come back as JSON text. */
+export interface SessionOpener {
+  /** ended: the engine's side is gone (a relay whose socket closed); the server then closes that WebSocket. */
+  open(send: (json: string) => void, ended: (why: string) => void): Session;
+}
+
+/** Sessions on the engine in this process, as its owner (`gpushare serve`, `gpushare start`). */
+export function engineSessions(engine: Engine): SessionOpener {
+  return { open: (send) => openSession(engine, { ...engine.owner, via: 'web' }, (message) => send(JSON.stringify(message)), API_EVENTS) };
+}
+
+export interface LoopbackOptions {
+  port?: number;
+  token?: string;
+}
+
+/** The console for the engine in this process. */
+export function listenOnLoopback(engine: Engine, options: LoopbackOptions = {}): Promise<WebServer> {
+  return serveConsoleOnLoopback(engineSessions(engine), options);
+}
+
+/** The console, each WebSocket client's session opened by sessions. */
+export async function serveConsoleOnLoopback(sessions: SessionOpener, options: LoopbackOptions = {}): Promise<WebServer> {
   const token = options.token ?? randomBytes(24).toString('hex');
   const staticRoot = rendererDir();
   let port = 0;
@@ -74,9 +97,12 @@ export async function listenOnLoopback(engine: Engine, options: { port?: number;
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-      const session = openSession(engine, { ...engine.owner, via: 'web' }, (message) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
-      }, API_EVENTS);
+      const session = sessions.open(
+        (json) => {
+          if (ws.readyState === ws.OPEN) ws.send(json);
+        },
+        (why) => ws.close(1011, closeReason(why)), // the console's reconnect then says the engine went away
+      );
       ws.on('message', (data) => {
         try {
           session.receive(JSON.parse(data.toString()));
@@ -105,6 +131,14 @@ export async function listenOnLoopback(engine: Engine, options: { port?: number;
         server.close(() => resolve());
       }),
   };
+}
+
+/** A WebSocket close reason is at most 123 bytes of UTF-8. */
+function closeReason(why: string): string {
+  if (Buffer.byteLength(why) <= 123) return why;
+  let reason = why;
+  while (Buffer.byteLength(reason) > 120) reason = reason.slice(0, -1);
+  return reason + '…';
 }
 
 function plain(res: ServerResponse, status: number, text: string): void {
