@@ -1,6 +1,6 @@
 // `gpushare start`: the desktop app; where Electron's binary is missing, the browser
 // console on loopback instead (the engine in this process, the demo on simulated GPUs).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openConsoleHost } from '../../engine/console-host.js';
@@ -8,6 +8,7 @@ import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { packageRoot } from '../../engine/paths.js';
 import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { parseFlags, UsageError } from '../args.js';
+import { openInBrowser } from '../open-browser.js';
 
 export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo]
   Opens the desktop console; without an Electron binary, serves the browser console on
@@ -40,11 +41,12 @@ export async function startCommand(argv: string[]): Promise<number> {
   const web = await listenOnLoopback(host.engine, { port });
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
-  openInBrowser(web.url);
+  const page = openInBrowser(web.url);
 
   await new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
   });
+  page.dispose();
   await web.close();
   await host.close();
   return 0;
@@ -55,11 +57,4 @@ function runDesktop(executable: string, argv: string[]): Promise<number> {
   const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
   process.on('SIGINT', forward).on('SIGTERM', forward);
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
-}
-
-/** Hand the URL to the desktop's browser where there is one; it is printed either way. */
-function openInBrowser(url: string): void {
-  if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return;
-  if (spawnSync('sh', ['-c', 'command -v xdg-open'], { stdio: 'ignore' }).status !== 0) return;
-  spawn('xdg-open', [url], { stdio: 'ignore', detached: true }).on('error', () => undefined).unref();
 }
