@@ -11,6 +11,7 @@ import { serveCommand, serveUsage } from './commands/serve.js';
 import { setCommand, setUsage } from './commands/set.js';
 import { simCommand, simUsage } from './commands/sim.js';
 import { startCommand, startUsage } from './commands/start.js';
+import { consoleCommand, consoleUsage } from './commands/console.js';
 
 const usage = `gpushare — see and share the GPUs of a lab workstation
 
@@ -25,6 +26,7 @@ Commands:
   mig       plan MIG slices for a job mix, show a GPU's slices, apply a layout
   mps       MPS daemons per GPU: status (whose runs), start, stop
   start     the console: the desktop app, or the browser console where Electron is missing
+  console   the browser console for the box daemon, through your own local proxy
   daemon    the box daemon: one scheduler for every user (run by systemd; daemon install)
 
 ${psUsage}
@@ -38,6 +40,8 @@ ${jobsUsage}
 ${setUsage}
 
 ${startUsage}
+
+${consoleUsage}
 
 ${serveUsage}
 
@@ -60,6 +64,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   mig: migCommand,
   mps: mpsCommand,
   start: startCommand,
+  console: consoleCommand,
   daemon: daemonCommand,
 };
 
