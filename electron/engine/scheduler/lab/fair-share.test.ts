@@ -85,3 +85,17 @@ test('high-priority GPU-hours count the last 24 h of high-priority jobs only, an
   assert.equal(lab.demotion(view('bob')), 'bob used 3.0 of 2.5 high-priority GPU-hours in the last 24 h (lab policy, everyone)');
   assert.equal(lab.demotion(view('alice')), null, 'alice used 1 of her 2.5');
 });
+
+test('a new half-life through the policy: jobs wait while usage is read again (also when a read was under way), then the order follows it', async () => {
+  const lab = await enforcer('change', 24);
+  const t = queue();
+  assert.deepEqual(ownersInOrder(lab, t).started, ['alice', 'carol']);
+  const reading = lab.usage.refresh(); // a read under the old half-life, still under way when the policy changes
+  await lab.set(parseLabPolicy({ fairShare: { halfLifeHours: 168 } }));
+  await reading;
+  const held = planAdmission([gpu], t.live(), { limits: lab.admission(t.live().map((r) => r.view)), queueOrder: lab.queueOrder() });
+  assert.deepEqual(held.start, []);
+  assert.match(held.waiting.get('j1')!, /is queued: the lab policy is reading recent usage from the store \(a moment\)\.$/);
+  await lab.usage.refresh();
+  assert.deepEqual(ownersInOrder(lab, t), { started: ['bob', 'alice'], waiting: ['carol'] });
+});

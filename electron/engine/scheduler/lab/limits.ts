@@ -100,12 +100,21 @@ export interface AccountView {
  */
 export class LimitAdmission implements AdmissionLimits {
   private readonly loads: Map<string, AccountLoad>;
+  /** Each owner's limits, resolved once per evaluation (asked per job and per GPU). */
+  private readonly accounts = new Map<string, AccountView>();
 
   constructor(
     jobs: readonly JobView[],
-    private readonly account: (job: JobView) => AccountView,
+    private readonly resolve: (job: JobView) => AccountView,
   ) {
     this.loads = loadsOf(jobs);
+  }
+
+  private account(job: JobView): AccountView {
+    const key = `${job.uid}:${job.owner}`;
+    let account = this.accounts.get(key);
+    if (!account) this.accounts.set(key, (account = this.resolve(job)));
+    return account;
   }
 
   private load(owner: string): AccountLoad {

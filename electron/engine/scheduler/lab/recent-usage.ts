@@ -84,8 +84,11 @@ export class RecentUsage {
     if (!this.source) return Promise.resolve();
     this.reading ??= (async () => {
       const at = this.now();
+      const halfLifeMs = this.halfLifeMs();
       try {
-        this.figures = { ...(await readUsage(this.source!.db, at, this.halfLifeMs())), asOf: at };
+        const read = await readUsage(this.source!.db, at, halfLifeMs);
+        // a half-life changed during the read makes these figures stale at once: the next tick reads again
+        this.figures = { ...read, asOf: halfLifeMs === this.halfLifeMs() ? at : null };
         this.lastError = null;
       } catch (error) {
         // the last figures stay; a closed or damaged store is the store's to report
