@@ -13,6 +13,7 @@ import { HOUR_MS } from '../../store/usage-store.js';
 import { schedulerRig } from '../../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../../testing/simulated-rig.js';
 import type { AttachSchedulerOptions } from '../attach.js';
+import { CHECKPOINT_UNAVAILABLE, UnavailableCheckpointer } from '../../control/checkpointer.js';
 import { storeWithHistory } from './testing/usage-history.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -89,9 +90,9 @@ test('past the day\'s high-priority GPU-hours (from the store) a new high job st
 });
 
 /** A scheduler whose lab clock the test moves: every tick is `minutesPerTick` later. */
-function idleRig(name: string, idleHolders: { notifyAfterMinutes: number; graceMinutes: number; park: boolean }) {
+function idleRig(name: string, idleHolders: { notifyAfterMinutes: number; graceMinutes: number; park: boolean }, options: Partial<AttachSchedulerOptions> = {}) {
   let clock = Date.now();
-  const r = rig(name, { labPolicy: parseLabPolicy({ idleHolders }), labClock: () => clock });
+  const r = rig(name, { labPolicy: parseLabPolicy({ idleHolders }), labClock: () => clock, ...options });
   return { ...r, advance: (minutes: number) => (clock += minutes * MIN) };
 }
 
@@ -143,6 +144,23 @@ test('an idle holder is only reported when park is off, and never parked at high
     assert.match(idle!.message, /Free it if it is no longer needed \(lab policy\)\.$/, name);
     await r.stop();
   }
+});
+
+test('where the driver cannot park, an idle holder keeps running and its owner is told why it was not parked (once)', async (t) => {
+  const r = idleRig('idle-no-checkpoint', { notifyAfterMinutes: 1, graceMinutes: 1, park: true }, { checkpointer: new UnavailableCheckpointer() });
+  const holder = fakejob(t, ['--device', '7', '--mem', '1G', 'hold', '--duration', '60']);
+  await holder.ready;
+  const id = `p${holder.pid}`;
+  await r.until('the holder seen idle', async () => (await r.job(id))?.smPercent === 0);
+  for (let minute = 0; minute < 6; minute++) {
+    r.advance(1);
+    await r.tick();
+  }
+  assert.equal((await r.job(id))?.state, 'running');
+  const notices = (await r.engine.call('alerts.list', {})).filter((a) => a.kind === 'idle' && a.jobId === id).map((a) => a.message).reverse(); // oldest first
+  assert.equal(notices.length, 2, notices.join(' | '));
+  assert.match(notices[0], /has not computed for 1 min\. It will be parked in 1 min unless it computes/);
+  assert.equal(notices[1], `${id} was not parked for holding idle GPU memory: Cannot park ${id}: ${CHECKPOINT_UNAVAILABLE}`);
 });
 
 test('a process gpushare did not start gets its owner\'s default priority from the policy, and is held back as best-effort', async (t) => {
