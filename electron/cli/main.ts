@@ -3,6 +3,7 @@ import { UsageError } from './args.js';
 import { daemonCommand, daemonUsage } from './commands/daemon.js';
 import { migCommand, migUsage } from './commands/mig.js';
 import { mpsCommand, mpsUsage } from './commands/mps.js';
+import { engineCommand, engineUsage } from './commands/engine.js';
 import { jobsCommand, jobsUsage } from './commands/jobs.js';
 import { psCommand, psUsage } from './commands/ps.js';
 import { runCommand, runUsage } from './commands/run.js';
@@ -22,6 +23,7 @@ Commands:
   set       change a job: priority, quota, suspend, resume, park, unpark, terminate
   report    usage by user, job or GPU as CSV, JSON, HTML or PDF
   serve     the engine headless, with the browser console on loopback
+  engine    your personal engine headless, on its unix socket only (what the desktop app starts)
   sim       the simulated GPU driver: scenarios, env, fakejob, reset
   mig       plan MIG slices for a job mix, show a GPU's slices, apply a layout
   mps       MPS daemons per GPU: status (whose runs), start, stop
@@ -45,6 +47,8 @@ ${consoleUsage}
 
 ${serveUsage}
 
+${engineUsage}
+
 ${simUsage}
 
 ${migUsage}
@@ -60,6 +64,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   set: setCommand,
   report: reportCommand,
   serve: serveCommand,
+  engine: engineCommand,
   sim: simCommand,
   mig: migCommand,
   mps: mpsCommand,

@@ -1,34 +1,31 @@
-// The desktop app: hosts the engine in the main process and shows the console in a
-// sandboxed window. The only place (with electron/preload) that imports electron.
-import { app, BrowserWindow } from 'electron';
+// The desktop app: the console in a sandboxed window, talking to an engine in its own process
+// (the box daemon, or a personal engine it starts and stops). The only place (with
+// electron/preload) that imports electron; the sequence itself is in pure modules.
+import { app, BrowserWindow, dialog } from 'electron';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openConsoleHost, type ConsoleHost } from '../engine/console-host.js';
 import { DEFAULT_SCENARIO } from '../engine/gpu/open-backend.js';
+import { engineSockets } from '../cli/engine-client.js';
 import { packageRoot } from '../engine/paths.js';
+import { defaultSocketPath } from '../engine/server/socket-server.js';
+import { appFlags, personalEngineCommand } from './app-args.js';
 import { CONSOLE_URL, registerAppScheme, serveRenderer } from './app-protocol.js';
-import { bridgeIpcToEngine } from './ipc-bridge.js';
-import { notifyOnAlerts } from './notifications.js';
+import { openEngineLink, type EngineLink } from './engine-link.js';
+import { openEngineView, type EngineView } from './engine-view.js';
+import { bridgeIpcToEngine, type IpcBridge } from './ipc-bridge.js';
+import { notifyOnAlerts, showNotice } from './notifications.js';
 import { denyPermissions, lockDownWebContents } from './security.js';
 import { createTray } from './tray.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const assetsDir = join(packageRoot(), 'assets');
+const iconPath = join(assetsDir, 'icon.png');
 
-/** `--simulate [SCENARIO]` as `gpushare start` passes it on. */
-function simulateFlag(argv: readonly string[]): string | undefined {
-  const at = argv.indexOf('--simulate');
-  if (at < 0) return undefined;
-  const next = argv[at + 1];
-  return next && !next.startsWith('-') ? next : DEFAULT_SCENARIO;
-}
-
-registerAppScheme();
-lockDownWebContents();
-if (!app.requestSingleInstanceLock()) app.quit();
-
-let host: ConsoleHost | null = null;
 let window: BrowserWindow | null = null;
+let linkReady: Promise<EngineLink> | null = null;
+let link: EngineLink | null = null;
+let view: EngineView | null = null;
+let bridge: IpcBridge | null = null;
 const cleanups: Array<() => void> = [];
 let quitting = false;
 
@@ -39,7 +36,7 @@ function showWindow(): void {
       height: 920,
       backgroundColor: '#0f1218',
       title: 'gpushare',
-      icon: join(assetsDir, 'icon.png'),
+      icon: iconPath,
       webPreferences: {
         preload: join(here, '..', 'preload', 'preload.cjs'),
         contextIsolation: true,
@@ -55,24 +52,69 @@ function showWindow(): void {
   window.focus();
 }
 
-app.on('second-instance', showWindow);
-app.on('window-all-closed', () => undefined); // the tray keeps the engine running
+/** Why a window lost the engine, in the words that fit the engine it had. */
+function whyClosed(): string {
+  const lost = link?.lostReason();
+  if (lost) return lost;
+  const where = link?.socketPath ?? 'its socket';
+  const who = view?.whoami.engine.kind === 'daemon' ? 'The box daemon' : 'The gpushare engine';
+  return `${who} on ${where} closed the connection (it stopped or restarted). Quit and reopen gpushare to connect again.`;
+}
 
-app.whenReady().then(async () => {
+async function start(): Promise<void> {
   denyPermissions();
   serveRenderer(join(packageRoot(), 'dist', 'renderer'));
-  host = await openConsoleHost({ simulate: simulateFlag(process.argv), say: (line) => console.error(line) });
-  const engine = host.engine;
-  cleanups.push(bridgeIpcToEngine(engine, (contents) => window !== null && !window.isDestroyed() && contents === window.webContents));
-  cleanups.push(createTray(engine, assetsDir, { show: showWindow, quit: () => app.quit() }));
-  cleanups.push(notifyOnAlerts(engine, join(assetsDir, 'icon.png'), showWindow));
+  const personalSocket = defaultSocketPath();
+  linkReady = openEngineLink({
+    sockets: engineSockets(process.env).map((socket) => socket.path),
+    personalSocket,
+    start: personalEngineCommand(appFlags(process.argv, DEFAULT_SCENARIO), { execPath: process.execPath, root: packageRoot(), compiledTree: join(here, '..', '..'), env: process.env }),
+    say: (line) => console.error(`engine: ${line}`),
+  });
+  // the window first: it says "connecting…" while a personal engine starts
+  const ready = linkReady;
+  bridge = bridgeIpcToEngine({ connect: () => ready.then((l) => l.connect()), whyClosed }, (contents) => window !== null && !window.isDestroyed() && contents === window.webContents);
   showWindow();
-});
+  try {
+    link = await ready;
+  } catch (error) {
+    dialog.showErrorBox('gpushare could not start its engine', error instanceof Error ? error.message : String(error));
+    app.exit(1);
+    return;
+  }
+  cleanups.push(link.onLost((why) => {
+    bridge?.engineLost(why);
+    showNotice({ title: 'gpushare engine stopped', body: why }, iconPath, showWindow, true);
+  }));
+  try {
+    view = await openEngineView(await link.connect());
+  } catch (error) {
+    console.error(`gpushare: no tray or notifications this time: ${error instanceof Error ? error.message : String(error)}`);
+    return;
+  }
+  cleanups.push(createTray(view, assetsDir, { show: showWindow, quit: () => app.quit(), tell: (title, body) => showNotice({ title, body }, iconPath, showWindow) }));
+  cleanups.push(notifyOnAlerts(view, iconPath, showWindow));
+}
 
-app.on('before-quit', (event) => {
-  if (quitting || !host) return;
-  event.preventDefault();
-  quitting = true;
-  for (const cleanup of cleanups.splice(0)) cleanup();
-  void host.close().finally(() => app.exit(0));
-});
+registerAppScheme();
+lockDownWebContents();
+if (!app.requestSingleInstanceLock()) {
+  app.quit(); // the first instance shows its window (second-instance); nothing here starts an engine
+} else {
+  app.on('second-instance', showWindow);
+  app.on('window-all-closed', () => undefined); // the tray keeps the app (and its engine) running
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    event.preventDefault();
+    quitting = true;
+    for (const cleanup of cleanups.splice(0)) cleanup();
+    bridge?.close();
+    view?.close();
+    // a personal engine we started stops cleanly first (it resumes what it suspended, restores what it parked), even one still starting
+    const stopped = linkReady ? linkReady.then((l) => l.stop(), () => null) : Promise.resolve(null);
+    void stopped
+      .then((exit) => exit && !exit.clean && console.error(`gpushare: the personal engine did not stop cleanly (${exit.signal ?? `exit code ${exit.code}`}).`))
+      .finally(() => app.exit(0));
+  });
+  void app.whenReady().then(start);
+}

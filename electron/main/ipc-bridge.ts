@@ -1,36 +1,64 @@
-// IPC from the console window into the engine, through the same session code as the
-// unix socket and the WebSocket. Every message's sender is checked first.
+// IPC from the console window to the engine, which runs in its own process: one socket connection
+// per window (window-relay.ts) carries its requests and the events it listens to. Every message's
+// sender is checked first (trust.ts).
 import { ipcMain, type IpcMainEvent, type WebContents } from 'electron';
-import { API_EVENTS } from '../../shared/api.js';
 import { IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '../../shared/bridge.js';
-import type { Engine } from '../engine/engine.js';
-import { openSession, type Session } from '../engine/server/session.js';
-import { APP_ORIGIN } from './app-protocol.js';
+import type { LineConnection } from './line-connection.js';
+import { isTrustedSender } from './trust.js';
+import { openWindowRelay, type ToWindow, type WindowRelay } from './window-relay.js';
 
-export function bridgeIpcToEngine(engine: Engine, isConsole: (contents: WebContents) => boolean): () => void {
-  const sessions = new Map<number, Session>();
-  const sessionFor = (contents: WebContents): Session => {
-    let session = sessions.get(contents.id);
-    if (!session) {
-      const opened = openSession(engine, { ...engine.owner, via: 'ipc' }, (message) => !contents.isDestroyed() && contents.send(IPC_MESSAGE_CHANNEL, message), API_EVENTS);
-      sessions.set(contents.id, (session = opened));
+export interface EngineSide {
+  /** A new connection to the engine (waits while the engine is still starting). */
+  connect(): Promise<LineConnection>;
+  /** Why the windows lost the engine, in a sentence. */
+  whyClosed(): string;
+}
+
+export interface IpcBridge {
+  /** Tell every window its connection has ended, and why (the engine this app started has stopped). */
+  engineLost(why: string): void;
+  close(): void;
+}
+
+export function bridgeIpcToEngine(engine: EngineSide, isConsole: (contents: WebContents) => boolean): IpcBridge {
+  const relays = new Map<number, { relay: WindowRelay; contents: WebContents }>();
+  const toWindow = (contents: WebContents) => (message: ToWindow) => void (!contents.isDestroyed() && contents.send(IPC_MESSAGE_CHANNEL, message));
+  const drop = (id: number): void => {
+    relays.get(id)?.relay.close();
+    relays.delete(id);
+  };
+  const watched = new Set<number>();
+  const relayFor = (contents: WebContents): WindowRelay => {
+    const id = contents.id;
+    const known = relays.get(id);
+    if (known) return known.relay;
+    const relay = openWindowRelay(() => engine.connect(), toWindow(contents), () => engine.whyClosed());
+    relays.set(id, { relay, contents });
+    if (!watched.has(id)) {
+      watched.add(id);
       contents.once('destroyed', () => {
-        opened.close();
-        sessions.delete(contents.id);
+        watched.delete(id);
+        drop(id);
+      });
+      // a reload or a new page starts over with its own connection (its request ids start again at 1)
+      contents.on('did-start-navigation', (details) => {
+        if (details.isMainFrame && !details.isSameDocument) drop(id);
       });
     }
-    return session;
+    return relay;
   };
   const onRequest = (event: IpcMainEvent, message: unknown): void => {
-    const frame = event.senderFrame;
-    // only our own window's top frame, showing our own pages
-    if (!frame || frame.parent !== null || new URL(frame.url).origin !== APP_ORIGIN || !isConsole(event.sender)) return;
-    sessionFor(event.sender).receive(message);
+    if (!isTrustedSender(event.senderFrame, isConsole(event.sender))) return;
+    relayFor(event.sender).receive(message);
   };
   ipcMain.on(IPC_REQUEST_CHANNEL, onRequest);
-  return () => {
-    ipcMain.off(IPC_REQUEST_CHANNEL, onRequest);
-    for (const session of sessions.values()) session.close();
-    sessions.clear();
+  return {
+    engineLost(why) {
+      for (const { contents } of relays.values()) toWindow(contents)({ kind: 'connection', state: 'closed', detail: why });
+    },
+    close() {
+      ipcMain.off(IPC_REQUEST_CHANNEL, onRequest);
+      for (const id of [...relays.keys()]) drop(id);
+    },
   };
 }

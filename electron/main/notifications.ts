@@ -1,18 +1,19 @@
-// Desktop notifications for contention, quotas, out-of-memory, lost GPUs and finished jobs, coalesced;
-// a burst ends with one summary notice.
+// Desktop notifications for this user's jobs and the GPUs they use (contention, quotas,
+// out-of-memory, lost GPUs, finished jobs), coalesced; a burst ends with one summary notice.
 import { Notification } from 'electron';
-import type { Engine } from '../engine/engine.js';
+import type { EngineView } from './engine-view.js';
 import { NotificationCoalescer, type DesktopNotice } from './notification-coalescer.js';
 
-export function notifyOnAlerts(engine: Engine, iconPath: string, onClick: () => void): () => void {
-  const coalescer = new NotificationCoalescer();
+export function showNotice(notice: DesktopNotice, iconPath: string, onClick: () => void, critical = false): void {
+  if (!Notification.isSupported()) return;
+  const notification = new Notification({ title: notice.title, body: notice.body, icon: iconPath, urgency: critical ? 'critical' : 'normal' });
+  notification.on('click', onClick);
+  notification.show();
+}
+
+export function notifyOnAlerts(view: EngineView, iconPath: string, onClick: () => void): () => void {
+  const coalescer = new NotificationCoalescer({ concerns: view.concerns });
   let timer: NodeJS.Timeout | null = null;
-  const show = (notice: DesktopNotice, critical: boolean): void => {
-    if (!Notification.isSupported()) return;
-    const notification = new Notification({ title: notice.title, body: notice.body, icon: iconPath, urgency: critical ? 'critical' : 'normal' });
-    notification.on('click', onClick);
-    notification.show();
-  };
   // one timer at a time, for when the held alerts' summary is due
   const scheduleSummary = (): void => {
     const due = coalescer.summaryDueAt();
@@ -20,13 +21,13 @@ export function notifyOnAlerts(engine: Engine, iconPath: string, onClick: () => 
     timer = setTimeout(() => {
       timer = null;
       const summary = coalescer.summary(Date.now());
-      if (summary) show(summary, false);
+      if (summary) showNotice(summary, iconPath, onClick);
       scheduleSummary();
     }, Math.max(0, due - Date.now()));
   };
-  const off = engine.events.on('alert', (alert) => {
+  const off = view.onAlert((alert) => {
     const notice = coalescer.offer(alert, Date.now());
-    if (notice) show(notice, alert.severity === 'error');
+    if (notice) showNotice(notice, iconPath, onClick, alert.severity === 'error');
     scheduleSummary();
   });
   return () => {

@@ -3,17 +3,24 @@
 // (they are IPC_REQUEST_CHANNEL and IPC_MESSAGE_CHANNEL of shared/bridge.ts).
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import type { ApiEvent, ApiMethod, EventMessage, ResponseMessage } from '../../shared/api.js' with { 'resolution-mode': 'import' };
-import type { BridgeResult, GpushareBridge } from '../../shared/bridge.js' with { 'resolution-mode': 'import' };
+import type { BridgeEvent, BridgeResult, ConnectionMessage, GpushareBridge } from '../../shared/bridge.js' with { 'resolution-mode': 'import' };
 
 const REQUEST_CHANNEL = 'gpushare:request';
 const MESSAGE_CHANNEL = 'gpushare:message';
-const EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert', 'conditions'];
+const ENGINE_EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert', 'conditions'];
 
 let nextId = 1;
 const pending = new Map<number, (result: BridgeResult) => void>();
-const listeners = new Map<ApiEvent, Set<(data: unknown) => void>>();
+const listeners = new Map<BridgeEvent, Set<(data: unknown) => void>>();
+/** The last word from the main process on this window's connection (replayed to a late listener). */
+let connection: Omit<ConnectionMessage, 'kind'> | null = null;
 
-ipcRenderer.on(MESSAGE_CHANNEL, (_event: IpcRendererEvent, message: ResponseMessage | EventMessage) => {
+ipcRenderer.on(MESSAGE_CHANNEL, (_event: IpcRendererEvent, message: ResponseMessage | EventMessage | ConnectionMessage) => {
+  if (message?.kind === 'connection') {
+    connection = { state: message.state, detail: message.detail }; // requests still waiting are answered by the main process
+    for (const listener of listeners.get('connection') ?? []) listener(connection);
+    return;
+  }
   if (message?.kind === 'event') {
     for (const listener of listeners.get(message.event) ?? []) listener(message.data);
     return;
@@ -33,11 +40,17 @@ const bridge: GpushareBridge = {
       ipcRenderer.send(REQUEST_CHANNEL, { kind: 'request', id, method, params });
     });
   },
-  on(event: ApiEvent, listener: (data: unknown) => void): () => void {
-    if (!EVENTS.includes(event) || typeof listener !== 'function') return () => undefined;
+  on(event: BridgeEvent, listener: (data: unknown) => void): () => void {
+    const known = event === 'connection' || ENGINE_EVENTS.includes(event);
+    if (!known || typeof listener !== 'function') return () => undefined;
     let set = listeners.get(event);
-    if (!set) listeners.set(event, (set = new Set()));
+    if (!set) {
+      listeners.set(event, (set = new Set()));
+      // the window's connection carries only the events it listens to
+      if (event !== 'connection') ipcRenderer.send(REQUEST_CHANNEL, { kind: 'subscribe', events: [event] });
+    }
     set.add(listener);
+    if (event === 'connection' && connection) listener(connection);
     return () => set.delete(listener);
   },
 };

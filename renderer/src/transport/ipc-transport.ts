@@ -1,7 +1,7 @@
 // Electron: the preload script's two narrow functions, turned into the typed API.
 import type { ApiEvent, ApiEvents, ApiMethod, ApiParams, ApiResults, GpushareApi } from '../../../shared/api.js';
 import { ApiCallError } from '../../../shared/api-client.js';
-import type { GpushareBridge } from '../../../shared/bridge.js';
+import type { ConnectionMessage, GpushareBridge } from '../../../shared/bridge.js';
 import type { ConsoleTransport } from './transport.js';
 
 export function ipcTransport(bridge: GpushareBridge): ConsoleTransport {
@@ -19,8 +19,15 @@ export function ipcTransport(bridge: GpushareBridge): ConsoleTransport {
     kind: 'desktop',
     api,
     onConnection(listener) {
-      listener('open', null); // the engine lives in the same app
-      return () => undefined;
+      // the engine runs in its own process: the main process says when the window's connection opens or ends
+      let heard = false;
+      const off = bridge.on('connection', (data) => {
+        heard = true;
+        const { state, detail } = data as Omit<ConnectionMessage, 'kind'>;
+        listener(state, detail);
+      });
+      if (!heard) listener('connecting', null);
+      return off;
     },
   };
 }

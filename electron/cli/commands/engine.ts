@@ -1,0 +1,37 @@
+// `gpushare engine`: your personal engine, headless, on its unix socket only. The desktop app
+// runs it in its own process so NVML calls and process control never block the window.
+import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { openConsoleHost } from '../../engine/console-host.js';
+import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
+import { parseFlags, parseRate, UsageError } from '../args.js';
+
+export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no-demo] [--rate HZ] [--until-stdin-closes]
+  Runs your personal engine with no console: only its unix socket, for the desktop app and
+  the CLI (prints "engine socket: PATH" once it answers). Simulated GPUs, with the demo jobs
+  unless --no-demo, when no NVIDIA driver is found. Stops cleanly on SIGTERM, SIGINT or SIGHUP,
+  and with --until-stdin-closes also when its standard input ends (the app that started it is gone).`;
+
+export async function engineCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    { simulate: { type: 'string' }, 'no-demo': { type: 'boolean' }, rate: { type: 'string' }, 'until-stdin-closes': { type: 'boolean' } },
+    { simulate: DEFAULT_SCENARIO },
+  );
+  if (positionals.length > 0) throw new UsageError(`gpushare engine takes no arguments, got "${positionals[0]}".`);
+  const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
+
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, say: (line) => process.stderr.write(line + '\n') });
+  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
+  process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);
+
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+    if (values['until-stdin-closes']) {
+      process.stdin.on('close', () => resolve()).on('end', () => resolve()).on('error', () => resolve());
+      process.stdin.resume(); // read (and drop) whatever comes, to hear the end
+    }
+  });
+  await host.close();
+  if (values['until-stdin-closes']) process.stdin.destroy(); // nothing keeps the process alive once the engine is closed
+  return 0;
+}

@@ -1,0 +1,95 @@
+// One console window's connection to the engine: the window's requests and subscriptions go to
+// the engine's socket as they are, the engine's answers and events come back, and the window is
+// told when the connection opens or ends (and why), so it never waits on an engine that is gone.
+import { API_EVENTS, type ApiEvent, type EventMessage, type ResponseMessage } from '../../shared/api.js';
+import type { ConnectionMessage } from '../../shared/bridge.js';
+import type { LineConnection } from './line-connection.js';
+
+export type ToWindow = ResponseMessage | EventMessage | ConnectionMessage;
+
+export interface WindowRelay {
+  /** A message from the window (already checked to come from our console). */
+  receive(message: unknown): void;
+  close(): void;
+}
+
+/** Requests the window may make before the connection is open; past this they are refused. */
+const QUEUE_LIMIT = 1000;
+
+export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow: (message: ToWindow) => void, whyClosed: () => string): WindowRelay {
+  let connection: LineConnection | null = null;
+  let queue: object[] | null = []; // null once the connection is open or has ended
+  const inFlight = new Set<number>();
+  let ended: string | null = null;
+  let refusal: string | null = null;
+  let closedByUs = false;
+
+  const refuse = (id: number, why: string): void => toWindow({ kind: 'response', id, ok: false, error: { code: 'unavailable', message: why } });
+  const end = (why: string): void => {
+    if (ended !== null) return;
+    ended = why;
+    // every request still waiting is answered: the window never waits on an engine that is gone
+    for (const message of queue ?? []) if (isRequest(message)) refuse(message.id, why);
+    for (const id of inFlight) refuse(id, why);
+    queue = null;
+    inFlight.clear();
+    if (!closedByUs) toWindow({ kind: 'connection', state: 'closed', detail: why });
+  };
+  const send = (open: LineConnection, message: object): void => {
+    if (isRequest(message)) inFlight.add(message.id);
+    open.send(message);
+  };
+
+  connect().then(
+    (opened) => {
+      if (closedByUs) return opened.close();
+      connection = opened;
+      opened.onMessage((message) => {
+        const m = message as ResponseMessage | EventMessage;
+        if (m?.kind === 'event') return toWindow(m);
+        if (m?.kind !== 'response') return;
+        // an answer to no request: the engine refuses this connection, and says why
+        if (m.id === -1 && !m.ok) refusal = m.error.message;
+        if (!inFlight.delete(m.id)) return;
+        toWindow(m);
+      });
+      opened.onClose(() => end(refusal ?? whyClosed()));
+      if (opened.closed) return;
+      toWindow({ kind: 'connection', state: 'open', detail: null });
+      for (const message of queue ?? []) send(opened, message);
+      queue = null;
+    },
+    (error: unknown) => end(`gpushare cannot reach its engine (${error instanceof Error ? error.message : String(error)}).`),
+  );
+
+  return {
+    receive(message) {
+      const checked = relayable(message);
+      if (!checked) return;
+      if (ended !== null) return isRequest(checked) ? refuse(checked.id, ended) : undefined;
+      if (connection) return send(connection, checked);
+      if (queue!.length >= QUEUE_LIMIT) return isRequest(checked) ? refuse(checked.id, 'The engine has not answered yet; try again in a moment.') : undefined;
+      queue!.push(checked);
+    },
+    close() {
+      closedByUs = true;
+      connection?.close();
+      end('This window closed its connection.');
+    },
+  };
+}
+
+const isRequest = (message: object): message is { kind: 'request'; id: number } => (message as { kind?: unknown }).kind === 'request';
+
+/** The two messages a window may send, rebuilt from their fields so nothing else rides along. */
+function relayable(message: unknown): object | null {
+  const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown } | null;
+  if (m?.kind === 'request' && typeof m.id === 'number' && Number.isSafeInteger(m.id) && m.id >= 0 && typeof m.method === 'string') {
+    return { kind: 'request', id: m.id, method: m.method, params: m.params };
+  }
+  if (m?.kind === 'subscribe' && Array.isArray(m.events)) {
+    const events = m.events.filter((e): e is ApiEvent => API_EVENTS.includes(e as ApiEvent));
+    return events.length > 0 ? { kind: 'subscribe', events } : null;
+  }
+  return null;
+}
