@@ -89,7 +89,7 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     }, 10_000, `${job.id} placed on GPU 0`);
     assert.equal(placed.requestedGpu, 0);
     assert.equal(placed.mode, 'shared');
-    await h.page.locator(`.job-card[data-job="${job.id}"]`).getByText('GPU 0').waitFor();
+    await h.page.locator(`.job-card[data-job="${job.id}"]`).getByText('GPU 0', { exact: true }).waitFor(); // a waiting reason on the card may name the GPU too
     await h.screenshot('views-queue-to-gpu');
   });
 
