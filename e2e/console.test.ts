@@ -76,6 +76,15 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await h.screenshot('console-overview');
   });
 
+  test('the header says the console talks to a personal engine, and that only your own processes can be scheduled', async () => {
+    // the harness's engine is a personal one (Engine's default kind), as `gpushare serve` and `start` run it
+    assert.equal((await h.engine.call('session.whoami', {})).engine.kind, 'personal');
+    const label = h.page.locator('.top-bar').getByText('personal engine: only your own processes can be scheduled', { exact: true });
+    await label.waitFor({ timeout: 10_000 });
+    assert.equal(await h.page.locator('.top-bar').getByText(/signed in as/).count(), 0, 'a personal engine\'s user is its owner: no "signed in as"');
+    await h.screenshot('console-header-personal-engine');
+  });
+
   test('the timelines move over three seconds', async () => {
     await h.page.getByRole('button', { name: '1 min' }).click();
     const areas = h.page.locator('.timeline[data-metric="memory"] path.timeline-area');

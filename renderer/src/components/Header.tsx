@@ -1,7 +1,8 @@
-// The top bar: what this console is connected to, and how fresh the data is.
+// The top bar: what this console is connected to (which engine, as whom), and how fresh the data is.
 import { useGpus, useUi } from '../stores/hooks.js';
 import { formatClock } from '../format.js';
 import appIcon from '../../../assets/tray-ok.svg';
+import { engineLabel, otherEngineWarnings } from './engine-label.js';
 import { ViewTabs } from './ViewTabs.js';
 
 export function Header() {
@@ -10,25 +11,33 @@ export function Header() {
   const transport = useGpus((s) => s.transportKind);
   const driver = useGpus((s) => s.snapshot?.driver ?? null);
   const takenAt = useGpus((s) => s.snapshot?.takenAt ?? null);
-  const me = useUi((s) => s.me);
+  const session = useUi((s) => s.session);
   const stateText = connection === 'open' ? 'live' : connection === 'connecting' ? 'connecting…' : 'disconnected';
+  const warnings = session ? otherEngineWarnings(session) : [];
   return (
-    <header className="top-bar">
-      <div className="brand">
-        <img src={appIcon} alt="" width={20} height={20} />
-        <span>gpushare</span>
-      </div>
-      <div className={`connection connection-${connection}`} title={detail ?? undefined}>
-        <span className="dot" aria-hidden="true" /> {stateText}
-      </div>
-      <ViewTabs />
-      {detail && <div className="connection-detail">{detail}</div>}
-      <div className="top-bar-facts">
-        {driver && <span>driver {driver.driverVersion}</span>}
-        {takenAt !== null && <span>sampled {formatClock(takenAt)}</span>}
-        <span>{transport === 'desktop' ? 'desktop app' : 'browser console'}</span>
-        {me && <span>signed in as <b>{me}</b></span>}
-      </div>
-    </header>
+    <>
+      <header className="top-bar">
+        <div className="brand">
+          <img src={appIcon} alt="" width={20} height={20} />
+          <span>gpushare</span>
+        </div>
+        <div className={`connection connection-${connection}`} title={detail ?? undefined}>
+          <span className="dot" aria-hidden="true" /> {stateText}
+        </div>
+        <ViewTabs />
+        {detail && <div className="connection-detail">{detail}</div>}
+        <div className="top-bar-facts">
+          {driver && <span>driver {driver.driverVersion}</span>}
+          {takenAt !== null && <span>sampled {formatClock(takenAt)}</span>}
+          <span>{transport === 'desktop' ? 'desktop app' : 'browser console'}</span>
+          {session && <span className="engine-label" data-engine={session.engine?.kind ?? 'unknown'}>{engineLabel(session)}</span>}
+        </div>
+      </header>
+      {warnings.map((warning) => (
+        <div key={warning} className="engine-warning" role="status">
+          {warning}
+        </div>
+      ))}
+    </>
   );
 }

@@ -95,7 +95,7 @@ export function startFeed(transport: ConsoleTransport): void {
     void api.call('snapshot.latest', {}).then((s) => s && !gpusStore.getState().snapshot && receiveSnapshot(s), () => undefined);
     void api.call('alerts.list', {}).then((alerts) => addAlerts(alerts), () => undefined);
     void api.call('alerts.active', {}).then(receiveConditions, () => undefined); // an older engine has none
-    void api.call('session.whoami', {}).then(({ user }) => uiStore.setState({ me: user }), () => undefined);
+    void api.call('session.whoami', {}).then((session) => uiStore.setState({ me: session.user, session }), () => undefined);
     void refreshJobs(api);
   });
 }

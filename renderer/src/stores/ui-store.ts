@@ -1,5 +1,6 @@
 // What the person chose on screen: timeline window, pause, filters, highlight, notices.
 import { createStore } from 'zustand/vanilla';
+import type { ApiResults } from '../../../shared/api.js';
 
 export type TimelineWindow = 1 | 10 | 60;
 export type SortKey = 'user' | 'command' | 'gpu' | 'sm' | 'memory' | 'quota' | 'priority' | 'state';
@@ -12,6 +13,8 @@ export interface Notice {
 
 export interface UiState {
   me: string | null;
+  /** Which engine this console talks to and as whom, and who else schedules the box (session.whoami); null until it answers. */
+  session: ApiResults['session.whoami'] | null;
   timelineMinutes: TimelineWindow;
   timelineGpu: number;
   /** The end of the shown window while paused (ms); null = live. */
@@ -30,6 +33,7 @@ export interface UiState {
 
 export const uiStore = createStore<UiState>(() => ({
   me: null,
+  session: null,
   timelineMinutes: 10,
   timelineGpu: 0,
   pausedAt: null,
