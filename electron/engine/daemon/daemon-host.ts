@@ -72,6 +72,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
     stateDir: dirname(dbPath),
     runtimeDir: runDir,
     labPolicy: config.policy,
+    usage: store, // fair share and the high-priority hours read recent usage from it
     persistPolicy: (policy) => writeDaemonConfig(configPath, { ...config, policy }),
   });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
