@@ -152,16 +152,19 @@ test("alice's high-priority job holds back bob's best-effort job on the same GPU
 });
 
 test('SIGKILL of the daemon leaves no process of any user stopped or parked', { skip: SKIP }, async () => {
-  const stopped = await box.ok(bob, 'jobs.submit', { argv: train(120), cwd: box.dir, gpu: 0 });
+  const loose = box.runAs(bob, ['--device', '0', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120']);
+  await until("bob's own process listed", async () => (await box.ok(null, 'jobs.list', {})).some((j) => j.id === `p${loose.pid}`));
   const parked = await box.ok(alice, 'jobs.submit', { argv: train(120, '2G'), cwd: box.dir, gpu: 0 });
-  const [s, p] = [await running(stopped.id), await running(parked.id)];
-  await box.ok(bob, 'jobs.suspend', { job: stopped.id });
+  const p = await running(parked.id);
+  await box.ok(bob, 'jobs.suspend', { job: `p${loose.pid}` });
   await box.ok(alice, 'jobs.park', { job: parked.id });
-  await until('suspended and parked', async () => (await job(stopped.id)).state === 'suspended' && (await job(parked.id)).state === 'parked');
-  assert.equal(readProcStatus(s.pid!)?.state, 'T');
-  await box.stop('SIGKILL');
+  await until('suspended and parked', async () => (await job(`p${loose.pid}`))?.state === 'suspended' && (await job(parked.id)).state === 'parked');
   const onGpu = (pid: number) => box.dump().devices.flatMap((d) => d.processes).find((q) => q.pid === pid);
-  await until('both free again', () => readProcStatus(s.pid!)?.state !== 'T' && onGpu(p.pid!)?.checkpointState === 'running');
-  assert.notEqual(readProcStatus(s.pid!)?.state, 'T', "bob's job is not stopped");
+  assert.equal(readProcStatus(loose.pid!)?.state, 'T', "bob's process is stopped (SIGSTOP)");
+  assert.equal(onGpu(p.pid!)?.checkpointState, 'checkpointed', "alice's job is checkpointed");
+  await box.stop('SIGKILL');
+  await until('both free again', () => readProcStatus(loose.pid!)?.state !== 'T' && onGpu(p.pid!)?.checkpointState === 'running');
+  assert.notEqual(readProcStatus(loose.pid!)?.state, 'T', "bob's process is not stopped");
   assert.equal(onGpu(p.pid!)?.checkpointState, 'running', "alice's job is not parked");
+  loose.kill('SIGKILL');
 });
