@@ -32,11 +32,12 @@ function box() {
   return { home, env, start, personalSocket: join(home, 'run', 'gpushare', 'engine.sock'), daemonSocket: join(home, 'daemon.sock') };
 }
 
-async function whoami(connection: LineConnection): Promise<ApiResults['session.whoami']> {
+function apiOver(connection: LineConnection) {
   const client = createMessageClient((message) => connection.send(message));
   connection.onMessage((message) => client.receive(message));
-  return client.api.call('session.whoami', {});
+  return client.api;
 }
+const whoami = (connection: LineConnection): Promise<ApiResults['session.whoami']> => apiOver(connection).call('session.whoami', {});
 
 const alive = (pid: number): boolean => {
   try {
@@ -81,6 +82,14 @@ test('no engine answers: a personal engine starts in its own process, answers as
     assert.equal(me.engine.kind, 'personal');
     assert.equal(me.engine.pid, link.pid, 'the engine that answers is the child, not this process');
     assert.equal(me.uid, process.getuid!());
+    // a job from the console (no environment of its own) gets the engine's, without the app's run-as-Node switch
+    const envFile = join(b.home, 'job.env');
+    const api = apiOver(await link.connect());
+    await api.call('jobs.submit', { argv: ['/bin/sh', '-c', `env > ${envFile}.part && mv ${envFile}.part ${envFile}`], gpu: 0 });
+    for (let i = 0; i < 200 && !existsSync(envFile); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const jobEnv = readFileSync(envFile, 'utf8');
+    assert.match(jobEnv, /^XDG_RUNTIME_DIR=/m, 'the engine\'s environment');
+    assert.doesNotMatch(jobEnv, /^ELECTRON_RUN_AS_NODE=/m);
   } finally {
     const exit = await link.stop();
     assert.deepEqual(exit, { code: 0, signal: null, clean: true }, `a clean stop; it said: ${said.join(' | ')}`);

@@ -19,6 +19,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
   );
   if (positionals.length > 0) throw new UsageError(`gpushare engine takes no arguments, got "${positionals[0]}".`);
   const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
+  delete process.env.ELECTRON_RUN_AS_NODE; // how the app ran its own binary as Node: not for the jobs this engine starts
 
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, say: (line) => process.stderr.write(line + '\n') });
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
