@@ -162,3 +162,18 @@ test('a window that closes its relay drops its connection: the engine sees it en
   assert.deepEqual(window.heard.map(summary), ['connection open', 'response 1 unavailable'], 'no "closed" for a window that closed it');
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
+
+test('an engine that refuses the connection says why, and the window is told that reason', { timeout: 10_000 }, async () => {
+  const path = join(dir, 'refuses.sock');
+  const why = 'gpushare could not tell who connected (no peer credentials), so it answers nothing.';
+  const server = createServer((socket) => socket.end(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'forbidden', message: why } }) + '\n'));
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  const window = windowRecorder();
+  const relay = openWindowRelay(() => openLineConnection(path), window.send, () => 'The engine closed the connection.');
+  relay.receive({ kind: 'request', id: 1, method: 'session.whoami', params: {} });
+  const heard = await window.until(3);
+  assert.deepEqual(heard.map(summary), ['connection open', 'response 1 unavailable', 'connection closed']);
+  assert.equal((heard[2] as { detail: string }).detail, why);
+  relay.close();
+  server.close(); // not awaited: after the server ended its side first, its close callback never came (Node 20)
+});
