@@ -82,6 +82,7 @@ async function start(): Promise<void> {
     app.exit(1);
     return;
   }
+  if (quitting) return; // before-quit stops it
   cleanups.push(link.onLost((why) => {
     bridge?.engineLost(why);
     showNotice({ title: 'gpushare engine stopped', body: why }, iconPath, showWindow, true);
@@ -92,6 +93,7 @@ async function start(): Promise<void> {
     console.error(`gpushare: no tray or notifications this time: ${error instanceof Error ? error.message : String(error)}`);
     return;
   }
+  if (quitting) return view.close();
   cleanups.push(createTray(view, assetsDir, { show: showWindow, quit: () => app.quit(), tell: (title, body) => showNotice({ title, body }, iconPath, showWindow) }));
   cleanups.push(notifyOnAlerts(view, iconPath, showWindow));
 }
