@@ -66,6 +66,8 @@ export const apiSchemas = {
   'sampler.setRate': object({ hz: number({ min: 0.2, max: 10, unit: 'Hz' }) }),
   /** Who the engine takes this connection to be (the console's "mine" filter). */
   'session.whoami': object({}),
+  /** Stop this personal engine as SIGTERM does (`gpushare stop`): only its own user may; the box daemon refuses. */
+  'engine.stop': object({}),
   /** Per GPU: is an MPS daemon running, and whose ("MPS held by user NAME")? */
   'mps.status': object({}),
   /** Start (or stop) the engine's MPS control daemon for one GPU; refused while another user's holds the box. */
@@ -122,7 +124,17 @@ export interface ApiResults {
   'alerts.active': ActiveCondition[];
   'audit.list': AuditEntry[];
   'sampler.setRate': { hz: number };
-  'session.whoami': { user: string; uid: number; admin: boolean; engine: { kind: EngineKind; owner: string; pid: number } };
+  'session.whoami': {
+    user: string;
+    uid: number;
+    admin: boolean;
+    engine: { kind: EngineKind; owner: string; pid: number };
+    /** Other users' gpushare engines on this box: each schedules the GPUs without knowing the others. */
+    otherEngines: OtherEngine[];
+    /** The browser console this engine serves (with its token); only its own user is told. */
+    consoleUrl: string | null;
+  };
+  'engine.stop': { pid: number };
   'reports.query': UsageReport;
   'reports.export': ReportFile;
   'mps.status': MpsGpuStatus[];
@@ -132,6 +144,14 @@ export interface ApiResults {
   'mig.apply': MigApplyResult;
   'policy.get': LabPolicyStatus;
   'policy.set': LabPolicyStatus;
+}
+
+/** How another engine on the box was started: `gpushare serve|start|engine|daemon`, or the packaged desktop app. */
+export type OtherEngineKind = 'serve' | 'start' | 'engine' | 'daemon' | 'app';
+export interface OtherEngine {
+  user: string;
+  pid: number;
+  kind: OtherEngineKind;
 }
 
 /** What the engine pushes to every client. */

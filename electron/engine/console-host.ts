@@ -4,6 +4,7 @@
 import { Engine } from './engine.js';
 import { DEFAULT_SCENARIO, openGpuBackend, type GpuBackend } from './gpu/open-backend.js';
 import { attachScheduler, type AttachedScheduler } from './scheduler/attach.js';
+import { otherEnginesWarning, otherUsersEngines } from './other-engines.js';
 import { listenOnSocket } from './server/socket-server.js';
 import { attachUsageStore } from './store/attach.js';
 import { JobStore } from './store/job-store.js';
@@ -37,6 +38,8 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   });
   const engine = new Engine(backend, { rateHz: options.rateHz });
   const socket = await listenOnSocket(engine);
+  const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
+  if (others) say(others);
   let store: UsageStore | null = null;
   try {
     store = await UsageStore.open({ path: defaultUsageDbPath() });

@@ -4,11 +4,13 @@ import { userInfo } from 'node:os';
 import { activeConditionSchema, type ActiveCondition, type ApiEvents, type ApiMethod, type ApiParams, type ApiResults } from '../../shared/api.js';
 import type { Alert, EngineKind } from '../../shared/jobs.js';
 import { array } from '../../shared/schema.js';
+import { ApiError } from './api/api-error.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
 import { requireBoxRight, type BoxRights } from './api/rights.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
 import { watchLostGpus } from './gpu-lost-watch.js';
+import { otherUsersEngines } from './other-engines.js';
 import { DEFAULT_RATE_HZ, Sampler } from './sampler/sampler.js';
 
 export interface EngineOptions {
@@ -18,6 +20,14 @@ export interface EngineOptions {
   kind?: EngineKind;
   /** The box daemon's administrators' group (root always administers). */
   adminGroup?: string;
+}
+
+/** What the process hosting the engine offers its user; the host says (setHost) once it has it. */
+export interface EngineHost {
+  /** Shut the host down as on SIGTERM (engine.stop); absent: this host is not stopped through the socket. */
+  stop?: () => void;
+  /** The browser console the host serves, with its token. */
+  consoleUrl?: string;
 }
 
 const ALERTS_KEPT = 500;
@@ -38,6 +48,7 @@ export class Engine {
   /** The active conditions by who reports them ("scheduler", "gpus"), in the order sources first reported. */
   private readonly conditionsBySource = new Map<string, ActiveCondition[]>();
   private conditionsKey = '[]';
+  private host: EngineHost = {};
 
   constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {
     this.sampler = new Sampler(backend.nvml, {
@@ -60,12 +71,31 @@ export class Engine {
       uid: caller.uid,
       admin: caller.admin,
       engine: { kind: this.kind, owner: this.owner.user, pid: process.pid },
+      otherEngines: otherUsersEngines(this.owner.uid),
+      consoleUrl: caller.uid === this.owner.uid ? (this.host.consoleUrl ?? null) : null, // the URL carries the console's token
     }));
+    this.dispatcher.register('engine.stop', (_params, caller) => this.requestStop(caller));
     this.dispatcher.register('sampler.setRate', ({ hz }, caller) => {
       requireBoxRight(caller, this.rights, 'change the sampling rate', 'every user of the box sees the GPUs at that rate');
       this.sampler.setRate(hz);
       return { hz: this.sampler.rateHz };
     });
+  }
+
+  /** The host tells what it offers: how it stops, its console's URL. */
+  setHost(host: EngineHost): void {
+    this.host = { ...this.host, ...host };
+  }
+
+  private requestStop(caller: Caller): { pid: number } {
+    if (this.kind === 'daemon') throw new ApiError('forbidden', 'The box daemon is stopped by an admin: systemctl stop gpushare.');
+    if (caller.uid !== this.owner.uid) {
+      throw new ApiError('forbidden', `Only a personal engine's own user may stop it: this one is ${this.owner.user}'s (uid ${this.owner.uid}); ${caller.user} (uid ${caller.uid}) is not.`);
+    }
+    const stop = this.host.stop;
+    if (!stop) throw new ApiError('unsupported', `This engine (pid ${process.pid}) is not stopped through its socket: quit the program that runs it.`);
+    setImmediate(stop); // after this answer is on its way
+    return { pid: process.pid };
   }
 
   start(): void {

@@ -1,5 +1,6 @@
 // `gpushare serve`: the engine headless, with the browser console on loopback.
 import { Engine } from '../../engine/engine.js';
+import { otherEnginesWarning, otherUsersEngines } from '../../engine/other-engines.js';
 import { DEFAULT_SCENARIO, openGpuBackend } from '../../engine/gpu/open-backend.js';
 import { attachScheduler } from '../../engine/scheduler/attach.js';
 import { listenOnSocket } from '../../engine/server/socket-server.js';
@@ -34,6 +35,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const engine = new Engine(backend, { rateHz });
   const store = await UsageStore.open({ path: values.db ?? defaultUsageDbPath() });
   const socket = await listenOnSocket(engine);
+  const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
+  if (others) process.stderr.write(others + '\n');
   // after the socket: it refuses to start beside a running engine, whose suspended pids are not ours to resume
   const jobStore = await JobStore.open(store.path); // managed jobs outlive this engine: the next one re-adopts them
   const scheduler = attachScheduler(engine, { backend, jobStore });
@@ -49,6 +52,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     process.once('SIGHUP', stop);
+    engine.setHost({ stop, consoleUrl: web.url }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
   });
   const stillParked = await scheduler.stop(); // before anything else: nothing stays suspended; managed jobs keep running
   if (stillParked.length > 0) process.stderr.write(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next engine shows them.\n`);
