@@ -12,6 +12,8 @@ import { serveCommand, serveUsage } from './commands/serve.js';
 import { setCommand, setUsage } from './commands/set.js';
 import { simCommand, simUsage } from './commands/sim.js';
 import { startCommand, startUsage } from './commands/start.js';
+import { statusCommand, statusUsage } from './commands/status.js';
+import { stopCommand, stopUsage } from './commands/stop.js';
 import { consoleCommand, consoleUsage } from './commands/console.js';
 
 const usage = `gpushare — see and share the GPUs of a lab workstation
@@ -28,8 +30,10 @@ Commands:
   mig       plan MIG slices for a job mix, show a GPU's slices, apply a layout
   mps       MPS daemons per GPU: status (whose runs), start, stop
   start     the console: the desktop app, or the browser console where Electron is missing
-  console   the browser console for the box daemon, through your own local proxy
   daemon    the box daemon: one scheduler for every user (run by systemd; daemon install)
+  status    which engine answers (box daemon or personal), as whom, the console URL (--json)
+  stop      stop your personal engine
+  console   the browser console for the box daemon, through your own local proxy
 
 ${psUsage}
 
@@ -42,6 +46,10 @@ ${jobsUsage}
 ${setUsage}
 
 ${startUsage}
+
+${statusUsage}
+
+${stopUsage}
 
 ${consoleUsage}
 
@@ -69,8 +77,10 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   mig: migCommand,
   mps: mpsCommand,
   start: startCommand,
-  console: consoleCommand,
   daemon: daemonCommand,
+  status: statusCommand,
+  stop: stopCommand,
+  console: consoleCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

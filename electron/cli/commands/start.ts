@@ -8,6 +8,8 @@ import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { packageRoot } from '../../engine/paths.js';
 import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { parseFlags, UsageError } from '../args.js';
+import { findEngine } from '../engine-client.js';
+import { consoleCommand } from './console.js';
 import { openInBrowser } from '../open-browser.js';
 
 export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo]
@@ -37,6 +39,9 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (electron) return runDesktop(electron, argv);
   if (!values.browser) process.stderr.write('The Electron binary is not installed (node_modules/electron has no dist/), so gpushare opens the browser console instead.\n');
 
+  const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true);
+  if (running !== null) return running;
+
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], say: (line) => process.stderr.write(line + '\n') });
   const web = await listenOnLoopback(host.engine, { port });
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
@@ -45,6 +50,7 @@ export async function startCommand(argv: string[]): Promise<number> {
 
   await new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+    host.engine.setHost({ stop: resolve, consoleUrl: web.url }); // `gpushare stop` ends it as SIGTERM does
   });
   page.dispose();
   await web.close();
@@ -57,4 +63,17 @@ function runDesktop(executable: string, argv: string[]): Promise<number> {
   const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
   process.on('SIGINT', forward).on('SIGTERM', forward);
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+}
+
+/**
+ * An engine already answers (the box daemon, or your own): open its console through your own proxy
+ * (`gpushare console`) instead of starting a second engine. Null when none answers.
+ */
+async function consoleOfRunningEngine(port: string | undefined, engineFlags: boolean): Promise<number | null> {
+  const found = await findEngine().catch(() => null);
+  if (!found) return null;
+  found.client.close();
+  const ignored = engineFlags ? ' (--simulate and --no-demo apply only to an engine it starts)' : '';
+  process.stderr.write(`${found.socket.label[0].toUpperCase()}${found.socket.label.slice(1)} answers on ${found.socket.path}, so gpushare start opens its console instead of starting an engine${ignored}.\n`);
+  return consoleCommand(['--socket', found.socket.path, ...(port === undefined ? [] : ['--port', port])]);
 }

@@ -1,0 +1,91 @@
+// `gpushare status`: which engine answers (the box daemon or a personal engine), as whom it sees
+// you, the console's URL, and other users' engines on this box.
+import { userInfo } from 'node:os';
+import type { ApiResults, OtherEngine } from '../../../shared/api.js';
+import type { EngineKind } from '../../../shared/jobs.js';
+import { kindText, otherEnginesWarning, otherUsersEngines } from '../../engine/other-engines.js';
+import { parseFlags, UsageError } from '../args.js';
+import { callWithin, EngineUnavailableError, findEngine, type EngineSocket } from '../engine-client.js';
+
+export const statusUsage = `Usage: gpushare status [--json]
+  Which engine answers (the box daemon, or a personal engine: whose, its pid and socket), as whom
+  it sees you, whether you are an admin, the browser console's URL, and other users' engines on
+  this box. Looks at $GPUSHARE_SOCKET alone when it is set; else the box daemon
+  (/run/gpushare/engine.sock, or $GPUSHARE_DAEMON_SOCKET), then your personal engine.
+  Exit status 0 when an engine answers, 1 when none does.`;
+
+/** What `status --json` prints. */
+export interface StatusReport {
+  engine: { kind: EngineKind; owner: string; pid: number; socket: string; foundBy: EngineSocket['source'] } | null;
+  you: { user: string; uid: number; admin: boolean } | null;
+  consoleUrl: string | null;
+  otherEngines: OtherEngine[];
+  /** Why no engine answers, naming each place tried; null when one does. */
+  problem: string | null;
+}
+
+export async function statusCommand(argv: string[]): Promise<number> {
+  if (argv.some((arg) => arg === '--help' || arg === '-h')) {
+    process.stdout.write(statusUsage + '\n');
+    return 0;
+  }
+  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
+  if (positionals.length > 0) throw new UsageError(`gpushare status takes no arguments, got "${positionals[0]}".`);
+  const report = await readStatus();
+  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderStatus(report, userInfo().username) + '\n');
+  return report.engine ? 0 : 1;
+}
+
+async function readStatus(): Promise<StatusReport> {
+  const none = (problem: string): StatusReport => ({ engine: null, you: null, consoleUrl: null, otherEngines: otherUsersEngines(process.getuid?.() ?? 0), problem });
+  let found;
+  try {
+    found = await findEngine();
+  } catch (error) {
+    if (error instanceof EngineUnavailableError) return none(error.message);
+    throw error;
+  }
+  let me: ApiResults['session.whoami'];
+  try {
+    me = await callWithin(found.client, 'session.whoami', {});
+  } catch (error) {
+    return none(`${found.socket.label} at ${found.socket.path} did not say who you are: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    found.client.close();
+  }
+  return {
+    engine: { ...me.engine, socket: found.socket.path, foundBy: found.socket.source },
+    you: { user: me.user, uid: me.uid, admin: me.admin },
+    consoleUrl: me.consoleUrl,
+    otherEngines: me.otherEngines,
+    problem: null,
+  };
+}
+
+/** The report for a person; `me` is the user running the command ("your personal engine"). */
+export function renderStatus(report: StatusReport, me: string): string {
+  const lines: string[] = [];
+  const others = report.otherEngines.map((e) => `${e.user}'s ${kindText(e.kind)} (pid ${e.pid})`).join('; ');
+  if (!report.engine || !report.you) {
+    lines.push(report.problem ?? 'No gpushare engine answers.');
+    if (others) lines.push(`Other users' engines on this box: ${others}.`);
+    return lines.join('\n');
+  }
+  const { engine, you } = report;
+  const whose = engine.owner === me ? 'your' : `${engine.owner}'s`;
+  const named = engine.foundBy === 'GPUSHARE_SOCKET' ? ' ($GPUSHARE_SOCKET)' : '';
+  if (engine.kind === 'daemon') lines.push(`engine:   the box daemon, pid ${engine.pid} (runs as ${engine.owner}): one scheduler for every user of this box`);
+  else lines.push(`engine:   ${whose} personal engine, pid ${engine.pid}: only ${engine.owner === me ? 'your' : 'its user\'s'} own processes can be scheduled`);
+  lines.push(`socket:   ${engine.socket}${named}`);
+  lines.push(`you:      ${you.user} (uid ${you.uid}), ${you.admin ? 'an admin: you may act on anyone\'s jobs and change the box' : engine.kind === 'daemon' ? 'not an admin: you act on your own jobs and processes' : 'not an admin'}`);
+  if (report.consoleUrl) lines.push(`console:  ${report.consoleUrl}`);
+  else if (engine.kind === 'daemon') lines.push('console:  `gpushare console` opens it, through a proxy of your own');
+  else lines.push('console:  none in a browser from this engine (the desktop app has its own window)');
+  if (engine.kind === 'personal') {
+    const warning = otherEnginesWarning(report.otherEngines);
+    if (warning) lines.push(...warning.split('\n'));
+  } else if (others) {
+    lines.push(`also on this box: ${others}`);
+  }
+  return lines.join('\n');
+}
