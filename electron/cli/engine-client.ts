@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { ApiEvent, ApiEvents, ApiMethod, ApiParams, ApiResults, GpushareApi, ResponseMessage } from '../../shared/api.js';
 import { runtimeDir } from '../engine/paths.js';
+import { daemonSocketPath } from '../engine/daemon/daemon-paths.js';
 
 export class EngineUnavailableError extends Error {
   constructor(
@@ -29,9 +30,7 @@ export interface EngineClient extends GpushareApi {
   close(): void;
 }
 
-/** The box daemon's socket; GPUSHARE_DAEMON_SOCKET points elsewhere (tests, a daemon started with --socket). */
-export const DAEMON_SOCKET = '/run/gpushare/engine.sock';
-export const daemonSocketPath = (env: NodeJS.ProcessEnv = process.env): string => env.GPUSHARE_DAEMON_SOCKET || DAEMON_SOCKET;
+export { DAEMON_SOCKET, daemonSocketPath } from '../engine/daemon/daemon-paths.js';
 /** Where this user's personal engine listens (`gpushare serve`, `start`, the desktop app's engine). */
 export const personalSocketPath = (): string => join(runtimeDir(), 'engine.sock');
 

@@ -2,6 +2,7 @@
 // unix socket as the user running it (so the daemon's idea of who is asking is the kernel's)
 // and serves the browser console on 127.0.0.1 with a one-time token, one socket connection per
 // browser client. The daemon itself never listens on TCP.
+import { daemonSocketPath } from '../../engine/daemon/daemon-paths.js';
 import { connect } from 'node:net';
 import { relayToSocket } from '../../engine/server/relay.js';
 import { serveConsoleOnLoopback } from '../../engine/server/web-server.js';
@@ -10,14 +11,13 @@ import { parseFlags, UsageError } from '../args.js';
 import { openInBrowser } from '../open-browser.js';
 
 /** The box daemon's socket (`gpushare daemon`'s default). */
-const DAEMON_SOCKET = '/run/gpushare/engine.sock';
 // A daemon that accepts but never answers is as good as none; this long is generous for a loaded box.
 const ANSWER_TIMEOUT_MS = 10_000;
 
 export const consoleUsage = `Usage: gpushare console [--port N] [--socket PATH] [--no-open]
   The browser console for the box daemon: connects to its socket as you and serves the console
   on 127.0.0.1 (a random port unless --port) with a one-time token, opening your browser unless
-  --no-open. --socket: default $GPUSHARE_SOCKET, else ${DAEMON_SOCKET}.`;
+  --no-open. --socket: default $GPUSHARE_SOCKET, else ${daemonSocketPath()}.`;
 
 type WhoAmI = ApiResults['session.whoami'];
 
@@ -27,7 +27,7 @@ export async function consoleCommand(argv: string[]): Promise<number> {
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
   if (values.socket === '') throw new UsageError('--socket needs the path of the daemon\'s unix socket.');
-  const socketPath = values.socket ?? (process.env.GPUSHARE_SOCKET || DAEMON_SOCKET);
+  const socketPath = values.socket ?? (process.env.GPUSHARE_SOCKET || daemonSocketPath());
 
   const who = await askWhoAmI(socketPath);
   if (typeof who === 'string') {

@@ -11,10 +11,9 @@ import { attachUsageStore } from '../store/attach.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
 import { loadDaemonConfig, writeDaemonConfig } from './config-file.js';
+import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET } from './daemon-paths.js';
 
-export const DAEMON_SOCKET = '/run/gpushare/engine.sock';
-export const DAEMON_DB = '/var/lib/gpushare/usage.db';
-export const DAEMON_CONFIG = '/etc/gpushare/config.json';
+export { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET };
 
 export interface DaemonOptions {
   socket?: string;

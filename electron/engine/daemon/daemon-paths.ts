@@ -1,0 +1,7 @@
+// Where the box daemon lives: one owner for these paths (the daemon, its installer, every client).
+export const DAEMON_SOCKET = '/run/gpushare/engine.sock';
+export const DAEMON_DB = '/var/lib/gpushare/usage.db';
+export const DAEMON_CONFIG = '/etc/gpushare/config.json';
+
+/** The box daemon's socket for clients; GPUSHARE_DAEMON_SOCKET points elsewhere (tests, a daemon started with --socket). */
+export const daemonSocketPath = (env: NodeJS.ProcessEnv = process.env): string => env.GPUSHARE_DAEMON_SOCKET || DAEMON_SOCKET;
