@@ -34,14 +34,15 @@ export async function consoleCommand(argv: string[]): Promise<number> {
     process.stderr.write(`${who}\n`);
     return 1;
   }
-  const web = await serveConsoleOnLoopback(relayToSocket(socketPath), { port });
-  const engine = who.engine.kind === 'daemon' ? 'box daemon' : `${who.engine.owner}'s personal engine`;
-  process.stdout.write(`gpushare console: ${web.url}\nengine: ${engine} on ${socketPath} · signed in as ${who.user} (uid ${who.uid})\n`);
-  const page = values['no-open'] ? null : openInBrowser(web.url);
-
-  await new Promise<void>((resolve) => {
+  // the stop signals are caught before the URL is out: a stop right after it still removes the page with the token
+  const stopped = new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
   });
+  const web = await serveConsoleOnLoopback(relayToSocket(socketPath), { port });
+  const engine = who.engine.kind === 'daemon' ? 'box daemon' : `${who.engine.owner}'s personal engine`;
+  const page = values['no-open'] ? null : openInBrowser(web.url);
+  process.stdout.write(`gpushare console: ${web.url}\nengine: ${engine} on ${socketPath} · signed in as ${who.user} (uid ${who.uid})\n`);
+  await stopped;
   page?.dispose();
   await web.close();
   return 0;
