@@ -26,6 +26,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
   process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);
 
   await new Promise<void>((resolve) => {
+    host.engine.setHost({ stop: () => resolve() }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
     if (values['until-stdin-closes']) {
       process.stdin.on('close', () => resolve()).on('end', () => resolve()).on('error', () => resolve());
