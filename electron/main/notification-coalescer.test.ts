@@ -66,3 +66,9 @@ test('alerts that are not this user\'s are never shown, never use up a burst, an
   assert.equal(coalescer.offer(alert(23, 'failed', 'j104'), 23), null);
   assert.equal(coalescer.summary(22 + 10_000)?.body, '1 more: Job failed ×1 (j3)');
 });
+
+test('a job holding GPU memory idle is told on the desktop (the lab policy notifies its owner)', () => {
+  const coalescer = new NotificationCoalescer({ perKeyMs: 60_000, burst: { count: 4, windowMs: 10_000 } });
+  const notice = coalescer.offer(alert(1, 'idle', 'j7'), 0);
+  assert.equal(notice?.title, 'Holding idle GPU memory — j7');
+});

@@ -3,7 +3,7 @@
 // bounded: at most maxKeys keys are remembered, whatever runs for however long.
 import type { Alert, AlertKind } from '../../shared/jobs.js';
 
-export const NOTIFIED_KINDS: ReadonlySet<AlertKind> = new Set(['contention', 'quota', 'out-of-memory', 'finished', 'failed', 'gpu-lost']);
+export const NOTIFIED_KINDS: ReadonlySet<AlertKind> = new Set(['contention', 'quota', 'out-of-memory', 'finished', 'failed', 'gpu-lost', 'idle']);
 
 export interface DesktopNotice {
   title: string;
@@ -117,6 +117,7 @@ const KIND_TITLES: Partial<Record<AlertKind, string>> = {
   quota: 'Memory quota',
   'out-of-memory': 'Out of GPU memory',
   finished: 'Job finished',
+  idle: 'Holding idle GPU memory',
   failed: 'Job failed',
   'gpu-lost': 'GPU lost',
 };
