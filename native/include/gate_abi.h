@@ -1,14 +1,58 @@
-/* The launch gate: one small file that the engine creates (mode 0600) and
- * writes with pwrite(), and that every managed job's preload library maps
- * MAP_SHARED and reads/writes with atomics. Fixed layout, little-endian,
- * every field 4- or 8-byte aligned; mirrored in
- * electron/engine/control/launch-gate-layout.ts (checked by a test).
+/* The launch gate: a directory of small files through which the engine sets
+ * every managed job's priority, pause and memory quota, and each job announces
+ * its own activity. Fixed layouts, little-endian, every field 4- or 8-byte
+ * aligned; mirrored in electron/engine/control/launch-gate-layout.ts (checked
+ * by a test).
  *
- * Single writer per field: the header, the domain table and the first 64
- * bytes of each slot are written by the engine only; the rest of a slot (the
- * job half: a summary of the job and a table of its processes) by the job's
- * preload library only (atomic RMW: every process of the job shares it). The
- * engine zeroes the job half while the slot is free, before handing it out.
+ * ---- Files and who may write them -------------------------------------
+ * The gate directory (GPUSHARE_GATE) belongs to the engine's user: mode 0755
+ * when jobs of other users share it (the box daemon, root), 0700 for a
+ * personal engine. Nobody else can create, rename or remove anything in it.
+ *
+ *   control   the header, the domain table and every slot's engine half
+ *             (gate_slot_t). Written by the engine only (pwrite), mode 0644,
+ *             the engine's. Jobs open it O_RDONLY and map it PROT_READ: a job
+ *             cannot raise its priority, unpause itself, lift its quota or join
+ *             another domain.
+ *   slot-N    slot N's activity (gate_activity_t, one page): the job half. The
+ *             engine creates a fresh file (a new inode) for every allocation,
+ *             owned by the job's user (chown when the engine is root and the
+ *             job another user's), mode 0644, renamed over the last one: a
+ *             process of an earlier job that still maps the old inode writes
+ *             only there. Its inode number is in the slot's engine half, so a
+ *             job knows the file it opened is the current one. A job maps its
+ *             own read-write; other slots' read-only, on demand (a slot that
+ *             becomes a member of its domain); the engine reads them all.
+ *
+ * A job can write only its own activity: what it says there is its claim,
+ * trusted by nobody else beyond what the protocol bounds:
+ *   - mid-launch for ever (in_launch != 0): a higher job waits at step 3 for
+ *     a lower slot at most HOLD_MAX (1 s) in all per slot generation and
+ *     process; then it stops waiting for that slot (until the slot's
+ *     generation changes) and names it in its own stuck_gen[]. The engine
+ *     checks such a report (same domain, the named slot lower and of that
+ *     generation) and sets the slot's bit in its domain's `stuck` mask: no
+ *     higher job waits for its launches any more. The slot stays a member:
+ *     lower jobs still yield to it, and it still yields to higher jobs (its
+ *     own step 2); all it loses is the handshake (a kernel of it may follow a
+ *     higher kernel it raced with).
+ *   - active for ever (last_launch_ns, launches != synced): holds back only
+ *     lower jobs, as launching would; a job gets no priority by it.
+ *   - truncating its own file (it owns it): every other job that maps it
+ *     would die of SIGBUS at its next read. The preload library guards its
+ *     activity mappings: a SIGBUS inside them replaces the faulting page with
+ *     zeros (a private anonymous page, MAP_FIXED) and the slot reads as idle
+ *     for the rest of its generation; any other SIGBUS goes to the handler
+ *     that was there before (or the default action). A program that installs
+ *     its own SIGBUS handler after the gate attached loses that guard.
+ *   - its own used_bytes: the job can lift its OWN hard quota, as any program
+ *     can bypass LD_PRELOAD by calling the driver directly. The engine's
+ *     reactive quota (NVML's per-process memory) still applies.
+ *   - chmod of its own file: other jobs may then fail to map it and treat
+ *     the slot as idle (a higher job hides only itself; a lower job gains at
+ *     most the handshake, as a stuck one does).
+ *   - its process table (pids), counters: informative to the engine, acted
+ *     on only for its own slot (reclaim of its own dead processes).
  *
  * Gate domains: a whole GPU, or one MIG slice of it, is one domain (slices are
  * isolated engines: a job in one never waits for a job in another). The engine
@@ -18,16 +62,16 @@
  * call never stalls a higher one.
  *
  * A job is all the processes that share its slot (children inherit the slot
- * through the environment). Each process claims an entry in the slot's
- * process table (CAS of its pid on 0) and keeps its own in_launch, launches,
- * synced launches and used bytes there, besides adding to the slot's sums. A
- * process whose pid is gone (SIGKILL: no destructor ran) is reclaimed by a
- * sibling: its bytes leave used_bytes, its launches count as synced, its
- * in_launch leaves the sum. A process that exits cleanly does the same for
- * itself only, never for its siblings.
+ * through the environment; an exec'd child maps the files again by path).
+ * Each process claims an entry in the slot's process table (CAS of its pid on
+ * 0) and keeps its own in_launch, launches, synced launches and used bytes
+ * there, besides adding to the slot's sums. A process whose pid is gone
+ * (SIGKILL: no destructor ran) is reclaimed by a sibling: its bytes leave
+ * used_bytes, its launches count as synced, its in_launch leaves the sum. A
+ * process that exits cleanly does the same for itself only.
  *
  * Memory quota: per job. Every counted allocation first reserves its bytes by
- * compare-and-swap on the slot's used_bytes against quota_bytes; a refusal
+ * compare-and-swap on the activity's used_bytes against quota_bytes; a refusal
  * increments oom_count.
  *
  * ---- The protocol ------------------------------------------------------
@@ -43,12 +87,13 @@
  *     both are sums over the job's processes, and a process's synchronize
  *     covers only its own launches).
  *
- * Every gated launch of job J does, on J's slot (priority, domain and pause
- * are read again at every iteration):
+ * Every gated launch of job J does (priority, domain and pause are read again
+ * at every iteration):
  *   1. atomic ++in_launch (sequentially consistent: a full fence);
  *   2. if J is paused, or some higher member of J's domain is ACTIVE:
  *        --in_launch, wait (nanosleep), go to 1;
- *   3. wait until every lower member of J's domain has in_launch == 0;
+ *   3. wait until every lower member of J's domain that is not `stuck` (nor
+ *      given up by this process) has in_launch == 0;
  *   4. call the driver's launch (the kernel is enqueued);
  *   5. last_launch_ns = now; ++launches; --in_launch.
  * Steps 1-3 are Dekker's handshake: of a lower job L and a higher job H that
@@ -78,25 +123,31 @@
 
 #include <stdint.h>
 
-#define GATE_MAGIC 0x3154414753555047ULL /* "GPUSGAT1" little-endian */
-#define GATE_VERSION 2u
+#define GATE_MAGIC 0x3154414753555047ULL          /* "GPUSGAT1" little-endian: the control file */
+#define GATE_ACTIVITY_MAGIC 0x3141544341535047ULL /* "GPSACTA1": an activity file */
+#define GATE_VERSION 3u
 #define GATE_MAX_SLOTS 64u   /* one bit each in gate_domain_t.members */
 #define GATE_MAX_GPUS 16u
 #define GATE_MAX_DOMAINS 128u /* whole GPUs and MIG slices: 16 GPUs x (1 + 7 slices) */
 #define GATE_MAX_PROCS 8u     /* processes of one job tracked in its slot; more share only the sums */
 #define GATE_PRIORITIES 3u
 
+#define GATE_CONTROL_FILE "control"
+#define GATE_ACTIVITY_PREFIX "slot-" /* slot-0 .. slot-63 */
+
 #define GATE_DOMAIN_OFFSET 256u
 #define GATE_DOMAIN_SIZE 32u
 #define GATE_SLOT_OFFSET 8192u
-#define GATE_SLOT_SIZE 512u
-#define GATE_JOB_HALF_OFFSET 64u
+#define GATE_SLOT_SIZE 64u
+#define GATE_CONTROL_SIZE (GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE) /* 12288 */
+#define GATE_ACTIVITY_SIZE 4096u /* one page: mapped at a fixed place, replaced whole */
 #define GATE_PROC_OFFSET 192u
 #define GATE_PROC_SIZE 40u
-#define GATE_FILE_SIZE (GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE) /* 40960 */
+#define GATE_STUCK_OFFSET 512u
 
 #define GATE_NO_QUOTA UINT64_MAX
 #define GATE_PROC_RECLAIMING (-1) /* gate_proc_t.pid while a process's entry is being given back */
+#define GATE_HOLD_MAX_NS 1000000000ull /* a lower slot holds a process at step 3 at most this long in all */
 
 enum { GATE_PRIORITY_HIGH = 0, GATE_PRIORITY_NORMAL = 1, GATE_PRIORITY_BEST_EFFORT = 2 };
 enum { GATE_ENGINE_CLOSED = 0, GATE_ENGINE_RUNNING = 1 };
@@ -108,7 +159,7 @@ enum { GATE_SLOT_FREE = 0, GATE_SLOT_IN_USE = 1 };
 #define GATE_DEFAULT_BE_SYNC_WINDOW_NS 2000000ull     /* 2 ms */
 #define GATE_DEFAULT_ENGINE_GONE_NS 2000000000ull     /* 2 s */
 
-/* Offset 0, 256 bytes. Engine writes. */
+/* control, offset 0, 256 bytes. Engine writes. */
 typedef struct {
   uint64_t magic;              /* 0 */
   uint32_t version;            /* 8 */
@@ -121,18 +172,34 @@ typedef struct {
   uint64_t be_sync_window_ns;  /* 48 */
   uint64_t engine_gone_ns;     /* 56 */
   uint32_t state;              /* 64: GATE_ENGINE_* (CLOSED on engine shutdown) */
-  uint32_t file_size;          /* 68 */
+  uint32_t file_size;          /* 68: GATE_CONTROL_SIZE */
   uint8_t reserved[184];       /* 72..255 */
 } gate_header_t;
 
-/* At GATE_DOMAIN_OFFSET + domain * 32. Engine writes. */
+/* control, at GATE_DOMAIN_OFFSET + domain * 32. Engine writes. */
 typedef struct {
   uint64_t members[GATE_PRIORITIES]; /* 0,8,16: bit i = slot i counts in this domain at that priority */
-  uint8_t reserved[8];
+  uint64_t stuck;                    /* 24: bit i = slot i held a higher job back HOLD_MAX: nobody waits for its launches */
 } gate_domain_t;
 
-/* One process of a job, in its slot's table. Written by that process (and, once
- * its pid is gone, by the sibling that reclaims it). */
+/* control, at GATE_SLOT_OFFSET + slot * 64: the engine half. Engine writes. */
+typedef struct {
+  uint32_t state;        /* 0: GATE_SLOT_* */
+  uint32_t generation;   /* 4: changes at every allocation (never 0) */
+  int32_t pid;           /* 8: the job's pid when the engine knows it, else 0 */
+  uint32_t domain;       /* 12: gate domain (a GPU, or a MIG slice of one) */
+  uint32_t priority;     /* 16: GATE_PRIORITY_* */
+  uint32_t paused;       /* 20: nonzero = launch nothing */
+  uint32_t config_seq;   /* 24: seqlock over quota_bytes: odd while the engine writes */
+  uint32_t gpu;          /* 28: the GPU index (informative; gating is per domain) */
+  uint64_t quota_bytes;  /* 32: GATE_NO_QUOTA = none; the whole job's */
+  uint64_t activity_ino; /* 40: inode of slot-N for this generation (written before state and generation) */
+  uint32_t owner_uid;    /* 48: the job's user, who owns slot-N (informative) */
+  uint8_t reserved[12];  /* 52..63 */
+} gate_slot_t;
+
+/* One process of a job, in its activity's table. Written by that process (and,
+ * once its pid is gone, by the sibling that reclaims it). */
 typedef struct {
   int32_t pid;              /* 0: 0 = free, GATE_PROC_RECLAIMING while given back */
   uint32_t in_launch;       /* 4: this process's share of the slot's in_launch */
@@ -143,20 +210,14 @@ typedef struct {
   uint32_t reserved;        /* 36 */
 } gate_proc_t;
 
-/* At GATE_SLOT_OFFSET + slot * 512. */
+/* slot-N, one page: the job half. The engine writes bytes 0..15 when it creates
+ * the file; the job's processes write the rest (atomic RMW). */
 typedef struct {
-  /* engine half */
-  uint32_t state;        /* 0: GATE_SLOT_* */
-  uint32_t generation;   /* 4: bumped at every allocation */
-  int32_t pid;           /* 8: the job's pid when the engine knows it, else 0 */
-  uint32_t domain;       /* 12: gate domain (a GPU, or a MIG slice of one) */
-  uint32_t priority;     /* 16: GATE_PRIORITY_* */
-  uint32_t paused;       /* 20: nonzero = launch nothing */
-  uint32_t config_seq;   /* 24: seqlock over quota_bytes: odd while the engine writes */
-  uint32_t gpu;          /* 28: the GPU index (informative; gating is per domain) */
-  uint64_t quota_bytes;  /* 32: GATE_NO_QUOTA = none; the whole job's */
-  uint8_t reserved1[24]; /* 40..63 */
-  /* job half: sums over the job's processes */
+  uint64_t magic;         /* 0: GATE_ACTIVITY_MAGIC */
+  uint32_t slot;          /* 8 */
+  uint32_t generation;    /* 12: the slot's generation the file was made for */
+  uint8_t reserved0[48];  /* 16..63 */
+  /* sums over the job's processes */
   uint32_t in_launch;       /* 64: threads between step 1 and step 5 */
   int32_t attached_pid;     /* 68: last process of the job that attached or launched (checked for liveness) */
   uint64_t last_launch_ns;  /* 72: when the latest launch call returned */
@@ -170,17 +231,23 @@ typedef struct {
   uint32_t oom_count;       /* 128: allocations the quota refused */
   uint32_t reclaimed_count; /* 132: gone processes whose share a sibling gave back */
   uint32_t untracked_count; /* 136: processes that found the process table full (sums only) */
-  uint32_t stuck_waits;     /* 140: waits for a lower job mid-launch given up after 1 s */
-  uint8_t reserved2[48];    /* 144..191 */
-  gate_proc_t procs[GATE_MAX_PROCS]; /* 192..511 */
-} gate_slot_t;
+  uint32_t stuck_waits;     /* 140: lower slots this job's processes stopped waiting for (held one HOLD_MAX) */
+  uint64_t held_ns;         /* 144: time waited at step 3 for lower jobs mid-launch */
+  uint32_t truncated_count; /* 152: other slots' activity files found truncated (read as idle since) */
+  uint8_t reserved2[36];    /* 156..191 */
+  gate_proc_t procs[GATE_MAX_PROCS];   /* 192..511 */
+  uint32_t stuck_gen[GATE_MAX_SLOTS];  /* 512..767: slot i's generation when this job stopped waiting for it (0: never) */
+  uint8_t reserved3[GATE_ACTIVITY_SIZE - 768];
+} gate_activity_t;
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 _Static_assert(sizeof(gate_header_t) == GATE_DOMAIN_OFFSET, "gate header is 256 bytes");
 _Static_assert(sizeof(gate_domain_t) == GATE_DOMAIN_SIZE, "gate domain entry is 32 bytes");
+_Static_assert(sizeof(gate_slot_t) == GATE_SLOT_SIZE, "gate slot (engine half) is 64 bytes");
 _Static_assert(sizeof(gate_proc_t) == GATE_PROC_SIZE, "gate process entry is 40 bytes");
-_Static_assert(sizeof(gate_slot_t) == GATE_SLOT_SIZE, "gate slot is 512 bytes");
-_Static_assert(__builtin_offsetof(gate_slot_t, procs) == GATE_PROC_OFFSET, "process table offset");
+_Static_assert(sizeof(gate_activity_t) == GATE_ACTIVITY_SIZE, "an activity file is one page");
+_Static_assert(__builtin_offsetof(gate_activity_t, procs) == GATE_PROC_OFFSET, "process table offset");
+_Static_assert(__builtin_offsetof(gate_activity_t, stuck_gen) == GATE_STUCK_OFFSET, "stuck reports offset");
 _Static_assert(GATE_DOMAIN_OFFSET + GATE_MAX_DOMAINS * GATE_DOMAIN_SIZE <= GATE_SLOT_OFFSET, "domain table fits");
 #endif
 

@@ -1,23 +1,29 @@
-// The gate file's layout: a mirror of native/include/gate_abi.h (the C header
+// The gate files' layout: a mirror of native/include/gate_abi.h (the C header
 // is the contract; launch-gate.test.ts checks this file against it).
-// Engine-written: the header, the domain table, slot bytes 0..63.
-// Job-written (the preload library): the rest of each slot (job summary, process table).
+// control (engine-written, read-only to jobs): the header, the domain table, every slot's engine half.
+// slot-N (the job's own, read-only to the other jobs): its activity, one page.
 
 export const GATE_MAGIC = 0x3154414753555047n; // "GPUSGAT1"
-export const GATE_VERSION = 2;
+export const GATE_ACTIVITY_MAGIC = 0x3141544341535047n; // "GPSACTA1"
+export const GATE_VERSION = 3;
 export const GATE_MAX_SLOTS = 64;
 export const GATE_MAX_GPUS = 16;
 export const GATE_MAX_DOMAINS = 128;
 export const GATE_MAX_PROCS = 8;
+export const GATE_CONTROL_FILE = 'control';
+export const GATE_ACTIVITY_PREFIX = 'slot-';
 export const GATE_DOMAIN_OFFSET = 256;
 export const GATE_DOMAIN_SIZE = 32;
 export const GATE_SLOT_OFFSET = 8192;
-export const GATE_SLOT_SIZE = 512;
+export const GATE_SLOT_SIZE = 64;
+export const GATE_CONTROL_SIZE = GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE;
+export const GATE_ACTIVITY_SIZE = 4096;
 export const GATE_PROC_OFFSET = 192;
 export const GATE_PROC_SIZE = 40;
-export const GATE_FILE_SIZE = GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE;
+export const GATE_STUCK_OFFSET = 512;
 export const GATE_NO_QUOTA = 0xffff_ffff_ffff_ffffn;
 export const GATE_PROC_RECLAIMING = -1;
+export const GATE_HOLD_MAX_NS = 1_000_000_000n;
 
 export const GATE_ENGINE_CLOSED = 0;
 export const GATE_ENGINE_RUNNING = 1;
@@ -29,7 +35,7 @@ export const GATE_DEFAULT_OUTSTANDING_MAX_NS = 1_000_000_000n;
 export const GATE_DEFAULT_BE_SYNC_WINDOW_NS = 2_000_000n;
 export const GATE_DEFAULT_ENGINE_GONE_NS = 2_000_000_000n;
 
-/** Byte offsets inside the header (from the start of the file). */
+/** Byte offsets inside the control file's header. */
 export const HEADER = {
   magic: 0,
   version: 8,
@@ -45,12 +51,11 @@ export const HEADER = {
   fileSize: 68,
 } as const;
 
-/** Byte offsets inside one domain entry: members[priority] (u64 slot bitmask). */
-export const DOMAIN = { members: 0 } as const;
+/** Byte offsets inside one domain entry: members[priority] (u64 slot bitmask), stuck (u64 slot bitmask). */
+export const DOMAIN = { members: 0, stuck: 24 } as const;
 
-/** Byte offsets inside one slot. */
+/** Byte offsets inside one slot's engine half (in the control file). */
 export const SLOT = {
-  // engine half
   state: 0,
   generation: 4,
   pid: 8,
@@ -60,7 +65,16 @@ export const SLOT = {
   configSeq: 24,
   gpu: 28,
   quotaBytes: 32,
-  // job half: sums over the job's processes
+  activityIno: 40,
+  ownerUid: 48,
+} as const;
+
+/** Byte offsets inside an activity file (slot-N): written by the job's processes from `inLaunch` on. */
+export const ACTIVITY = {
+  magic: 0,
+  slot: 8,
+  generation: 12,
+  // sums over the job's processes
   inLaunch: 64,
   attachedPid: 68,
   lastLaunchNs: 72,
@@ -75,10 +89,13 @@ export const SLOT = {
   reclaimedCount: 132,
   untrackedCount: 136,
   stuckWaits: 140,
+  heldNs: 144,
+  truncatedCount: 152,
   procs: GATE_PROC_OFFSET,
+  stuckGen: GATE_STUCK_OFFSET,
 } as const;
 
-/** Byte offsets inside one process entry of a slot's table. */
+/** Byte offsets inside one process entry of an activity's table. */
 export const PROC = {
   pid: 0,
   inLaunch: 4,
@@ -88,51 +105,35 @@ export const PROC = {
   capturing: 32,
 } as const;
 
-export const JOB_HALF_OFFSET = SLOT.inLaunch;
-
 /** The C names of the fields above, for the layout check against gate_abi.h. */
 export const C_FIELD_NAMES: Record<string, number> = {
-  'gate_header_t.magic': HEADER.magic,
-  'gate_header_t.version': HEADER.version,
-  'gate_header_t.max_slots': HEADER.maxSlots,
-  'gate_header_t.max_domains': HEADER.maxDomains,
-  'gate_header_t.engine_pid': HEADER.enginePid,
-  'gate_header_t.heartbeat_ns': HEADER.heartbeatNs,
-  'gate_header_t.active_window_ns': HEADER.activeWindowNs,
-  'gate_header_t.outstanding_max_ns': HEADER.outstandingMaxNs,
-  'gate_header_t.be_sync_window_ns': HEADER.beSyncWindowNs,
-  'gate_header_t.engine_gone_ns': HEADER.engineGoneNs,
-  'gate_header_t.state': HEADER.state,
-  'gate_header_t.file_size': HEADER.fileSize,
-  'gate_domain_t.members': DOMAIN.members,
-  'gate_slot_t.state': SLOT.state,
-  'gate_slot_t.generation': SLOT.generation,
-  'gate_slot_t.pid': SLOT.pid,
-  'gate_slot_t.domain': SLOT.domain,
-  'gate_slot_t.priority': SLOT.priority,
-  'gate_slot_t.paused': SLOT.paused,
-  'gate_slot_t.config_seq': SLOT.configSeq,
-  'gate_slot_t.gpu': SLOT.gpu,
-  'gate_slot_t.quota_bytes': SLOT.quotaBytes,
-  'gate_slot_t.in_launch': SLOT.inLaunch,
-  'gate_slot_t.attached_pid': SLOT.attachedPid,
-  'gate_slot_t.last_launch_ns': SLOT.lastLaunchNs,
-  'gate_slot_t.launches': SLOT.launches,
-  'gate_slot_t.synced_launches': SLOT.syncedLaunches,
-  'gate_slot_t.used_bytes': SLOT.usedBytes,
-  'gate_slot_t.gated_ns': SLOT.gatedNs,
-  'gate_slot_t.paused_ns': SLOT.pausedNs,
-  'gate_slot_t.attach_count': SLOT.attachCount,
-  'gate_slot_t.fail_open_count': SLOT.failOpenCount,
-  'gate_slot_t.oom_count': SLOT.oomCount,
-  'gate_slot_t.reclaimed_count': SLOT.reclaimedCount,
-  'gate_slot_t.untracked_count': SLOT.untrackedCount,
-  'gate_slot_t.stuck_waits': SLOT.stuckWaits,
-  'gate_slot_t.procs': SLOT.procs,
-  'gate_proc_t.pid': PROC.pid,
-  'gate_proc_t.in_launch': PROC.inLaunch,
-  'gate_proc_t.used_bytes': PROC.usedBytes,
-  'gate_proc_t.launches': PROC.launches,
-  'gate_proc_t.synced_launches': PROC.syncedLaunches,
-  'gate_proc_t.capturing': PROC.capturing,
+  ...prefixed('gate_header_t', {
+    magic: HEADER.magic, version: HEADER.version, max_slots: HEADER.maxSlots, max_domains: HEADER.maxDomains,
+    engine_pid: HEADER.enginePid, heartbeat_ns: HEADER.heartbeatNs, active_window_ns: HEADER.activeWindowNs,
+    outstanding_max_ns: HEADER.outstandingMaxNs, be_sync_window_ns: HEADER.beSyncWindowNs, engine_gone_ns: HEADER.engineGoneNs,
+    state: HEADER.state, file_size: HEADER.fileSize,
+  }),
+  ...prefixed('gate_domain_t', { members: DOMAIN.members, stuck: DOMAIN.stuck }),
+  ...prefixed('gate_slot_t', {
+    state: SLOT.state, generation: SLOT.generation, pid: SLOT.pid, domain: SLOT.domain, priority: SLOT.priority,
+    paused: SLOT.paused, config_seq: SLOT.configSeq, gpu: SLOT.gpu, quota_bytes: SLOT.quotaBytes,
+    activity_ino: SLOT.activityIno, owner_uid: SLOT.ownerUid,
+  }),
+  ...prefixed('gate_activity_t', {
+    magic: ACTIVITY.magic, slot: ACTIVITY.slot, generation: ACTIVITY.generation,
+    in_launch: ACTIVITY.inLaunch, attached_pid: ACTIVITY.attachedPid, last_launch_ns: ACTIVITY.lastLaunchNs,
+    launches: ACTIVITY.launches, synced_launches: ACTIVITY.syncedLaunches, used_bytes: ACTIVITY.usedBytes,
+    gated_ns: ACTIVITY.gatedNs, paused_ns: ACTIVITY.pausedNs, attach_count: ACTIVITY.attachCount,
+    fail_open_count: ACTIVITY.failOpenCount, oom_count: ACTIVITY.oomCount, reclaimed_count: ACTIVITY.reclaimedCount,
+    untracked_count: ACTIVITY.untrackedCount, stuck_waits: ACTIVITY.stuckWaits, held_ns: ACTIVITY.heldNs,
+    truncated_count: ACTIVITY.truncatedCount, procs: ACTIVITY.procs, stuck_gen: ACTIVITY.stuckGen,
+  }),
+  ...prefixed('gate_proc_t', {
+    pid: PROC.pid, in_launch: PROC.inLaunch, used_bytes: PROC.usedBytes, launches: PROC.launches,
+    synced_launches: PROC.syncedLaunches, capturing: PROC.capturing,
+  }),
 };
+
+function prefixed(type: string, fields: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(fields).map(([name, offset]) => [`${type}.${name}`, offset]));
+}

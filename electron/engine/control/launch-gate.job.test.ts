@@ -6,15 +6,17 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
+import { spawnSync } from 'node:child_process';
 import { LaunchGate } from './launch-gate.js';
-import { enqueuedUnderHigh, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './launch-gate-sim.js';
+import { enqueuedUnderHigh, preloadProbePath, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './launch-gate-sim.js';
 import { useGateRig } from '../testing/gate-rig.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 let driver: SimulatedDriver;
 let gate: LaunchGate;
-const skip = useGateRig('gpushare-gate-job-', { heartbeatIntervalMs: 200, activeWindowMs: 50 }, (rig) => ({ driver, gate } = rig));
+let dir: string;
+const skip = useGateRig('gpushare-gate-job-', { heartbeatIntervalMs: 200, activeWindowMs: 50 }, (rig) => ({ driver, gate, dir } = rig));
 
 /** Reads the probe's steps up to and including the first `op`. */
 async function until(probe: ProbeRun, op: string): Promise<ProbeStep> {
@@ -225,3 +227,59 @@ describe('CUDA graphs and stream capture', { skip }, () => {
     }
   });
 });
+
+describe('a job’s processes and the engine’s restarts', { skip }, () => {
+  test('processes a shell exec’d (no file descriptor inherited) join the job’s slot through the environment', () => {
+    const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
+    try {
+      const probe = preloadProbePath();
+      // closes every descriptor above 2 before each exec, as Python's subprocess does
+      const script = `for fd in 3 4 5 6 7 8 9; do eval "exec $fd>&-"; done; "${probe}" launch:3:0 && exec "${probe}" launch:4:0`;
+      const run = spawnSync('/bin/sh', ['-c', script], { env: { ...process.env, ...driver.env, ...env }, encoding: 'utf8' });
+      assert.equal(run.status, 0, run.stderr);
+      const s = gate.readSlot(slot);
+      assert.deepEqual([s.attachCount, s.launches], [2, 7], 'both processes attached to the slot and counted their launches');
+    } finally {
+      gate.releaseSlot(slot);
+    }
+  });
+
+  test('an engine that resumes the gate adopts a running job: it reads its activity and its pause reaches it', async () => {
+    const first = LaunchGate.create({ dir, name: 'restart', heartbeatIntervalMs: 200 });
+    let resumed: LaunchGate | null = null;
+    const { slot, env } = first.allocateSlot({ gpu: 0, priority: 'normal' });
+    const other = first.allocateSlot({ gpu: 0, priority: 'best-effort' }).slot; // its job is gone by the restart
+    const job = driver.spawnFakejob(['train', '--kernel-ms', '1', '--duration', '60'], env);
+    try {
+      await job.ready;
+      first.setPid(slot, job.pid);
+      await waitFor(() => first.readSlot(slot).launches > 10);
+      first.close({ keepFile: true }); // the engine stops; the job runs on
+      resumed = LaunchGate.create({ dir, name: 'restart', heartbeatIntervalMs: 200, resume: true });
+      assert.equal(resumed.adoptSlot(slot, { pid: job.pid + 1, gpu: 0, priority: 'normal' }), false, 'not its pid: not adopted');
+      assert.equal(resumed.adoptSlot(slot, { pid: job.pid, gpu: 0, priority: 'normal' }), true);
+      assert.deepEqual(resumed.releaseLeftovers(), [other]);
+      const before = resumed.readSlot(slot).launches;
+      await waitFor(() => resumed!.readSlot(slot).launches > before + 10);
+      assert.equal(resumed.readSlot(slot).attachedPid, job.pid, 'the resumed engine reads the job’s activity file');
+      resumed.setPaused(slot, true);
+      const paused = resumed.readSlot(slot).launches;
+      await sleep(500);
+      assert.ok(resumed.readSlot(slot).launches <= paused + 1, 'the paused job launched nothing (but the one launch already past the gate)');
+      assert.ok(resumed.readSlot(slot).pausedNs > 0);
+      resumed.setPaused(slot, false);
+      await waitFor(() => resumed!.readSlot(slot).launches > paused);
+      job.kill('SIGTERM');
+      assert.equal(await job.exited, 0);
+    } finally {
+      job.kill('SIGKILL');
+      resumed?.close();
+      first.close();
+    }
+  });
+});
+
+async function waitFor(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await sleep(25);
+  assert.ok(check(), 'timed out');
+}

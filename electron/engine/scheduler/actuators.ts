@@ -90,7 +90,8 @@ export class JobActuators {
     let slotEnv: Record<string, string> = {};
     const gate = this.options.gate;
     if (gate) {
-      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes });
+      const owner = record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null; // the job writes only its own activity file
+      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
       record.slot = slot.slot;
       slotEnv = slot.env;
     }

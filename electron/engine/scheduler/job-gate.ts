@@ -1,6 +1,6 @@
 // What the scheduler needs of the launch gate (electron/engine/control/launch-gate.ts):
 // one slot per running managed job, through which its priority, pause and quota reach
-// the preload library in every process of the job. The scheduler never touches the gate file itself.
+// the preload library in every process of the job. The scheduler never touches the gate's files itself.
 import type { Priority } from '../../../shared/jobs.js';
 
 export interface GateSlotRequest {
@@ -11,6 +11,11 @@ export interface GateSlotRequest {
   priority: Priority;
   /** The whole job's quota, shared by all its processes. */
   quotaBytes: number | null;
+  /**
+   * The user the job runs as (JobRecord.runAs): the gate gives that user the slot's activity file,
+   * the one thing of the gate the job can write. Null or absent: the engine's own user.
+   */
+  owner?: { uid: number; gid: number } | null;
 }
 
 export interface GateSlot {

@@ -10,7 +10,7 @@ import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.j
 export interface GateRig {
   driver: SimulatedDriver;
   gate: LaunchGate;
-  /** A scratch directory (the gate file lives here), removed after the file's tests. */
+  /** A scratch directory (the gate's directory lives here), removed after the file's tests. */
   dir: string;
 }
 

@@ -1,22 +1,17 @@
 /* The launch gate, job side: the protocol of native/include/gate_abi.h.
- * Fast path: atomics on the mapping and a vDSO clock read, no system call.
- * The job's process table and used bytes: gate_procs.c. */
+ * Fast path: atomics on the mappings and a vDSO clock read, no system call.
+ * The gate's files: gate_files.c. The job's process table and used bytes: gate_procs.c. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <time.h>
 
 #include "gate_internal.h"
 
 #define ENGINE_CHECK_EVERY_NS 20000000ull /* slow path: engine liveness at most every 20 ms */
-#define HANDSHAKE_MAX_NS 1000000000ull    /* a lower job stuck mid-launch this long is stopped or dead */
 #define DEAD_CHECK_AFTER_NS 100000000ull  /* a blocker this long gets its pid checked */
 #define MAX_SLEEP_NS 1000000ull
 #define MAX_SYNC_BATCH 256u
@@ -36,62 +31,25 @@ static int g_attached, g_detached;
 static uint64_t g_engine_checked_ns;
 static int g_engine_gone;
 static int32_t g_dead_pid[GATE_MAX_SLOTS]; /* blockers found dead: ignored while that pid is the slot's */
+/* step 3: lower slots that held this process GATE_HOLD_MAX_NS in all (per generation) are not waited for */
+static uint64_t g_given_up;
+static uint32_t g_given_up_gen[GATE_MAX_SLOTS];
+static uint64_t g_held_ns[GATE_MAX_SLOTS];
+static uint32_t g_held_gen[GATE_MAX_SLOTS];
 static uint64_t g_stream_key;              /* the one stream launched on since the last covering sync */
 static int g_streams_mixed;
 static uint32_t g_sync_batch = 1, g_since_sync;
 static uint64_t g_batch_t0;
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
 
-static uint64_t env_u64(const char *name, uint64_t fallback) {
-  const char *s = getenv(name);
-  if (!s || !*s) return fallback;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  return *end ? fallback : (uint64_t)v;
-}
-
 static void attach(void) {
-  const char *path = getenv("GPUSHARE_GATE");
-  uint64_t index = env_u64("GPUSHARE_GATE_SLOT", UINT64_MAX);
-  if (!path || !*path) return;
-  if (index >= GATE_MAX_SLOTS) {
-    gs_log("GPUSHARE_GATE_SLOT missing or out of range: not gated");
-    return;
-  }
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    gs_log("cannot open gate %s: %s: not gated", path, strerror(errno));
-    return;
-  }
-  struct stat st;
-  void *map = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && st.st_size >= (off_t)GATE_FILE_SIZE)
-    map = mmap(NULL, GATE_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) {
-    gs_log("gate %s is not a gate file: not gated", path);
-    return;
-  }
-  gate_header_t *h = map;
-  gate_slot_t *me = (gate_slot_t *)((char *)map + GATE_SLOT_OFFSET) + index;
-  uint64_t gen = env_u64("GPUSHARE_GATE_GEN", LOAD(&me->generation));
-  if (LOAD(&h->magic) != GATE_MAGIC || LOAD(&h->version) != GATE_VERSION || LOAD(&h->max_slots) != GATE_MAX_SLOTS ||
-      LOAD(&me->state) != GATE_SLOT_IN_USE || LOAD(&me->generation) != gen) {
-    gs_log("gate %s slot %u is not ours (or not a gate): not gated", path, (unsigned)index);
-    munmap(map, GATE_FILE_SIZE);
-    return;
-  }
-  g.hdr = h;
-  g.domains = (gate_domain_t *)((char *)map + GATE_DOMAIN_OFFSET);
-  g.slots = (gate_slot_t *)((char *)map + GATE_SLOT_OFFSET);
-  g.me = me;
-  g.index = (uint32_t)index;
-  g.generation = (uint32_t)gen;
+  if (!gs_gate_files_attach()) return;
+  gate_activity_t *me = g.me;
   STORE(&me->attached_pid, gs_self_pid());
   gs_proc(me); /* our entry in the job's process table */
   STORE(&g_attached, 1);
   gs_log("gated: slot %u, generation %u, priority %u, gpu %u, domain %u", g.index, g.generation,
-         LOAD(&me->priority), LOAD(&me->gpu), LOAD(&me->domain));
+         LOAD(&g.my->priority), LOAD(&g.my->gpu), LOAD(&g.my->domain));
 }
 
 /* A forked child (a data-loader worker, say) is another process of the job: same slot, its own entry. */
@@ -99,16 +57,16 @@ static void after_fork_child(void) { gs_self_pid_reset(); }
 
 __attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
-/* Our slot, or NULL: not gated, or the engine released the slot (then for good). */
-gate_slot_t *gs_gate_me(void) {
+/* Our activity, or NULL: not gated, or the engine released the slot (then for good). */
+gate_activity_t *gs_gate_me(void) {
   pthread_once(&g_once, attach);
   if (GS_UNLIKELY(!LOAD(&g_attached) || LOAD(&g_detached))) return NULL;
-  gate_slot_t *me = g.me;
-  if (GS_UNLIKELY(LOAD(&me->generation) != g.generation || LOAD(&me->state) != GATE_SLOT_IN_USE)) {
+  gate_slot_t *my = g.my;
+  if (GS_UNLIKELY(LOAD(&my->generation) != g.generation || LOAD(&my->state) != GATE_SLOT_IN_USE)) {
     if (!__atomic_exchange_n(&g_detached, 1, __ATOMIC_ACQ_REL)) gs_log("gate slot %u was released: not gated", g.index);
     return NULL;
   }
-  return me;
+  return g.me;
 }
 
 #define gate_me gs_gate_me
@@ -116,16 +74,16 @@ gate_slot_t *gs_gate_me(void) {
 /* ---- the job's quota (its used bytes: gate_procs.c) ---- */
 
 int gs_gate_quota(uint64_t *quota) {
-  gate_slot_t *me = gate_me();
-  if (!me) return 0;
+  if (!gate_me()) return 0;
+  gate_slot_t *my = g.my;
   for (int tries = 0; tries < 1000; tries++) { /* seqlock: the engine pwrite()s the quota */
-    uint32_t s1 = LOAD(&me->config_seq);
+    uint32_t s1 = LOAD(&my->config_seq);
     if (s1 & 1) {
       sched_yield();
       continue;
     }
-    uint64_t q = LOAD(&me->quota_bytes);
-    if (LOAD(&me->config_seq) == s1) {
+    uint64_t q = LOAD(&my->quota_bytes);
+    if (LOAD(&my->config_seq) == s1) {
       *quota = q;
       return 1;
     }
@@ -142,8 +100,8 @@ static uint64_t hdr_ns(const uint64_t *field, uint64_t fallback) {
 
 /* 1 if slot i is ACTIVE (gate_abi.h); *until = when its window ends, 0 if unknown. */
 static int slot_active(uint32_t i, uint64_t now, uint64_t *until) {
-  gate_slot_t *s = &g.slots[i];
-  if (LOAD(&s->state) != GATE_SLOT_IN_USE) return 0;
+  if (LOAD(&g.slots[i].state) != GATE_SLOT_IN_USE) return 0;
+  gate_activity_t *s = gs_activity(i);
   int32_t dead = LOAD(&g_dead_pid[i]);
   if (GS_UNLIKELY(dead) && dead == LOAD(&s->attached_pid)) return 0;
   *until = 0;
@@ -195,7 +153,7 @@ static int engine_gone(uint64_t now) {
 
 /* A blocker is dead when the process that launched last is gone and no other process of its job lives. */
 static void check_dead(uint32_t i) {
-  gate_slot_t *s = &g.slots[i];
+  gate_activity_t *s = gs_activity(i);
   int32_t pid = LOAD(&s->attached_pid);
   if (!gs_pid_gone(pid)) return;
   for (unsigned k = 0; k < GATE_MAX_PROCS; k++) {
@@ -211,43 +169,84 @@ static void sleep_ns(uint64_t ns) {
   nanosleep(&ts, NULL);
 }
 
+/* Slots given up by this process that now hold another job (a new generation) are waited for again. */
+static uint64_t given_up_now(uint64_t mask) {
+  for (uint64_t m = mask; m;) {
+    uint32_t i = (uint32_t)__builtin_ctzll(m);
+    m &= m - 1;
+    if (LOAD(&g.slots[i].generation) != LOAD(&g_given_up_gen[i])) {
+      __atomic_fetch_and(&g_given_up, ~(1ull << i), __ATOMIC_ACQ_REL);
+      mask &= ~(1ull << i);
+    }
+  }
+  return mask;
+}
+
+/* Slot i of generation gen has held us GATE_HOLD_MAX_NS in all: tell the engine, wait for it no more. */
+static void give_up(gate_activity_t *me, uint32_t i, uint32_t gen) {
+  STORE(&g_given_up_gen[i], gen);
+  if (__atomic_fetch_or(&g_given_up, 1ull << i, __ATOMIC_ACQ_REL) & (1ull << i)) return; /* another thread did */
+  STORE(&me->stuck_gen[i], gen);
+  ADD(&me->stuck_waits, 1);
+  gs_log("slot %u held us mid-launch for 1 s in all: not waiting for it any more", i);
+}
+
+/* Waits while lower slot i is mid-launch: until it is done, gone, out of the domain, marked stuck
+ * by the engine, or has held this process GATE_HOLD_MAX_NS in all. */
+static void wait_for_lower(gate_activity_t *me, gate_domain_t *D, uint32_t i, gate_activity_t *s) {
+  uint64_t bit = 1ull << i;
+  uint32_t gen = LOAD(&g.slots[i].generation);
+  if (LOAD(&g_held_gen[i]) != gen) {
+    STORE(&g_held_gen[i], gen);
+    STORE(&g_held_ns[i], 0);
+  }
+  uint64_t held = LOAD(&g_held_ns[i]);
+  uint64_t start = gs_now_ns(), now = start, next_dead_check = start + DEAD_CHECK_AFTER_NS;
+  for (unsigned spins = 0; LOAD_SC(&s->in_launch); spins++) {
+    if (spins < 256) {
+      CPU_RELAX();
+      continue;
+    }
+    now = gs_now_ns();
+    if (held + (now - start) >= GATE_HOLD_MAX_NS) {
+      give_up(me, i, gen);
+      break;
+    }
+    if (now > next_dead_check) { /* mid-launch only in processes that are gone: nothing to wait for */
+      next_dead_check = now + DEAD_CHECK_AFTER_NS;
+      if (!gs_live_in_launch(s)) break;
+    }
+    /* read again: the engine takes a stopped job out of the domain, or marks a stuck one */
+    if (!((LOAD(&D->members[0]) | LOAD(&D->members[1]) | LOAD(&D->members[2])) & bit) || (LOAD(&D->stuck) & bit)) break;
+    sched_yield();
+  }
+  now = gs_now_ns();
+  ADD(&g_held_ns[i], now - start);
+  ADD(&me->held_ns, now - start);
+}
+
 /* Step 3: wait until no lower member of our domain is between its check and its enqueue. */
-static void handshake(gate_slot_t *me, gate_domain_t *D, uint32_t prio) {
+static void handshake(gate_activity_t *me, gate_domain_t *D, uint32_t prio) {
   uint64_t lower = 0;
   for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&D->members[p]);
   lower &= ~(1ull << g.index);
+  if (GS_LIKELY(!lower)) return;
+  lower &= ~LOAD(&D->stuck);
+  uint64_t given_up = LOAD(&g_given_up);
+  if (GS_UNLIKELY(given_up)) lower &= ~given_up_now(given_up);
   while (lower) {
     uint32_t i = (uint32_t)__builtin_ctzll(lower);
     lower &= lower - 1;
-    gate_slot_t *s = &g.slots[i];
+    gate_activity_t *s = gs_activity(i);
     if (GS_LIKELY(!LOAD_SC(&s->in_launch))) continue;
-    uint64_t start = gs_now_ns(), next_dead_check = start + DEAD_CHECK_AFTER_NS;
-    for (unsigned spins = 0; LOAD_SC(&s->in_launch); spins++) {
-      if (spins < 256) {
-        CPU_RELAX();
-        continue;
-      }
-      uint64_t now = gs_now_ns();
-      if (now - start > HANDSHAKE_MAX_NS) {
-        ADD(&me->stuck_waits, 1);
-        gs_log("slot %u stuck mid-launch for 1 s: going on", i);
-        break;
-      }
-      if (now > next_dead_check) { /* mid-launch only in processes that are gone: nothing to wait for */
-        next_dead_check = now + DEAD_CHECK_AFTER_NS;
-        if (!gs_live_in_launch(s)) break;
-      }
-      /* membership is read again: the engine takes a stopped job out of the domain */
-      if (!((LOAD(&D->members[0]) | LOAD(&D->members[1]) | LOAD(&D->members[2])) & (1ull << i))) break;
-      sched_yield();
-    }
+    wait_for_lower(me, D, i, s);
   }
 }
 
 void gs_gate_enter(gs_launch_t *l) {
   l->slot = NULL;
   l->fail_open = 0;
-  gate_slot_t *me = gate_me();
+  gate_activity_t *me = gate_me();
   if (!me) return;
   if (GS_UNLIKELY(LOAD(&gs_capturing_streams))) return; /* recorded into a graph, not run: no wait, and a sync would invalidate it */
   gate_proc_t *p = gs_proc(me);
@@ -259,14 +258,14 @@ void gs_gate_enter(gs_launch_t *l) {
   gate_domain_t *D;
   for (;;) {
     /* read every iteration: a drag to High, or a move, applies to a thread already waiting */
-    prio = LOAD(&me->priority);
-    domain = LOAD(&me->domain);
+    prio = LOAD(&g.my->priority);
+    domain = LOAD(&g.my->domain);
     if (prio >= GATE_PRIORITIES) prio = GATE_PRIORITY_BEST_EFFORT;
     if (domain >= GATE_MAX_DOMAINS) domain = 0;
     D = &g.domains[domain];
     ADD(&p->in_launch, 1);      /* our share first: a reclaim may take one too many, never too few */
     ADD_SC(&me->in_launch, 1);  /* step 1: publish "launching" (a full fence) */
-    int paused = LOAD(&me->paused) != 0, blocker = -1;
+    int paused = LOAD(&g.my->paused) != 0, blocker = -1;
     uint64_t now = 0, until = 0;
     if (GS_LIKELY(!paused)) {
       uint64_t higher = 0;
@@ -323,12 +322,12 @@ static void note_stream(CUstream s, int ptsz) {
 }
 
 uint64_t gs_gate_sync_begin(void) {
-  gate_slot_t *me = gate_me();
+  gate_activity_t *me = gate_me();
   return me ? LOAD(&gs_proc(me)->launches) : 0;
 }
 
 void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
-  gate_slot_t *me = gate_me();
+  gate_activity_t *me = gate_me();
   if (!me) return;
   if (!full) {
     uint64_t k = LOAD(&g_stream_key);
@@ -377,7 +376,7 @@ static void short_sync(gate_proc_t *p, CUstream stream, int ptsz, uint64_t launc
 }
 
 void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
-  gate_slot_t *me = l->slot;
+  gate_activity_t *me = l->slot;
   if (!me) return;
   gate_proc_t *p = l->proc;
   uint64_t now = gs_now_ns();

@@ -1,5 +1,6 @@
-/* Shared by gate.c (attach, activity, the launch protocol) and gate_procs.c
- * (the job's process table, used bytes, synchronised launches). */
+/* Shared by gate.c (the launch protocol), gate_files.c (the gate's files in
+ * this process) and gate_procs.c (the job's process table, used bytes,
+ * synchronised launches). */
 #ifndef GS_GATE_INTERNAL_H
 #define GS_GATE_INTERNAL_H
 
@@ -16,30 +17,49 @@
   __atomic_compare_exchange_n((p), (expected), (desired), 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 
 typedef struct {
-  gate_header_t *hdr;
-  gate_domain_t *domains;
-  gate_slot_t *slots;
-  gate_slot_t *me;
+  gate_header_t *hdr;     /* the control file, read-only */
+  gate_domain_t *domains; /* read-only */
+  gate_slot_t *slots;     /* engine halves, read-only */
+  gate_slot_t *my;        /* our slot's engine half */
+  gate_activity_t *me;    /* our activity, read-write */
+  char *acts;             /* slot i's activity page at acts + i * act_stride */
+  size_t act_stride;
   uint32_t index, generation;
 } gs_gate_map_t;
 extern GS_HIDDEN gs_gate_map_t gs_g;
+/* per slot: the generation whose activity file is mapped at its page (0: none yet) */
+extern GS_HIDDEN uint32_t gs_act_gen[GATE_MAX_SLOTS];
 
-/* gate.c: our slot, or NULL (not gated, or released). */
-GS_HIDDEN gate_slot_t *gs_gate_me(void);
+/* gate_files.c: maps the control file and our activity (GPUSHARE_GATE*), installs the
+ * SIGBUS guard. 1: attached (gs_g filled). */
+GS_HIDDEN int gs_gate_files_attach(void);
+/* Maps slot i's activity file for generation gen (read-only), or leaves zeros. */
+GS_HIDDEN gate_activity_t *gs_activity_map(uint32_t i, uint32_t gen);
+
+/* Slot i's activity for its current generation: zeros while none can be mapped
+ * (or its owner truncated it). Fast path: two loads. */
+static inline gate_activity_t *gs_activity(uint32_t i) {
+  uint32_t gen = LOAD(&gs_g.slots[i].generation);
+  if (GS_LIKELY(LOAD(&gs_act_gen[i]) == gen)) return (gate_activity_t *)(gs_g.acts + i * gs_g.act_stride);
+  return gs_activity_map(i, gen);
+}
+
+/* gate.c: our activity, or NULL (not gated, or released). */
+GS_HIDDEN gate_activity_t *gs_gate_me(void);
 
 /* gate_procs.c */
 extern GS_HIDDEN uint32_t gs_capturing_streams; /* streams of this process capturing now */
 GS_HIDDEN int32_t gs_self_pid(void); /* this process, kept current across fork */
 GS_HIDDEN void gs_self_pid_reset(void);
-/* This process's entry in our slot's table, claimed on first use (a private
+/* This process's entry in our activity's table, claimed on first use (a private
  * stand-in when the table is full). Only while gs_gate_me() is not NULL. */
-GS_HIDDEN gate_proc_t *gs_proc(gate_slot_t *me);
+GS_HIDDEN gate_proc_t *gs_proc(gate_activity_t *me);
 GS_HIDDEN int gs_pid_gone(int32_t pid);
 /* Processes of our job whose pid is gone: their share given back. Returns how many. */
-GS_HIDDEN unsigned gs_reclaim_gone(gate_slot_t *me);
+GS_HIDDEN unsigned gs_reclaim_gone(gate_activity_t *me);
 /* `launches` of this process at `snapshot` are complete: count them as synced. */
-GS_HIDDEN void gs_proc_synced(gate_slot_t *me, gate_proc_t *p, uint64_t snapshot);
-/* Sum of in_launch over the live processes of slot s, plus what untracked ones hold. */
-GS_HIDDEN uint32_t gs_live_in_launch(gate_slot_t *s);
+GS_HIDDEN void gs_proc_synced(gate_activity_t *me, gate_proc_t *p, uint64_t snapshot);
+/* Sum of in_launch over the live processes of activity s, plus what untracked ones hold. */
+GS_HIDDEN uint32_t gs_live_in_launch(gate_activity_t *s);
 
 #endif

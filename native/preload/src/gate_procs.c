@@ -62,7 +62,7 @@ static void sub_clamped32(uint32_t *p, uint32_t v) {
   }
 }
 
-void gs_proc_synced(gate_slot_t *me, gate_proc_t *p, uint64_t snapshot) {
+void gs_proc_synced(gate_activity_t *me, gate_proc_t *p, uint64_t snapshot) {
   uint64_t synced = LOAD(&p->synced_launches);
   while (synced < snapshot && !CAS(&p->synced_launches, &synced, snapshot)) {
   }
@@ -70,7 +70,7 @@ void gs_proc_synced(gate_slot_t *me, gate_proc_t *p, uint64_t snapshot) {
 }
 
 /* A process's share leaves the slot's sums: its bytes, its outstanding launches, its in_launch. */
-static void give_back(gate_slot_t *me, gate_proc_t *e) {
+static void give_back(gate_activity_t *me, gate_proc_t *e) {
   sub_clamped64(&me->used_bytes, __atomic_exchange_n(&e->used_bytes, 0, __ATOMIC_ACQ_REL));
   gs_proc_synced(me, e, LOAD(&e->launches));
   uint32_t mid = __atomic_exchange_n(&e->in_launch, 0, __ATOMIC_ACQ_REL);
@@ -79,7 +79,7 @@ static void give_back(gate_slot_t *me, gate_proc_t *e) {
 }
 
 /* Entry e held `pid`; whoever wins the CAS to RECLAIMING gives it back and frees it. */
-static int free_entry(gate_slot_t *me, gate_proc_t *e, int32_t pid) {
+static int free_entry(gate_activity_t *me, gate_proc_t *e, int32_t pid) {
   if (!__atomic_compare_exchange_n(&e->pid, &pid, GATE_PROC_RECLAIMING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
   give_back(me, e);
   STORE(&e->launches, 0);
@@ -88,7 +88,7 @@ static int free_entry(gate_slot_t *me, gate_proc_t *e, int32_t pid) {
   return 1;
 }
 
-unsigned gs_reclaim_gone(gate_slot_t *me) {
+unsigned gs_reclaim_gone(gate_activity_t *me) {
   unsigned n = 0;
   int32_t self = gs_self_pid();
   for (unsigned i = 0; i < GATE_MAX_PROCS; i++) {
@@ -107,7 +107,7 @@ unsigned gs_reclaim_gone(gate_slot_t *me) {
   return n;
 }
 
-static gate_proc_t *claim(gate_slot_t *me) {
+static gate_proc_t *claim(gate_activity_t *me) {
   pthread_mutex_lock(&g_claim_lock);
   int32_t self = gs_self_pid();
   if (LOAD(&g_proc_pid) == self) {
@@ -135,12 +135,12 @@ static gate_proc_t *claim(gate_slot_t *me) {
   return p;
 }
 
-gate_proc_t *gs_proc(gate_slot_t *me) {
+gate_proc_t *gs_proc(gate_activity_t *me) {
   if (GS_LIKELY(LOAD(&g_proc_pid) == LOAD(&g_pid) && g_proc)) return g_proc;
   return claim(me);
 }
 
-uint32_t gs_live_in_launch(gate_slot_t *s) {
+uint32_t gs_live_in_launch(gate_activity_t *s) {
   uint32_t total = LOAD_SC(&s->in_launch), tracked = 0, live = 0;
   for (unsigned i = 0; i < GATE_MAX_PROCS; i++) {
     gate_proc_t *e = &s->procs[i];
@@ -158,7 +158,7 @@ int gs_capturing(void) { return LOAD(&gs_capturing_streams) != 0; }
 
 void gs_capture_begin(void) {
   ADD(&gs_capturing_streams, 1);
-  gate_slot_t *me = gs_gate_me();
+  gate_activity_t *me = gs_gate_me();
   if (me) ADD(&gs_proc(me)->capturing, 1);
 }
 
@@ -167,14 +167,14 @@ void gs_capture_end(void) {
   while (cur && !CAS(&gs_capturing_streams, &cur, cur - 1)) {
   }
   if (!cur) return;
-  gate_slot_t *me = gs_gate_me();
+  gate_activity_t *me = gs_gate_me();
   if (me) SUB(&gs_proc(me)->capturing, 1);
 }
 
 /* ---- used bytes: the job's quota, by compare-and-swap on the slot's sum ---- */
 
 int gs_gate_reserve(uint64_t bytes, uint64_t limit) {
-  gate_slot_t *me = gs_gate_me();
+  gate_activity_t *me = gs_gate_me();
   if (!me) return -1;
   gate_proc_t *p = gs_proc(me);
   for (int attempt = 0;; attempt++) {
@@ -194,7 +194,7 @@ int gs_gate_reserve(uint64_t bytes, uint64_t limit) {
 }
 
 void gs_gate_unreserve(uint64_t bytes) {
-  gate_slot_t *me = gs_gate_me();
+  gate_activity_t *me = gs_gate_me();
   if (!me || !bytes) return;
   gate_proc_t *p = gs_proc(me);
   sub_clamped64(&p->used_bytes, bytes);
@@ -202,7 +202,7 @@ void gs_gate_unreserve(uint64_t bytes) {
 }
 
 int gs_gate_used(uint64_t *used) {
-  gate_slot_t *me = gs_gate_me();
+  gate_activity_t *me = gs_gate_me();
   if (!me) return 0;
   *used = LOAD(&me->used_bytes);
   return 1;
@@ -212,7 +212,7 @@ int gs_gate_used(uint64_t *used) {
 __attribute__((destructor)) static void procs_fini(void) {
   int32_t self = gs_self_pid();
   if (LOAD(&g_proc_pid) != self || !g_proc) return;
-  gate_slot_t *me = gs_gate_me();
+  gate_activity_t *me = gs_gate_me();
   if (!me) return;
   if (g_proc == &g_local) {
     give_back(me, &g_local);

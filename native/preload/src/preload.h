@@ -135,7 +135,7 @@ GS_HIDDEN void gs_quota_graph_trim(void);
 
 /* gate.c: the launch gate. */
 typedef struct {
-  gate_slot_t *slot; /* NULL: not gated */
+  gate_activity_t *slot; /* our activity; NULL: not gated */
   gate_proc_t *proc; /* this process's share of the slot */
   uint32_t prio, domain;
   int fail_open;

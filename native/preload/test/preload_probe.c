@@ -9,9 +9,14 @@
  *   map:I unmap:I (reserve a range and map the I-th vmm handle into it; unmap it)
  *   array:SIZE mipmap:SIZE (a 1-D float array of SIZE bytes; a 2-level mipmapped one: SIZE + SIZE/2)
  *   ctxnew ctxdestroy (a cuCtxCreate context, current; destroy it, primary current again)
- *   reset (cuDevicePrimaryCtxReset_v2, then retain the primary context again) */
+ *   reset (cuDevicePrimaryCtxReset_v2, then retain the primary context again)
+ *   catchbus (installs its own SIGBUS handler: it prints {"op":"caught"} and exits 7)
+ *   bus (maps a file of its own, truncates it and reads it: a SIGBUS that is not the gate's) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +49,24 @@ static const char *lib_of(void *p) {
   if (!p || !dladdr(p, &info) || !info.dli_fname) return "?";
   const char *slash = strrchr(info.dli_fname, '/');
   return slash ? slash + 1 : info.dli_fname;
+}
+
+static void caught_bus(int sig) {
+  (void)sig;
+  static const char line[] = "{\"op\":\"caught\"}\n";
+  if (write(1, line, sizeof line - 1) < 0) _exit(8);
+  _exit(7);
+}
+
+/* A read past the end of a truncated file of our own: SIGBUS, which the gate must leave to us. */
+static int own_bus(void) {
+  char path[] = "/tmp/gpushare-probe-bus-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) return -1;
+  unlink(path);
+  volatile char *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED || ftruncate(fd, 0) != 0) return -1;
+  return p[0];
 }
 
 typedef struct {
@@ -242,6 +265,11 @@ int main(int argc, char **argv) {
       if (rc == CUDA_SUCCESS) rc = retain(&ctx, dev);
       if (rc == CUDA_SUCCESS) rc = set_cur(ctx);
       printf("{\"op\":\"reset\",\"code\":%d}\n", rc);
+    } else if (!strcmp(op, "catchbus")) {
+      signal(SIGBUS, caught_bus);
+      printf("{\"op\":\"catchbus\"}\n");
+    } else if (!strcmp(op, "bus")) {
+      printf("{\"op\":\"bus\",\"read\":%d}\n", own_bus());
     } else if (!strcmp(op, "sync")) {
       rc = ctx_sync();
       printf("{\"op\":\"sync\",\"code\":%d}\n", rc);
