@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../include/cuda_abi.h"
+#include "fakejob_hostile.h"
 #include "fg_scenario.h"
 
 #define REQUEST_VERSION 12040
@@ -182,6 +183,7 @@ static void usage_error(const char *fmt, ...) {
         "          [--graph-mem SIZE] [--sync-during-capture]\n"
         "  vmm --chunk SIZE --count N [--release-first] [--pause S]\n"
         "  ctx --chunk SIZE --count N [--reset] [--pause S]\n"
+        "  hostile [--gate DIR] [--slot N] [--in-launch N] [--truncate-after S] [--duration S]\n"
         "  global: --children N (N processes run the profile; this one waits)\n",
         stderr);
   va_end(ap);
@@ -629,8 +631,28 @@ static void profile_ctx(int run) {
   emit_meminfo("ctx", "reallocated");
 }
 
+/* An attack on the launch gate (fakejob_hostile.c): what it tries, and fails, is in its events. */
+static void profile_hostile(int run) {
+  static const char *const allowed[] = {"gate", "slot", "in-launch", "truncate-after", "duration", NULL};
+  allow_only("hostile", allowed);
+  fakejob_hostile_opts_t o;
+  o.gate = opt("gate") ? opt("gate") : getenv("GPUSHARE_GATE");
+  if (!o.gate || !*o.gate) usage_error("hostile: no gate (--gate DIR, or GPUSHARE_GATE)");
+  const char *slot_env = getenv("GPUSHARE_GATE_SLOT");
+  if (!opt("slot") && (!slot_env || !*slot_env)) usage_error("hostile: no slot (--slot N, or GPUSHARE_GATE_SLOT)");
+  if (!opt("slot")) g_opts[g_nopts++] = (opt_t){"slot", slot_env};
+  o.slot = (unsigned)num_opt("slot", 0, 0, 63);
+  o.in_launch = (unsigned)num_opt("in-launch", 1, 0, 1e9);
+  o.truncate_after_s = num_opt("truncate-after", -1, 0, 1e9);
+  o.duration_s = num_opt("duration", 0, 0, 1e9);
+  if (!run) return;
+  int rc = fakejob_hostile(&o, emit, &g_stop, &g_advance);
+  if (rc) exit(rc);
+}
+
 static void run_profile(const char *profile, int run, int hold) {
   if (!strcmp(profile, "hold")) profile_hold(run);
+  else if (!strcmp(profile, "hostile")) profile_hostile(run);
   else if (!strcmp(profile, "capture")) profile_capture(run);
   else if (!strcmp(profile, "vmm")) profile_vmm(run);
   else if (!strcmp(profile, "ctx")) profile_ctx(run);
@@ -717,7 +739,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!profile) usage_error("missing PROFILE");
-  static const char *const profiles[] = {"hold", "train", "infer", "interactive", "alloc", "capture", "vmm", "ctx", NULL};
+  static const char *const profiles[] = {"hold", "train", "infer", "interactive", "alloc", "capture", "vmm", "ctx", "hostile", NULL};
   int known = 0;
   for (const char *const *p = profiles; *p; p++) known |= !strcmp(*p, profile);
   if (!known) usage_error("unknown profile '%s'", profile);
