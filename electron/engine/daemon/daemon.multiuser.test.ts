@@ -57,6 +57,7 @@ test('each connection is the kernel\'s caller: a user, an administrator (by grou
       ['root', 0, true, 'daemon'],
     ],
   );
+  assert.doesNotMatch(box.output, /Launch gate off/, 'every user\'s jobs share the daemon\'s launch gate');
 });
 
 test("a job alice submits runs with alice's uid, gid and supplementary groups, in her working directory", { skip: SKIP }, async () => {
