@@ -1,6 +1,6 @@
 // Wiring: one call gives an engine its scheduler — the job commands, the policies on
 // every snapshot, the crash guardian — and stop() undoes it (everything resumed).
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { LabPolicy } from '../../../shared/lab-policy.js';
@@ -20,6 +20,7 @@ import { RealMpsControl } from '../mps/real-mps-control.js';
 import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
+import { highestLoggedJobNumber, jobLogPath } from './job-log.js';
 import { lookupAccount } from './launcher.js';
 import { releasedByGuardian, restoreJob } from './adoption.js';
 import type { JobRecord } from './job-table.js';
@@ -146,7 +147,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   });
   skipUsedJobIds(scheduler, logDir);
   const ready = jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve();
-  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id) => join(logDir, `${id}.log`), ready, rights: engine.rights });
+  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id, owner) => jobLogPath(logDir, id, owner), ready, rights: engine.rights, engineKind: engine.kind });
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
   registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, rights: engine.rights });
@@ -205,16 +206,7 @@ function restoredRecord(kept: KeptJob): Partial<JobRecord> {
   return { executable, launchEnv, runAs, startTicks, slot, parked, originalNice };
 }
 
-/** Job ids continue after the logs already there, so a restarted engine never reuses j12.log. */
+/** Job ids continue after the logs already there (each user's folder too), so a restarted engine never reuses j12.log. */
 function skipUsedJobIds(scheduler: Scheduler, logDir: string): void {
-  let highest = 0;
-  try {
-    for (const name of readdirSync(logDir)) {
-      const match = /^j(\d+)\.log$/.exec(name);
-      if (match) highest = Math.max(highest, Number(match[1]));
-    }
-  } catch {
-    return; // no logs yet
-  }
-  scheduler.table.skipManagedIds(highest);
+  scheduler.table.skipManagedIds(highestLoggedJobNumber(logDir));
 }

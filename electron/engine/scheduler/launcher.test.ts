@@ -1,10 +1,11 @@
-// Resolving a job's command as a shell would, with refusals that say what is wrong.
+// Resolving a job's command as a shell would (or as the job's user would), planning how it is
+// spawned, and refusals that say what is wrong.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { resolveCommand } from './launcher.js';
+import { checkDirectory, findSetpriv, planSpawn, resolveCommand, type Account, type UserCheck } from './launcher.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-launcher-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,4 +24,61 @@ test('a command is found on PATH or by path; a file that is not executable is na
   assert.throws(() => resolveCommand('notes.txt', { path: bin, cwd: dir }), /notes\.txt is not executable \(chmod \+x it, or run it through its interpreter\)\. Nothing was started\./);
   assert.throws(() => resolveCommand(join(bin, 'notes.txt'), { path: '', cwd: dir }), /notes\.txt is not executable/);
   assert.throws(() => resolveCommand('nowhere-to-be-found', { path: bin, cwd: dir }), /command not found: nowhere-to-be-found \(searched PATH\)/);
+});
+
+const account = (uid: number, name: string): Account => ({ uid, gid: 500, name, home: `/home/${name}`, shell: '/bin/bash' });
+const spec = (runAs: Account | null) => ({ executable: '/usr/bin/python3', argv: ['python3', 'train.py', '--epochs', '3'], cwd: '/home/alice', env: { HOME: '/home/alice' }, runAs });
+
+test("another user's job is planned through setpriv with their uid, gid and the system's groups, execing the job itself; the engine's own user's job directly", () => {
+  const context = { engineUid: 0, setpriv: '/usr/bin/setpriv' };
+  assert.deepEqual(planSpawn(spec(account(1000, 'alice')), context), {
+    file: '/usr/bin/setpriv',
+    args: ['--reuid=1000', '--regid=500', '--init-groups', '--', '/usr/bin/python3', 'train.py', '--epochs', '3'],
+    argv0: '/usr/bin/setpriv',
+    cwd: '/home/alice',
+    env: { HOME: '/home/alice' },
+  });
+  assert.deepEqual(planSpawn(spec(account(0, 'root')), context), { file: '/usr/bin/python3', args: ['train.py', '--epochs', '3'], argv0: 'python3', cwd: '/home/alice', env: { HOME: '/home/alice' } });
+  assert.deepEqual(planSpawn(spec(null), { engineUid: 1000, setpriv: null }).file, '/usr/bin/python3');
+  assert.deepEqual(planSpawn(spec(account(4242, '4242')), context).args.slice(0, 3), ['--reuid=4242', '--regid=500', '--clear-groups'], 'a uid without an account has no groups to look up');
+  assert.throws(() => planSpawn(spec(account(1000, 'alice')), { engineUid: 0, setpriv: null }), /^Error: setpriv \(util-linux\) is not installed on this box, and the engine needs it to run alice's job as alice with their groups\. Install util-linux\. Nothing was started\.$/);
+});
+
+test('setpriv is found on PATH or where distributions put it', () => {
+  const bin = join(dir, 'setpriv-bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'setpriv'), '#!/bin/sh\n');
+  chmodSync(join(bin, 'setpriv'), 0o755);
+  assert.equal(findSetpriv(`relative:${bin}`), join(bin, 'setpriv'));
+  const found = findSetpriv('');
+  assert.ok(found === null || ['/usr/bin/setpriv', '/bin/setpriv', '/usr/sbin/setpriv', '/sbin/setpriv'].includes(found), String(found));
+});
+
+test("checked as another user, by their mode bits: a directory they cannot search is named, a file they cannot run is refused, and nothing below a closed directory is told", (t) => {
+  const me = { uid: process.getuid!(), gid: process.getgid!() };
+  const stranger: UserCheck = { identity: { uid: me.uid + 54321, gid: me.gid + 54321, groups: [] }, user: 'stranger' };
+  const member: UserCheck = { identity: { uid: me.uid + 54321, gid: me.gid + 54321, groups: [me.gid] }, user: 'member' };
+  const area = mkdtempSync('/tmp/gpushare-launcher-access-'); // every user can traverse to it, unlike a private TMPDIR
+  t.after(() => rmSync(area, { recursive: true, force: true }));
+  const closed = join(area, 'closed');
+  const groupOnly = join(area, 'group-only');
+  mkdirSync(join(closed, 'inner'), { recursive: true });
+  mkdirSync(groupOnly);
+  chmodSync(area, 0o755);
+  chmodSync(closed, 0o700);
+  chmodSync(groupOnly, 0o750);
+  writeFileSync(join(groupOnly, 'run.sh'), '#!/bin/sh\n');
+  chmodSync(join(groupOnly, 'run.sh'), 0o754);
+
+  checkDirectory(groupOnly, member);
+  assert.throws(() => checkDirectory(groupOnly, stranger), (e: Error) => e.message === `stranger (uid ${stranger.identity.uid}) cannot enter the working directory ${groupOnly}: it has no search permission for them. Nothing was started.`);
+  assert.throws(() => checkDirectory(join(closed, 'inner'), member), (e: Error) => e.message === `member (uid ${member.identity.uid}) cannot enter the working directory ${join(closed, 'inner')}: ${closed} has no search permission for them. Nothing was started.`);
+  assert.throws(() => checkDirectory(join(closed, 'no-such'), member), /cannot enter the working directory .*: .*closed has no search permission/, 'not "does not exist": what lies below a closed directory is not told');
+  assert.throws(() => checkDirectory(join(area, 'no-such'), member), /^ApiError: Working directory .*no-such does not exist\. Nothing was started\.$/);
+
+  assert.equal(resolveCommand('run.sh', { path: groupOnly, cwd: area, as: member }), join(groupOnly, 'run.sh'), 'group bits: r-x');
+  assert.throws(() => resolveCommand('run.sh', { path: groupOnly, cwd: area, as: stranger }), (e: Error) => e.message === `stranger cannot reach run.sh: ${groupOnly} has no search permission for them. Nothing was started.`);
+  chmodSync(area, 0o711);
+  chmodSync(groupOnly, 0o755);
+  assert.throws(() => resolveCommand(join(groupOnly, 'run.sh'), { path: '', cwd: area, as: stranger }), /run\.sh is not executable by stranger \(chmod \+x it/, 'other bits: r--');
 });

@@ -1,20 +1,19 @@
 // The job commands of the engine's API. Each checks the job, the caller's right to it
 // and the request against the GPUs before changing anything: a refused command changes
 // nothing (the dispatcher has validated the shape and writes the audit entry).
+import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ApiParams } from '../../../shared/api.js';
-import { FINAL_STATES, formatByteSize, type JobView, type SharingMode } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, type EngineKind, type JobView, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { requireOwnerRight, type BoxRights } from '../api/rights.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
-import { checkDirectory, envFromEntries, lookupAccount, resolveCommand } from './launcher.js';
+import { jobEnvironment } from './job-env.js';
+import { checkDirectory, findSetpriv, lookupAccount, resolveCommand, setprivMissing, type Account } from './launcher.js';
 import type { Scheduler } from './scheduler.js';
-
-const ENGINE_ONLY_ENV = /^(LD_PRELOAD|GPUSHARE_GATE.*|GPUSHARE_MEM_QUOTA|GPUSHARE_JOB_ID|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER)$/;
-const MPS_ENV = /^CUDA_MPS_(PIPE_DIRECTORY|LOG_DIRECTORY|ACTIVE_THREAD_PERCENTAGE|PINNED_DEVICE_MEM_LIMIT)$/;
 
 interface SpatialRequest {
   mode: SharingMode;
@@ -22,7 +21,16 @@ interface SpatialRequest {
   migSlice?: string;
 }
 
-export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: { logPath: (jobId: string) => string; ready: Promise<void>; rights: BoxRights }): void {
+export interface JobCommandOptions {
+  /** Where a job logs: in its owner's own folder when given (the daemon, or a job for another user). */
+  logPath: (jobId: string, owner: Account | null) => string;
+  ready: Promise<void>;
+  rights: BoxRights;
+  /** A personal engine's environment is its user's; the daemon's is nobody's to hand on. */
+  engineKind: EngineKind;
+}
+
+export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: JobCommandOptions): void {
   const table = scheduler.table;
   const view = (r: JobRecord): JobView => structuredClone(r.view);
   const after = (r: JobRecord): JobView => {
@@ -91,11 +99,18 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
 
   dispatcher.register('jobs.submit', async (params: ApiParams<'jobs.submit'>, caller) => {
     await options.ready; // ids continue after an earlier engine's
-    const cwd = params.cwd ?? process.cwd();
+    const engineUid = process.getuid?.() ?? 0;
+    const account = lookupAccount(caller.uid);
+    // as root the engine starts every job as its submitter, with the gid they submitted with (sg, newgrp)
+    const runAs: Account | null = engineUid === 0 ? { ...account, gid: caller.gid } : null;
+    const asUser = runAs && runAs.uid !== engineUid ? { identity: { uid: caller.uid, gid: caller.gid, groups: caller.groups }, user: caller.user } : undefined;
+    if (asUser && !findSetpriv()) throw new ApiError('unsupported', setprivMissing(caller.user));
+    const cwd = params.cwd ?? account.home ?? (runAs ? null : homedir());
+    if (cwd === null) throw new ApiError('invalid-request', `No working directory was given, and ${caller.user} has no home directory on this box to start in: give one. Nothing was started.`);
     const mode = params.mode ?? 'shared';
     const placed = spatial({ mode, mpsSharePercent: params.mpsSharePercent, migSlice: params.migSlice }, params.gpu, 'the job');
     if (!isAbsolute(cwd)) throw new ApiError('invalid-request', `The working directory must be an absolute path, got "${cwd}".`);
-    checkDirectory(cwd);
+    checkDirectory(cwd, asUser);
     if (params.gpu !== 'auto') checkGpu(params.gpu);
     checkFits(params.memoryQuotaBytes, params.gpu, 'The memory quota');
     checkFits(params.memoryRequestBytes, params.gpu, 'The memory request');
@@ -105,11 +120,9 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       throw new ApiError('invalid-request', `The memory request ${formatByteSize(request)} is more than the job's quota ${formatByteSize(quota)}.`);
     }
     scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request }); // the lab policy's limits
-    const submitted = params.env ? envFromEntries(params.env) : { ...(process.env as Record<string, string>) };
-    for (const name of Object.keys(submitted)) if (ENGINE_ONLY_ENV.test(name) || (mode === 'mps' && MPS_ENV.test(name))) delete submitted[name];
-    const executable = resolveCommand(params.argv[0], { path: submitted.PATH, cwd });
-    const engineUid = process.getuid?.() ?? 0;
-    const runAs = engineUid === 0 && caller.uid !== engineUid ? lookupAccount(caller.uid) : null;
+    const engineIsTheUsers = options.engineKind !== 'daemon' && !asUser;
+    const submitted = jobEnvironment({ sent: params.env, account: runAs ?? account, engineEnv: process.env, engineIsTheUsers });
+    const executable = resolveCommand(params.argv[0], { path: submitted.PATH, cwd, as: asUser });
 
     const id = table.nextManagedId();
     const job = newJobView(
@@ -128,7 +141,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
         mode,
         mpsSharePercent: placed.mpsSharePercent,
         migSlice: placed.migSlice,
-        logPath: options.logPath(id),
+        logPath: options.logPath(id, engineIsTheUsers ? null : runAs),
       },
       'queued',
       `submitted by ${caller.user}`,

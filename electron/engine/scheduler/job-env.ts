@@ -1,0 +1,57 @@
+// A managed job's environment before launch: its submitter's, or a login-like one for a client
+// that sends none. gpushare's own variables are never taken from it: the engine sets them at launch.
+import type { Account } from './launcher.js';
+
+/** Set by the engine for every job (actuators.ts); a caller's value would mislead the preload library or the driver. */
+export const ENGINE_ONLY_ENV = /^(LD_PRELOAD|GPUSHARE_.*|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|CUDA_MPS_.*)$/;
+
+/** PATH of a fresh login (login.defs' ENV_PATH for users). */
+export const LOGIN_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** Environment entries "NAME=value" as an object (the last of a name wins). */
+export function envFromEntries(entries: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/** What a login gives `account`: HOME, USER, LOGNAME, SHELL, PATH, and the engine's LANG when it has one. */
+export function loginEnvironment(account: Account, lang: string | undefined): Record<string, string> {
+  return {
+    HOME: account.home ?? '/',
+    USER: account.name,
+    LOGNAME: account.name,
+    SHELL: account.shell ?? '/bin/sh',
+    PATH: LOGIN_PATH,
+    ...(lang ? { LANG: lang } : {}),
+  };
+}
+
+export interface JobEnvSource {
+  /** What the client sent (the CLI sends its own); absent for the browser console and the desktop. */
+  sent: readonly string[] | undefined;
+  /** Whom the job runs as. */
+  account: Account;
+  /** The engine's own environment: the job's default only where it is the user's own (a personal engine). */
+  engineEnv: Readonly<Record<string, string | undefined>>;
+  /** The engine runs as the job's user in their session (personal); false for the box daemon, whose environment is nobody's. */
+  engineIsTheUsers: boolean;
+}
+
+/** The job's environment as submitted: the engine's own variables removed, to be set at launch. */
+export function jobEnvironment(source: JobEnvSource): Record<string, string> {
+  const env = source.sent
+    ? envFromEntries(source.sent)
+    : source.engineIsTheUsers
+      ? definedOnly(source.engineEnv)
+      : loginEnvironment(source.account, source.engineEnv.LANG);
+  for (const name of Object.keys(env)) if (ENGINE_ONLY_ENV.test(name)) delete env[name];
+  return env;
+}
+
+function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}

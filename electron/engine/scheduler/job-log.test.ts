@@ -1,0 +1,60 @@
+// Job logs: where they go, job numbers found in them, and (root) a user's folder that they may have
+// filled with traps: a symlink, a hard link, a FIFO. None makes the engine write elsewhere or hang.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, closeSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { highestLoggedJobNumber, jobLogPath, openJobLog } from './job-log.js';
+
+const SKIP_ROOT = process.getuid?.() === 0 ? false : 'needs root: logs are given to their users with chown';
+
+test("a personal engine's logs are in logs/, another user's in their own folder, named by their name or else their uid", () => {
+  assert.equal(jobLogPath('/s/logs', 'j3', null), '/s/logs/j3.log');
+  assert.equal(jobLogPath('/s/logs', 'j3', { uid: 1000, name: 'alice' }), '/s/logs/alice/j3.log');
+  assert.equal(jobLogPath('/s/logs', 'j3', { uid: 1000, name: 'ad$' }), '/s/logs/ad$/j3.log', 'a machine account (Samba) is a name');
+  assert.equal(jobLogPath('/s/logs', 'j3', { uid: 4242, name: '4242' }), '/s/logs/uid-4242/j3.log');
+  assert.equal(jobLogPath('/s/logs', 'j3', { uid: 7, name: '..' }), '/s/logs/uid-7/j3.log');
+});
+
+test("job numbers continue after every log, in logs/ and in each user's folder; a number past 9 digits is nobody's", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gpushare-joblog-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  assert.equal(highestLoggedJobNumber(join(dir, 'none')), 0);
+  mkdirSync(join(dir, 'alice'));
+  mkdirSync(join(dir, 'bob'));
+  for (const path of ['j3.log', 'alice/j12.log', 'bob/j7.log', 'bob/j99999999999.log', 'bob/notes.txt']) writeFileSync(join(dir, path), '');
+  assert.equal(highestLoggedJobNumber(dir), 12);
+});
+
+test("a user's log folder is theirs (0700) in a root-owned 0755 logs/; a symlink, hard link or FIFO they planted is refused, and what it points at untouched", { skip: SKIP_ROOT }, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gpushare-joblog-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const logs = join(dir, 'logs');
+  mkdirSync(logs, { mode: 0o700 }); // as an earlier personal engine left it
+  const owner = { uid: 65534, gid: 65534, name: 'nobody' };
+  const fd = openJobLog(jobLogPath(logs, 'j1', owner), owner);
+  writeSync(fd, 'hello\n');
+  closeSync(fd);
+  const mode = (path: string) => { const s = statSync(path); return [s.uid, s.gid, s.mode & 0o7777]; };
+  assert.deepEqual(mode(logs), [0, 0, 0o755]);
+  assert.deepEqual(mode(join(logs, 'nobody')), [65534, 65534, 0o700]);
+  assert.deepEqual(mode(join(logs, 'nobody', 'j1.log')), [65534, 65534, 0o600]);
+
+  const secret = join(dir, 'secret');
+  writeFileSync(secret, 'root only\n', { mode: 0o600 });
+  symlinkSync(secret, join(logs, 'nobody', 'j2.log'));
+  assert.throws(() => openJobLog(jobLogPath(logs, 'j2', owner), owner), /ELOOP/);
+  linkSync(secret, join(logs, 'nobody', 'j3.log'));
+  assert.throws(() => openJobLog(jobLogPath(logs, 'j3', owner), owner), /j3\.log is not a plain file of nobody's; remove it so the job can log there\./);
+  execFileSync('mkfifo', [join(logs, 'nobody', 'j4.log')]);
+  assert.throws(() => openJobLog(jobLogPath(logs, 'j4', owner), owner), /ENXIO|not a plain file/, 'a FIFO with no reader: refused at once, not waited on');
+  assert.deepEqual(mode(secret), [0, 0, 0o600]);
+  assert.equal(readFileSync(secret, 'utf8'), 'root only\n');
+
+  chownSync(join(logs, 'nobody'), 0, 0);
+  chmodSync(join(logs, 'nobody'), 0o755);
+  closeSync(openJobLog(jobLogPath(logs, 'j5', owner), owner));
+  assert.deepEqual(mode(join(logs, 'nobody')), [65534, 65534, 0o700], 'its folder is given back to it');
+});
