@@ -3,7 +3,7 @@
 // writes a log only they can read. A directory they cannot enter is refused before anything starts.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ApiParams } from '../../../shared/api.js';
@@ -101,6 +101,19 @@ test("a job another user submits runs with their uid, gid, groups, working direc
   assert.deepEqual([logs.uid, logs.mode & 0o777], [0, 0o755]);
   assert.equal(readableBy(user.uid, user.gid, done.logPath!), true, 'its user follows it');
   assert.equal(readableBy(65534, 65534, done.logPath!), false, 'nobody else does');
+});
+
+test("the pid the engine records is the job's own (setpriv became it), running as its user; terminate reaches it", { skip: SKIP }, async () => {
+  const sleep = realpathSync('/bin/sleep');
+  const submitted = await submit({ argv: [sleep, '60'], cwd: dir, env: ['PATH=/usr/bin:/bin'] });
+  const pid = await r.until('the job to exec its command', async () => {
+    const view = await r.job(submitted.id);
+    return view?.pid && readlinkSync(`/proc/${view.pid}/exe`) === sleep ? view.pid : undefined;
+  });
+  assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), new RegExp(`^Uid:\\s+${user.uid}\\s+${user.uid}\\s+${user.uid}\\s+${user.uid}$`, 'm'));
+  await r.engine.dispatcher.dispatch('jobs.terminate', { job: submitted.id }, caller());
+  const ended = await r.until(`${submitted.id} to end`, async () => ((await r.job(submitted.id))?.signal ? (await r.job(submitted.id))! : undefined));
+  assert.deepEqual([ended.state, ended.history.at(-1)?.reason], ['failed', `killed by SIGTERM (terminated by ${userName})`]);
 });
 
 test("with no directory or environment sent (the browser console), a job runs in its user's home with a login-like environment, not the engine's", { skip: SKIP }, async (t) => {
