@@ -1,6 +1,6 @@
-// Job logs. A personal engine keeps them in <stateDir>/logs/; an engine running as root keeps each
-// user's in <stateDir>/logs/<user>/ (theirs, 0700) under a root-owned 0755 logs/, so users follow
-// their own logs and cannot read each other's.
+// Job logs. A personal engine keeps its user's in <stateDir>/logs/; the daemon (or a root engine
+// running another user's job) keeps each user's in <stateDir>/logs/<user>/ (theirs, 0700) under a
+// root-owned 0755 logs/, so users follow their own logs and cannot read each other's.
 import { closeSync, constants, chmodSync, chownSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
@@ -16,7 +16,7 @@ export function userLogDirName(owner: Pick<LogOwner, 'uid' | 'name'>): string {
   return /^[A-Za-z_][A-Za-z0-9_.-]*\$?$/.test(owner.name) ? owner.name : `uid-${owner.uid}`;
 }
 
-/** Where job `id` logs: per user when the engine runs jobs for many users (owner given). */
+/** Where job `id` logs: in its owner's folder when one is given. */
 export function jobLogPath(logDir: string, id: string, owner: Pick<LogOwner, 'uid' | 'name'> | null): string {
   return owner ? join(logDir, userLogDirName(owner), `${id}.log`) : join(logDir, `${id}.log`);
 }

@@ -71,7 +71,6 @@ export function checkDirectory(cwd: string, as?: UserCheck): void {
     return;
   }
   const found = reach(cwd, as.identity);
-  const itself = !found.ok && found.at === resolve(cwd);
   if ((!found.ok && found.problem === 'missing') || (found.ok && !found.stats.isDirectory())) {
     throw new ApiError('invalid-request', `Working directory ${cwd} ${found.ok ? 'is not a directory' : 'does not exist'}. Nothing was started.`);
   }
@@ -80,7 +79,7 @@ export function checkDirectory(cwd: string, as?: UserCheck): void {
     throw new ApiError('invalid-request', `The engine could not check that ${who} can enter the working directory ${cwd}: it cannot look at ${found.at} (${found.detail}). Nothing was started.`);
   }
   if (!found.ok || !permitsExecute(found.stats, as.identity)) {
-    const where = found.ok || itself ? 'it' : found.at;
+    const where = found.ok ? 'it' : found.at; // reach() leaves the last step to us
     throw new ApiError('invalid-request', `${who} cannot enter the working directory ${cwd}: ${where} has no search permission for them. Nothing was started.`);
   }
 }
