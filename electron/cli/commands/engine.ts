@@ -21,18 +21,21 @@ export async function engineCommand(argv: string[]): Promise<number> {
   const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
   delete process.env.ELECTRON_RUN_AS_NODE; // how the app ran its own binary as Node: not for the jobs this engine starts
 
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, say: (line) => process.stderr.write(line + '\n') });
-  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
-  process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);
-
-  await new Promise<void>((resolve) => {
-    host.engine.setHost({ stop: () => resolve() }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
+  // caught before the socket answers: a stop asked the moment it answers still ends cleanly
+  let stop = (): void => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
     if (values['until-stdin-closes']) {
       process.stdin.on('close', () => resolve()).on('end', () => resolve()).on('error', () => resolve());
       process.stdin.resume(); // read (and drop) whatever comes, to hear the end
     }
   });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, say: (line) => process.stderr.write(line + '\n') });
+  host.engine.setHost({ stop }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
+  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
+  process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);
+  await stopped;
   await host.close();
   if (values['until-stdin-closes']) process.stdin.destroy(); // nothing keeps the process alive once the engine is closed
   return 0;

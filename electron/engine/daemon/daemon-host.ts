@@ -99,10 +99,12 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
 /** `gpushare daemon`: run until SIGTERM / SIGINT / SIGHUP, then stop cleanly. */
 export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
   const say = options.say ?? ((line: string) => process.stderr.write(line + '\n'));
-  const daemon = await openDaemon({ ...options, say });
-  await new Promise<void>((resolve) => {
+  // caught before the socket answers: systemd's stop during a start still ends cleanly
+  const stopped = new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
   });
+  const daemon = await openDaemon({ ...options, say });
+  await stopped;
   await daemon.close();
   return 0;
 }
