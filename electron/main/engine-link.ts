@@ -3,6 +3,7 @@
 // child, wait (bounded) until its socket answers, watch it, and on quit ask it to stop and await that.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { socketAnswers } from '../cli/engine-client.js';
+import { readLines } from '../engine/server/read-lines.js';
 import { openLineConnection, type LineConnection } from './line-connection.js';
 
 /** How to start a personal engine: in Electron, its own binary as Node (ELECTRON_RUN_AS_NODE=1) running `gpushare engine`. */
@@ -92,7 +93,7 @@ async function startPersonalEngine(options: EngineLinkOptions): Promise<EngineLi
       resolve(exit);
     });
   });
-  readLines(child.stderr!, (line) => {
+  childLines(child.stderr!, (line) => {
     stderrTail.push(line);
     if (stderrTail.length > STDERR_LINES_KEPT) stderrTail.shift();
     say(line);
@@ -158,19 +159,10 @@ async function stopChild(child: ChildProcess, exited: Promise<EngineExit>, timeo
   return { ...(await exited), clean: false };
 }
 
-function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
-  let buffer = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    buffer += chunk;
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline).trimEnd();
-      buffer = buffer.slice(newline + 1);
-      if (line) onLine(line);
-    }
-  });
-  stream.on('end', () => buffer.trim() && onLine(buffer.trim()));
+/** A child's output, line by line (trimmed, blank lines skipped), the last line even without its newline. */
+function childLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  const reader = readLines(stream, (line) => line.trimEnd() && onLine(line.trimEnd()));
+  stream.on('end', () => reader.rest().trim() && onLine(reader.rest().trim()));
 }
 
 const exitText = (exit: EngineExit | null): string =>

@@ -1,6 +1,7 @@
 // One connection to an engine's unix socket, message by message (newline-delimited JSON, the
 // socket's wire format), for the main process to relay without knowing the API.
 import { connect, type Socket } from 'node:net';
+import { readLines } from '../engine/server/read-lines.js';
 
 /** Longer than any line the engine sends (a snapshot of 8 GPUs × 64 processes is ~100 KB). */
 const MAX_LINE = 16 * 1024 * 1024;
@@ -31,24 +32,16 @@ function wrap(socket: Socket): LineConnection {
   const messageListeners = new Set<(message: unknown) => void>();
   const closeListeners = new Set<() => void>();
   let closed = false;
-  let buffer = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      let message: unknown;
-      try {
-        message = JSON.parse(line);
-      } catch {
-        continue; // not one of the engine's lines: nothing a window could use
-      }
-      for (const listener of messageListeners) listener(message);
+  const lines = readLines(socket, (line) => {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return; // not one of the engine's lines: nothing a window could use
     }
-    if (buffer.length > MAX_LINE) socket.destroy(); // a peer that never ends its line
+    for (const listener of messageListeners) listener(message);
   });
+  socket.on('data', () => lines.pending() > MAX_LINE && socket.destroy()); // a peer that never ends its line
   socket.on('error', () => undefined); // 'close' follows and says it
   socket.on('close', () => {
     closed = true;

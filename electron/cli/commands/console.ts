@@ -3,6 +3,7 @@
 // and serves the browser console on 127.0.0.1 with a one-time token, one socket connection per
 // browser client. The daemon itself never listens on TCP.
 import { daemonSocketPath } from '../../engine/daemon/daemon-paths.js';
+import { readLines } from '../../engine/server/read-lines.js';
 import { connect } from 'node:net';
 import { relayToSocket } from '../../engine/server/relay.js';
 import { serveConsoleOnLoopback } from '../../engine/server/web-server.js';
@@ -52,7 +53,6 @@ export async function consoleCommand(argv: string[]): Promise<number> {
 function askWhoAmI(socketPath: string): Promise<WhoAmI | string> {
   return new Promise((resolve) => {
     const socket = connect(socketPath);
-    let buffer = '';
     const done = (result: WhoAmI | string): void => {
       clearTimeout(timer);
       socket.destroy();
@@ -66,22 +66,15 @@ function askWhoAmI(socketPath: string): Promise<WhoAmI | string> {
       ),
     );
     socket.once('close', () => done(`The gpushare engine on ${socketPath} closed the connection before answering.`));
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        let message: { kind?: string; id?: number; ok?: boolean; result?: WhoAmI; error?: { message: string } };
-        try {
-          message = JSON.parse(line);
-        } catch {
-          return done(`What answers on ${socketPath} is not a gpushare engine (it sent a line that is not JSON).`);
-        }
-        if (message.kind !== 'response' || (message.id !== 1 && message.id !== -1)) continue;
-        done(message.ok && message.result ? message.result : `The gpushare engine on ${socketPath} refused: ${message.error?.message ?? 'no reason given'}`);
+    readLines(socket, (line) => {
+      let message: { kind?: string; id?: number; ok?: boolean; result?: WhoAmI; error?: { message: string } };
+      try {
+        message = JSON.parse(line);
+      } catch {
+        return done(`What answers on ${socketPath} is not a gpushare engine (it sent a line that is not JSON).`);
       }
+      if (message.kind !== 'response' || (message.id !== 1 && message.id !== -1)) return;
+      done(message.ok && message.result ? message.result : `The gpushare engine on ${socketPath} refused: ${message.error?.message ?? 'no reason given'}`);
     });
     socket.write(JSON.stringify({ kind: 'request', id: 1, method: 'session.whoami', params: {} }) + '\n');
   });

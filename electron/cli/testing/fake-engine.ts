@@ -3,6 +3,7 @@
 import { rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import type { ApiResults } from '../../../shared/api.js';
+import { readLines } from '../../engine/server/read-lines.js';
 
 export interface FakeEngine {
   path: string;
@@ -18,22 +19,15 @@ export async function listenAsFakeEngine(path: string, whoami: ApiResults['sessi
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
-    let buffer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const message = JSON.parse(buffer.slice(0, newline)) as { kind: string; id: number; method: string };
-        buffer = buffer.slice(newline + 1);
-        if (message.kind !== 'request') continue;
-        asked.push(message.method);
-        const answer =
-          message.method === 'session.whoami'
-            ? { kind: 'response', id: message.id, ok: true, result: whoami }
-            : { kind: 'response', id: message.id, ok: false, error: { code: 'unsupported', message: `the fake engine does not do ${message.method}` } };
-        socket.write(JSON.stringify(answer) + '\n');
-      }
+    readLines(socket, (line) => {
+      const message = JSON.parse(line) as { kind: string; id: number; method: string };
+      if (message.kind !== 'request') return;
+      asked.push(message.method);
+      const answer =
+        message.method === 'session.whoami'
+          ? { kind: 'response', id: message.id, ok: true, result: whoami }
+          : { kind: 'response', id: message.id, ok: false, error: { code: 'unsupported', message: `the fake engine does not do ${message.method}` } };
+      socket.write(JSON.stringify(answer) + '\n');
     });
   });
   rmSync(path, { force: true });

@@ -3,6 +3,7 @@
 // user (the kernel's word, SO_PEERCRED). One WebSocket text frame is one JSON line, both ways.
 import { connect } from 'node:net';
 import { API_EVENTS } from '../../../shared/api.js';
+import { readLines } from './read-lines.js';
 import type { SessionOpener } from './web-server.js';
 
 // A line longer than this from the engine is not one message: the connection is dropped.
@@ -15,19 +16,11 @@ export function relayToSocket(socketPath: string): SessionOpener {
       const socket = connect(socketPath);
       let closedByClient = false;
       let failure: string | null = null;
-      let buffer = '';
-      socket.setEncoding('utf8');
       // The engine's own web sessions start subscribed to every event; a relayed one asks the same.
       socket.write(JSON.stringify({ kind: 'subscribe', events: API_EVENTS }) + '\n');
-      socket.on('data', (chunk: string) => {
-        buffer += chunk;
-        let newline: number;
-        while ((newline = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
-          if (line.trim()) send(line);
-        }
-        if (buffer.length > MAX_LINE) {
+      const lines = readLines(socket, (line) => line.trim() && send(line));
+      socket.on('data', () => {
+        if (lines.pending() > MAX_LINE) {
           failure = `the engine on ${socketPath} sent a line over ${MAX_LINE} bytes`;
           socket.destroy();
         }
