@@ -1,6 +1,7 @@
 // The box daemon: one engine for the whole box, run as root, every user a client on a unix
 // socket whose callers the kernel names. It never listens on TCP (browsers come through
 // each user's `gpushare console`). Managed jobs run as their users and outlive it.
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DaemonConfig } from '../../../shared/lab-policy.js';
 import { Engine } from '../engine.js';
@@ -48,6 +49,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   let store: UsageStore | null = null;
   let jobStore: JobStore | null = null;
   try {
+    keepPrivate(dbPath);
     store = await UsageStore.open({ path: dbPath });
     jobStore = await JobStore.open(store.path);
   } catch (error) {
@@ -94,6 +96,13 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
       backend.close();
     },
   };
+}
+
+/** The store keeps every submitter's environment for jobs still to start: root's alone (SQLite gives its -wal and -shm the same mode). */
+function keepPrivate(dbPath: string): void {
+  mkdirSync(dirname(dbPath), { recursive: true, mode: 0o755 });
+  closeSync(openSync(dbPath, 'a', 0o600));
+  for (const file of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
 }
 
 /** `gpushare daemon`: run until SIGTERM / SIGINT / SIGHUP, then stop cleanly. */

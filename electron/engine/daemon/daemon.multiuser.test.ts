@@ -2,7 +2,7 @@
 // their users; nobody acts on another's job or changes the box unless an administrator; one user's
 // high-priority job holds back another's best-effort job; a killed daemon leaves nothing stopped or parked.
 import assert from 'node:assert/strict';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { ApiMethod } from '../../../shared/api.js';
 import type { JobView } from '../../../shared/jobs.js';
@@ -58,6 +58,11 @@ test('each connection is the kernel\'s caller: a user, an administrator (by grou
     ],
   );
   assert.doesNotMatch(box.output, /Launch gate off/, 'every user\'s jobs share the daemon\'s launch gate');
+});
+
+test("the daemon's store keeps submitters' environments for queued jobs: only root may read it", { skip: SKIP }, async () => {
+  await box.ok(null, 'jobs.list', {});
+  for (const file of [box.dbPath, `${box.dbPath}-wal`]) assert.equal((statSync(file).mode & 0o777).toString(8), '600', `${file} is root's alone`);
 });
 
 test("a job alice submits runs with alice's uid, gid and supplementary groups, in her working directory", { skip: SKIP }, async () => {
