@@ -3,6 +3,7 @@
 // in another process, so the CPU measured is the engine's alone. Prints figures; never fails on time.
 // Budget (DESIGN.md §7): < 5 ms CPU per tick for 50 clients.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fillBusyBox, GPUS, PROCESSES_PER_GPU } from './busy-box.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +12,6 @@ import { openNvml } from '../electron/engine/gpu/nvml-addon.js';
 import { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { listenOnSocket } from '../electron/engine/server/socket-server.js';
 
-const GPUS = 8;
-const PROCESSES_PER_GPU = 64;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CLIENT_COUNTS = [0, 1, 10, 50];
 
@@ -42,16 +41,7 @@ const dir = mkdtempSync(join(tmpdir(), 'gpushare-bench-daemon-'));
 const driver = await SimulatedDriver.create({ scenario: 'h100x8' });
 const sleepers: ChildProcess[] = [];
 try {
-  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
-  const trainers = Array.from({ length: GPUS }, (_, gpu) => driver.spawnFakejob(['--device', String(gpu), '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '600']));
-  await Promise.all(trainers.map((t) => t.ready));
-  for (let gpu = 0; gpu < GPUS; gpu++) {
-    for (let i = 1; i < PROCESSES_PER_GPU; i++) {
-      const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
-      sleepers.push(sleeper);
-      await driver.attach({ device: gpu, pid: sleeper.pid!, mem: (64 + i) * 1024 * 1024 });
-    }
-  }
+  sleepers.push(...(await fillBusyBox(driver)));
   const nvml = openNvml(driver.nvmlLibraryPath);
   const engine = new Engine({ nvml, simulated: driver, close: () => nvml.close() }, { rateHz: 1, kind: 'daemon' });
   const socket = await listenOnSocket(engine, join(dir, 'engine.sock'), { shared: true });

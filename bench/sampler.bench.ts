@@ -1,13 +1,12 @@
 // bench/sampler: one sampling tick for 8 GPUs × 64 processes, through the NVML addon
 // (on the simulated driver) and through the whole sampler (addon + /proc join + snapshot).
 // Prints figures; never fails on time. Budget (DESIGN.md §7): < 1 ms per tick.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fillBusyBox } from './busy-box.js';
 import { openNvml } from '../electron/engine/gpu/nvml-addon.js';
 import { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { Sampler } from '../electron/engine/sampler/sampler.js';
 
-const GPUS = 8;
-const PROCESSES_PER_GPU = 64;
 const TICKS = Number(process.env.BENCH_TICKS ?? 2000);
 
 function percentile(sorted: number[], p: number): number {
@@ -30,17 +29,7 @@ function measure(label: string, fn: () => unknown): void {
 const driver = await SimulatedDriver.create({ scenario: 'h100x8' });
 const sleepers: ChildProcess[] = [];
 try {
-  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
-  // one busy training job per GPU so utilization and per-process samples are real work for the driver
-  const trainers = Array.from({ length: GPUS }, (_, gpu) => driver.spawnFakejob(['--device', String(gpu), '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '600']));
-  await Promise.all(trainers.map((t) => t.ready));
-  for (let gpu = 0; gpu < GPUS; gpu++) {
-    for (let i = 1; i < PROCESSES_PER_GPU; i++) {
-      const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
-      sleepers.push(sleeper);
-      await driver.attach({ device: gpu, pid: sleeper.pid!, mem: (64 + i) * 1024 * 1024 });
-    }
-  }
+  sleepers.push(...(await fillBusyBox(driver)));
   const nvml = openNvml(driver.nvmlLibraryPath);
   const sampler = new Sampler(nvml, { simulated: true, scenario: 'h100x8' });
   const first = sampler.tick();
