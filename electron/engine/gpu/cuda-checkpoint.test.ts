@@ -7,6 +7,7 @@ import { CudaCheckpointError, openCudaCheckpoint, type CudaCheckpointBinding } f
 import { openNvml } from './nvml-addon.js';
 import type { NvmlBinding } from './nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from './simulated-driver.js';
+import { fakejobFor } from '../testing/simulated-rig.js';
 
 const GiB = 1024 ** 3;
 let driver: SimulatedDriver;
@@ -25,14 +26,7 @@ after(async () => {
   await driver?.dispose();
 });
 
-function fakejob(t: TestContext, args: string[]): FakejobHandle {
-  const job = driver.spawnFakejob(args);
-  t.after(async () => {
-    job.kill('SIGKILL');
-    await job.exited;
-  });
-  return job;
-}
+const fakejob = (t: TestContext, args: string[]): FakejobHandle => fakejobFor(t, driver, args);
 
 const dumpProcess = async (pid: number) => (await driver.dump()).devices[0].processes.find((p) => p.pid === pid);
 const rejectsWith = (call: Promise<unknown> | (() => unknown), codeName: string) =>

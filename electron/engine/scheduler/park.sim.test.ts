@@ -10,7 +10,7 @@ import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js'
 import { fakegpuBuildDir } from '../paths.js';
 import type { AttachSchedulerOptions } from './attach.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
-import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { fakejobFor, useSimulatedRig } from '../testing/simulated-rig.js';
 
 const GiB = 1024 ** 3;
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -26,14 +26,7 @@ function rig(name: string, options: Partial<AttachSchedulerOptions> = {}) {
   return { ...r, gpuUsed: () => r.engine.sampler.tick().gpus[0].memoryUsed! };
 }
 
-function fakejob(t: TestContext, args: string[]): FakejobHandle {
-  const job = driver.spawnFakejob(args);
-  t.after(async () => {
-    job.kill('SIGKILL');
-    await job.exited;
-  });
-  return job;
-}
+const fakejob = (t: TestContext, args: string[]): FakejobHandle => fakejobFor(t, driver, args);
 
 const kernelsOf = async (pid: number) => (await driver.execlog(0)).filter((k) => k.pid === pid);
 

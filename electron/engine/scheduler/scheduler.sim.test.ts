@@ -13,6 +13,7 @@ import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { readProcStatus } from '../control/proc-status.js';
+import { fakejobFor } from '../testing/simulated-rig.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './attach.js';
 
 const GiB = 1024 ** 3;
@@ -68,15 +69,7 @@ function rig(name: string, options: Partial<AttachSchedulerOptions> = {}): Rig {
   };
 }
 
-/** A fakejob started directly (not through gpushare), killed when the test ends. */
-function fakejob(t: TestContext, args: string[]): FakejobHandle {
-  const job = driver.spawnFakejob(args);
-  t.after(async () => {
-    job.kill('SIGKILL');
-    await job.exited;
-  });
-  return job;
-}
+const fakejob = (t: TestContext, args: string[]): FakejobHandle => fakejobFor(t, driver, args);
 
 async function until<T>(what: string, step: () => Promise<T | undefined | false>, tries = 20): Promise<T> {
   for (let i = 0; i < tries; i++) {

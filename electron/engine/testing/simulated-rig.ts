@@ -2,10 +2,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
 import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
-import { SimulatedDriver } from '../gpu/simulated-driver.js';
+import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 
 export interface SimulatedRig {
   driver: SimulatedDriver;
@@ -35,4 +35,14 @@ export function useSimulatedRig(scenario: string, dirPrefix: string, onReady: (r
     if (rig) rmSync(rig.dir, { recursive: true, force: true });
   });
   return cleanups;
+}
+
+/** A fakejob started directly on the simulated box (not through gpushare), killed when the test ends. */
+export function fakejobFor(t: TestContext, driver: SimulatedDriver, args: string[]): FakejobHandle {
+  const job = driver.spawnFakejob(args);
+  t.after(async () => {
+    job.kill('SIGKILL');
+    await job.exited;
+  });
+  return job;
 }

@@ -11,7 +11,7 @@ import type { FakejobHandle, SimulatedDriver } from '../../gpu/simulated-driver.
 import { fakegpuBuildDir } from '../../paths.js';
 import { HOUR_MS } from '../../store/usage-store.js';
 import { schedulerRig } from '../../testing/scheduler-rig.js';
-import { useSimulatedRig } from '../../testing/simulated-rig.js';
+import { fakejobFor, useSimulatedRig } from '../../testing/simulated-rig.js';
 import type { AttachSchedulerOptions } from '../attach.js';
 import { CHECKPOINT_UNAVAILABLE, UnavailableCheckpointer } from '../../control/checkpointer.js';
 import { storeWithHistory } from './testing/usage-history.js';
@@ -28,14 +28,7 @@ function rig(name: string, options: Partial<AttachSchedulerOptions>) {
   return schedulerRig({ driver, nvml, dir }, name, options, cleanups);
 }
 
-function fakejob(t: TestContext, args: string[]): FakejobHandle {
-  const job = driver.spawnFakejob(args);
-  t.after(async () => {
-    job.kill('SIGKILL');
-    await job.exited;
-  });
-  return job;
-}
+const fakejob = (t: TestContext, args: string[]): FakejobHandle => fakejobFor(t, driver, args);
 
 test('a job over the user\'s GPU limit waits with the rule on its card, and starts when their other job ends', async () => {
   const r = rig('gpus', { labPolicy: parseLabPolicy({ limits: [{ user: ME, maxGpus: 1 }] }) });
