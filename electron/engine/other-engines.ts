@@ -2,7 +2,7 @@
 // knowing of each other, so a personal engine says so when another user's already runs.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { OtherEngine, OtherEngineKind } from '../../shared/api.js';
-import { lookupAccount } from './scheduler/launcher.js';
+import { lookupAccount } from './accounts.js';
 
 /** A process that runs a gpushare engine, as /proc tells it. */
 export interface EngineProcess {

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { MpsGpuStatus } from '../../../shared/spatial.js';
-import { lookupAccount } from '../scheduler/launcher.js';
+import { lookupAccount } from '../accounts.js';
 import { DEFAULT_MPS_PIPE_DIR, heldMessage, mpsDirectories, type GpuRef, type MpsControl, type MpsIdentity } from './mps-control.js';
 
 const CONTROL = 'nvidia-cuda-mps-control';

@@ -21,7 +21,7 @@ import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
 import { highestLoggedJobNumber, jobLogPath } from './job-log.js';
-import { lookupAccount } from './launcher.js';
+import { lookupAccount } from '../accounts.js';
 import { releasedByGuardian, restoreJob } from './adoption.js';
 import type { JobRecord } from './job-table.js';
 import { LabPolicyEnforcer } from './lab/lab-policy-enforcer.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { jobEnvironment, LOGIN_PATH } from './job-env.js';
-import type { Account } from './launcher.js';
+import type { Account } from '../accounts.js';
 
 const alice: Account = { uid: 1000, gid: 1000, name: 'alice', home: '/home/alice', shell: '/bin/zsh' };
 const ENGINE_SET = ['LD_PRELOAD=/x.so', 'GPUSHARE_JOB_ID=j9', 'GPUSHARE_GATE=/g', 'GPUSHARE_MEM_QUOTA=1', 'GPUSHARE_FAKEGPU_STATE=/s', 'CUDA_VISIBLE_DEVICES=3', 'CUDA_DEVICE_ORDER=FASTEST_FIRST', 'CUDA_MPS_PIPE_DIRECTORY=/p', 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100'];

@@ -1,6 +1,6 @@
 // A managed job's environment before launch: its submitter's, or a login-like one for a client
 // that sends none. gpushare's own variables are never taken from it: the engine sets them at launch.
-import type { Account } from './launcher.js';
+import type { Account } from '../accounts.js';
 
 /** Set by the engine for every job (actuators.ts); a caller's value would mislead the preload library or the driver. */
 export const ENGINE_ONLY_ENV = /^(LD_PRELOAD|GPUSHARE_.*|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|CUDA_MPS_.*)$/;

@@ -2,7 +2,7 @@
 // processes of the latest snapshot. State changes are recorded with time and reason.
 import type { ChildProcess } from 'node:child_process';
 import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView, type Priority } from '../../../shared/jobs.js';
-import type { Account } from './launcher.js';
+import type { Account } from '../accounts.js';
 import type { ParkedJob } from './parking.js';
 import { PARK_STATES } from './job-state.js';
 

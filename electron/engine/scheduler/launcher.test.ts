@@ -5,7 +5,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { checkDirectory, findSetpriv, planSpawn, resolveCommand, type Account, type UserCheck } from './launcher.js';
+import { checkDirectory, findSetpriv, planSpawn, resolveCommand, type UserCheck } from './launcher.js';
+import { type Account } from '../accounts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-launcher-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,9 @@
 // Starting a managed job: from an argv array (never a shell), as the submitting user (uid, gid and the
 // system's supplementary groups, through setpriv), with its environment and its output in a log file.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { isNamedAccount, type Account } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { openJobLog } from './job-log.js';
 import { permitsExecute, reach, type Identity } from './user-access.js';
@@ -83,31 +84,6 @@ export function checkDirectory(cwd: string, as?: UserCheck): void {
     throw new ApiError('invalid-request', `${who} cannot enter the working directory ${cwd}: ${where} has no search permission for them. Nothing was started.`);
   }
 }
-
-export interface Account {
-  uid: number;
-  gid: number;
-  name: string;
-  home: string | null;
-  /** Login shell (absent in accounts kept by earlier engines). */
-  shell?: string | null;
-}
-
-/** uid → account from /etc/passwd (name for messages, home and shell for a job's defaults). */
-export function lookupAccount(uid: number, passwdPath = '/etc/passwd'): Account {
-  try {
-    for (const line of readFileSync(passwdPath, 'utf8').split('\n')) {
-      const [name, , u, g, , home, shell] = line.split(':');
-      if (u !== undefined && Number(u) === uid && name) return { uid, gid: Number(g), name, home: home || null, shell: shell || null };
-    }
-  } catch {
-    // a minimal container without passwd
-  }
-  return { uid, gid: uid, name: String(uid), home: null, shell: null };
-}
-
-/** Whether the system knows the account by name (lookupAccount's stand-in for an unknown uid is its number). */
-export const isNamedAccount = (account: Account): boolean => account.name !== String(account.uid);
 
 export interface LaunchSpec {
   /** argv[0] already resolved to the executable. */

@@ -12,7 +12,8 @@ import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
 import { jobEnvironment } from './job-env.js';
-import { checkDirectory, findSetpriv, lookupAccount, resolveCommand, setprivMissing, type Account } from './launcher.js';
+import { checkDirectory, findSetpriv, resolveCommand, setprivMissing } from './launcher.js';
+import { lookupAccount, type Account } from '../accounts.js';
 import type { Scheduler } from './scheduler.js';
 
 interface SpatialRequest {

@@ -17,7 +17,7 @@ import type { JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
-import { lookupAccount } from './launcher.js';
+import { lookupAccount } from '../accounts.js';
 import { parkJob } from './parking.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 

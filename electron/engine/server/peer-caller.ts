@@ -1,16 +1,15 @@
 // A unix-socket connection's caller, from the kernel (SO_PEERCRED) and the system's account
 // databases: nothing the client says about itself is used.
 import type { Socket } from 'node:net';
-import { groupId } from '../accounts.js';
+import { groupId, isNamedAccount, lookupAccount } from '../accounts.js';
 import type { Caller } from '../api/dispatcher.js';
 import type { BoxRights } from '../api/rights.js';
-import { lookupAccount } from '../scheduler/launcher.js';
 import { peerIdentity, systemGroups } from './peer-credentials.js';
 
 export function callerOfPeer(socket: Socket, rights: BoxRights): Caller {
   const { pid, uid, gid } = peerIdentity(socket);
   const account = lookupAccount(uid);
-  const groups = account.name === String(uid) ? [gid] : systemGroups(account.name, gid);
+  const groups = isNamedAccount(account) ? systemGroups(account.name, gid) : [gid]; // no name: no login to ask about
   const adminGid = rights.adminGroup ? groupId(rights.adminGroup) : null;
   const admin = uid === 0 || (adminGid !== null && (gid === adminGid || groups.includes(adminGid)));
   return { uid, gid, groups, user: account.name, pid, admin, via: 'socket' };

@@ -2,7 +2,7 @@
 // engine: ids are never reused, queued jobs wait on, and a restarted engine re-adopts the ones
 // still running. Its own connection to the database: a failed usage flush never rolls a job back.
 import type { JobView } from '../../../shared/jobs.js';
-import type { Account } from '../scheduler/launcher.js';
+import type { Account } from '../accounts.js';
 import type { ParkedJob } from '../scheduler/parking.js';
 import { SqliteDb } from './sqlite.js';
 

@@ -1,29 +1,19 @@
 // The groups an account belongs to, by name, as the lab policy's group entries name them. One
 // function for the policy: the system's answer (getgrouplist through the native addon, as at
 // login, so NSS groups count), else /etc/group read directly (primary group and membership lists).
-import { readFileSync } from 'node:fs';
-import { groupNames } from '../../accounts.js';
+import { accountEntries, groupNames, lookupAccount } from '../../accounts.js';
 import { systemGroups } from '../../server/peer-credentials.js';
-import { lookupAccount } from '../launcher.js';
 
 export type GroupsOf = (user: string, uid: number) => string[];
 
 /** Group files are read again at most this often: the scheduler asks on every tick. */
 const REREAD_MS = 60_000;
 
-function groupLines(groupPath: string): string[][] {
-  try {
-    return readFileSync(groupPath, 'utf8').split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(':'));
-  } catch {
-    return []; // a minimal container without /etc/group: no groups, so only user and everyone entries apply
-  }
-}
-
 /** Group names of `user` from the files alone: the primary group (its passwd gid), then every group listing it. */
 export function readGroupsOf(user: string, uid: number, files: { passwd?: string; group?: string } = {}): string[] {
   const account = lookupAccount(uid, files.passwd);
   const names = new Set<string>();
-  for (const [name, , gid, members] of groupLines(files.group ?? '/etc/group')) {
+  for (const [name, , gid, members] of accountEntries(files.group ?? '/etc/group')) {
     if (!name) continue;
     const listed = (members ?? '').split(',').map((m) => m.trim());
     if ((account.name === user && Number(gid) === account.gid) || listed.includes(user)) names.add(name);
