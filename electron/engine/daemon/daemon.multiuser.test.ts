@@ -60,7 +60,7 @@ test('each connection is the kernel\'s caller: a user, an administrator (by grou
   assert.doesNotMatch(box.output, /Launch gate off/, 'every user\'s jobs share the daemon\'s launch gate');
 });
 
-test("the daemon's store keeps submitters' environments for queued jobs: only root may read it", { skip: SKIP }, async () => {
+test("the daemon's store, which keeps queued jobs' environments, is root's alone: the database and its -wal are mode 0600", { skip: SKIP }, async () => {
   await box.ok(null, 'jobs.list', {});
   for (const file of [box.dbPath, `${box.dbPath}-wal`]) assert.equal((statSync(file).mode & 0o777).toString(8), '600', `${file} is root's alone`);
 });
@@ -78,7 +78,7 @@ test("a job alice submits runs with alice's uid, gid and supplementary groups, i
   await box.ok(alice, 'jobs.terminate', { job: submitted.id });
 });
 
-test("nobody but an administrator acts on another user's job or process or changes the box: bob's attempts all refused, the admin's all done", { skip: SKIP }, async () => {
+test("nobody but an administrator acts on another user's job or process or changes the box: bob's attempts all refused, an administrator's go through", { skip: SKIP }, async () => {
   const mine = await box.ok(alice, 'jobs.submit', { argv: train(120), cwd: box.dir, gpu: 0 });
   await running(mine.id);
   const loose = box.runAs(alice, ['--device', '0', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120']);
@@ -117,6 +117,7 @@ test("nobody but an administrator acts on another user's job or process or chang
   const byAdmin: WireRequest[] = [
     onJob('jobs.setPriority', { priority: 'high' }),
     onJob('jobs.setQuota', { bytes: 2 * GiB }),
+    onJob('jobs.setMode', { mode: 'shared' }),
     onJob('jobs.suspend'),
     onJob('jobs.resume'),
     { method: 'jobs.suspend', params: { job: `p${loose.pid}` } },
@@ -132,6 +133,9 @@ test("nobody but an administrator acts on another user's job or process or chang
     adminOutcomes.map((o, i) => `${byAdmin[i].method}: ${o.ok ? 'ok' : o.error.message}`),
     byAdmin.map((r) => `${r.method}: ok`),
   );
+  // placing applies only to a job that has not started: for the admin it is refused by the job's state, not by a right
+  const placed = await box.call(admin, 'jobs.place', { job: mine.id, gpu: 0 });
+  assert.deepEqual(placed.ok ? 'ok' : [placed.error.code, placed.error.message], ['conflict', `Cannot move ${mine.id}: it already runs on GPU 0 (a parked job comes back on the GPU it left).`]);
   const parked = await box.call(admin, 'jobs.park', { job: mine.id });
   assert.ok(parked.ok, parked.ok ? '' : parked.error.message);
   await until('parked', async () => (await job(mine.id)).state === 'parked');
