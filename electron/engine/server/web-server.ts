@@ -10,7 +10,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { API_EVENTS } from '../../../shared/api.js';
 import type { Engine } from '../engine.js';
 import { packageRoot } from '../paths.js';
-import { openSession, type Session } from './session.js';
+import { openSession, wireLine, type Session } from './session.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -41,7 +41,7 @@ export interface SessionOpener {
 
 /** Sessions on the engine in this process, as its owner (`gpushare serve`, `gpushare start`). */
 export function engineSessions(engine: Engine): SessionOpener {
-  return { open: (send) => openSession(engine, { ...engine.owner, via: 'web' }, (message) => send(JSON.stringify(message)), API_EVENTS) };
+  return { open: (send) => openSession(engine, { ...engine.owner, via: 'web' }, (message) => send(wireLine(message)), API_EVENTS) };
 }
 
 export interface LoopbackOptions {
