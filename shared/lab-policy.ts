@@ -161,15 +161,6 @@ export function resolveLimits(policy: LabPolicy, user: string, groups: readonly 
   return out;
 }
 
-/** The limits that apply to one account: its own entry's fields, then the strictest of its groups', then everyone's. */
-export function limitsFor(policy: LabPolicy, user: string, groups: readonly string[]): Omit<LabLimit, 'user' | 'group'> {
-  const resolved = resolveLimits(policy, user, groups);
-  const out: Omit<LabLimit, 'user' | 'group'> = {};
-  for (const key of LIMIT_KEYS) if (resolved[key]) out[key] = resolved[key]!.value;
-  if (resolved.defaultPriority) out.defaultPriority = resolved.defaultPriority.value;
-  return out;
-}
-
 /** The policy as an API parameter: what a config file may say, checked as the file is (the handler gets it with defaults filled in). */
 export const labPolicyValue: Schema<LabPolicyInput> = { parse: (value, path = 'policy') => parseLabPolicy(value, path) };
 

@@ -5,7 +5,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { limitsFor, parseDaemonConfig } from '../../../shared/lab-policy.js';
+import { parseDaemonConfig, resolveLimits } from '../../../shared/lab-policy.js';
 import { number, object, optional } from '../../../shared/schema.js';
 import { packageRoot } from '../paths.js';
 import { defaultConfigText, loadDaemonConfig, writeDaemonConfig } from './config-file.js';
@@ -207,8 +207,8 @@ test('the README\'s example config loads, and its limits come out as the README 
   const example = /```json\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(example, 'the lab admin section has a JSON example');
   const config = loadDaemonConfig(configFile(example));
-  assert.equal(limitsFor(config.policy, 'alice', ['students']).maxGpus, 8, 'her own entry');
-  assert.equal(limitsFor(config.policy, 'carol', ['students']).maxGpus, 2, 'her group\'s');
-  assert.equal(limitsFor(config.policy, 'dave', ['staff']).maxGpus, 4, 'everyone\'s');
-  assert.equal(limitsFor(config.policy, 'carol', ['students']).maxMemory, 80 * 1024 ** 3);
+  assert.equal(resolveLimits(config.policy, 'alice', ['students']).maxGpus?.value, 8, 'her own entry');
+  assert.equal(resolveLimits(config.policy, 'carol', ['students']).maxGpus?.value, 2, 'her group\'s');
+  assert.equal(resolveLimits(config.policy, 'dave', ['staff']).maxGpus?.value, 4, 'everyone\'s');
+  assert.equal(resolveLimits(config.policy, 'carol', ['students']).maxMemory?.value, 80 * 1024 ** 3);
 });
