@@ -5,7 +5,7 @@ import { Engine } from './engine.js';
 import { DEFAULT_SCENARIO, openGpuBackend, type GpuBackend } from './gpu/open-backend.js';
 import { attachScheduler, type AttachedScheduler } from './scheduler/attach.js';
 import { otherEnginesWarning, otherUsersEngines } from './other-engines.js';
-import { listenOnSocket } from './server/socket-server.js';
+import { listenOnSocket, refuseBesideRunningEngine } from './server/socket-server.js';
 import { attachUsageStore } from './store/attach.js';
 import { JobStore } from './store/job-store.js';
 import { defaultUsageDbPath, UsageStore } from './store/usage-store.js';
@@ -37,7 +37,12 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
     onFallback: (reason) => say(`No NVIDIA driver found (${reason.split('\n')[0]}), so gpushare starts on simulated GPUs (scenario ${DEFAULT_SCENARIO}).`),
   });
   const engine = new Engine(backend, { rateHz: options.rateHz });
-  const socket = await listenOnSocket(engine);
+  try {
+    await refuseBesideRunningEngine();
+  } catch (error) {
+    backend.close();
+    throw error;
+  }
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) say(others);
   let store: UsageStore | null = null;
@@ -56,6 +61,16 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   // at once after the scheduler, before any event: a job's child processes are the job's
   if (store) attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
+  let socket: Awaited<ReturnType<typeof listenOnSocket>>;
+  try {
+    socket = await listenOnSocket(engine); // last: the socket answers once every command is there
+  } catch (error) {
+    await scheduler.stop();
+    await jobStore?.close();
+    await store?.close();
+    backend.close();
+    throw error;
+  }
   engine.start();
   const demo = backend.simulated && options.demo !== false ? await startDemo(engine, backend.simulated) : null;
   return {

@@ -3,7 +3,7 @@ import { Engine } from '../../engine/engine.js';
 import { otherEnginesWarning, otherUsersEngines } from '../../engine/other-engines.js';
 import { DEFAULT_SCENARIO, openGpuBackend } from '../../engine/gpu/open-backend.js';
 import { attachScheduler } from '../../engine/scheduler/attach.js';
-import { listenOnSocket } from '../../engine/server/socket-server.js';
+import { listenOnSocket, refuseBesideRunningEngine } from '../../engine/server/socket-server.js';
 import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { attachUsageStore } from '../../engine/store/attach.js';
@@ -27,6 +27,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
   const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
 
+  await refuseBesideRunningEngine(); // its suspended pids are not ours to resume
   const backend = await openGpuBackend({
     simulate: values.simulate,
     fallBackToSimulated: true,
@@ -34,14 +35,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   const engine = new Engine(backend, { rateHz });
   const store = await UsageStore.open({ path: values.db ?? defaultUsageDbPath() });
-  const socket = await listenOnSocket(engine);
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) process.stderr.write(others + '\n');
-  // after the socket: it refuses to start beside a running engine, whose suspended pids are not ours to resume
   const jobStore = await JobStore.open(store.path); // managed jobs outlive this engine: the next one re-adopts them
   const scheduler = attachScheduler(engine, { backend, jobStore });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
+  const socket = await listenOnSocket(engine); // last: the socket answers once every command is there
   const web = await listenOnLoopback(engine, { port });
   engine.start();
   const simulated = backend.simulated ? ` — SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';

@@ -7,7 +7,7 @@ import type { DaemonConfig } from '../../../shared/lab-policy.js';
 import { Engine } from '../engine.js';
 import { openGpuBackend, type GpuBackend } from '../gpu/open-backend.js';
 import { attachScheduler, type AttachedScheduler } from '../scheduler/attach.js';
-import { listenOnSocket } from '../server/socket-server.js';
+import { listenOnSocket, refuseBesideRunningEngine } from '../server/socket-server.js';
 import { attachUsageStore } from '../store/attach.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
@@ -45,6 +45,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   const runDir = dirname(socketPath);
   const dbPath = options.db ?? DAEMON_DB;
 
+  await refuseBesideRunningEngine(socketPath); // a running daemon's jobs are not ours to re-adopt
   const backend: GpuBackend = await openGpuBackend({ simulate: options.simulate, simulatedState: { dir: runDir, everyone: true } });
   let store: UsageStore | null = null;
   let jobStore: JobStore | null = null;
@@ -58,15 +59,6 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
     throw new Error(`The daemon cannot open its store ${dbPath}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const engine = new Engine(backend, { rateHz: config.rateHz, kind: 'daemon', adminGroup: config.adminGroup });
-  let socket: Awaited<ReturnType<typeof listenOnSocket>>;
-  try {
-    socket = await listenOnSocket(engine, socketPath, { shared: true });
-  } catch (error) {
-    await Promise.all([jobStore.close(), store.close()]);
-    backend.close();
-    throw error;
-  }
-  // after the socket: it refuses to start beside a running daemon, whose jobs are not ours to re-adopt
   const scheduler: AttachedScheduler = attachScheduler(engine, {
     backend,
     jobStore,
@@ -78,6 +70,15 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
+  let socket: Awaited<ReturnType<typeof listenOnSocket>>;
+  try {
+    socket = await listenOnSocket(engine, socketPath, { shared: true }); // last: the socket answers once every command is there
+  } catch (error) {
+    await scheduler.stop();
+    await Promise.all([jobStore.close(), store.close()]);
+    backend.close();
+    throw error;
+  }
   engine.start();
   const simulated = backend.simulated ? ` on SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';
   say(`gpushare daemon: listening on ${socket.path}${simulated}; store ${dbPath}; config ${configPath}; administrators: root and group ${config.adminGroup}.`);

@@ -18,13 +18,19 @@ export interface SocketOptions {
   shared?: boolean;
 }
 
+/**
+ * Refuse to start where an engine already answers on `path` (its suspended pids are not ours to resume).
+ * Hosts ask first and listen last, once every command is registered: a socket that answers serves.
+ */
+export async function refuseBesideRunningEngine(path = defaultSocketPath()): Promise<void> {
+  if (existsSync(path) && (await answers(path))) throw new Error(`Another gpushare engine is already running on ${path}.`);
+}
+
 export async function listenOnSocket(engine: Engine, path = defaultSocketPath(), options: SocketOptions = {}): Promise<{ path: string; close(): Promise<void> }> {
   const dir = join(path, '..');
   mkdirSync(dir, { recursive: true, mode: options.shared ? 0o755 : 0o700 });
-  if (existsSync(path)) {
-    if (await answers(path)) throw new Error(`Another gpushare engine is already running on ${path}.`);
-    unlinkSync(path); // left behind by an engine that was killed
-  }
+  await refuseBesideRunningEngine(path);
+  if (existsSync(path)) unlinkSync(path); // left behind by an engine that was killed
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     let caller;
