@@ -57,6 +57,19 @@ export interface GpuProcessView {
   /** MIG slice, when the GPU is in MIG mode. */
   gpuInstanceId: number | null;
   computeInstanceId: number | null;
+  /** Where the process runs (container, unit, batch job, kernel, session); absent until attributed. */
+  context?: ProcessContext | null;
+}
+
+/** A process's surroundings, read from /proc/PID/cgroup and its environment; null where not known. */
+export interface ProcessContext {
+  container: { runtime: 'docker' | 'podman' | 'containerd' | 'other'; id: string; name: string | null } | null;
+  /** The user who started the container, where a root process inside one can be traced to them. */
+  containerUser: string | null;
+  systemdUnit: string | null;
+  slurmJobId: string | null;
+  jupyterKernel: { id: string; notebook: string | null } | null;
+  sshSession: string | null;
 }
 
 export interface DriverView {
