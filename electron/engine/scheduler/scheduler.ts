@@ -13,6 +13,7 @@ import type { ProcessControl } from '../control/process-control.js';
 import type { MpsControl } from '../mps/mps-control.js';
 import { JobActuators } from './actuators.js';
 import { JobOwnership } from './ownership.js';
+import { SchedulerCounters } from './scheduler-counters.js';
 import type { JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
@@ -59,6 +60,8 @@ export class Scheduler {
   private readonly tracker = new ConditionTracker();
   /** Which managed job a GPU process belongs to (its main process or a descendant): one answer for scheduler and store. */
   readonly ownership = new JobOwnership();
+  /** Gate waits, suspensions, parks and quota refusals since the engine started (the metrics endpoint reads them). */
+  readonly counters = new SchedulerCounters();
   private readonly policyErrors = new Map<string, Condition>();
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
@@ -104,6 +107,7 @@ export class Scheduler {
     const moved = this.machine.fire(record.view, event, reason, at);
     if (moved) {
       noteSuspension(record);
+      this.counters.noteTransition(event, record.view.suspendedBy);
       void this.kept(record);
     }
     return moved;
@@ -328,6 +332,7 @@ export class Scheduler {
   private noteRefusedAllocations(record: JobRecord, at: number): boolean {
     const count = this.act.refusedAllocations(record);
     if (count === null || count <= record.oomCount) return false;
+    this.counters.noteQuotaRefusals(count - record.oomCount);
     record.oomCount = count;
     record.oomAt = at;
     return true;
