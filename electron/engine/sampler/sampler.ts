@@ -1,6 +1,7 @@
 // The sampler: polls the GPU backend, joins each GPU process with /proc and
 // publishes one Snapshot per tick. A lost GPU or a vanished pid never breaks a tick.
 import type { DeviceInfo, DeviceSample, NvmlBinding } from '../gpu/nvml-types.js';
+import { ProcessContextReader } from '../proc/context-reader.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { DriverView, GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
 
@@ -15,6 +16,8 @@ export interface SamplerOptions {
   simulated: boolean;
   scenario?: string | null;
   procTable?: ProcTable;
+  /** Where each process runs (container, unit, Slurm job, kernel, ssh); tests give a fixture /proc. */
+  contextReader?: ProcessContextReader;
   /** The clock (tests). */
   now?: () => number;
 }
@@ -23,6 +26,7 @@ type Listener = (snapshot: Snapshot) => void;
 
 export class Sampler {
   private readonly procs: ProcTable;
+  private readonly contexts: ProcessContextReader;
   private readonly driver: DriverView;
   /** Static facts per GPU; null until describeDevice succeeds (a GPU lost at start-up is retried). */
   private described: Array<DeviceInfo | null> = [];
@@ -44,6 +48,7 @@ export class Sampler {
     this.aimedMs = this.intervalMs;
     this.now = options.now ?? Date.now;
     this.procs = options.procTable ?? new ProcTable();
+    this.contexts = options.contextReader ?? new ProcessContextReader();
     const system = gpu.system();
     this.driver = {
       driverVersion: system.driverVersion,
@@ -130,10 +135,12 @@ export class Sampler {
           memPercent: perProcessSmKnown ? (util?.memUtil ?? 0) : null,
           gpuInstanceId: record.gpuInstanceId,
           computeInstanceId: record.computeInstanceId,
+          context: who.visible ? this.contexts.lookup(record.pid, who.startedAt, who.argv) : null,
         });
       }
     }
     this.procs.retainOnly(onGpu);
+    this.contexts.retainOnly(onGpu);
     return this.snapshot(takenAt, gpus, processes);
   }
 

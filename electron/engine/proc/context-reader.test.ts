@@ -1,0 +1,114 @@
+// The context reader over a fixture /proc and host root (runtime state files), and over the real /proc.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import * as cg from './cgroup-fixtures.js';
+import { ProcessContextReader } from './context-reader.js';
+
+function put(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/** A host with a rootless podman container of ada's, a docker container and a Kubernetes pod's container. */
+function fixtureHost(): { proc: string; host: string; done: () => void } {
+  const root = mkdtempSync(join(tmpdir(), 'gpushare-context-'));
+  const proc = join(root, 'proc');
+  const host = join(root, 'host');
+  put(join(host, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/bash\nada:x:1000:1000::/home/ada:/bin/bash\n');
+  put(join(proc, '101/cgroup'), cg.podmanRootlessV2);
+  put(join(proc, '101/environ'), ['PATH=/usr/bin', 'container=podman', 'HOSTNAME=3f084b4c7b78', ''].join('\0'));
+  put(join(host, 'home/ada/.local/share/containers/storage/overlay-containers/containers.json'), JSON.stringify([{ id: cg.PODMAN_ID, names: ['ada-notebook'] }]));
+  put(join(proc, '102/cgroup'), cg.dockerV2Systemd);
+  put(join(host, `var/lib/docker/containers/${cg.DOCKER_ID}/config.v2.json`), JSON.stringify({ ID: cg.DOCKER_ID, Name: '/trainer' }));
+  put(join(proc, '103/cgroup'), cg.k8sContainerdV2);
+  put(
+    join(host, `run/containerd/io.containerd.runtime.v2.task/k8s.io/${cg.CONTAINERD_ID}/config.json`),
+    JSON.stringify({ annotations: { 'io.kubernetes.cri.container-name': 'worker', 'io.kubernetes.cri.sandbox-name': 'train-0', 'io.kubernetes.cri.sandbox-namespace': 'ml' } }),
+  );
+  put(join(proc, '104/cgroup'), cg.slurmV1); // environ unreadable (absent): the cgroup alone still gives the job
+  put(join(proc, '105/cgroup'), cg.dockerV2Systemd.replace(cg.DOCKER_ID, 'a'.repeat(64))); // no state on disk for it
+  put(join(host, 'var/lib/docker/containers/' + 'b'.repeat(64) + '/config.v2.json'), '{broken');
+  put(join(proc, '106/cgroup'), cg.dockerV2Systemd.replace(cg.DOCKER_ID, 'b'.repeat(64)));
+  return { proc, host, done: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+test('a rootless podman process is shown with its container name and the user who started it', () => {
+  const { proc, host, done } = fixtureHost();
+  try {
+    const reader = new ProcessContextReader({ procRoot: proc, hostRoot: host });
+    assert.deepEqual(reader.lookup(101, 1, []), {
+      container: { runtime: 'podman', id: cg.PODMAN_ID, name: 'ada-notebook' },
+      containerUser: 'ada',
+      systemdUnit: null,
+      slurmJobId: null,
+      jupyterKernel: null,
+      sshSession: null,
+    });
+  } finally {
+    done();
+  }
+});
+
+test('docker and Kubernetes container names come from their local state; docker keeps no record of who started one', () => {
+  const { proc, host, done } = fixtureHost();
+  try {
+    const reader = new ProcessContextReader({ procRoot: proc, hostRoot: host });
+    const docker = reader.lookup(102, 1, [])!;
+    assert.deepEqual(docker.container, { runtime: 'docker', id: cg.DOCKER_ID, name: 'trainer' });
+    assert.equal(docker.containerUser, null);
+    assert.deepEqual(reader.lookup(103, 1, [])!.container, { runtime: 'containerd', id: cg.CONTAINERD_ID, name: 'ml/train-0/worker' });
+    assert.equal(reader.lookup(104, 1, [])!.slurmJobId, '123456');
+    assert.deepEqual(reader.lookup(105, 1, [])!.container, { runtime: 'docker', id: 'a'.repeat(64), name: null }, 'no state file: shown by id');
+    assert.deepEqual(reader.lookup(106, 1, [])!.container, { runtime: 'docker', id: 'b'.repeat(64), name: null }, 'a malformed state file: shown by id, never thrown');
+    assert.equal(reader.lookup(999, 1, []), null, 'a pid /proc does not show');
+  } finally {
+    done();
+  }
+});
+
+test('read once per pid and start time: a steady process is not re-read, a reused pid is', () => {
+  const { proc, host, done } = fixtureHost();
+  try {
+    const reader = new ProcessContextReader({ procRoot: proc, hostRoot: host });
+    assert.equal(reader.lookup(104, 500, [])!.slurmJobId, '123456');
+    put(join(proc, '104/cgroup'), cg.slurmV2);
+    assert.equal(reader.lookup(104, 500, [])!.slurmJobId, '123456', 'same process: kept');
+    assert.equal(reader.lookup(104, 900, [])!.slurmJobId, '98765', 'another start time: a new process under the old pid');
+    reader.retainOnly(new Set([101]));
+    assert.equal(reader.size, 0);
+  } finally {
+    done();
+  }
+});
+
+test('the real /proc: a child started with a Slurm job, an ssh session and a kernel connection file is attributed', async (t) => {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-f', '/tmp/jupyter/kernel-5a7e-11.json'], {
+    env: { PATH: process.env.PATH, SLURM_JOB_ID: '4242', SSH_CONNECTION: '192.0.2.9 50022 192.0.2.1 22', JPY_SESSION_NAME: 'lab/probe.ipynb' },
+    stdio: 'ignore',
+  });
+  t.after(() => child.kill('SIGKILL'));
+  await new Promise((resolve) => child.once('spawn', resolve));
+  const reader = new ProcessContextReader();
+  // argv as the proc table reads it: the child's own command line
+  const argv = await waitForExec(child.pid!);
+  const context = reader.lookup(child.pid!, 1, argv);
+  assert.ok(context);
+  assert.equal(context.slurmJobId, '4242');
+  assert.equal(context.sshSession, '192.0.2.9:50022');
+  assert.deepEqual(context.jupyterKernel, { id: '5a7e-11', notebook: 'lab/probe.ipynb' });
+});
+
+/** The child's argv once it has exec'd node (before that /proc shows the parent's). */
+async function waitForExec(pid: number): Promise<string[]> {
+  const { readFileSync } = await import('node:fs');
+  for (let i = 0; i < 200; i++) {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    if (argv.includes('-f')) return argv;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`pid ${pid} never showed its command line`);
+}
