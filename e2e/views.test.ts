@@ -47,6 +47,16 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
   });
   after(async () => h?.close());
 
+  test('the MIG note (no per-process SM %) is on the SM timeline of GPU 1, in MIG mode, and not on GPU 0\'s', async () => {
+    const note = h.page.locator('.timeline[data-metric="sm"] .timeline-note', { hasText: 'The driver does not report SM % per process on MIG slices.' });
+    const tabs = h.page.locator('.timeline-panel').getByRole('tab');
+    await tabs.getByText('GPU 1', { exact: true }).click();
+    await note.waitFor({ timeout: 10_000 });
+    await tabs.getByText('GPU 0', { exact: true }).click();
+    await eventually(async () => Number(await h.page.locator('.timeline[data-metric="sm"]').getAttribute('data-points')) > 0, 10_000, 'GPU 0\'s SM timeline');
+    assert.equal(await note.count(), 0, 'GPU 0 is not in MIG mode');
+  });
+
   test('the Reports view shows rows for the demo\'s jobs, and its CSV export downloads and parses back', async (t) => {
     assert.ok(h.demo && h.demo.jobs.length > 0, 'the demo submitted jobs');
     await sleep(3000); // a few seconds of sampling

@@ -174,9 +174,11 @@ interface Props {
   yMax: number;
   /** Live (the right end is now) or paused. */
   live: boolean;
+  /** The GPU is in MIG mode: only there may the driver leave per-process SM % out. */
+  migEnabled: boolean;
 }
 
-function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax, live }: Props) {
+function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax, live, migEnabled }: Props) {
   const [ref, width] = useElementWidth<HTMLDivElement>();
   const highlighted = useUi((s) => s.highlighted);
   const [hover, setHover] = useState<Hover | null>(null);
@@ -197,12 +199,14 @@ function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax, live }: Prop
     [gpuIndex, metric, drawnStart, drawnEnd, buckets, pinned],
   );
   const onHover = useCallback((next: Hover | null) => setHover(next), []);
+  // no SM % is also what an idle GPU and a first sample look like: only MIG mode explains it
+  const migBlind = !data.reported && migEnabled;
   const bands = useMemo(() => ({ data, drawnEnd, columnMs, highlighted, onHover }), [data, drawnEnd, columnMs, highlighted, onHover]);
   return (
-    <div className="timeline" ref={ref} data-metric={metric} data-points={data.rows.length} data-series={data.series.length}>
+    <div className="timeline" ref={ref} data-metric={metric} data-points={data.rows.length} data-series={data.series.length} data-since={data.rows[0]?.t}>
       <div className="timeline-title">{metric === 'sm' ? 'SM share by process' : 'Memory by process'}</div>
-      {!data.reported && <div className="timeline-note">The driver does not report SM % per process on MIG slices.</div>}
-      {data.reported && data.rows.length === 0 && live && (
+      {migBlind && <div className="timeline-note">The driver does not report SM % per process on MIG slices.</div>}
+      {!migBlind && data.rows.length === 0 && live && (
         <div className="timeline-note">Collecting samples: a column every {Math.round(columnMs / 1000)} s on this window.</div>
       )}
       {width > 0 && (

@@ -66,8 +66,8 @@ export function TimelinePanel() {
         )}
       </header>
       <div className="timelines" onWheel={(e) => e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY) ? scrollBy((e.deltaX || e.deltaY) * windowMs / 2000) : undefined}>
-        <ProcessTimeline gpuIndex={gpu.index} metric="sm" start={start} end={end} yMax={100} live={pausedAt === null} />
-        <ProcessTimeline gpuIndex={gpu.index} metric="memory" start={start} end={end} yMax={gpu.memoryTotal / GIB} live={pausedAt === null} />
+        <ProcessTimeline gpuIndex={gpu.index} metric="sm" start={start} end={end} yMax={100} live={pausedAt === null} migEnabled={gpu.migEnabled === true} />
+        <ProcessTimeline gpuIndex={gpu.index} metric="memory" start={start} end={end} yMax={gpu.memoryTotal / GIB} live={pausedAt === null} migEnabled={gpu.migEnabled === true} />
       </div>
     </section>
   );
