@@ -44,6 +44,7 @@ async function routeRenderer(page: Page, web: WebServer): Promise<void> {
   const root = normalize(RENDERER_OVERRIDE);
   await page.route(`http://127.0.0.1:${web.port}/**`, async (route) => {
     const url = new URL(route.request().url());
+    if (url.pathname === '/api') return route.continue(); // the engine's own answer (the console's token check)
     let file = normalize(join(root, decodeURIComponent(url.pathname)));
     if (!file.startsWith(root + sep) || !existsSync(file) || extname(file) === '') file = join(root, 'index.html');
     await route.fulfill({ status: 200, contentType: STATIC_TYPES[extname(file)] ?? 'application/octet-stream', body: readFileSync(file) });

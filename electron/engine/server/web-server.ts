@@ -66,10 +66,18 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
     return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
   };
 
+  const tokenOk = (url: URL): boolean => {
+    const given = Buffer.from(url.searchParams.get('token') ?? '');
+    const expected = Buffer.from(token);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (!hostAllowed(req)) return plain(res, 403, 'Forbidden host.');
     const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'Only GET.');
+    // a browser never sees why its WebSocket was refused: the console asks here whether its token is the one
+    if (url.pathname === '/api') return tokenOk(url) ? plain(res, 200, 'The access token is right.') : plain(res, 401, 'The access token is wrong.');
     if (!existsSync(join(staticRoot, 'index.html'))) {
       return plain(res, 503, 'The console is not built yet: run `npm run build` in the gpushare checkout.');
     }
@@ -89,10 +97,7 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
-    const given = Buffer.from(url.searchParams.get('token') ?? '');
-    const expected = Buffer.from(token);
-    const tokenOk = given.length === expected.length && timingSafeEqual(given, expected);
-    if (url.pathname !== '/api' || !hostAllowed(req) || !tokenOk) {
+    if (url.pathname !== '/api' || !hostAllowed(req) || !tokenOk(url)) {
       socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
       return;
     }

@@ -6,6 +6,19 @@ import type { ConnectionState, ConsoleTransport } from './transport.js';
 
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 5000;
+const GET_THE_URL = 'Open the URL that `gpushare start` (or `gpushare console` on a lab box) printed; `gpushare status` shows it again.';
+export const TOKEN_MISSING = `This page has no access token. ${GET_THE_URL}`;
+export const TOKEN_WRONG = `The engine refused this page's access token: it is wrong, or from an engine that has restarted since. ${GET_THE_URL}`;
+
+/** Why a WebSocket that never opened was refused: the web server says whether the token is its own (the browser hides the 403). */
+async function tokenRefused(location: Location, token: string): Promise<boolean> {
+  try {
+    const answer = await fetch(`${location.protocol}//${location.host}/api?token=${encodeURIComponent(token)}`, { cache: 'no-store' });
+    return answer.status === 401;
+  } catch {
+    return false; // nothing answers: the engine is away, not the token wrong
+  }
+}
 
 export function websocketTransport(location: Location): ConsoleTransport {
   const token = new URLSearchParams(location.search).get('token');
@@ -42,9 +55,13 @@ export function websocketTransport(location: Location): ConsoleTransport {
         // a message we cannot parse is dropped; the next snapshot follows in a second
       }
     };
-    ws.onclose = () => {
+    let opened = false;
+    ws.addEventListener('open', () => (opened = true));
+    ws.onclose = async () => {
       client.failPending('The connection to the gpushare engine was lost.');
       if (socket !== ws) return;
+      // a wrong token stays wrong: say so once instead of retrying for ever
+      if (!opened && (await tokenRefused(location, token ?? ''))) return setState('closed', TOKEN_WRONG);
       setState('closed', `The engine does not answer; retrying in ${Math.round(retryMs / 100) / 10} s.`);
       setTimeout(connect, retryMs);
       retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
@@ -52,7 +69,7 @@ export function websocketTransport(location: Location): ConsoleTransport {
   };
 
   if (token) connect();
-  else setState('closed', 'Open the console with the URL that `gpushare serve` printed: it carries the access token.');
+  else setState('closed', TOKEN_MISSING);
 
   return {
     kind: 'browser',
