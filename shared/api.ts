@@ -3,15 +3,24 @@
 import { PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type EngineKind, type JobView } from './jobs.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
 import { labPolicyValue, type LabPolicyStatus } from './lab-policy.js';
+import { RECENT_SAMPLES_MAX_SECONDS, type RecentSamples } from './recent-samples.js';
 import type { Snapshot } from './snapshot.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
 import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
-const jobId = string({ pattern: /^(j\d+|p\d+)$/, describe: 'a job id like "j12" (managed) or "p4242" (a process)' });
+const jobId = string({ max: 24, pattern: /^(j\d+|p\d+)$/, describe: 'a job id like "j12" (managed) or "p4242" (a process)' });
 const gpuIndex = number({ integer: true, min: 0, max: 63 });
-const bytes = number({ integer: true, min: 0, unit: 'bytes' });
+const bytes = number({ integer: true, min: 0, max: 2 ** 50, unit: 'bytes' }); // 1 PiB
 const mpsShare = number({ integer: true, min: 1, max: 100, unit: '%' });
-const migSlice = string({ pattern: /^MIG-[0-9A-Za-z/-]+$/, describe: 'a MIG slice UUID ("MIG-…")' });
+/** One argument or environment entry (Linux refuses longer ones at exec: MAX_ARG_STRLEN). */
+const ARGUMENT_MAX = 128 * 1024;
+const PATH_MAX = 4096;
+/** The earliest and latest time a report may name (2000-01-01, 2100-01-01). */
+export const REPORT_EARLIEST = Date.UTC(2000, 0, 1);
+export const REPORT_LATEST = Date.UTC(2100, 0, 1);
+/** A report's bounds (the engine also keeps `until` within a day of now and the span within what the store keeps). */
+const reportTime = number({ integer: true, min: REPORT_EARLIEST, max: REPORT_LATEST, unit: 'ms since the epoch', describeBound: (n) => new Date(n).toISOString().slice(0, 10) });
+const migSlice = string({ max: 128, pattern: /^MIG-[0-9A-Za-z/-]+$/, describe: 'a MIG slice UUID ("MIG-…")' });
 
 /** Every alert kind (the same list as AlertKind in jobs.ts). */
 export const ALERT_KINDS = ['contention', 'quota', 'out-of-memory', 'waiting', 'finished', 'failed', 'suspended', 'resumed', 'parked', 'gpu-lost', 'idle'] as const satisfies readonly AlertKind[];
@@ -23,16 +32,18 @@ export const activeConditionSchema = object({
   severity: oneOf(SEVERITIES),
   gpu: nullable(gpuIndex),
   jobId: nullable(jobId),
-  message: string({ min: 1 }),
+  message: string({ min: 1, max: 4096 }),
 });
 export type ActiveCondition = Infer<typeof activeConditionSchema>;
 
 export const apiSchemas = {
   'snapshot.latest': object({}),
+  /** The samples the engine holds from the last `seconds` (at most 600): a console's timelines start from them. */
+  'samples.recent': object({ seconds: optional(number({ integer: true, min: 1, max: RECENT_SAMPLES_MAX_SECONDS, unit: 's' })) }),
   'jobs.list': object({ includeFinished: optional(boolean()) }),
   'jobs.submit': object({
-    argv: array(string({ min: 1 }), { min: 1, max: 4096 }),
-    cwd: optional(string({ min: 1 })),
+    argv: array(string({ min: 1, max: ARGUMENT_MAX }), { min: 1, max: 4096 }),
+    cwd: optional(string({ min: 1, max: PATH_MAX })),
     gpu: union(gpuIndex, oneOf(['auto'] as const), 'a GPU index or "auto"'),
     priority: optional(oneOf(PRIORITIES)),
     memoryQuotaBytes: optional(nullable(bytes)),
@@ -43,7 +54,7 @@ export const apiSchemas = {
     /** MIG mode: the slice to run in (required there); the job sees only it (CUDA_VISIBLE_DEVICES=MIG-…). */
     migSlice: optional(migSlice),
     /** The submitter's environment as NAME=value entries (the CLI sends its own); default: the engine's. */
-    env: optional(array(string({ pattern: /^[A-Za-z_][A-Za-z0-9_]*=/, describe: 'an environment entry NAME=value' }), { max: 4096 })),
+    env: optional(array(string({ max: ARGUMENT_MAX, pattern: /^[A-Za-z_][A-Za-z0-9_]*=/, describe: 'an environment entry NAME=value' }), { max: 4096 })),
   }),
   'jobs.setPriority': object({ job: jobId, priority: oneOf(PRIORITIES) }),
   'jobs.setQuota': object({ job: jobId, bytes: nullable(bytes) }),
@@ -81,20 +92,20 @@ export const apiSchemas = {
    */
   'mig.apply': object({
     gpu: gpuIndex,
-    jobs: optional(string({ min: 1, describe: 'job specs MEMORY[:SMSHARE][@PRIORITY], comma-separated' })),
-    layout: optional(array(string({ pattern: /^[0-9a-z.+]+(@[0-7])?$/, describe: 'a MIG profile, optionally @START, e.g. "3g.40gb@4"' }), { min: 1, max: 7 })),
+    jobs: optional(string({ min: 1, max: 512, describe: 'job specs MEMORY[:SMSHARE][@PRIORITY], comma-separated' })),
+    layout: optional(array(string({ max: 32, pattern: /^[0-9a-z.+]+(@[0-7])?$/, describe: 'a MIG profile, optionally @START, e.g. "3g.40gb@4"' }), { min: 1, max: 7 })),
     dryRun: optional(boolean()),
   }),
   /** Usage by user, job or GPU over [since, until) (ms since the epoch; until defaults to now). */
   'reports.query': object({
-    since: number({ integer: true, min: 0, unit: 'ms since the epoch' }),
-    until: optional(number({ integer: true, min: 0, unit: 'ms since the epoch' })),
+    since: reportTime,
+    until: optional(reportTime),
     by: oneOf(REPORT_GROUPINGS),
   }),
   /** The same report as a file (HTML with charts, CSV or JSON), for the console to save. */
   'reports.export': object({
-    since: number({ integer: true, min: 0, unit: 'ms since the epoch' }),
-    until: optional(number({ integer: true, min: 0, unit: 'ms since the epoch' })),
+    since: reportTime,
+    until: optional(reportTime),
     by: oneOf(REPORT_GROUPINGS),
     format: oneOf(REPORT_EXPORT_FORMATS),
   }),
@@ -109,6 +120,7 @@ export type ApiParams<M extends ApiMethod> = Infer<(typeof apiSchemas)[M]>;
 
 export interface ApiResults {
   'snapshot.latest': Snapshot | null;
+  'samples.recent': RecentSamples;
   'jobs.list': JobView[];
   'jobs.submit': JobView;
   'jobs.setPriority': JobView;

@@ -11,6 +11,7 @@ import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
 import { watchLostGpus } from './gpu-lost-watch.js';
 import { otherUsersEngines } from './other-engines.js';
+import { RecentSampleRing } from './sampler/recent-samples.js';
 import { DEFAULT_RATE_HZ, Sampler } from './sampler/sampler.js';
 
 export interface EngineOptions {
@@ -63,6 +64,9 @@ export class Engine {
     this.sampler.onSnapshot((snapshot) => this.events.emit('snapshot', snapshot));
     this.events.on('snapshot', watchLostGpus(this));
     this.dispatcher.register('snapshot.latest', () => this.sampler.latest);
+    const recent = new RecentSampleRing();
+    this.sampler.onSnapshot((snapshot) => recent.add(snapshot));
+    this.dispatcher.register('samples.recent', ({ seconds }) => recent.read(seconds));
     this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
     this.dispatcher.register('alerts.active', () => this.conditions);
     this.dispatcher.register('audit.list', ({ limit }) => this.dispatcher.auditLog(limit));

@@ -21,7 +21,7 @@ export interface Caller {
 export type Handler<M extends ApiMethod> = (params: ApiParams<M>, caller: Caller) => Promise<ApiResults[M]> | ApiResults[M];
 
 /** Methods that only read: not written to the audit log. */
-const READS: ReadonlySet<ApiMethod> = new Set(['snapshot.latest', 'jobs.list', 'alerts.list', 'audit.list', 'session.whoami', 'mps.status', 'mig.layout', 'reports.query', 'reports.export', 'policy.get']);
+const READS: ReadonlySet<ApiMethod> = new Set(['snapshot.latest', 'samples.recent', 'jobs.list', 'alerts.list', 'audit.list', 'session.whoami', 'mps.status', 'mig.layout', 'reports.query', 'reports.export', 'policy.get']);
 const AUDIT_KEPT = 10_000;
 
 export class Dispatcher {

@@ -9,7 +9,7 @@ import { gpusStore } from '../stores/gpus-store.js';
 import { jobsStore } from '../stores/jobs-store.js';
 import { uiStore } from '../stores/ui-store.js';
 import type { ConsoleTransport } from '../transport/transport.js';
-import { ingestSnapshot } from './sample-history.js';
+import { ingestRecent, ingestSnapshot } from './sample-history.js';
 
 export const COMMIT_INTERVAL_MS = 100;
 
@@ -51,8 +51,18 @@ function scheduleCommit(): void {
   commitTimer = setTimeout(commit, Math.max(0, lastCommitAt + COMMIT_INTERVAL_MS - performance.now()));
 }
 
+/** Live snapshots held back from the rings while the engine's recent history is on its way (it goes in first). */
+let awaitingHistory: Snapshot[] | null = null;
+/** Enough to bridge a slow answer at the fastest rate; older ones are in the history anyway. */
+const AWAITING_KEPT = 120;
+
 export function receiveSnapshot(snapshot: Snapshot): void {
-  ingestSnapshot(snapshot);
+  if (awaitingHistory) {
+    awaitingHistory.push(snapshot);
+    if (awaitingHistory.length > AWAITING_KEPT) awaitingHistory.shift();
+  } else {
+    ingestSnapshot(snapshot);
+  }
   pendingSnapshot = snapshot;
   scheduleCommit();
 }
@@ -70,6 +80,20 @@ function receiveAlert(alert: Alert): void {
 function receiveConditions(conditions: ActiveCondition[]): void {
   pendingConditions = conditions;
   scheduleCommit();
+}
+
+/** The timelines start from what the engine sampled before this page opened (an older engine has none: they start empty). */
+async function loadRecentHistory(api: GpushareApi): Promise<void> {
+  awaitingHistory ??= [];
+  try {
+    ingestRecent(await api.call('samples.recent', {}));
+  } catch {
+    // no history to draw: the live samples below still go in
+  } finally {
+    const live = awaitingHistory ?? [];
+    awaitingHistory = null;
+    for (const snapshot of live) ingestSnapshot(snapshot);
+  }
 }
 
 /** Ask the engine for jobs again (after a change, or when the scheduler may have arrived). */
@@ -92,6 +116,7 @@ export function startFeed(transport: ConsoleTransport): void {
   transport.onConnection((connection, detail) => {
     gpusStore.setState({ connection, connectionDetail: detail });
     if (connection !== 'open') return;
+    void loadRecentHistory(api);
     void api.call('snapshot.latest', {}).then((s) => s && !gpusStore.getState().snapshot && receiveSnapshot(s), () => undefined);
     void api.call('alerts.list', {}).then((alerts) => addAlerts(alerts), () => undefined);
     void api.call('alerts.active', {}).then(receiveConditions, () => undefined); // an older engine has none

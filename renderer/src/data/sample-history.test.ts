@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import type { GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
-import { clearHistory, historySpan, ingestSnapshot, readTimeline, TIMELINE_TOP_PROCESSES } from './sample-history.js';
+import { clearHistory, historySpan, ingestRecent, ingestSnapshot, readTimeline, TIMELINE_TOP_PROCESSES } from './sample-history.js';
 
 const GIB = 1024 ** 3;
 const T0 = Date.UTC(2026, 10, 22, 9, 0, 0);
@@ -17,8 +17,9 @@ const process = (pid: number, sm: number | null, memoryGib: number, gpuIndex = 0
   pid, gpuIndex, gpuUuid: `GPU-${gpuIndex}`, kind: 'compute', user: 'ana', uid: 1000, command: 'python', argv: ['python'], startedAt: T0,
   usedMemory: memoryGib * GIB, smPercent: sm, memPercent: null, gpuInstanceId: null, computeInstanceId: null,
 });
-const tick = (second: number, processes: GpuProcessView[]): void =>
-  ingestSnapshot({ seq: second, takenAt: T0 + second * 1000, intervalMs: 1000, nominalIntervalMs: 1000, driver: { driverVersion: '1', nvmlVersion: '1', cudaDriverVersion: null, simulated: true, scenario: null }, gpus: [gpu(0), gpu(1)], processes } satisfies Snapshot);
+const snapshotAt = (second: number, processes: GpuProcessView[]): Snapshot =>
+  ({ seq: second, takenAt: T0 + second * 1000, intervalMs: 1000, nominalIntervalMs: 1000, driver: { driverVersion: '1', nvmlVersion: '1', cudaDriverVersion: null, simulated: true, scenario: null }, gpus: [gpu(0), gpu(1)], processes }) satisfies Snapshot;
+const tick = (second: number, processes: GpuProcessView[]): void => ingestSnapshot(snapshotAt(second, processes));
 
 describe('readTimeline', () => {
   beforeEach(() => clearHistory());
@@ -66,5 +67,18 @@ describe('readTimeline', () => {
     tick(0, [process(300, null, 5)]);
     assert.equal(readTimeline(0, 'sm', T0, T0 + 1000, 1).reported, false);
     assert.equal(readTimeline(0, 'memory', T0, T0 + 1000, 1).rows[0].p300, 5);
+  });
+
+  test('the engine\'s recent ticks go in before live ones; a tick already held is not taken twice', () => {
+    ingestRecent({
+      ticks: [0, 1, 2].map((second) => ({ takenAt: T0 + second * 1000, gpus: [0], processes: [[100, 0, 20, 2 * GIB]] })),
+      processes: [{ pid: 100, command: 'python', user: 'ana' }],
+    });
+    tick(2, [process(100, 90, 2)]); // the live snapshot of the history's last tick: already held
+    tick(3, [process(100, 40, 2)]);
+    const data = readTimeline(0, 'sm', T0, T0 + 4000, 4);
+    assert.deepEqual(data.rows.map((r) => r.p100), [20, 20, 20, 40]);
+    assert.equal(data.series[0].label, 'python · ana · 100');
+    assert.deepEqual(historySpan(0), { first: T0, last: T0 + 3000 });
   });
 });

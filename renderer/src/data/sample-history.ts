@@ -1,7 +1,8 @@
 // Per-GPU, per-process samples kept OUT of React state: fixed-size typed-array rings,
 // filled by the transport and read by the timelines when they draw. Arrays are
 // allocated once per process slot and recycled, so the heap stays flat for hours.
-import type { Snapshot } from '../../../shared/snapshot.js';
+import type { RecentSamples } from '../../../shared/recent-samples.js';
+import type { GpuProcessView } from '../../../shared/snapshot.js';
 import { processColor, OTHERS_COLOR } from '../colors.js';
 
 /** Ticks kept per GPU: one hour at the default 1 Hz. */
@@ -46,10 +47,21 @@ const BYTES_PER_GIB = 1024 ** 3;
 const histories = new Map<number, GpuHistory>();
 const spareSeries: ProcessSeries[] = [];
 
-export function ingestSnapshot(snapshot: Snapshot): void {
+/** What the rings take from a tick: a live snapshot, or a tick of the engine's recent history. */
+export interface TickSamples {
+  takenAt: number;
+  gpus: ReadonlyArray<{ index: number }>;
+  processes: ReadonlyArray<Pick<GpuProcessView, 'pid' | 'gpuIndex' | 'command' | 'user' | 'smPercent' | 'usedMemory'>>;
+}
+
+export function ingestSnapshot(snapshot: TickSamples): void {
+  const fresh = new Set<number>();
   for (const gpu of snapshot.gpus) {
     let history = histories.get(gpu.index);
     if (!history) histories.set(gpu.index, (history = new GpuHistory()));
+    // the rings hold time order: a tick already held (history and live overlap) is skipped
+    if (history.ticks > 0 && history.times[(history.ticks - 1) % HISTORY_CAPACITY] >= snapshot.takenAt) continue;
+    fresh.add(gpu.index);
     const slot = history.ticks % HISTORY_CAPACITY;
     history.times[slot] = snapshot.takenAt;
     for (const series of history.series.values()) {
@@ -60,7 +72,7 @@ export function ingestSnapshot(snapshot: Snapshot): void {
   }
   for (const process of snapshot.processes) {
     const history = histories.get(process.gpuIndex);
-    if (!history) continue;
+    if (!history || !fresh.has(process.gpuIndex)) continue;
     const slot = (history.ticks - 1) % HISTORY_CAPACITY;
     let series = history.series.get(process.pid);
     if (!series) {
@@ -88,6 +100,25 @@ export function ingestSnapshot(snapshot: Snapshot): void {
         spareSeries.push(series);
       }
     }
+  }
+}
+
+/** The engine's recent samples, into the rings (before live snapshots newer than them). */
+export function ingestRecent(recent: RecentSamples): void {
+  const labels = new Map(recent.processes.map((p) => [p.pid, p]));
+  for (const tick of recent.ticks) {
+    ingestSnapshot({
+      takenAt: tick.takenAt,
+      gpus: tick.gpus.map((index) => ({ index })),
+      processes: tick.processes.map(([pid, gpuIndex, smPercent, usedMemory]) => ({
+        pid,
+        gpuIndex,
+        smPercent,
+        usedMemory,
+        command: labels.get(pid)?.command ?? null,
+        user: labels.get(pid)?.user ?? null,
+      })),
+    });
   }
 }
 
