@@ -11,10 +11,14 @@ import { parseFlags, UsageError } from '../args.js';
 import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
 import { openInBrowser } from '../open-browser.js';
+import { ensureElectron, fallbackSentence, runElectronInstaller } from '../electron-fetch.js';
+import { sandboxFacts, sandboxVerdict } from '../electron-sandbox.js';
 
-export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo]
-  Opens the desktop console; without an Electron binary, serves the browser console on
-  127.0.0.1 instead. Simulated GPUs (with a small live demo) when no NVIDIA driver is found.`;
+export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo] [--no-sandbox]
+  Opens the desktop console (fetching Electron's binary first when it is missing); where
+  Electron cannot run, serves the browser console on 127.0.0.1 instead. Simulated GPUs
+  (with a small live demo) when no NVIDIA driver is found. --no-sandbox runs the desktop
+  app without Chromium's sandbox (only where it cannot start one, and knowing the cost).`;
 
 /** The Electron executable if its binary was downloaded, read without importing electron. */
 export function electronBinary(root = packageRoot()): string | null {
@@ -28,16 +32,17 @@ export function electronBinary(root = packageRoot()): string | null {
 export async function startCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' } },
+    { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' }, 'no-sandbox': { type: 'boolean' } },
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare start takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
 
-  const electron = values.browser ? null : electronBinary();
-  if (electron) return runDesktop(electron, argv);
-  if (!values.browser) process.stderr.write('The Electron binary is not installed (node_modules/electron has no dist/), so gpushare opens the browser console instead.\n');
+  if (!values.browser) {
+    const electron = await desktopElectron(argv);
+    if (electron) return runDesktop(electron, argv);
+  }
 
   const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true);
   if (running !== null) return running;
@@ -56,6 +61,29 @@ export async function startCommand(argv: string[]): Promise<number> {
   await web.close();
   await host.close();
   return 0;
+}
+
+/** The Electron to run the desktop app with, fetched when missing; null (having said why) where the browser console opens instead. */
+async function desktopElectron(argv: string[], env = process.env): Promise<string | null> {
+  const say = (line: string): void => void process.stderr.write(line + '\n');
+  if (!env.DISPLAY && !env.WAYLAND_DISPLAY) {
+    say('There is no display here (neither DISPLAY nor WAYLAND_DISPLAY is set), so gpushare opens the browser console instead.');
+    return null;
+  }
+  const electronDir = join(packageRoot(), 'node_modules', 'electron');
+  const found = await ensureElectron({ find: () => electronBinary(), fetch: () => runElectronInstaller({ electronDir, say }), say });
+  if (found.executable === null) {
+    say(fallbackSentence(found.why));
+    return null;
+  }
+  // checked here: a zygote that cannot sandbox itself aborts before the app can say why
+  const sandbox = sandboxVerdict(sandboxFacts(found.executable, argv));
+  if (sandbox.kind === 'cannot') {
+    say(`${sandbox.problem} The browser console opens now instead.`);
+    return null;
+  }
+  if (sandbox.kind === 'unsandboxed') say(sandbox.warning);
+  return found.executable;
 }
 
 function runDesktop(executable: string, argv: string[]): Promise<number> {
