@@ -11,7 +11,7 @@ export function describeContext(context: ProcessContext | null | undefined): str
   if (!context) return '';
   const parts: string[] = [];
   if (context.container) {
-    const by = context.containerUser ? ` (${context.containerUser})` : '';
+    const by = context.containerUser ? ` by ${context.containerUser}` : '';
     parts.push(`${context.container.runtime} ${containerLabel(context.container)}${by}`);
   }
   if (context.slurmJobId) parts.push(`slurm ${context.slurmJobId}`);

@@ -1,4 +1,5 @@
 // `gpushare ps` as text: the GPUs, then every GPU process.
+import { describeContext } from '../../../shared/process-context.js';
 import type { GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
 import { clip, formatBytes, formatPercent, table } from '../format.js';
 
@@ -52,16 +53,21 @@ function renderGpus(gpus: GpuView[]): string {
 function renderProcesses(snapshot: Snapshot, width: number): string {
   if (snapshot.processes.length === 0) return 'No GPU processes.';
   const sorted = [...snapshot.processes].sort((a, b) => a.gpuIndex - b.gpuIndex || (b.usedMemory ?? 0) - (a.usedMemory ?? 0));
-  const rows = sorted.map((p) => [
+  // WHERE (container, Slurm job, kernel, unit, ssh) only when some process has one: most boxes run none of it
+  const where = sorted.map((p) => describeContext(p.context));
+  const showWhere = where.some((w) => w !== '');
+  const rows = sorted.map((p, i) => [
     String(p.pid),
     p.user ?? '?',
     String(p.gpuIndex) + slice(p),
     p.kind === 'compute' ? 'C' : p.kind === 'graphics' ? 'G' : 'M',
     formatPercent(p.smPercent),
     formatBytes(p.usedMemory),
+    ...(showWhere ? [where[i] || '-'] : []),
     command(p),
   ]);
-  const text = table(['PID', 'USER', 'GPU', 'TYPE', 'SM', 'MEMORY', 'COMMAND'], rows, new Set([0, 4, 5]));
+  const header = ['PID', 'USER', 'GPU', 'TYPE', 'SM', 'MEMORY', ...(showWhere ? ['WHERE'] : []), 'COMMAND'];
+  const text = table(header, rows, new Set([0, 4, 5]));
   return text
     .split('\n')
     .map((l) => clip(l, width))

@@ -114,7 +114,7 @@ test('one line for a context: container (with its starter), Slurm job, kernel, u
   assert.equal(describeContext(null), '');
   assert.equal(
     describeContext({ container: { runtime: 'podman', id: cg.PODMAN_ID, name: null }, containerUser: 'ada', systemdUnit: null, slurmJobId: null, jupyterKernel: null, sshSession: null }),
-    `podman ${cg.PODMAN_ID.slice(0, 12)} (ada)`,
+    `podman ${cg.PODMAN_ID.slice(0, 12)} by ada`,
   );
   assert.equal(
     describeContext({ container: null, containerUser: null, systemdUnit: 'slurmd.service', slurmJobId: '42', jupyterKernel: { id: 'abcdef0123', notebook: null }, sshSession: '10.0.0.7:5 pts/1' }),
