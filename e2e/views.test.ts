@@ -241,4 +241,28 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     assert.equal((await h.engine.call('mig.layout', { gpu: 1 })).slices.length, 4, 'the dry run changed nothing');
     await h.screenshot('views-mig-dry-run');
   });
+
+  test('Plan MIG: a real Apply the engine refuses never reads "Dry run: nothing was changed"; a refused plan leaves no older plan under its error', async () => {
+    await openView('Plan MIG');
+    const view = h.page.locator('.mig-plan-view');
+    await view.getByLabel('GPU', { exact: true }).selectOption('0'); // MIG mode off: applying is blocked
+    await view.locator('.slice-map').first().waitFor();
+    await view.getByLabel('Job specs').fill('20G');
+    await view.getByRole('button', { name: 'Plan', exact: true }).click();
+    await view.getByText(/^Dry run: nothing was changed/).waitFor();
+    await view.getByLabel('dry run: only list the commands').uncheck();
+    await view.getByRole('button', { name: 'Apply', exact: true }).click();
+    await view.locator('.plan-refusal').waitFor({ timeout: 10_000 });
+    assert.match(await view.locator('.plan-refusal').innerText(), /MIG mode/i, 'the engine\'s reason');
+    assert.equal(await view.getByText(/Dry run: nothing was changed/).count(), 0, 'this was a real Apply, refused');
+    assert.match(await view.locator('.plan-verdict').innerText(), /not applied/i);
+    await h.screenshot('views-mig-apply-refused');
+
+    await view.getByLabel('Job specs').fill('lots');
+    await view.getByRole('button', { name: 'Plan', exact: true }).click();
+    await eventually(async () => /lots/.test(await view.locator('.plan-refusal').innerText().catch(() => '')), 10_000, 'the engine to refuse the spec "lots"');
+    assert.equal(await view.locator('.slice-map').count(), 1, 'only today\'s layout: no proposal from the earlier plan under the new error');
+    assert.equal(await view.locator('.plan-commands').count(), 0, 'no commands from the earlier plan');
+    await view.getByLabel('dry run: only list the commands').check();
+  });
 });

@@ -38,7 +38,7 @@ export function jobMix(jobs: readonly JobView[], picked: readonly string[], type
 }
 
 export async function loadMigLayout(gpu: number): Promise<void> {
-  migPlanStore.setState({ gpu, current: null, result: null, refusal: null });
+  migPlanStore.setState({ gpu, current: null, result: null, refusal: null, applyRefused: false });
   try {
     const current = await engineApi().call('mig.layout', { gpu });
     if (migPlanStore.getState().gpu === gpu) migPlanStore.setState({ current });
@@ -53,16 +53,18 @@ export async function planMigLayout(jobs: readonly JobView[], action: 'plan' | '
   if (gpu === null) return;
   const mix = jobMix(jobs, pickedJobs, typedSpecs);
   if (typeof mix === 'string') {
-    migPlanStore.setState({ refusal: mix, result: null });
+    migPlanStore.setState({ refusal: mix, result: null, applyRefused: false });
     return;
   }
   const dry = action === 'plan' || dryRun;
-  migPlanStore.setState({ busy: action === 'plan' ? 'planning' : 'applying', refusal: null });
+  migPlanStore.setState({ busy: action === 'plan' ? 'planning' : 'applying', refusal: null, applyRefused: false });
   try {
     const result = await engineApi().call('mig.apply', { gpu, jobs: mix.specs.join(','), dryRun: dry });
     migPlanStore.setState({ result, mixNames: mix.names, busy: null, current: result.layout ?? migPlanStore.getState().current });
     if (result.applied) showNotice(`GPU ${gpu} now has the planned MIG layout (${result.commands.length} commands ran).`, 'info');
   } catch (error) {
-    migPlanStore.setState({ busy: null, refusal: messageOf(error) });
+    // a refused plan has no result: the earlier one must not sit under its error as if it were the answer
+    if (dry) migPlanStore.setState({ busy: null, refusal: messageOf(error), result: null });
+    else migPlanStore.setState({ busy: null, refusal: messageOf(error), applyRefused: true });
   }
 }

@@ -17,6 +17,8 @@ export interface MigPlanState {
   mixNames: string[];
   /** The engine's refusal, verbatim (one reason a line). */
   refusal: string | null;
+  /** The refusal answers a real Apply of the plan shown (kept: it is what Apply would run); a refused Plan clears the plan. */
+  applyRefused: boolean;
 }
 
 export const migPlanStore = createStore<MigPlanState>(() => ({
@@ -29,4 +31,5 @@ export const migPlanStore = createStore<MigPlanState>(() => ({
   result: null,
   mixNames: [],
   refusal: null,
+  applyRefused: false,
 }));

@@ -1,8 +1,17 @@
 // What the plan needs: the nvidia-smi commands in order, what blocks applying, the jobs that do not fit.
 import type { MigApplyResult } from '../../../../shared/spatial.js';
 
-export function MigPlanOutcome({ result, nameOf }: { result: MigApplyResult; nameOf: (planId: string) => string }) {
-  const verdict = result.applied
+interface Props {
+  result: MigApplyResult;
+  nameOf: (planId: string) => string;
+  /** A real Apply of this plan was refused (the engine's reasons are shown above). */
+  applyRefused: boolean;
+}
+
+export function MigPlanOutcome({ result, nameOf, applyRefused }: Props) {
+  const verdict = applyRefused
+    ? `Not applied: the engine refused Apply (its reasons are above). It would have run ${result.commands.length} command${result.commands.length === 1 ? '' : 's'}:`
+    : result.applied
     ? `Applied: ${result.commands.length} command${result.commands.length === 1 ? '' : 's'} ran.`
     : result.commands.length === 0
       ? 'The GPU already has this layout: nothing to run.'

@@ -28,6 +28,7 @@ export function MigPlanView() {
   const result = useMigPlan((s) => s.result);
   const mixNames = useMigPlan((s) => s.mixNames);
   const refusal = useMigPlan((s) => s.refusal);
+  const applyRefused = useMigPlan((s) => s.applyRefused);
   const queued = useMemo(() => jobs.filter((j) => j.managed && j.state === 'queued'), [jobs]);
   const firstMigGpu = gpus?.find((g) => g.migEnabled)?.index ?? gpus?.[0]?.index;
   useEffect(() => {
@@ -70,7 +71,7 @@ export function MigPlanView() {
               {refusal.split('\n').map((line) => <p key={line}>{line}</p>)}
             </div>
           )}
-          {result && <MigPlanOutcome result={result} nameOf={nameOf} />}
+          {result && <MigPlanOutcome result={result} nameOf={nameOf} applyRefused={applyRefused} />}
           {!result && !refusal && <p className="muted">Pick queued jobs or type specs, then Plan to see a layout and its commands.</p>}
         </div>
       </div>
