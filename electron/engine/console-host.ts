@@ -10,6 +10,9 @@ import { attachUsageStore } from './store/attach.js';
 import { JobStore } from './store/job-store.js';
 import { defaultUsageDbPath, UsageStore } from './store/usage-store.js';
 import { startDemo, type Demo } from './demo.js';
+import { attachMetrics } from './metrics/attach-metrics.js';
+import type { MetricsAddress } from './metrics/metrics-address.js';
+import type { MetricsListener } from './metrics/metrics-server.js';
 
 export interface ConsoleHostOptions {
   /** A scenario forces the simulated driver; undefined uses the real one if there is one. */
@@ -19,6 +22,8 @@ export interface ConsoleHostOptions {
   demo?: boolean;
   /** Called with a sentence for the person who started it. */
   say?: (line: string) => void;
+  /** Serve Prometheus metrics here (`--metrics`); absent: no metrics endpoint. */
+  metrics?: MetricsAddress | null;
 }
 
 export interface ConsoleHost {
@@ -26,6 +31,8 @@ export interface ConsoleHost {
   backend: GpuBackend;
   demo: Demo | null;
   socketPath: string;
+  /** The metrics endpoint's URL, when one was asked for. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -61,10 +68,13 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   // at once after the scheduler, before any event: a job's child processes are the job's
   if (store) attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
-  let socket: Awaited<ReturnType<typeof listenOnSocket>>;
+  let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
+  let metrics: MetricsListener | null = null;
   try {
+    if (options.metrics) metrics = await attachMetrics(engine, scheduler.scheduler, options.metrics); // a port in use stops the start
     socket = await listenOnSocket(engine); // last: the socket answers once every command is there
   } catch (error) {
+    await metrics?.close();
     await scheduler.stop();
     await jobStore?.close();
     await store?.close();
@@ -73,17 +83,20 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   }
   engine.start();
   const demo = backend.simulated && options.demo !== false ? await startDemo(engine, backend.simulated) : null;
+  if (metrics) say(`Metrics for Prometheus: ${metrics.url}`);
+  const openSocket = socket;
   return {
     engine,
     backend,
     demo,
     socketPath: socket.path,
+    metricsUrl: metrics?.url ?? null,
     async close() {
       await demo?.stop();
       const stillParked = await scheduler.stop(); // before anything else stops: nothing stays suspended; managed jobs keep running
       if (stillParked.length > 0) say(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next engine shows them.`);
       engine.stop();
-      await Promise.all([socket.close(), jobStore?.close()]);
+      await Promise.all([openSocket.close(), jobStore?.close(), metrics?.close()]);
       await store?.close();
       backend.close();
     },

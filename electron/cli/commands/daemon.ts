@@ -5,16 +5,18 @@ import { DaemonConfigError } from '../../engine/daemon/config-file.js';
 import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, runDaemon, type DaemonOptions } from '../../engine/daemon/daemon-host.js';
 import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { parseFlags, UsageError } from '../args.js';
+import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
 import { defaultInstallOptions, installDaemon, InstallError, START_COMMAND, UNIT_PATH } from './daemon-install.js';
 
 /** The exit status for a config the daemon will not start with (EX_CONFIG): the unit does not restart on it. */
 export const EXIT_BAD_CONFIG = 78;
 
-export const daemonUsage = `Usage: gpushare daemon [--socket PATH] [--db PATH] [--config PATH] [--simulate [SCENARIO]]
+export const daemonUsage = `Usage: gpushare daemon [--socket PATH] [--db PATH] [--config PATH] [--simulate [SCENARIO]] [--metrics [ADDR:]PORT]
   Runs the engine as root for the whole box: every user's CLI, desktop app and console are its
   clients, named by the kernel. Socket ${DAEMON_SOCKET}, store ${DAEMON_DB},
   config ${DAEMON_CONFIG} unless given (a missing config means the defaults; a bad one is an
   error naming the key, and the daemon does not start). systemd runs it: see \`daemon install\`.
+  ${METRICS_USAGE}
 Usage: gpushare daemon install [--root DIR] [--node PATH]
   As root: writes ${UNIT_PATH} (running this installation), the default config if there is
   none (an existing one is kept), creates the admin group (gpushare-admin) if missing, and prints
@@ -38,10 +40,10 @@ export async function daemonCommand(argv: string[]): Promise<number> {
 }
 
 /** The run options from the command line: absolute paths (systemd starts us in /), defaults filled in. */
-export function daemonRunOptions(argv: string[]): Required<Pick<DaemonOptions, 'socket' | 'db' | 'config'>> & Pick<DaemonOptions, 'simulate'> {
+export function daemonRunOptions(argv: string[]): Required<Pick<DaemonOptions, 'socket' | 'db' | 'config'>> & Pick<DaemonOptions, 'simulate' | 'metrics'> {
   const { values, positionals } = parseFlags(
     argv,
-    { socket: { type: 'string' }, db: { type: 'string' }, config: { type: 'string' }, simulate: { type: 'string' } },
+    { socket: { type: 'string' }, db: { type: 'string' }, config: { type: 'string' }, simulate: { type: 'string' }, metrics: { type: 'string' } },
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`Unknown daemon command "${positionals[0]}": gpushare daemon runs the daemon, \`gpushare daemon install\` installs it.\n${daemonUsage}`);
@@ -56,6 +58,7 @@ export function daemonRunOptions(argv: string[]): Required<Pick<DaemonOptions, '
     db: path('db', DAEMON_DB),
     config: path('config', DAEMON_CONFIG),
     ...(values.simulate === undefined ? {} : { simulate: values.simulate }),
+    ...(values.metrics === undefined ? {} : { metrics: metricsOption(values.metrics) }),
   };
 }
 

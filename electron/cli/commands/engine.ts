@@ -4,21 +4,24 @@ import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { openConsoleHost } from '../../engine/console-host.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
+import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
 
-export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no-demo] [--rate HZ] [--until-stdin-closes]
+export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no-demo] [--rate HZ] [--until-stdin-closes] [--metrics [ADDR:]PORT]
   Runs your personal engine with no console: only its unix socket, for the desktop app and
   the CLI (prints "engine socket: PATH" once it answers). Simulated GPUs, with the demo jobs
   unless --no-demo, when no NVIDIA driver is found. Stops cleanly on SIGTERM, SIGINT or SIGHUP,
-  and with --until-stdin-closes also when its standard input ends (the app that started it is gone).`;
+  and with --until-stdin-closes also when its standard input ends (the app that started it is gone).
+  ${METRICS_USAGE}`;
 
 export async function engineCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { simulate: { type: 'string' }, 'no-demo': { type: 'boolean' }, rate: { type: 'string' }, 'until-stdin-closes': { type: 'boolean' } },
+    { simulate: { type: 'string' }, 'no-demo': { type: 'boolean' }, rate: { type: 'string' }, 'until-stdin-closes': { type: 'boolean' }, metrics: { type: 'string' } },
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare engine takes no arguments, got "${positionals[0]}".`);
   const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
+  const metrics = metricsOption(values.metrics);
   delete process.env.ELECTRON_RUN_AS_NODE; // how the app ran its own binary as Node: not for the jobs this engine starts
 
   // caught before the socket answers: a stop asked the moment it answers still ends cleanly
@@ -31,7 +34,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
       process.stdin.resume(); // read (and drop) whatever comes, to hear the end
     }
   });
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, say: (line) => process.stderr.write(line + '\n') });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, say: (line) => process.stderr.write(line + '\n') });
   host.engine.setHost({ stop }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);

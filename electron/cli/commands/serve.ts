@@ -10,22 +10,26 @@ import { attachUsageStore } from '../../engine/store/attach.js';
 import { JobStore } from '../../engine/store/job-store.js';
 import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
+import { attachMetrics } from '../../engine/metrics/attach-metrics.js';
+import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
 
-export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]] [--db PATH]
+export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]] [--db PATH] [--metrics [ADDR:]PORT]
   Runs the engine and serves the browser console on 127.0.0.1 (a random port unless --port),
   printing a URL with a one-time token. Falls back to simulated GPUs when no NVIDIA driver is found.
-  Records usage in --db (default $XDG_DATA_HOME/gpushare/usage.db) for \`gpushare report\`.`;
+  Records usage in --db (default $XDG_DATA_HOME/gpushare/usage.db) for \`gpushare report\`.
+  ${METRICS_USAGE}`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { port: { type: 'string' }, rate: { type: 'string' }, simulate: { type: 'string' }, db: { type: 'string' } },
+    { port: { type: 'string' }, rate: { type: 'string' }, simulate: { type: 'string' }, db: { type: 'string' }, metrics: { type: 'string' } },
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare serve takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
   const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
+  const metricsAddress = metricsOption(values.metrics);
 
   await refuseBesideRunningEngine(); // its suspended pids are not ours to resume
   const backend = await openGpuBackend({
@@ -41,11 +45,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const scheduler = attachScheduler(engine, { backend, jobStore });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
+  const metrics = metricsAddress ? await attachMetrics(engine, scheduler.scheduler, metricsAddress) : null; // a port in use stops the start
   const socket = await listenOnSocket(engine); // last: the socket answers once every command is there
   const web = await listenOnLoopback(engine, { port });
   engine.start();
   const simulated = backend.simulated ? ` — SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';
-  process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${socket.path}\n`);
+  process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${socket.path}\n${metrics ? `metrics: ${metrics.url}\n` : ''}`);
 
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
@@ -57,7 +62,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const stillParked = await scheduler.stop(); // before anything else: nothing stays suspended; managed jobs keep running
   if (stillParked.length > 0) process.stderr.write(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next engine shows them.\n`);
   engine.stop();
-  await Promise.all([web.close(), socket.close(), jobStore.close()]);
+  await Promise.all([web.close(), socket.close(), jobStore.close(), metrics?.close()]);
   await store.close();
   backend.close();
   return 0;

@@ -11,14 +11,16 @@ import { parseFlags, UsageError } from '../args.js';
 import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
 import { openInBrowser } from '../open-browser.js';
+import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
 import { ensureElectron, fallbackSentence, runElectronInstaller } from '../electron-fetch.js';
 import { sandboxFacts, sandboxVerdict } from '../electron-sandbox.js';
 
-export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo] [--no-sandbox]
+export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo] [--no-sandbox] [--metrics [ADDR:]PORT]
   Opens the desktop console (fetching Electron's binary first when it is missing); where
   Electron cannot run, serves the browser console on 127.0.0.1 instead. Simulated GPUs
   (with a small live demo) when no NVIDIA driver is found. --no-sandbox runs the desktop
-  app without Chromium's sandbox (only where it cannot start one, and knowing the cost).`;
+  app without Chromium's sandbox (only where it cannot start one, and knowing the cost).
+  ${METRICS_USAGE}`;
 
 /** The Electron executable if its binary was downloaded, read without importing electron. */
 export function electronBinary(root = packageRoot()): string | null {
@@ -32,22 +34,23 @@ export function electronBinary(root = packageRoot()): string | null {
 export async function startCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' }, 'no-sandbox': { type: 'boolean' } },
+    { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' }, 'no-sandbox': { type: 'boolean' }, metrics: { type: 'string' } },
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare start takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
+  const metrics = metricsOption(values.metrics);
 
   if (!values.browser) {
     const electron = await desktopElectron(argv);
     if (electron) return runDesktop(electron, argv);
   }
 
-  const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true);
+  const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metrics !== null);
   if (running !== null) return running;
 
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], say: (line) => process.stderr.write(line + '\n') });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, say: (line) => process.stderr.write(line + '\n') });
   const web = await listenOnLoopback(host.engine, { port });
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
@@ -101,7 +104,7 @@ async function consoleOfRunningEngine(port: string | undefined, engineFlags: boo
   const found = await findEngine().catch(() => null);
   if (!found) return null;
   found.client.close();
-  const ignored = engineFlags ? ' (--simulate and --no-demo apply only to an engine it starts)' : '';
+  const ignored = engineFlags ? ' (--simulate, --no-demo and --metrics apply only to an engine it starts)' : '';
   process.stderr.write(`${found.socket.label[0].toUpperCase()}${found.socket.label.slice(1)} answers on ${found.socket.path}, so gpushare start opens its console instead of starting an engine${ignored}.\n`);
   return consoleCommand(['--socket', found.socket.path, ...(port === undefined ? [] : ['--port', port])]);
 }

@@ -12,6 +12,9 @@ import { attachUsageStore } from '../store/attach.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
 import { loadDaemonConfig, writeDaemonConfig } from './config-file.js';
+import { attachMetrics } from '../metrics/attach-metrics.js';
+import type { MetricsAddress } from '../metrics/metrics-address.js';
+import type { MetricsListener } from '../metrics/metrics-server.js';
 import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET } from './daemon-paths.js';
 
 export { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET };
@@ -24,12 +27,16 @@ export interface DaemonOptions {
   simulate?: string;
   /** Sentences for the admin (the journal). */
   say?: (line: string) => void;
+  /** Serve Prometheus metrics here (`--metrics`); absent: no metrics endpoint. */
+  metrics?: MetricsAddress | null;
 }
 
 export interface Daemon {
   engine: Engine;
   config: DaemonConfig;
   socketPath: string;
+  /** The metrics endpoint's URL, when one was asked for. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -70,10 +77,13 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
-  let socket: Awaited<ReturnType<typeof listenOnSocket>>;
+  let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
+  let metrics: MetricsListener | null = null;
   try {
+    if (options.metrics) metrics = await attachMetrics(engine, scheduler.scheduler, options.metrics); // a port in use stops the start
     socket = await listenOnSocket(engine, socketPath, { shared: true }); // last: the socket answers once every command is there
   } catch (error) {
+    await metrics?.close();
     await scheduler.stop();
     await Promise.all([jobStore.close(), store.close()]);
     backend.close();
@@ -82,17 +92,20 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   engine.start();
   const simulated = backend.simulated ? ` on SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';
   say(`gpushare daemon: listening on ${socket.path}${simulated}; store ${dbPath}; config ${configPath}; administrators: root and group ${config.adminGroup}.`);
+  if (metrics) say(`Metrics for Prometheus: ${metrics.url}`);
+  const openSocket = socket;
   const openedStore = store;
   const openedJobs = jobStore;
   return {
     engine,
     config,
     socketPath: socket.path,
+    metricsUrl: metrics?.url ?? null,
     async close() {
       const stillParked = await scheduler.stop(); // first: nothing stays suspended; managed jobs keep running
       if (stillParked.length > 0) say(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next daemon shows them.`);
       engine.stop();
-      await Promise.all([socket.close(), openedJobs.close()]);
+      await Promise.all([openSocket.close(), openedJobs.close(), metrics?.close()]);
       await openedStore.close();
       backend.close();
     },
