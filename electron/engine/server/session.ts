@@ -6,6 +6,9 @@ import type { Engine } from '../engine.js';
 
 export type Outgoing = ResponseMessage | EventMessage;
 
+/** The longest request a client may send (one line on the socket, one WebSocket message): a job's environment and argv fit. */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
 const eventLines = new Map<string, WeakMap<object, string>>();
 
 /** One message as a JSON line; an event's line is built once however many clients it goes to (a snapshot is large). */

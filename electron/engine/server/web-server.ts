@@ -1,16 +1,18 @@
 // The browser console: the built renderer and a WebSocket API on loopback only,
 // guarded by a random token that is part of the printed URL. Each WebSocket client gets a
 // session from a SessionOpener: the engine in this process, or a relay to an engine's socket.
+import { isUtf8 } from 'node:buffer';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { API_EVENTS } from '../../../shared/api.js';
 import type { Engine } from '../engine.js';
 import { packageRoot } from '../paths.js';
-import { openSession, wireLine, type Session } from './session.js';
+import { MAX_REQUEST_BYTES, openSession, wireLine, type Session } from './session.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -72,16 +74,38 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
 
+  // The page that opened a WebSocket: the console's own (as it was served: Origin is that Host), or none at all.
+  const originRefusal = (req: IncomingMessage): string | null => {
+    const origin = req.headers.origin;
+    const own = `http://${req.headers.host}`;
+    if (origin === own) return null;
+    if (origin === undefined) return `Forbidden: no Origin header. Only the gpushare console's own page (${own}) may open /api.`;
+    return `Forbidden origin ${origin.slice(0, 200)}: only the gpushare console's own page (${own}) may open /api.`;
+  };
+
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    try {
+      servePage(req, res);
+    } catch (error) {
+      console.error(`gpushare: the console's page server failed on ${JSON.stringify(req.url?.slice(0, 200))}:`, error);
+      if (!res.headersSent) plain(res, 500, 'The console failed to answer this request.');
+      else res.destroy();
+    }
+  });
+
+  const servePage = (req: IncomingMessage, res: ServerResponse): void => {
     if (!hostAllowed(req)) return plain(res, 403, 'Forbidden host.');
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    const url = requestUrl(req, port);
+    if (!url) return plain(res, 400, `Bad request target ${describeTarget(req)}: not a URL.`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'Only GET.');
     // a browser never sees why its WebSocket was refused: the console asks here whether its token is the one
     if (url.pathname === '/api') return tokenOk(url) ? plain(res, 200, 'The access token is right.') : plain(res, 401, 'The access token is wrong.');
     if (!existsSync(join(staticRoot, 'index.html'))) {
       return plain(res, 503, 'The console is not built yet: run `npm run build` in the gpushare checkout.');
     }
-    let file = normalize(join(staticRoot, decodeURIComponent(url.pathname)));
+    const path = decodedPath(url);
+    if (path === null) return plain(res, 400, `Bad path ${url.pathname.slice(0, 200)}: not valid percent-encoding.`);
+    let file = normalize(join(staticRoot, path));
     if (!file.startsWith(staticRoot + sep) && file !== staticRoot) return plain(res, 404, 'Not found.');
     if (!existsSync(file) || statSync(file).isDirectory()) file = join(staticRoot, 'index.html');
     res.writeHead(200, {
@@ -92,15 +116,18 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
       'cache-control': 'no-store',
     });
     res.end(req.method === 'HEAD' ? undefined : readFileSync(file));
-  });
+  };
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  server.on('upgrade', (req, socket, head) => {
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
-    if (url.pathname !== '/api' || !hostAllowed(req) || !tokenOk(url)) {
-      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-      return;
-    }
+  // UTF-8 is checked here, so a bad frame is closed with a reason (ws itself closes 1007 with none).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BYTES, skipUTF8Validation: true });
+  server.on('upgrade', (req, socket: Duplex, head) => {
+    socket.on('error', () => undefined); // a client gone before its refusal is written
+    const url = requestUrl(req, port);
+    if (!url) return refuseUpgrade(socket, 400, `Bad request target ${describeTarget(req)}: not a URL.`);
+    if (url.pathname !== '/api' || !hostAllowed(req)) return refuseUpgrade(socket, 403, 'Forbidden.');
+    const badOrigin = originRefusal(req);
+    if (badOrigin) return refuseUpgrade(socket, 403, badOrigin);
+    if (!tokenOk(url)) return refuseUpgrade(socket, 403, 'Forbidden: the access token is wrong.');
     wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
       const session = sessions.open(
         (json) => {
@@ -108,13 +135,19 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
         },
         (why) => ws.close(1011, closeReason(why)), // the console's reconnect then says the engine went away
       );
-      ws.on('message', (data) => {
+      ws.on('message', (data: Buffer, isBinary) => {
+        if (!isBinary && !isUtf8(data)) return ws.close(1007, 'A text message that is not UTF-8: the console closes this connection.');
+        let message: unknown;
         try {
-          session.receive(JSON.parse(data.toString()));
+          message = JSON.parse(data.toString());
         } catch {
           ws.send(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'invalid-request', message: 'Each message must be JSON.' } }));
+          return;
         }
+        session.receive(message);
       });
+      // ws has closed it (1009: past MAX_REQUEST_BYTES; 1002: not the protocol); unheard, the error would end the engine
+      ws.on('error', (error) => console.error(`gpushare: a console client was disconnected: ${error.message}.`));
       ws.on('close', () => session.close());
     });
   });
@@ -136,6 +169,34 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
         server.close(() => resolve());
       }),
   };
+}
+
+/** The request's URL, or null when its target is not one (`GET http://[`). */
+function requestUrl(req: IncomingMessage, port: number): URL | null {
+  try {
+    return new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+  } catch {
+    return null;
+  }
+}
+
+function describeTarget(req: IncomingMessage): string {
+  return JSON.stringify((req.url ?? '').slice(0, 200));
+}
+
+/** The path as a file name, or null when it is not valid percent-encoding (`/%E0%A4%A`). */
+function decodedPath(url: URL): string | null {
+  try {
+    return decodeURIComponent(url.pathname);
+  } catch {
+    return null;
+  }
+}
+
+function refuseUpgrade(socket: Duplex, status: 400 | 403, text: string): void {
+  const body = text + '\n';
+  const reason = status === 400 ? 'Bad Request' : 'Forbidden';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /** A WebSocket close reason is at most 123 bytes of UTF-8. */

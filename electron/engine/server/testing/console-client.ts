@@ -13,10 +13,13 @@ export interface ConsoleClient {
   close(): void;
 }
 
-/** Opens /api with token on the console at consoleUrl (http://127.0.0.1:PORT/?token=…); rejects with the HTTP status if refused. */
-export function openConsoleClient(consoleUrl: string, token = new URL(consoleUrl).searchParams.get('token') ?? ''): Promise<ConsoleClient> {
+/**
+ * Opens /api with token on the console at consoleUrl (http://127.0.0.1:PORT/?token=…), as a page the console served
+ * (Origin: the console's own; null sends none); rejects with the HTTP status and the server's words if refused.
+ */
+export function openConsoleClient(consoleUrl: string, token = new URL(consoleUrl).searchParams.get('token') ?? '', origin: string | null = new URL(consoleUrl).origin): Promise<ConsoleClient> {
   const { host } = new URL(consoleUrl);
-  const ws = new WebSocket(`ws://${host}/api?token=${encodeURIComponent(token)}`);
+  const ws = new WebSocket(`ws://${host}/api?token=${encodeURIComponent(token)}`, origin === null ? {} : { origin });
   const waiting = new Map<number, (message: { ok: boolean; result?: unknown; error?: { code: string; message: string } }) => void>();
   const eventWaiters: Array<{ event: ApiEvent; resolve: (data: unknown) => void }> = [];
   let nextId = 1000;
@@ -51,8 +54,13 @@ export function openConsoleClient(consoleUrl: string, token = new URL(consoleUrl
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(client));
     ws.once('unexpected-response', (_req, res) => {
-      reject(new Error(`the console refused the WebSocket: HTTP ${res.statusCode}`));
-      ws.terminate();
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('close', () => {
+        reject(new Error(`the console refused the WebSocket: HTTP ${res.statusCode} ${body.trim()}`));
+        ws.terminate();
+      });
     });
     ws.once('error', (error) => reject(error));
   });
