@@ -23,8 +23,9 @@ export interface MetricsSources {
 
 export type MetricsFormat = 'prometheus' | 'openmetrics';
 
-const PROCESS_LABELS = ['gpu', 'pid', 'job', 'user', 'command', 'container', 'priority', 'state'] as const;
-const JOB_LABELS = ['job', 'user', 'gpu', 'priority', 'state', 'mode'] as const;
+// job_id, not job: Prometheus gives every scraped series its own `job` label (ours would become exported_job)
+const PROCESS_LABELS = ['gpu', 'pid', 'job_id', 'user', 'command', 'container', 'priority', 'state'] as const;
+const JOB_LABELS = ['job_id', 'user', 'gpu', 'priority', 'state', 'mode'] as const;
 
 /** The user a process is shown as: its account name, else its uid, else "unknown". */
 export function processUser(p: GpuProcessView): string {
@@ -190,7 +191,7 @@ export class GpushareMetrics {
       const labels = labelText(PROCESS_LABELS, {
         gpu: String(p.gpuIndex),
         pid: String(p.pid),
-        job: job?.id ?? '',
+        job_id: job?.id ?? '',
         user,
         command: p.command ?? '',
         container: processContainer(p),
@@ -219,7 +220,7 @@ export class GpushareMetrics {
     for (const job of this.sources.jobs()) {
       perState.set(job.state, (perState.get(job.state) ?? 0) + 1);
       if (job.state === 'finished' || job.state === 'failed' || job.state === 'lost') continue;
-      const labels = labelText(JOB_LABELS, { job: job.id, user: job.owner, gpu: job.gpu === null ? '' : String(job.gpu), priority: job.priority, state: job.state, mode: job.mode });
+      const labels = labelText(JOB_LABELS, { job_id: job.id, user: job.owner, gpu: job.gpu === null ? '' : String(job.gpu), priority: job.priority, state: job.state, mode: job.mode });
       this.jobMemory.setLabelled(labels, job.usedMemory);
       this.jobSm.setLabelled(labels, job.smPercent === null ? null : job.smPercent / 100);
       this.jobQuota.setLabelled(labels, job.memoryQuotaBytes);
