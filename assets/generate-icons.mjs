@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes the tray and app icons (SVG, and PNG for the tray) for the three states:
 // ok (all well), contention, alert. Run: node assets/generate-icons.mjs
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
@@ -19,7 +19,7 @@ const svg = (color) => `<svg xmlns="http://www.w3.org/2000/svg" width="32" heigh
 </svg>
 `;
 
-// A tiny rasteriser for the same picture: enough for 16 and 32 pixel tray icons.
+// A tiny rasteriser for the same picture, at any size from 16 pixels up.
 function raster(size, color) {
   const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16));
   const chip = [0xd7, 0xdd, 0xe8];
@@ -77,11 +77,17 @@ function crc32(buffer) {
   return ~c >>> 0;
 }
 
+// the sizes Linux panels draw tray icons at (electron/main/tray-icons.ts TRAY_ICON_SIZES), and the
+// app icon's sizes for the hicolor theme (electron-builder's linux.icon directory)
+const TRAY_SIZES = [16, 22, 24, 32, 48];
+const APP_SIZES = [16, 22, 24, 32, 48, 64, 128, 256, 512];
+mkdirSync(join(here, 'tray'), { recursive: true });
+mkdirSync(join(here, 'icons'), { recursive: true });
 for (const [state, color] of Object.entries(STATES)) {
-  writeFileSync(join(here, `tray-${state}.svg`), svg(color));
-  writeFileSync(join(here, `tray-${state}.png`), raster(16, color));
-  writeFileSync(join(here, `tray-${state}@2x.png`), raster(32, color));
+  writeFileSync(join(here, `tray-${state}.svg`), svg(color)); // the console's header shows tray-ok.svg
+  for (const size of TRAY_SIZES) writeFileSync(join(here, 'tray', `${state}-${size}.png`), raster(size, color));
 }
+for (const size of APP_SIZES) writeFileSync(join(here, 'icons', `${size}x${size}.png`), raster(size, STATES.ok));
 writeFileSync(join(here, 'icon.png'), raster(256, STATES.ok));
 writeFileSync(
   join(here, 'gpushare.desktop'),
@@ -93,6 +99,7 @@ Exec=gpushare start
 Icon=gpushare
 Categories=Development;Monitor;
 Terminal=false
+StartupWMClass=gpushare
 `,
 );
 console.log('icons written to', here);

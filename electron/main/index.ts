@@ -1,7 +1,9 @@
 // The desktop app: the console in a sandboxed window, talking to an engine in its own process
 // (the box daemon, or a personal engine it starts and stops). The only place (with
-// electron/preload) that imports electron; the sequence itself is in pure modules.
+// electron/preload) that imports electron; the sequences themselves are pure modules
+// (startup.ts, quit-sequence.ts, tray-host.ts), tested in Node.
 import { app, BrowserWindow, dialog } from 'electron';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SCENARIO } from '../engine/gpu/open-backend.js';
@@ -14,12 +16,18 @@ import { openEngineLink, type EngineLink } from './engine-link.js';
 import { openEngineView, type EngineView } from './engine-view.js';
 import { bridgeIpcToEngine, type IpcBridge } from './ipc-bridge.js';
 import { notifyOnAlerts, showNotice } from './notifications.js';
+import { quitSequence } from './quit-sequence.js';
 import { denyPermissions, lockDownWebContents } from './security.js';
+import { startApp } from './startup.js';
 import { createTray } from './tray.js';
+import { askWatcherOwned, trayHostDecision } from './tray-host.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const assetsDir = join(packageRoot(), 'assets');
-const iconPath = join(assetsDir, 'icon.png');
+const iconPath = join(assetsDir, 'icons', '256x256.png');
+const rendererDir = join(packageRoot(), 'dist', 'renderer');
+// a personal engine restores parked jobs before it exits; the link kills it after 20 s, this is the last word
+const QUIT_WAIT_MS = 25_000;
 
 let window: BrowserWindow | null = null;
 let linkReady: Promise<EngineLink> | null = null;
@@ -28,6 +36,8 @@ let view: EngineView | null = null;
 let bridge: IpcBridge | null = null;
 const cleanups: Array<() => void> = [];
 let quitting = false;
+/** A tray icon is shown: closing the window leaves the app running there. */
+let inTray = false;
 
 function showWindow(): void {
   if (!window || window.isDestroyed()) {
@@ -61,62 +71,77 @@ function whyClosed(): string {
   return `${who} on ${where} closed the connection (it stopped or restarted). Quit and reopen gpushare to connect again.`;
 }
 
-async function start(): Promise<void> {
-  denyPermissions();
-  serveRenderer(join(packageRoot(), 'dist', 'renderer'));
-  const personalSocket = defaultSocketPath();
+function openEngine(): Promise<EngineLink> {
+  const flags = appFlags(process.argv, DEFAULT_SCENARIO);
   linkReady = openEngineLink({
     sockets: engineSockets(process.env).map((socket) => socket.path),
-    personalSocket,
-    start: personalEngineCommand(appFlags(process.argv, DEFAULT_SCENARIO), { execPath: process.execPath, root: packageRoot(), compiledTree: join(here, '..', '..'), env: process.env }),
+    personalSocket: defaultSocketPath(),
+    start: personalEngineCommand(flags, { execPath: process.execPath, root: packageRoot(), compiledTree: join(here, '..', '..'), env: process.env }),
     say: (line) => console.error(`engine: ${line}`),
   });
-  // the window first: it says "connecting…" while a personal engine starts
   const ready = linkReady;
-  bridge = bridgeIpcToEngine({ connect: () => ready.then((l) => l.connect()), whyClosed }, (contents) => window !== null && !window.isDestroyed() && contents === window.webContents);
-  showWindow();
-  try {
-    link = await ready;
-  } catch (error) {
-    dialog.showErrorBox('gpushare could not start its engine', error instanceof Error ? error.message : String(error));
-    app.exit(1);
-    return;
-  }
-  if (quitting) return; // before-quit stops it
-  cleanups.push(link.onLost((why) => {
+  void ready.then((answering) => {
+    link = answering;
+    if (!answering.started && (flags.simulate !== undefined || flags.noDemo)) console.error(`gpushare: an engine already answers on ${answering.socketPath}; --simulate and --no-demo apply only to an engine the app starts.`);
+  }, () => undefined);
+  bridge = bridgeIpcToEngine({ connect: () => ready.then((answering) => answering.connect()), whyClosed }, (contents) => window !== null && !window.isDestroyed() && contents === window.webContents);
+  return ready;
+}
+
+async function attachDesktop(answering: EngineLink, engineView: EngineView): Promise<void> {
+  view = engineView;
+  cleanups.push(answering.onLost((why) => {
     bridge?.engineLost(why);
     showNotice({ title: 'gpushare engine stopped', body: why }, iconPath, showWindow, true);
   }));
-  try {
-    view = await openEngineView(await link.connect());
-  } catch (error) {
-    console.error(`gpushare: no tray or notifications this time: ${error instanceof Error ? error.message : String(error)}`);
+  cleanups.push(notifyOnAlerts(engineView, iconPath, showWindow));
+  const host = trayHostDecision({ watcherOwned: await askWatcherOwned(), currentDesktop: process.env.XDG_CURRENT_DESKTOP });
+  if (!host.tray) {
+    console.error(`gpushare: no tray icon: ${host.why}.`);
     return;
   }
-  if (quitting) return view.close();
-  cleanups.push(createTray(view, assetsDir, { show: showWindow, quit: () => app.quit(), tell: (title, body) => showNotice({ title, body }, iconPath, showWindow) }));
-  cleanups.push(notifyOnAlerts(view, iconPath, showWindow));
+  cleanups.push(createTray(engineView, assetsDir, { show: showWindow, quit: () => app.quit(), tell: (title, body) => showNotice({ title, body }, iconPath, showWindow) }));
+  inTray = true;
 }
 
-registerAppScheme();
-lockDownWebContents();
-if (!app.requestSingleInstanceLock()) {
-  app.quit(); // the first instance shows its window (second-instance); nothing here starts an engine
-} else {
-  app.on('second-instance', showWindow);
-  app.on('window-all-closed', () => undefined); // the tray keeps the app (and its engine) running
-  app.on('before-quit', (event) => {
-    if (quitting) return;
-    event.preventDefault();
+const onBeforeQuit = quitSequence({
+  closeDesktop: () => {
     quitting = true;
     for (const cleanup of cleanups.splice(0)) cleanup();
     bridge?.close();
     view?.close();
-    // a personal engine we started stops cleanly first (it resumes what it suspended, restores what it parked), even one still starting
-    const stopped = linkReady ? linkReady.then((l) => l.stop(), () => null) : Promise.resolve(null);
-    void stopped
-      .then((exit) => exit && !exit.clean && console.error(`gpushare: the personal engine did not stop cleanly (${exit.signal ?? `exit code ${exit.code}`}).`))
-      .finally(() => app.exit(0));
-  });
-  void app.whenReady().then(start);
-}
+  },
+  // a personal engine we started stops cleanly first (it resumes what it suspended, restores what it parked), even one still starting
+  stopEngine: () => (linkReady ? linkReady.then((link) => link.stop(), () => null) : Promise.resolve(null)),
+  exit: (code) => app.exit(code),
+  say: (line) => console.error(line),
+  waitMs: QUIT_WAIT_MS,
+});
+
+void startApp<EngineLink, EngineView>({
+  requestSingleInstanceLock: () => app.requestSingleInstanceLock(),
+  beforeReady: () => {
+    registerAppScheme();
+    lockDownWebContents();
+    app.on('second-instance', showWindow);
+    // with a tray icon the app (and its engine) keeps running; without one, closing the window quits
+    app.on('window-all-closed', () => void (inTray || app.quit()));
+    app.on('before-quit', onBeforeQuit);
+  },
+  whenReady: () => app.whenReady(),
+  prepareConsole: () => {
+    const index = join(rendererDir, 'index.html');
+    if (!existsSync(index)) throw new Error(`The console is not built: ${index} is missing. In a checkout, npm run build writes it.`);
+    denyPermissions();
+    serveRenderer(rendererDir);
+  },
+  openEngine,
+  showWindow,
+  errorDialog: (title, body) => dialog.showErrorBox(title, body),
+  exit: (code) => app.exit(code),
+  quitting: () => quitting,
+  openView: async (answering) => openEngineView(await answering.connect()),
+  closeView: (engineView) => engineView.close(),
+  attachDesktop,
+  log: (line) => console.error(line),
+});

@@ -1,9 +1,10 @@
 // The tray: an icon that says all well / contention / alert for this user's jobs and the GPUs
 // they use (engine-view.ts decides which conditions those are), and a small menu.
-import { Menu, nativeImage, Tray } from 'electron';
-import { join } from 'node:path';
+import { Menu, nativeImage, Tray, type NativeImage } from 'electron';
+import { readFileSync } from 'node:fs';
 import type { ActiveCondition } from '../../shared/api.js';
 import type { EngineView } from './engine-view.js';
+import { trayIconFiles } from './tray-icons.js';
 import { TRAY_TOOLTIPS, trayState, trayTooltip, type TrayState } from './tray-state.js';
 
 export interface TrayActions {
@@ -14,7 +15,13 @@ export interface TrayActions {
 }
 
 export function createTray(view: EngineView, assetsDir: string, actions: TrayActions): () => void {
-  const icon = (state: TrayState) => nativeImage.createFromPath(join(assetsDir, `tray-${state}.png`));
+  const icon = (state: TrayState): NativeImage => {
+    const image = nativeImage.createEmpty();
+    for (const file of trayIconFiles(assetsDir, state)) {
+      image.addRepresentation({ scaleFactor: file.scaleFactor, width: file.size, height: file.size, buffer: readFileSync(file.path) });
+    }
+    return image;
+  };
   const tray = new Tray(icon('ok'));
   let shown: TrayState = 'ok';
   let tooltip = TRAY_TOOLTIPS.ok;
