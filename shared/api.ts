@@ -96,7 +96,7 @@ export const apiSchemas = {
     layout: optional(array(string({ max: 32, pattern: /^[0-9a-z.+]+(@[0-7])?$/, describe: 'a MIG profile, optionally @START, e.g. "3g.40gb@4"' }), { min: 1, max: 7 })),
     dryRun: optional(boolean()),
   }),
-  /** Usage by user, job or GPU over [since, until) (ms since the epoch; until defaults to now). */
+  /** Usage by user, job, GPU or container over [since, until) (ms since the epoch; until defaults to now). */
   'reports.query': object({
     since: reportTime,
     until: optional(reportTime),

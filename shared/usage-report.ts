@@ -1,7 +1,7 @@
 // A usage report: what `gpushare report --format json` writes and `reports.query` returns.
 // Described for readers in electron/engine/reports/README.md; bump the schema name on any breaking change.
 
-export const REPORT_GROUPINGS = ['user', 'job', 'gpu'] as const;
+export const REPORT_GROUPINGS = ['user', 'job', 'gpu', 'container'] as const;
 export type ReportGrouping = (typeof REPORT_GROUPINGS)[number];
 
 export const USAGE_REPORT_SCHEMA = 'gpushare.usage-report/1';

@@ -107,7 +107,7 @@ test('bad input gets a clear error and exit code 2; a missing or damaged databas
   const cases: Array<[string[], RegExp]> = [
     [['--since', 'yesterday'], /--since must be a duration like 90m, 12h or 7d, or an ISO date .*got "yesterday"/],
     [['--since', '7d', '--until', '9d'], /--since .* must be before --until/],
-    [['--by', 'team'], /--by must be one of user, job, gpu; got "team"/],
+    [['--by', 'team'], /--by must be one of user, job, gpu, container; got "team"/],
     [['--format', 'xlsx'], /--format must be one of csv, json, html, pdf; got "xlsx"/],
     [['--format', 'pdf'], /--format pdf needs -o FILE/],
     [['--colour'], /--colour/],

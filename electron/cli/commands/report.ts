@@ -1,4 +1,4 @@
-// `gpushare report`: usage by user, job or GPU from the usage store, as CSV, JSON, HTML or PDF.
+// `gpushare report`: usage by user, job, GPU or container from the usage store, as CSV, JSON, HTML or PDF.
 import { existsSync, writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { REPORT_GROUPINGS, type ReportGrouping } from '../../../shared/usage-report.js';
@@ -12,7 +12,7 @@ import { parseFlags, UsageError } from '../args.js';
 const FORMATS = ['csv', 'json', 'html', 'pdf'] as const;
 type Format = (typeof FORMATS)[number];
 
-export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [--by user|job|gpu] [--format csv|json|html|pdf] [-o FILE] [--db PATH]
+export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [--by user|job|gpu|container] [--format csv|json|html|pdf] [-o FILE] [--db PATH]
   --since, --until     a duration back from now (90m, 12h, 7d, 2w) or an ISO date (2026-11-01, 2026-11-01T09:00Z);
                        default: the last 7 days up to now
   --by                 one row per user (default), job or GPU

@@ -23,7 +23,7 @@ function timeLabel(rangeMs: number): (t: number) => string {
   };
 }
 
-const NOUN = { user: 'user', job: 'job', gpu: 'GPU' } as const;
+const NOUN = { user: 'user', job: 'job', gpu: 'GPU', container: 'container' } as const;
 
 /** The section names, in order; the PDF has one page per section. */
 export const HTML_SECTIONS = ['Summary', 'Usage by', 'Over time', 'Details', 'Events'] as const;

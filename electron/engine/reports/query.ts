@@ -3,7 +3,7 @@
 // whole minutes from the minute rollups and the seconds at the very edges from the raw
 // samples: the same figures as summing the raw samples, from a few thousand rows per day.
 import { USAGE_REPORT_SCHEMA, type ReportGrouping, type UsageEventRow, type UsageReport, type UsageRow, type UsageSeriesPoint, type UsageTotals } from '../../../shared/usage-report.js';
-import { CONTRIBUTION_SQL, FIGURES_BY, type Contribution } from '../store/accounting.js';
+import { CONTRIBUTION_SQL, FIGURES_BY, NO_CONTAINER, type Contribution } from '../store/accounting.js';
 import type { SqliteDb } from '../store/sqlite.js';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../store/usage-store.js';
 
@@ -217,7 +217,8 @@ async function waitingSeconds(db: SqliteDb, by: ReportGrouping, since: number, u
     const kind = c.state === 'queued' ? 'queued' : c.state === 'suspended' || c.state === 'parked' ? 'suspended' : null;
     const seconds = (Math.min(next, until) - Math.max(c.at, since)) / 1000;
     if (!kind || seconds <= 0) continue;
-    const key = by === 'user' ? c.owner : by === 'job' ? c.job : c.gpu === null ? null : String(c.gpu);
+    // a job waiting has no process yet, so no container: waits are not shown by container
+    const key = by === 'user' ? c.owner : by === 'job' ? c.job : by === 'container' || c.gpu === null ? null : String(c.gpu);
     if (key === null) continue; // queued for "auto": not yet on any GPU
     const entry = out.get(key) ?? { queued: 0, suspended: 0 };
     entry[kind] += seconds;
@@ -234,11 +235,25 @@ async function labelsFor(db: SqliteDb, by: ReportGrouping, keys: string[]): Prom
     for (const k of keys) if (!labels.has(k)) labels.set(k, `GPU ${k}`);
     return labels;
   }
+  if (by === 'container') return containerLabels(db, keys);
   const jobs = await db.all<{ id: string; owner: string; command: string }>(
     `SELECT id, owner, command FROM jobs WHERE id IN (SELECT value FROM json_each(?))`,
     [JSON.stringify(keys)],
   );
   for (const j of jobs) labels.set(j.id, `${j.owner}: ${j.command}`);
+  return labels;
+}
+
+async function containerLabels(db: SqliteDb, keys: string[]): Promise<Map<string, string>> {
+  const labels = new Map<string, string>([
+    [NO_CONTAINER, 'not in a container'],
+    ['?', 'recorded before gpushare kept containers'],
+  ]);
+  const known = await db.all<{ id: string; runtime: string; name: string | null; startedBy: string | null }>(
+    `SELECT id, runtime, name, startedBy FROM containers WHERE id IN (SELECT value FROM json_each(?))`,
+    [JSON.stringify(keys)],
+  );
+  for (const c of known) labels.set(c.id, `${c.runtime} ${c.name ?? '(no name known)'}${c.startedBy ? ` · started by ${c.startedBy}` : ''}`);
   return labels;
 }
 

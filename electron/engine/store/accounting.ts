@@ -15,6 +15,8 @@ export interface ProcessSample {
   job: string;
   smPercent: number | null;
   usedMemory: number | null;
+  /** The short id of the container it ran in, '-' for none (absent: '-'). */
+  container?: string;
 }
 
 /** A sample's contribution to each figure; a group is this sample's job, user or GPU on its GPU in its tick. */
@@ -175,6 +177,7 @@ export function accountTick(t: number, dt: number, samples: readonly ProcessSamp
       job: s.job,
       smPercent: s.smPercent,
       usedMemory: s.usedMemory,
+      container: s.container ?? NO_CONTAINER,
       t,
       dt,
       flags,
@@ -205,9 +208,14 @@ export const emptyContribution = (): Contribution => ({
   gpuSJob: 0, gpuSUser: 0, gpuSGpu: 0, smS: 0, memGiBH: 0, peakJob: 0, peakUser: 0, peakGpu: 0, contSJob: 0, contSUser: 0, contSGpu: 0,
 });
 
-/** The contribution columns a report by user, job or GPU reads. */
+/** A sample that ran in no container; rows stored before containers were kept read '?'. */
+export const NO_CONTAINER = '-';
+
+/** The contribution columns a report by user, job, container or GPU reads. */
 export const FIGURES_BY = {
   job: { gpuS: 'gpuSJob', peak: 'peakJob', contS: 'contSJob' },
+  // a container's jobs' shares add up; its peak is its largest job's, its contention counts each busy job's dt
+  container: { gpuS: 'gpuSJob', peak: 'peakJob', contS: 'contSJob' },
   user: { gpuS: 'gpuSUser', peak: 'peakUser', contS: 'contSUser' },
   gpu: { gpuS: 'gpuSGpu', peak: 'peakGpu', contS: 'contSGpu' },
 } as const satisfies Record<string, Record<string, keyof Contribution>>;

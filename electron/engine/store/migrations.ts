@@ -94,6 +94,19 @@ CREATE TABLE managed_jobs (
   record TEXT NOT NULL
 );`);
   },
+  // 3: the container each sample ran in (its short id; '-' none, '?' recorded before this), and the containers' names for reports by container
+  async (db) => {
+    await db.exec(`
+${['samples', 'usage_minute', 'usage_hour', 'usage_day'].map((t) => `ALTER TABLE ${t} ADD COLUMN container TEXT NOT NULL DEFAULT '?';`).join('\n')}
+CREATE TABLE containers (
+  id TEXT PRIMARY KEY,
+  runtime TEXT NOT NULL,
+  fullId TEXT NOT NULL,
+  name TEXT,
+  startedBy TEXT,
+  lastSeen INTEGER NOT NULL
+);`);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

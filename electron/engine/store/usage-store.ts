@@ -8,10 +8,10 @@ import { dirname, join } from 'node:path';
 import type { Alert, AuditEntry, JobView } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { JobOwner, JobOwnership } from '../scheduler/ownership.js';
-import { accountTick, tickSeconds, type AccountedSample, type ProcessSample } from './accounting.js';
+import { accountTick, NO_CONTAINER, tickSeconds, type AccountedSample, type ProcessSample } from './accounting.js';
 import { migrate } from './migrations.js';
 import { isCorruption, SqliteDb } from './sqlite.js';
-import { rerollup, rollup, writeAudit, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples } from './writers.js';
+import { rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, type ContainerSeen } from './writers.js';
 
 export { rerollup, rollup, writeRollup, type RollupRow, type RollupTable } from './writers.js';
 
@@ -194,6 +194,7 @@ export class UsageStore {
         await writeRollup(this.db, 'usage_day', rerollup(hours, DAY_MS));
         await writeGpus(this.db, batch.gpus);
         await writeProcessJobs(this.db, batch.processJobs);
+        await writeContainers(this.db, batch.containers);
         await writeJobs(this.db, jobs);
         await writeEvents(this.db, events);
         await writeAudit(this.db, audits);
@@ -214,6 +215,7 @@ export class UsageStore {
     const samples: AccountedSample[] = [];
     const gpus: Array<{ gpu: number; uuid: string; name: string; memoryTotal: number; at: number }> = [];
     const processJobs = new Map<string, { id: string; owner: string; command: string; gpu: number; first: number; last: number }>();
+    const containers = new Map<string, ContainerSeen>();
     for (const { snapshot, owners } of ticks) {
       const t = snapshot.takenAt;
       const dt = tickSeconds(snapshot.intervalMs, snapshot.nominalIntervalMs);
@@ -234,11 +236,16 @@ export class UsageStore {
           if (known) known.last = t;
           else processJobs.set(job, { id: job, owner: user, command: (p.argv.length ? p.argv.join(' ') : p.command) ?? '', gpu: p.gpuIndex, first: t, last: t });
         }
-        return { gpu: p.gpuIndex, pid: p.pid, user, job, smPercent: p.smPercent, usedMemory: p.usedMemory };
+        const inContainer = p.context?.container;
+        const container = inContainer ? inContainer.id.slice(0, 12) : NO_CONTAINER;
+        if (inContainer && !containers.has(container)) {
+          containers.set(container, { id: container, runtime: inContainer.runtime, fullId: inContainer.id, name: inContainer.name, startedBy: p.context?.containerUser ?? null, at: t });
+        }
+        return { gpu: p.gpuIndex, pid: p.pid, user, job, smPercent: p.smPercent, usedMemory: p.usedMemory, container };
       });
       samples.push(...accountTick(t, dt, inputs));
     }
-    return { samples, gpus, processJobs: [...processJobs.values()] };
+    return { samples, gpus, processJobs: [...processJobs.values()], containers: [...containers.values()] };
   }
 
   private async writeFailed(error: unknown, lost: number): Promise<void> {

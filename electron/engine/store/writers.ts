@@ -1,12 +1,12 @@
 // Batch writers for the usage store: one statement per table per flush, rows passed as one JSON array.
 import type { AuditEntry, JobView } from '../../../shared/jobs.js';
-import { addContribution, contribution, CONTRIBUTION_FIELDS, emptyContribution, type AccountedSample, type Contribution } from './accounting.js';
+import { addContribution, contribution, CONTRIBUTION_FIELDS, emptyContribution, NO_CONTAINER, type AccountedSample, type Contribution } from './accounting.js';
 import type { SqliteDb } from './sqlite.js';
 import type { UsageEvent } from './usage-store.js';
 
 
-const SAMPLE_COLUMNS = ['t', 'gpu', 'pid', 'user', 'job', 'smPercent', 'usedMemory', 'dt', 'flags', 'peakJob', 'peakUser', 'peakGpu'] as const;
-const ROLLUP_COLUMNS = ['bucket', 'gpu', 'user', 'job', 'samples', 'seconds', ...CONTRIBUTION_FIELDS] as const;
+const SAMPLE_COLUMNS = ['t', 'gpu', 'pid', 'user', 'job', 'smPercent', 'usedMemory', 'dt', 'flags', 'peakJob', 'peakUser', 'peakGpu', 'container'] as const;
+const ROLLUP_COLUMNS = ['bucket', 'gpu', 'user', 'job', 'samples', 'seconds', 'container', ...CONTRIBUTION_FIELDS] as const;
 
 // jsonb_each: each row's array is parsed once, not once per column
 function insertFromJson(table: string, columns: readonly string[], suffix = ''): string {
@@ -18,7 +18,7 @@ const INSERT_SAMPLES = insertFromJson('samples', SAMPLE_COLUMNS);
 export async function writeSamples(db: SqliteDb, samples: AccountedSample[]): Promise<void> {
   const CHUNK = 50_000;
   for (let i = 0; i < samples.length; i += CHUNK) {
-    const rows = samples.slice(i, i + CHUNK).map((s) => SAMPLE_COLUMNS.map((c) => s[c]));
+    const rows = samples.slice(i, i + CHUNK).map((s) => SAMPLE_COLUMNS.map((c) => (c === 'container' ? (s.container ?? NO_CONTAINER) : s[c])));
     await db.run(INSERT_SAMPLES, [JSON.stringify(rows)]);
   }
 }
@@ -32,6 +32,8 @@ export interface RollupRow extends Contribution {
   job: string;
   samples: number;
   seconds: number;
+  /** The container its job ran in: one per job (a pid) within a bucket. */
+  container: string;
 }
 
 /** Sum accounted samples into buckets of bucketMs by (gpu, user, job); a sample falls in the bucket of its time t. */
@@ -41,7 +43,7 @@ export function rollup(samples: readonly AccountedSample[], bucketMs: number): R
     const bucket = Math.floor(s.t / bucketMs) * bucketMs;
     const key = `${bucket}\0${s.gpu}\0${s.user}\0${s.job}`;
     let row = rows.get(key);
-    if (!row) rows.set(key, (row = { bucket, gpu: s.gpu, user: s.user, job: s.job, samples: 0, seconds: 0, ...emptyContribution() }));
+    if (!row) rows.set(key, (row = { bucket, gpu: s.gpu, user: s.user, job: s.job, samples: 0, seconds: 0, container: s.container ?? NO_CONTAINER, ...emptyContribution() }));
     row.samples += 1;
     row.seconds += s.dt;
     addContribution(row, contribution(s));
@@ -56,7 +58,7 @@ export function rerollup(rows: readonly RollupRow[], bucketMs: number): RollupRo
     const bucket = Math.floor(r.bucket / bucketMs) * bucketMs;
     const key = `${bucket}\0${r.gpu}\0${r.user}\0${r.job}`;
     let row = out.get(key);
-    if (!row) out.set(key, (row = { bucket, gpu: r.gpu, user: r.user, job: r.job, samples: 0, seconds: 0, ...emptyContribution() }));
+    if (!row) out.set(key, (row = { bucket, gpu: r.gpu, user: r.user, job: r.job, samples: 0, seconds: 0, container: r.container, ...emptyContribution() }));
     row.samples += r.samples;
     row.seconds += r.seconds;
     addContribution(row, r);
@@ -68,7 +70,7 @@ const UPSERT_ROLLUP = (table: string): string =>
   insertFromJson(
     table,
     ROLLUP_COLUMNS,
-    `ON CONFLICT (bucket, gpu, user, job) DO UPDATE SET samples = samples + excluded.samples, seconds = seconds + excluded.seconds, ` +
+    `ON CONFLICT (bucket, gpu, user, job) DO UPDATE SET samples = samples + excluded.samples, seconds = seconds + excluded.seconds, container = excluded.container, ` +
       CONTRIBUTION_FIELDS.map((f) => (f.startsWith('peak') ? `${f} = max(${f}, excluded.${f})` : `${f} = ${f} + excluded.${f}`)).join(', '),
   );
 
@@ -86,6 +88,27 @@ export async function writeGpus(db: SqliteDb, gpus: Array<{ gpu: number; uuid: s
     `INSERT INTO gpus (gpu, uuid, name, memoryTotal, lastSeen) SELECT value->>'gpu', value->>'uuid', value->>'name', value->>'memoryTotal', value->>'at' FROM json_each(?) WHERE true
      ON CONFLICT (gpu) DO UPDATE SET uuid = excluded.uuid, name = excluded.name, memoryTotal = excluded.memoryTotal, lastSeen = excluded.lastSeen`,
     [JSON.stringify(gpus)],
+  );
+}
+
+export interface ContainerSeen {
+  id: string;
+  runtime: string;
+  fullId: string;
+  name: string | null;
+  startedBy: string | null;
+  at: number;
+}
+
+/** The containers seen in a batch: their names label a report by container (a name learnt later replaces none). */
+export async function writeContainers(db: SqliteDb, containers: ContainerSeen[]): Promise<void> {
+  if (containers.length === 0) return;
+  await db.run(
+    `INSERT INTO containers (id, runtime, fullId, name, startedBy, lastSeen)
+     SELECT value->>'id', value->>'runtime', value->>'fullId', value->>'name', value->>'startedBy', value->>'at' FROM json_each(?) WHERE true
+     ON CONFLICT (id) DO UPDATE SET runtime = excluded.runtime, fullId = excluded.fullId, name = coalesce(excluded.name, name),
+       startedBy = coalesce(excluded.startedBy, startedBy), lastSeen = max(lastSeen, excluded.lastSeen)`,
+    [JSON.stringify(containers)],
   );
 }
 

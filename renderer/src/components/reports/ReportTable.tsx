@@ -3,7 +3,7 @@ import type { UsageReport, UsageTotals } from '../../../../shared/usage-report.j
 import { formatBytes } from '../../format.js';
 import { formatAmount, formatDuration, formatHours } from './report-format.js';
 
-const NOUN = { user: 'User', job: 'Job', gpu: 'GPU' } as const;
+const NOUN = { user: 'User', job: 'Job', gpu: 'GPU', container: 'Container' } as const;
 
 function Figures({ row }: { row: UsageTotals }) {
   return (

@@ -12,7 +12,7 @@ import { ReportSummary } from './ReportSummary.js';
 import { ReportTable } from './ReportTable.js';
 
 const REFRESH_MS = 10_000;
-const GROUP_TITLES = { user: 'User', job: 'Job', gpu: 'GPU' } as const;
+const GROUP_TITLES = { user: 'User', job: 'Job', gpu: 'GPU', container: 'Container' } as const;
 
 export function ReportsView() {
   const preset = useReports((s) => s.preset);
