@@ -1,11 +1,15 @@
 // Command-line flags: node's parseArgs plus "--simulate [scenario]" with an optional value.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { checkRate } from '../engine/sampler/sampler.js';
 
 export class UsageError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** Parse flags strictly; an unknown flag or a missing value is a UsageError naming it. */
+/**
+ * Parse flags strictly; an unknown flag or a missing value is a UsageError naming it. A value that
+ * looks like a negative number ("--mem -1G") is taken as the value, so its check can say what is wrong.
+ */
 export function parseFlags<T extends Options>(argv: string[], options: T, optionalValue: Record<string, string> = {}) {
   const normalised: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -15,6 +19,8 @@ export function parseFlags<T extends Options>(argv: string[], options: T, option
       const value = next !== undefined && !next.startsWith('-') ? next : optionalValue[flag];
       if (value === next) i++;
       normalised.push(`--${flag}=${value}`);
+    } else if (argv[i].startsWith('--') && options[flag]?.type === 'string' && /^-\.?\d/.test(argv[i + 1] ?? '')) {
+      normalised.push(`--${flag}=${argv[++i]}`);
     } else {
       normalised.push(argv[i]);
     }
@@ -26,9 +32,14 @@ export function parseFlags<T extends Options>(argv: string[], options: T, option
   }
 }
 
+/** --rate in samples per second, in the sampler's range; a bad one is a usage error. */
 export function parseRate(text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const hz = Number(text);
   if (!Number.isFinite(hz)) throw new UsageError(`--rate must be a number of samples per second, got "${text}".`);
-  return hz;
+  try {
+    return checkRate(hz);
+  } catch (error) {
+    throw new UsageError(`--rate: ${(error as Error).message}`);
+  }
 }

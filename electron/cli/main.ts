@@ -1,101 +1,64 @@
-// The `gpushare` command: a thin dispatcher; each command lives in commands/.
+// The `gpushare` command: a thin dispatcher over the command table; each command lives in commands/.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../engine/paths.js';
 import { UsageError } from './args.js';
-import { daemonCommand, daemonUsage } from './commands/daemon.js';
-import { migCommand, migUsage } from './commands/mig.js';
-import { mpsCommand, mpsUsage } from './commands/mps.js';
-import { engineCommand, engineUsage } from './commands/engine.js';
-import { jobsCommand, jobsUsage } from './commands/jobs.js';
-import { psCommand, psUsage } from './commands/ps.js';
-import { runCommand, runUsage } from './commands/run.js';
-import { reportCommand, reportUsage } from './commands/report.js';
-import { serveCommand, serveUsage } from './commands/serve.js';
-import { setCommand, setUsage } from './commands/set.js';
-import { simCommand, simUsage } from './commands/sim.js';
-import { startCommand, startUsage } from './commands/start.js';
-import { statusCommand, statusUsage } from './commands/status.js';
-import { stopCommand, stopUsage } from './commands/stop.js';
-import { consoleCommand, consoleUsage } from './commands/console.js';
+import { COMMANDS, findCommand, helpFor, usageOf } from './command-table.js';
+
+/** The exit statuses every command keeps to (the daemon adds 78 for a config it will not start with). */
+export const EXIT = { done: 0, failed: 1, usage: 2 } as const;
+
+export const EXIT_STATUS_HELP = `Exit status: 0 done, 1 it failed (no engine, a refused change, a job that failed), 2 usage error
+(an unknown command or option, a bad value); \`gpushare daemon\` exits 78 on a config it will not start with.
+Sizes: 20G means 20 GiB (2^30 bytes) everywhere; K, M, G, T are powers of 1024, with or without B or iB.`;
 
 const usage = `gpushare — see and share the GPUs of a lab workstation
 
+Usage: gpushare COMMAND [OPTIONS]    gpushare COMMAND --help    gpushare --version
+
 Commands:
-  ps        GPUs and GPU processes (--json, --watch, --simulate)
-  run       start a command as a managed job (GPU, priority, memory quota)
-  jobs      managed jobs and GPU processes (--json, --all)
-  set       change a job: priority, quota, suspend, resume, park, unpark, terminate
-  report    usage by user, job or GPU as CSV, JSON, HTML or PDF
-  serve     the engine headless, with the browser console on loopback
-  engine    your personal engine headless, on its unix socket only (what the desktop app starts)
-  sim       the simulated GPU driver: scenarios, env, fakejob, reset
-  mig       plan MIG slices for a job mix, show a GPU's slices, apply a layout
-  mps       MPS daemons per GPU: status (whose runs), start, stop
-  start     the console: the desktop app, or the browser console where Electron is missing
-  daemon    the box daemon: one scheduler for every user (run by systemd; daemon install)
-  status    which engine answers (box daemon or personal), as whom, the console URL (--json)
-  stop      stop your personal engine
-  console   the browser console for the box daemon, through your own local proxy
+${COMMANDS.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
 
-${psUsage}
+${EXIT_STATUS_HELP}
 
-${reportUsage}
+${COMMANDS.map((c) => c.usage).join('\n\n')}`;
 
-${runUsage}
-
-${jobsUsage}
-
-${setUsage}
-
-${startUsage}
-
-${statusUsage}
-
-${stopUsage}
-
-${consoleUsage}
-
-${serveUsage}
-
-${engineUsage}
-
-${simUsage}
-
-${migUsage}
-
-${mpsUsage}
-
-${daemonUsage}`;
-
-const commands: Record<string, (argv: string[]) => Promise<number>> = {
-  ps: psCommand,
-  run: runCommand,
-  jobs: jobsCommand,
-  set: setCommand,
-  report: reportCommand,
-  serve: serveCommand,
-  engine: engineCommand,
-  sim: simCommand,
-  mig: migCommand,
-  mps: mpsCommand,
-  start: startCommand,
-  daemon: daemonCommand,
-  status: statusCommand,
-  stop: stopCommand,
-  console: consoleCommand,
-};
+export function gpushareVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === 'help' || name === '--help' || name === '-h') {
+  if (name === '--help' || name === '-h' || (name === 'help' && rest.length === 0)) {
     process.stdout.write(usage + '\n');
-    return name ? 0 : 2;
+    return EXIT.done;
   }
-  const command = commands[name];
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`gpushare ${gpushareVersion()}\n`);
+    return EXIT.done;
+  }
   try {
-    if (!command) throw new UsageError(`Unknown command "${name}". Run \`gpushare help\` for the list.`);
-    return await command(rest);
+    if (name === undefined) throw new UsageError(`Which command?\n${usage}`);
+    if (name === 'help') return printHelp(rest);
+    const command = findCommand(name);
+    if (!command) throw new UsageError(`Unknown command "${name}". Run \`gpushare --help\` for the list.`);
+    const help = helpFor(command, rest);
+    if (help !== null) {
+      process.stdout.write(help + '\n');
+      return EXIT.done;
+    }
+    return await command.run(rest);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`gpushare ${name}: ${message}\n`);
-    return error instanceof UsageError ? 2 : 1;
+    process.stderr.write(`gpushare${name === undefined ? '' : ` ${name}`}: ${message}\n`);
+    return error instanceof UsageError ? EXIT.usage : EXIT.failed;
   }
+}
+
+/** `gpushare help CMD [SUB]`. */
+function printHelp([name, sub]: string[]): number {
+  const command = findCommand(name);
+  if (!command) throw new UsageError(`No command "${name}". Run \`gpushare --help\` for the list.`);
+  process.stdout.write(usageOf(command, sub) + '\n');
+  return EXIT.done;
 }

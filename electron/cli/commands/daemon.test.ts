@@ -238,7 +238,7 @@ test('gpushare daemon with a bad config exits 78 naming the key, and opens no so
 test('gpushare daemon --help and gpushare help describe the daemon and its install', async () => {
   const help = await gpushare(['daemon', '--help']);
   assert.equal(help.code, 0);
-  assert.match(help.stdout, /^Usage: gpushare daemon \[--socket PATH\] \[--db PATH\] \[--config PATH\] \[--simulate \[SCENARIO\]\]\n/);
+  assert.match(help.stdout, /^Usage: gpushare daemon \[--socket PATH\] \[--db PATH\] \[--config PATH\] \[--simulate \[SCENARIO\]\]/);
   assert.match(help.stdout, /\nUsage: gpushare daemon install \[--root DIR\] \[--node PATH\]\n/);
-  assert.match((await gpushare(['help'])).stdout, /\n {2}daemon {4}the box daemon: one scheduler for every user/);
+  assert.match((await gpushare(['help'])).stdout, /\n {2}daemon +the box daemon: one scheduler for every user/);
 });

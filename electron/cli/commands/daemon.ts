@@ -11,23 +11,22 @@ import { defaultInstallOptions, installDaemon, InstallError, START_COMMAND, UNIT
 /** The exit status for a config the daemon will not start with (EX_CONFIG): the unit does not restart on it. */
 export const EXIT_BAD_CONFIG = 78;
 
-export const daemonUsage = `Usage: gpushare daemon [--socket PATH] [--db PATH] [--config PATH] [--simulate [SCENARIO]] [--metrics [ADDR:]PORT]
+export const daemonRunUsage = `Usage: gpushare daemon [--socket PATH] [--db PATH] [--config PATH] [--simulate [SCENARIO]] [--metrics [ADDR:]PORT]
   Runs the engine as root for the whole box: every user's CLI, desktop app and console are its
   clients, named by the kernel. Socket ${DAEMON_SOCKET}, store ${DAEMON_DB},
   config ${DAEMON_CONFIG} unless given (a missing config means the defaults; a bad one is an
-  error naming the key, and the daemon does not start). systemd runs it: see \`daemon install\`.
-  ${METRICS_USAGE}
-Usage: gpushare daemon install [--root DIR] [--node PATH]
+  error naming the key, and the daemon does not start: exit status 78). systemd runs it: see \`daemon install\`.
+  ${METRICS_USAGE}`;
+
+export const daemonInstallUsage = `Usage: gpushare daemon install [--root DIR] [--node PATH]
   As root: writes ${UNIT_PATH} (running this installation), the default config if there is
   none (an existing one is kept), creates the admin group (gpushare-admin) if missing, and prints
   the command that starts it. --root DIR writes under DIR instead and creates no group (packaging,
   tests); --node PATH is the node binary the unit runs (default: this one, ${process.execPath}).`;
 
+export const daemonUsage = `${daemonRunUsage}\n${daemonInstallUsage}`;
+
 export async function daemonCommand(argv: string[]): Promise<number> {
-  if (argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help') {
-    process.stdout.write(daemonUsage + '\n');
-    return 0;
-  }
   if (argv[0] === 'install') return daemonInstall(argv.slice(1));
   const options = daemonRunOptions(argv);
   try {

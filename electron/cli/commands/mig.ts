@@ -12,27 +12,28 @@ import { planMigLayout } from '../../engine/mig/planner.js';
 import { BUILT_IN_MIG_MODELS, builtInMigProfileTable } from '../../engine/mig/profiles.js';
 import { parseFlags, UsageError } from '../args.js';
 
-export const migUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--json]
+export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--json]
   --model MODEL        ${BUILT_IN_MIG_MODELS.join(', ')} (or a name like "NVIDIA H100 80GB HBM3")
   --jobs SPEC,…        each MEMORY[:SMSHARE][@PRIORITY], e.g. 30G,10G:0.2,20G@high
                        MEMORY 20G or 20GB (decimal, as profile names are: 1g.10gb holds 10G), or 20GiB
                        SMSHARE 0-1 or 1-100% of the GPU's SMs; PRIORITY high, normal or best-effort
   --gpu N              GPU index for the printed nvidia-smi commands (default 0)
-  --json               the plan as JSON (for scripts)
-       gpushare mig layout --gpu N [--json] [--simulate [SCENARIO]]
-  The GPU's slices now: GPU/compute instances, profiles, placements and the processes in each.
-       gpushare mig apply --gpu N (--jobs SPEC[,SPEC…] | --layout PROFILE[@START][,…]) [--dry-run] [--json]
+  --json               the plan as JSON (for scripts)`;
+
+export const migLayoutUsage = `Usage: gpushare mig layout --gpu N [--json] [--simulate [SCENARIO]]
+  The GPU's slices now: GPU/compute instances, profiles, placements and the processes in each.`;
+
+export const migApplyUsage = `Usage: gpushare mig apply --gpu N (--jobs SPEC[,SPEC…] | --layout PROFILE[@START][,…]) [--dry-run] [--json]
                           [--simulate [SCENARIO]]
   Plans for the jobs (or takes the layout, e.g. 3g.40gb@4,2g.20gb) and applies it through the running
   engine (mig.apply), or directly with --simulate or --dry-run: only when the slices it changes are
   idle and the engine is root; otherwise it says what blocks it. --dry-run prints the commands.`;
 
+export const migUsage = [migPlanUsage, migLayoutUsage, migApplyUsage].join('\n');
+
 export async function migCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
-    process.stdout.write(migUsage + '\n');
-    return sub === undefined ? 2 : 0;
-  }
+  if (sub === undefined) throw new UsageError(`Which mig subcommand? plan, layout or apply.\n${migUsage}`);
   if (sub === 'plan') return migPlan(rest);
   if (sub === 'apply' || sub === 'layout') return migOnGpu(sub, rest);
   throw new UsageError(`Unknown mig subcommand "${sub}": plan, layout or apply.\n${migUsage}`);

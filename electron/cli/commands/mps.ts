@@ -10,10 +10,7 @@ export const mpsUsage = `Usage: gpushare mps status|start|stop [--gpu N] [--json
 
 export async function mpsCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
-    process.stdout.write(mpsUsage + '\n');
-    return sub === undefined ? 2 : 0;
-  }
+  if (sub === undefined) throw new UsageError(`Which mps subcommand? status, start or stop.\n${mpsUsage}`);
   if (!['status', 'start', 'stop'].includes(sub)) throw new UsageError(`Unknown mps subcommand "${sub}": status, start or stop.\n${mpsUsage}`);
   const { values, positionals } = parseFlags(rest, { gpu: { type: 'string' }, json: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`gpushare mps ${sub} takes no arguments, got "${positionals[0]}".`);

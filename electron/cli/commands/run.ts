@@ -29,10 +29,14 @@ export function splitRunArgs(argv: readonly string[]): { flags: Map<string, stri
       i++;
       break;
     }
+    if (arg === '-h') {
+      flags.set('help', true); // the dispatcher prints the usage; here it only marks where gpushare's own flags end
+      continue;
+    }
     if (!arg.startsWith('--')) break;
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
-    if (name === 'json') {
+    if (name === 'json' || name === 'help') {
       flags.set(name, true);
       continue;
     }

@@ -25,10 +25,6 @@ export interface StatusReport {
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
-  if (argv.some((arg) => arg === '--help' || arg === '-h')) {
-    process.stdout.write(statusUsage + '\n');
-    return 0;
-  }
   const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`gpushare status takes no arguments, got "${positionals[0]}".`);
   const report = await readStatus();

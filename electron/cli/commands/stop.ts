@@ -16,10 +16,6 @@ const POLL_MS = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function stopCommand(argv: string[]): Promise<number> {
-  if (argv.some((arg) => arg === '--help' || arg === '-h')) {
-    process.stdout.write(stopUsage + '\n');
-    return 0;
-  }
   if (argv.length > 0) throw new UsageError(`gpushare stop takes no arguments, got "${argv[0]}".`);
 
   let found;
