@@ -8,16 +8,20 @@ export const DEFAULT_ADMIN_GROUP = 'gpushare-admin';
 const accountName = string({ min: 1, max: 64, pattern: /^[A-Za-z_][A-Za-z0-9_.-]*\$?$/, describe: 'a user or group name' });
 
 /** A memory size: bytes, or "40G" (K/M/G/T are powers of 1024). */
+const memorySizeText = string({ min: 1, max: 32 });
+const memorySizeBytes = number({ integer: true, min: 1, max: 2 ** 53 - 1, unit: 'bytes' });
 const memorySize: Schema<number> = {
+  info: { type: 'either', options: [memorySizeText, memorySizeBytes] },
   parse(value, path = '') {
     if (typeof value === 'string') {
+      memorySizeText.parse(value, path);
       try {
         return parseByteSize(value);
       } catch (error) {
         throw new ValidationError(path, (error as Error).message);
       }
     }
-    return number({ integer: true, min: 1, max: 2 ** 53 - 1, unit: 'bytes' }).parse(value, path);
+    return memorySizeBytes.parse(value, path);
   },
 };
 
@@ -162,7 +166,7 @@ export function resolveLimits(policy: LabPolicy, user: string, groups: readonly 
 }
 
 /** The policy as an API parameter: what a config file may say, checked as the file is (the handler gets it with defaults filled in). */
-export const labPolicyValue: Schema<LabPolicyInput> = { parse: (value, path = 'policy') => parseLabPolicy(value, path) };
+export const labPolicyValue: Schema<LabPolicyInput> = { info: { type: 'either', options: [labPolicySchema] }, parse: (value, path = 'policy') => parseLabPolicy(value, path) };
 
 /** What `policy.get` answers: the lab's rules, and where the caller stands under them. */
 export interface LabPolicyStatus {

@@ -13,17 +13,63 @@ export class ValidationError extends Error {
 
 export interface Schema<T> {
   parse(value: unknown, path?: string): T;
+  /** What it accepts, for a test to check that every field is bounded. */
+  readonly info?: SchemaInfo;
 }
+
+/** A schema's kind and bounds (a custom schema says which ones it applies, or what it wraps). */
+export type SchemaInfo =
+  | { type: 'string'; max?: number }
+  | { type: 'number'; min?: number; max?: number }
+  | { type: 'boolean' }
+  | { type: 'choice' }
+  | { type: 'array'; max?: number; item: Schema<unknown> }
+  | { type: 'object'; shape: Record<string, Schema<unknown>> }
+  | { type: 'either'; options: Array<Schema<unknown>> };
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
-const show = (value: unknown): string => {
-  const text = JSON.stringify(value);
-  return text === undefined ? String(value) : text.length > 60 ? text.slice(0, 57) + '...' : text;
+const SHOWN = 60;
+
+/** A value as JSON, cut to a few dozen characters; it reads at most a few levels and items, so any input is cheap to show. */
+export function show(value: unknown): string {
+  const text = brief(value, 3);
+  return text.length > SHOWN ? text.slice(0, SHOWN - 3) + '...' : text;
+}
+
+function brief(value: unknown, levels: number): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > SHOWN ? value.slice(0, SHOWN) : value);
+  if (typeof value !== 'object' || value === null) return typeof value === 'number' || typeof value === 'boolean' || value === null ? String(value) : typeof value;
+  if (levels === 0) return Array.isArray(value) ? '[...]' : '{...}';
+  if (Array.isArray(value)) return `[${value.slice(0, 5).map((v) => brief(v, levels - 1)).join(',')}${value.length > 5 ? ',...' : ''}]`;
+  const keys = Object.keys(value).slice(0, 6);
+  const shown = keys.slice(0, 5).map((k) => `${JSON.stringify(k.slice(0, SHOWN))}:${brief((value as Record<string, unknown>)[k], levels - 1)}`);
+  return `{${shown.join(',')}${keys.length > 5 ? ',...' : ''}}`;
+}
+
+/** A key as it appears in an error's path: an unknown key may be any size. */
+const keyPath = (path: string, key: string): string => {
+  const name = key.length > 40 ? `${key.slice(0, 40)}...` : key;
+  return path ? `${path}.${name}` : name;
 };
+
+/**
+ * Refuse a value nested deeper than `maxDepth` lists or objects, before any schema or
+ * serializer recurses into it (20,000 levels overflow the stack of JSON.stringify).
+ */
+export function checkNesting(value: unknown, maxDepth: number, path = ''): void {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= maxDepth) throw new ValidationError(path, `nests deeper than ${maxDepth} levels of lists and objects`);
+    for (const child of Array.isArray(item) ? item : Object.values(item)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+}
 
 export function string(options: { min?: number; max?: number; pattern?: RegExp; describe?: string } = {}): Schema<string> {
   return {
+    info: { type: 'string', max: options.max },
     parse(value, path = '') {
       if (typeof value !== 'string') throw new ValidationError(path, `must be a string, got ${show(value)}`);
       if (options.min !== undefined && value.length < options.min) throw new ValidationError(path, options.min === 1 ? 'must not be empty' : `must be at least ${options.min} characters`);
@@ -34,20 +80,23 @@ export function string(options: { min?: number; max?: number; pattern?: RegExp; 
   };
 }
 
-export function number(options: { min?: number; max?: number; integer?: boolean; unit?: string } = {}): Schema<number> {
+export function number(options: { min?: number; max?: number; integer?: boolean; unit?: string; describeBound?: (bound: number) => string } = {}): Schema<number> {
   const unit = options.unit ? ` ${options.unit}` : '';
+  const bound = (n: number): string => `${n}${unit}${options.describeBound ? ` (${options.describeBound(n)})` : ''}`;
   return {
+    info: { type: 'number', min: options.min, max: options.max },
     parse(value, path = '') {
       if (typeof value !== 'number' || !Number.isFinite(value)) throw new ValidationError(path, `must be a number, got ${show(value)}`);
       if (options.integer && !Number.isInteger(value)) throw new ValidationError(path, `must be a whole number, got ${value}`);
-      if (options.min !== undefined && value < options.min) throw new ValidationError(path, `must be at least ${options.min}${unit}, got ${value}`);
-      if (options.max !== undefined && value > options.max) throw new ValidationError(path, `must be at most ${options.max}${unit}, got ${value}`);
+      if (options.min !== undefined && value < options.min) throw new ValidationError(path, `must be at least ${bound(options.min)}, got ${value}`);
+      if (options.max !== undefined && value > options.max) throw new ValidationError(path, `must be at most ${bound(options.max)}, got ${value}`);
       return value;
     },
   };
 }
 
 export const boolean = (): Schema<boolean> => ({
+  info: { type: 'boolean' },
   parse(value, path = '') {
     if (typeof value !== 'boolean') throw new ValidationError(path, `must be true or false, got ${show(value)}`);
     return value;
@@ -56,6 +105,7 @@ export const boolean = (): Schema<boolean> => ({
 
 export function oneOf<const T extends readonly string[]>(choices: T): Schema<T[number]> {
   return {
+    info: { type: 'choice' },
     parse(value, path = '') {
       if (typeof value !== 'string' || !choices.includes(value)) {
         throw new ValidationError(path, `must be one of ${choices.map((c) => `"${c}"`).join(', ')}; got ${show(value)}`);
@@ -67,6 +117,7 @@ export function oneOf<const T extends readonly string[]>(choices: T): Schema<T[n
 
 export function array<T>(item: Schema<T>, options: { min?: number; max?: number } = {}): Schema<T[]> {
   return {
+    info: { type: 'array', max: options.max, item },
     parse(value, path = '') {
       if (!Array.isArray(value)) throw new ValidationError(path, `must be a list, got ${show(value)}`);
       if (options.min !== undefined && value.length < options.min) throw new ValidationError(path, `must have at least ${options.min} item${options.min === 1 ? '' : 's'}`);
@@ -77,15 +128,16 @@ export function array<T>(item: Schema<T>, options: { min?: number; max?: number 
 }
 
 export function optional<T>(inner: Schema<T>): Schema<T | undefined> & { optional: true } {
-  return { optional: true, parse: (value, path) => (value === undefined ? undefined : inner.parse(value, path)) };
+  return { optional: true, info: { type: 'either', options: [inner] }, parse: (value, path) => (value === undefined ? undefined : inner.parse(value, path)) };
 }
 
 export function nullable<T>(inner: Schema<T>): Schema<T | null> {
-  return { parse: (value, path) => (value === null ? null : inner.parse(value, path)) };
+  return { info: { type: 'either', options: [inner] }, parse: (value, path) => (value === null ? null : inner.parse(value, path)) };
 }
 
 export function union<A, B>(a: Schema<A>, b: Schema<B>, describe: string): Schema<A | B> {
   return {
+    info: { type: 'either', options: [a, b] },
     parse(value, path = '') {
       try {
         return a.parse(value, path);
@@ -105,13 +157,14 @@ type OptionalKeys<S extends Shape> = { [K in keyof S]: S[K] extends { optional: 
 type ObjectOf<S extends Shape> = { [K in Exclude<keyof S, OptionalKeys<S>>]: Infer<S[K]> } & { [K in OptionalKeys<S>]?: Infer<S[K]> };
 
 /** A plain object with exactly these keys: an unknown key is an error (a typo must not be ignored). */
-export function object<S extends Shape>(shape: S): Schema<ObjectOf<S>> {
+export function object<S extends Shape>(shape: S): Schema<ObjectOf<S>> & { info: { type: 'object'; shape: S } } {
   return {
+    info: { type: 'object', shape },
     parse(value, path = '') {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(path, `must be an object, got ${show(value)}`);
       const record = value as Record<string, unknown>;
       for (const key of Object.keys(record)) {
-        if (!Object.hasOwn(shape, key)) throw new ValidationError(path ? `${path}.${key}` : key, `is not a known field (known: ${Object.keys(shape).join(', ') || 'none'})`);
+        if (!Object.hasOwn(shape, key)) throw new ValidationError(keyPath(path, key), `is not a known field (known: ${Object.keys(shape).join(', ') || 'none'})`);
       }
       const out: Record<string, unknown> = {};
       for (const [key, schema] of Object.entries(shape)) {

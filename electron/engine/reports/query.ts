@@ -2,6 +2,8 @@
 // Whole days come from the day rollups, whole hours at the edges from the hour rollups,
 // whole minutes from the minute rollups and the seconds at the very edges from the raw
 // samples: the same figures as summing the raw samples, from a few thousand rows per day.
+import { REPORT_EARLIEST } from '../../../shared/api.js';
+import { ValidationError } from '../../../shared/schema.js';
 import { USAGE_REPORT_SCHEMA, type ReportGrouping, type UsageEventRow, type UsageReport, type UsageRow, type UsageSeriesPoint, type UsageTotals } from '../../../shared/usage-report.js';
 import { CONTRIBUTION_SQL, FIGURES_BY, NO_CONTAINER, type Contribution } from '../store/accounting.js';
 import type { SqliteDb } from '../store/sqlite.js';
@@ -20,6 +22,10 @@ export interface UsageQuery {
   /** At most this many chart points (default 60); fewer points let more of the range come from coarse rollups. */
   seriesPoints?: number;
   now?: number;
+  /** Refuse a range longer than this (the API: what the store keeps); default: any. */
+  maxSpanMs?: number;
+  /** How errors name the fields ("params" for an API request: "params.until: …"). */
+  fieldPath?: string;
 }
 
 interface Piece {
@@ -59,7 +65,29 @@ export function planPieces(since: number, until: number, bucketMs: number): Piec
 }
 
 export function seriesBucketMs(since: number, until: number, atLeast = MINUTE_MS, maxPoints = MAX_POINTS): number {
-  return SERIES_BUCKETS.find((b) => b >= atLeast && (until - since) / b <= maxPoints) ?? SERIES_BUCKETS[SERIES_BUCKETS.length - 1];
+  const fits = SERIES_BUCKETS.find((b) => b >= atLeast && (until - since) / b <= maxPoints);
+  if (fits) return fits;
+  // past a week a bucket, whole weeks: a chart of decades has as few points as one of days (and cannot exhaust memory)
+  const week = SERIES_BUCKETS[SERIES_BUCKETS.length - 1];
+  return Math.ceil((until - since) / Math.max(1, maxPoints - 1) / week) * week;
+}
+
+const DAY_AHEAD_MS = DAY_MS;
+const when = (t: number): string => (Math.abs(t) <= 8.64e15 ? new Date(t).toISOString() : String(t));
+
+/**
+ * A report's range, checked before anything is read: after 2000-01-01, ending after it starts and at
+ * most a day from now, no longer than maxSpanMs. Throws a ValidationError naming the field and the bound.
+ */
+export function checkReportRange(since: number, until: number, now: number, maxSpanMs = Infinity, fieldPath = ''): void {
+  const field = (name: string): string => (fieldPath ? `${fieldPath}.${name}` : name);
+  if (!Number.isFinite(since) || since < REPORT_EARLIEST) throw new ValidationError(field('since'), `must be at least ${REPORT_EARLIEST} ms since the epoch (2000-01-01), got ${when(since)}`);
+  if (!Number.isFinite(until) || !(until > since)) throw new ValidationError(field('until'), `must be after ${field('since')} (${when(since)}), got ${when(until)}`);
+  if (until > now + DAY_AHEAD_MS) throw new ValidationError(field('until'), `must be at most a day from now (${when(now + DAY_AHEAD_MS)}), got ${when(until)}`);
+  if (until - since > maxSpanMs) {
+    const days = (ms: number): number => Math.ceil(ms / DAY_MS);
+    throw new ValidationError(fieldPath, `the range spans ${days(until - since)} days; at most ${days(maxSpanMs)} days (what the usage store keeps) may be asked at once`);
+  }
 }
 
 interface Figures {
@@ -84,7 +112,7 @@ export async function queryUsage(db: SqliteDb, query: UsageQuery): Promise<Usage
   const now = query.now ?? Date.now();
   const until = query.until ?? now;
   const since = query.since;
-  if (!(since < until)) throw new RangeError(`The report's start (${new Date(since).toISOString()}) must be before its end (${new Date(until).toISOString()}).`);
+  checkReportRange(since, until, now, query.maxSpanMs, query.fieldPath);
   const by = query.by;
 
   let pieces: Piece[];

@@ -39,7 +39,7 @@ test('an attached store records ticks, alerts and audited commands, and answers 
   assert.equal(JSON.parse((await engine.call('reports.export', { since: now - 60_000, until: now + 60_000, by: 'job', format: 'json' })).content).by, 'job');
   const audit = await store.db.all<{ what: string; who: string }>('SELECT what, who FROM audit ORDER BY id');
   assert.equal(audit[0].what, 'sampler.setRate');
-  await assert.rejects(engine.call('reports.query', { since: now, until: now - 1, by: 'user' }), /must be before/);
+  await assert.rejects(engine.call('reports.query', { since: now, until: now - 1, by: 'user' }), { name: 'ValidationError', message: /^params\.until: must be after params\.since/ });
   await assert.rejects(engine.call('reports.query', { since: now, by: 'team' } as never), /by: must be one of "user", "job", "gpu"/);
   detach();
   await store.close();

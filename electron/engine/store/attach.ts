@@ -3,7 +3,7 @@
 import type { Engine } from '../engine.js';
 import { reportToFile } from '../reports/export.js';
 import { queryUsage } from '../reports/query.js';
-import type { Attribution, UsageStore } from './usage-store.js';
+import { DAY_MS, type Attribution, type UsageStore } from './usage-store.js';
 
 export interface AttachOptions {
   /** The scheduler's JobOwnership: a job's child processes count as the job (absent: every process is its own). */
@@ -19,8 +19,10 @@ export function attachUsageStore(engine: Engine, store: UsageStore, options: Att
     engine.events.on('alert', (alert) => store.recordAlert(alert)),
     engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
   ];
-  engine.dispatcher.register('reports.query', ({ since, until, by }) => queryUsage(store.db, { since, until, by }));
-  engine.dispatcher.register('reports.export', async ({ since, until, by, format }) => reportToFile(await queryUsage(store.db, { since, until, by }), format));
+  // a request may span what the store keeps (and a day of slack), no more: a longer one only costs time
+  const bounds = { maxSpanMs: store.retention.dayMs + DAY_MS, fieldPath: 'params' };
+  engine.dispatcher.register('reports.query', ({ since, until, by }) => queryUsage(store.db, { since, until, by, ...bounds }));
+  engine.dispatcher.register('reports.export', async ({ since, until, by, format }) => reportToFile(await queryUsage(store.db, { since, until, by, ...bounds }), format));
   return () => {
     offs.forEach((off) => off());
     store.useOwnership(null);
