@@ -1,9 +1,9 @@
 // The CLI's connection to an engine over its unix socket, and which engine that is:
 // $GPUSHARE_SOCKET when set, else the box daemon when it answers, else your personal engine.
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ApiEvent, ApiEvents, ApiMethod, ApiParams, ApiResults, GpushareApi, ResponseMessage } from '../../shared/api.js';
-import { runtimeDir } from '../engine/paths.js';
+import { privateDirProblem, runtimeDir } from '../engine/paths.js';
 import { daemonSocketPath } from '../engine/daemon/daemon-paths.js';
 
 export class EngineUnavailableError extends Error {
@@ -64,6 +64,12 @@ export async function findEngine(options: { personalFirst?: boolean } = {}): Pro
   const tried: string[] = [];
   for (const socket of engineSockets(process.env, options)) {
     try {
+      // a personal engine's socket in a directory someone else controls may be theirs, listening for our secrets
+      const untrusted = socket.source === 'personal' ? privateDirProblem(dirname(socket.path)) : null;
+      if (untrusted) {
+        tried.push(`${socket.label} at ${socket.path}: not trusted (${untrusted})`);
+        continue;
+      }
       return { client: await connectAt(socket.path), socket };
     } catch (error) {
       tried.push(`${socket.label} at ${socket.path}: ${whyNot(error as NodeJS.ErrnoException)}`);

@@ -2,9 +2,9 @@
 // (every local user can read /proc/PID/cmdline): the opener gets the path of a 0600 page in this
 // user's runtime dir that redirects to the URL.
 import { spawn, spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, openSync, closeSync, rmSync, writeSync } from 'node:fs';
+import { openSync, closeSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { runtimeDir } from '../engine/paths.js';
+import { ensurePrivateDir, runtimeDir } from '../engine/paths.js';
 
 export interface BrowserOpenerHost {
   env: NodeJS.ProcessEnv;
@@ -52,11 +52,7 @@ export function openInBrowser(url: string, host: Partial<BrowserOpenerHost> = {}
 
 /** A page only this user can read that sends the browser on to url; its path is safe to show anyone. */
 export function writeRedirectPage(dir: string, url: string): string {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const info = lstatSync(dir);
-  // /tmp/gpushare-UID (no XDG_RUNTIME_DIR) could have been made by someone else first.
-  if (!info.isDirectory() || info.uid !== process.getuid?.() || (info.mode & 0o077) !== 0)
-    throw new Error(`${dir} must be a directory of yours that no one else can open (mode 0700), so the console's token can be kept there.`);
+  ensurePrivateDir(dir); // /tmp/gpushare-UID (no XDG_RUNTIME_DIR) could have been made by someone else first
   const page = join(dir, `console-${process.pid}.html`);
   rmSync(page, { force: true });
   const fd = openSync(page, 'wx', 0o600); // wx: a fresh file, never one someone placed there

@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fakegpuBuildDir, packageRoot, runtimeDir } from '../paths.js';
+import { ensurePrivateDir, fakegpuBuildDir, packageRoot, runtimeDir } from '../paths.js';
 
 export interface FakegpuProcess {
   pid: number;
@@ -158,7 +158,8 @@ export class SimulatedDriver {
   /** The per-user simulated box that `gpushare … --simulate` uses, kept between runs. */
   static async shared(scenario: string, where: { dir?: string; everyone?: boolean } = {}): Promise<SimulatedDriver> {
     const dir = where.dir ?? runtimeDir();
-    mkdirSync(dir, { recursive: true, mode: where.everyone ? 0o755 : 0o700 });
+    if (where.everyone) mkdirSync(dir, { recursive: true, mode: 0o755 });
+    else ensurePrivateDir(dir);
     const name = scenario.includes('/') ? 'custom' : scenario;
     const driver = await SimulatedDriver.create({ scenario, statePath: join(dir, `sim-${name}.state`), reuse: true });
     // the box daemon's simulated GPUs serve every user's jobs, as /dev/nvidia* does (mode 0666)

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { LabPolicy } from '../../../shared/lab-policy.js';
 import type { Engine } from '../engine.js';
 import type { GpuBackend } from '../gpu/open-backend.js';
-import { runtimeDir } from '../paths.js';
+import { privateRuntimeDir } from '../paths.js';
 import type { ProcessCheckpointer } from '../control/checkpointer.js';
 import { DriverCheckpointer } from '../control/driver-checkpointer.js';
 import { Freezer } from '../control/freezer.js';
@@ -88,7 +88,7 @@ export function defaultStateDir(): string {
 export function attachScheduler(engine: Engine, options: AttachSchedulerOptions): AttachedScheduler {
   const stateDir = options.stateDir ?? defaultStateDir();
   const logDir = join(stateDir, 'logs');
-  const runDir = options.runtimeDir ?? runtimeDir();
+  const runDir = options.runtimeDir ?? privateRuntimeDir(); // the suspend record and the gate: never in a dir someone else made
   const recordPath = join(runDir, 'suspended.json');
   let gate = options.gate;
   let gateMissing: string | null = null;

@@ -4,14 +4,16 @@
 import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { runtimeDir } from '../paths.js';
+import { ensurePrivateDir, runtimeDir } from '../paths.js';
 import type { Engine } from '../engine.js';
 import { callerOfPeer } from './peer-caller.js';
-import { openSession, wireLine } from './session.js';
+import { boundedOutbox } from './outbox.js';
+import { readLines } from './read-lines.js';
+import { MAX_REQUEST_BYTES, openSession, wireLine } from './session.js';
 
 export const defaultSocketPath = (): string => process.env.GPUSHARE_SOCKET ?? join(runtimeDir(), 'engine.sock');
 
-const MAX_LINE = 1024 * 1024;
+const refusal = (message: string): string => JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'invalid-request', message } }) + '\n';
 
 export interface SocketOptions {
   /** Every local user may connect (the box daemon); default: only the engine's user. */
@@ -28,7 +30,9 @@ export async function refuseBesideRunningEngine(path = defaultSocketPath()): Pro
 
 export async function listenOnSocket(engine: Engine, path = defaultSocketPath(), options: SocketOptions = {}): Promise<{ path: string; close(): Promise<void> }> {
   const dir = join(path, '..');
-  mkdirSync(dir, { recursive: true, mode: options.shared ? 0o755 : 0o700 });
+  if (options.shared) mkdirSync(dir, { recursive: true, mode: 0o755 });
+  else if (dir === runtimeDir()) ensurePrivateDir(dir); // one another user made first would hand them the socket
+  else mkdirSync(dir, { recursive: true, mode: 0o700 }); // a place the caller chose
   await refuseBesideRunningEngine(path);
   if (existsSync(path)) unlinkSync(path); // left behind by an engine that was killed
   const sockets = new Set<Socket>();
@@ -41,28 +45,35 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       return;
     }
     sockets.add(socket);
-    const session = openSession(engine, caller, (message) => {
-      if (!socket.destroyed) socket.write(wireLine(message));
+    const outbox = boundedOutbox(`the socket client ${caller.user} (uid ${caller.uid}, pid ${caller.pid ?? 'unknown'})`, {
+      buffered: () => socket.writableLength,
+      write: (line) => socket.write(line),
+      disconnect: () => socket.destroy(),
     });
-    let buffer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      if (buffer.length > MAX_LINE && !buffer.includes('\n')) {
-        socket.destroy(); // a client that never ends its line
+    socket.on('drain', () => outbox.drained());
+    const reply = (line: string): void => {
+      if (!socket.destroyed) outbox.send(line);
+    };
+    const session = openSession(engine, caller, (message) => reply(wireLine(message)));
+    let refused = false;
+    const lines = readLines(socket, (text) => {
+      const line = text.trim();
+      if (refused || !line) return;
+      let message: unknown;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        reply(refusal('Each line must be one JSON message.'));
         return;
       }
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline).trim();
-        buffer = buffer.slice(newline + 1);
-        if (!line) continue;
-        try {
-          session.receive(JSON.parse(line));
-        } catch {
-          socket.write(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'invalid-request', message: 'Each line must be one JSON message.' } }) + '\n');
-        }
-      }
+      session.receive(message);
+    });
+    socket.on('data', () => {
+      if (refused || lines.pending() <= MAX_REQUEST_BYTES) return;
+      refused = true;
+      reply(refusal(`A line over ${MAX_REQUEST_BYTES} bytes is not a request: the engine closes this connection.`));
+      socket.pause(); // what else it sends is not read
+      socket.end(() => socket.destroy());
     });
     socket.on('close', () => {
       session.close();
