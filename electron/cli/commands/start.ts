@@ -24,6 +24,7 @@ export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--brow
 
 /** The Electron executable if its binary was downloaded, read without importing electron. */
 export function electronBinary(root = packageRoot()): string | null {
+  if (process.versions.electron) return process.execPath; // the installed package: its own Electron, running this CLI as Node
   const dir = join(root, 'node_modules', 'electron');
   const pathFile = join(dir, 'path.txt');
   if (!existsSync(pathFile)) return null;
@@ -90,7 +91,9 @@ async function desktopElectron(argv: string[], env = process.env): Promise<strin
 }
 
 function runDesktop(executable: string, argv: string[]): Promise<number> {
-  const child = spawn(executable, [packageRoot(), ...argv], { stdio: 'inherit' });
+  const env = { ...process.env };
+  delete env.ELECTRON_RUN_AS_NODE; // how the packaged CLI runs: the app itself must run as Electron
+  const child = spawn(executable, [packageRoot(), ...argv], { stdio: 'inherit', env });
   const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
   process.on('SIGINT', forward).on('SIGTERM', forward);
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
