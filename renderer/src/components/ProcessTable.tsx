@@ -1,9 +1,10 @@
 // Every job and GPU process: sortable by any column, filtered by owner, GPU and user.
 // The rows scroll inside a fixed box and only those in view are drawn, so a box with
 // hundreds of processes costs a screenful of rows per update.
-import { memo, useMemo } from 'react';
+import { Fragment, memo, useMemo } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { JobView } from '../../../shared/jobs.js';
+import { describeContext } from '../../../shared/process-context.js';
 import { processColor } from '../colors.js';
 import { processesAsJobs } from '../data/board-jobs.js';
 import { formatBytes, formatPercent, shortCommand, shownBytes } from '../format.js';
@@ -31,6 +32,8 @@ const COLUMNS: ReadonlyArray<{ key: SortKey; title: string; numeric?: boolean; w
   { key: 'state', title: 'State', width: 96 },
 ];
 const ID_WIDTH = 96;
+/** Where a process runs (container, Slurm job, kernel, unit, ssh), after the command; not sortable. */
+const WHERE_WIDTH = 170;
 
 const sortValue = (job: JobView, key: SortKey): string | number => {
   switch (key) {
@@ -47,7 +50,7 @@ const sortValue = (job: JobView, key: SortKey): string | number => {
 
 const leaveRow = (): void => highlight(null);
 
-function ProcessRowView({ job: j, highlighted, index }: { job: JobView; highlighted: boolean; index: number }) {
+function ProcessRowView({ job: j, highlighted, index, where }: RowProps) {
   return (
     <tr aria-rowindex={index + 2} data-job={j.id} data-pid={j.pid ?? undefined} className={highlighted ? 'highlighted' : undefined} onMouseEnter={() => highlight(j.id)} onMouseLeave={leaveRow}>
       <td>
@@ -56,6 +59,7 @@ function ProcessRowView({ job: j, highlighted, index }: { job: JobView; highligh
       </td>
       <td>{j.owner}</td>
       <td className="command" title={j.argv.join(' ')}>{shortCommand(j.argv, null)}</td>
+      <td className="where" title={where}>{where || '–'}</td>
       <td className="num">{j.gpu ?? '–'}</td>
       <td className="num">{formatPercent(j.smPercent)}</td>
       <td className="num">{formatBytes(j.usedMemory)}</td>
@@ -71,14 +75,14 @@ const sameArgv = (a: readonly string[], b: readonly string[]): boolean => a === 
 /** Stands in for the rows scrolled out of view, so the scroll bar tells the whole length. */
 const Spacer = ({ height }: { height: number }) => (
   <tr className="spacer" aria-hidden>
-    <td colSpan={COLUMNS.length + 1} style={{ height }} />
+    <td colSpan={COLUMNS.length + 2} style={{ height }} />
   </tr>
 );
 
-type RowProps = { job: JobView; highlighted: boolean; index: number };
+type RowProps = { job: JobView; highlighted: boolean; index: number; where: string };
 /** Re-render a row only when a cell it shows changed (jobs arrive as new objects every tick). */
 const sameRow = (a: RowProps, b: RowProps): boolean =>
-  a.index === b.index && a.highlighted === b.highlighted && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
+  a.index === b.index && a.highlighted === b.highlighted && a.where === b.where && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
   formatPercent(a.job.smPercent) === formatPercent(b.job.smPercent) && formatBytes(a.job.usedMemory) === formatBytes(b.job.usedMemory) &&
   a.job.memoryQuotaBytes === b.job.memoryQuotaBytes && a.job.priority === b.job.priority && a.job.state === b.job.state && sameArgv(a.job.argv, b.job.argv);
 
@@ -106,6 +110,7 @@ export function ProcessTable() {
   // an explicit height lets the box be strictly contained: its updates never relay out the page
   const boxHeight = ROW_HEIGHT * (1 + Math.max(1, Math.min(VISIBLE_ROWS, rows.length)));
   const users = useMemo(() => [...new Set(jobs.map((j) => j.owner))].sort(), [jobs]);
+  const whereByPid = useMemo(() => new Map((snapshot?.processes ?? []).map((p) => [p.pid, describeContext(p.context)])), [snapshot]);
   const sortBy = (key: SortKey): void => uiStore.setState((s) => ({ sortKey: key, sortDescending: s.sortKey === key ? !s.sortDescending : key !== 'user' && key !== 'command' }));
   return (
     <section className="panel process-panel" aria-label="Processes and jobs">
@@ -118,30 +123,38 @@ export function ProcessTable() {
         <table className="process-table" aria-rowcount={rows.length + 1}>
           <colgroup>
             <col style={{ width: ID_WIDTH }} />
-            {COLUMNS.map((c) => <col key={c.key} style={c.width ? { width: c.width } : undefined} />)}
+            {COLUMNS.map((c) => (
+              <Fragment key={c.key}>
+                <col style={c.width ? { width: c.width } : undefined} />
+                {c.key === 'command' && <col style={{ width: WHERE_WIDTH }} />}
+              </Fragment>
+            ))}
           </colgroup>
           <thead>
             <tr>
               <th>ID</th>
               {COLUMNS.map((c) => (
-                <th key={c.key} className={c.numeric ? 'num' : undefined} aria-sort={sortKey === c.key ? (sortDescending ? 'descending' : 'ascending') : 'none'}>
-                  <button type="button" onClick={() => sortBy(c.key)}>
-                    {c.title}
-                    {sortKey === c.key ? (sortDescending ? ' ▾' : ' ▴') : ''}
-                  </button>
-                </th>
+                <Fragment key={c.key}>
+                  <th className={c.numeric ? 'num' : undefined} aria-sort={sortKey === c.key ? (sortDescending ? 'descending' : 'ascending') : 'none'}>
+                    <button type="button" onClick={() => sortBy(c.key)}>
+                      {c.title}
+                      {sortKey === c.key ? (sortDescending ? ' ▾' : ' ▴') : ''}
+                    </button>
+                  </th>
+                  {c.key === 'command' && <th className="where">Where</th>}
+                </Fragment>
               ))}
             </tr>
           </thead>
           <tbody>
             {padTop > 0 && <Spacer height={padTop} />}
             {rows.slice(first, end).map((j, i) => (
-              <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} />
+              <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} where={j.pid === null ? '' : (whereByPid.get(j.pid) ?? '')} />
             ))}
             {padBottom > 0 && <Spacer height={padBottom} />}
             {rows.length === 0 && (
               <tr>
-                <td colSpan={COLUMNS.length + 1} className="empty-row">No processes match.</td>
+                <td colSpan={COLUMNS.length + 2} className="empty-row">No processes match.</td>
               </tr>
             )}
           </tbody>
