@@ -11,10 +11,10 @@ import { packageRoot } from '../electron/engine/paths.js';
 import { RESULTS_DIR } from './harness.js';
 
 const executable = electronBinary();
-const skip = executable ? false : 'no Electron binary here (node_modules/electron has no dist/: its download was not possible); the browser console tests cover the renderer';
+const skip = executable ? false : 'no Electron binary here (node_modules/electron has no dist/: its download was not possible; `npm start` fetches it where the network allows); the browser console tests cover the renderer';
+if (skip) console.log(`electron e2e skipped: ${skip}`); // a skipped test's body never runs, so say it here
 
 test('the desktop app opens the console on simulated GPUs, sandboxed, with the preload bridge only', { skip, timeout: 90_000 }, async () => {
-  if (skip) console.log(`electron e2e skipped: ${skip}`);
   const dir = mkdtempSync(join(tmpdir(), 'gpushare-electron-'));
   const app = await _electron.launch({
     executablePath: executable!,
