@@ -3,12 +3,12 @@
 // that a clean stop, a crash or a stopped engine (via the guardian) or the next start lets go of it.
 import { rmSync, writeFileSync } from 'node:fs';
 import { GUARDIAN_STALE_MS, releaseRecordNow, spawnGuardian, type GuardianHandle } from './guardian.js';
-import { groupMembers, readProcStatus, sameProcessAlive } from './proc-status.js';
+import { readProcStatus } from './proc-status.js';
 import type { ProcessControl } from './process-control.js';
 import {
+  continueHeld,
   heartbeatPath,
   holdOf,
-  pidReused,
   readReleased,
   readSuspendRecord,
   releasedPath,
@@ -141,19 +141,15 @@ export class Freezer {
   }
 
   /**
-   * The process left: forget it without signalling its pid (it may be reused). A stopped
-   * group whose leader left still has its other members continued: the group id cannot be reused while they live.
+   * The engine stops following the process (it left, or the driver stopped listing it: a lost GPU, an
+   * NVML failure). What the engine stopped is continued first if it is still the same process, whatever
+   * the driver says; a reused pid is never signalled. A stopped group whose leader left still has its
+   * other members continued: the group id cannot be reused while they live.
    */
   forget(pid: number): void {
     const entry = this.suspended.get(pid);
     if (!entry) return;
-    if (holdOf(entry) === 'group' && !sameProcessAlive(pid, entry.startTicks) && !pidReused(entry) && groupMembers(pid).length > 0) {
-      try {
-        process.kill(-pid, 'SIGCONT');
-      } catch {
-        // the last member left meanwhile
-      }
-    }
+    continueHeld(entry);
     this.suspended.delete(pid);
     this.save();
   }
