@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ensurePrivateDir, runtimeDir } from '../paths.js';
 import type { Engine } from '../engine.js';
 import { callerOfPeer } from './peer-caller.js';
-import { boundedOutbox } from './outbox.js';
+import { boundedOutbox, type Outbox, type OutboxStats } from './outbox.js';
 import { readLines } from './read-lines.js';
 import { MAX_REQUEST_BYTES, openSession, wireLine } from './session.js';
 
@@ -28,14 +28,21 @@ export async function refuseBesideRunningEngine(path = defaultSocketPath()): Pro
   if (existsSync(path) && (await answers(path))) throw new Error(`Another gpushare engine is already running on ${path}.`);
 }
 
-export async function listenOnSocket(engine: Engine, path = defaultSocketPath(), options: SocketOptions = {}): Promise<{ path: string; close(): Promise<void> }> {
+export interface SocketServer {
+  path: string;
+  /** Each connected client's outbox: how far behind it is, what it was spared. */
+  clients(): OutboxStats[];
+  close(): Promise<void>;
+}
+
+export async function listenOnSocket(engine: Engine, path = defaultSocketPath(), options: SocketOptions = {}): Promise<SocketServer> {
   const dir = join(path, '..');
   if (options.shared) mkdirSync(dir, { recursive: true, mode: 0o755 });
   else if (dir === runtimeDir()) ensurePrivateDir(dir); // one another user made first would hand them the socket
   else mkdirSync(dir, { recursive: true, mode: 0o700 }); // a place the caller chose
   await refuseBesideRunningEngine(path);
   if (existsSync(path)) unlinkSync(path); // left behind by an engine that was killed
-  const sockets = new Set<Socket>();
+  const sockets = new Map<Socket, Outbox>();
   const server: Server = createServer((socket) => {
     let caller;
     try {
@@ -44,12 +51,12 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       socket.end(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'forbidden', message: `gpushare could not tell who connected (${error instanceof Error ? error.message : String(error)}), so it answers nothing.` } }) + '\n');
       return;
     }
-    sockets.add(socket);
     const outbox = boundedOutbox(`the socket client ${caller.user} (uid ${caller.uid}, pid ${caller.pid ?? 'unknown'})`, {
       buffered: () => socket.writableLength,
       write: (line) => socket.write(line),
       disconnect: () => socket.destroy(),
     });
+    sockets.set(socket, outbox);
     socket.on('drain', () => outbox.drained());
     const reply = (line: string): void => {
       if (!socket.destroyed) outbox.send(line);
@@ -88,9 +95,10 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
   chmodSync(path, options.shared ? 0o666 : 0o600);
   return {
     path,
+    clients: () => [...sockets.values()].map((outbox) => outbox.stats()),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
+        for (const s of sockets.keys()) s.destroy();
         server.close(() => resolve());
       }),
   };

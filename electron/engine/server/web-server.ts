@@ -12,6 +12,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { API_EVENTS } from '../../../shared/api.js';
 import type { Engine } from '../engine.js';
 import { packageRoot } from '../paths.js';
+import { boundedOutbox, type Outbox, type OutboxStats } from './outbox.js';
 import { MAX_REQUEST_BYTES, openSession, wireLine, type Session } from './session.js';
 
 const TYPES: Record<string, string> = {
@@ -30,6 +31,8 @@ export interface WebServer {
   url: string;
   port: number;
   token: string;
+  /** Each connected WebSocket client's outbox: how far behind it is, what it was spared. */
+  clients(): OutboxStats[];
   close(): Promise<void>;
 }
 
@@ -119,6 +122,7 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
   };
 
   // UTF-8 is checked here, so a bad frame is closed with a reason (ws itself closes 1007 with none).
+  const outboxes = new Map<WebSocket, Outbox>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BYTES, skipUTF8Validation: true });
   server.on('upgrade', (req, socket: Duplex, head) => {
     socket.on('error', () => undefined); // a client gone before its refusal is written
@@ -129,9 +133,15 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
     if (badOrigin) return refuseUpgrade(socket, 403, badOrigin);
     if (!tokenOk(url)) return refuseUpgrade(socket, 403, 'Forbidden: the access token is wrong.');
     wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+      const outbox = boundedOutbox('a console client (WebSocket)', {
+        buffered: () => ws.bufferedAmount,
+        write: (line) => ws.send(line, () => outbox.drained()),
+        disconnect: () => ws.terminate(),
+      });
+      outboxes.set(ws, outbox);
       const session = sessions.open(
         (json) => {
-          if (ws.readyState === ws.OPEN) ws.send(json);
+          if (ws.readyState === ws.OPEN) outbox.send(json);
         },
         (why) => ws.close(1011, closeReason(why)), // the console's reconnect then says the engine went away
       );
@@ -148,7 +158,10 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
       });
       // ws has closed it (1009: past MAX_REQUEST_BYTES; 1002: not the protocol); unheard, the error would end the engine
       ws.on('error', (error) => console.error(`gpushare: a console client was disconnected: ${error.message}.`));
-      ws.on('close', () => session.close());
+      ws.on('close', () => {
+        outboxes.delete(ws);
+        session.close();
+      });
     });
   });
 
@@ -161,6 +174,7 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
     url: `http://127.0.0.1:${port}/?token=${token}`,
     port,
     token,
+    clients: () => [...outboxes.values()].map((outbox) => outbox.stats()),
     close: () =>
       new Promise<void>((resolve) => {
         for (const client of wss.clients) client.terminate();

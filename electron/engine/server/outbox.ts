@@ -1,0 +1,79 @@
+// What the engine has written to one client and the client has not read yet, bounded.
+/** Unread bytes past which a client no longer gets every state event: it gets the latest once it catches up. */
+export const SLOW_CLIENT_BYTES = 8 * 1024 * 1024;
+/** Unread bytes past which a client is disconnected: responses and alerts are never dropped, so they cannot wait for ever. */
+export const STUCK_CLIENT_BYTES = 64 * 1024 * 1024;
+
+/** How a transport writes to one client and tells how much of it is still unread. */
+export interface ClientLine {
+  /** Bytes written and not yet taken by the client (socket.writableLength, ws.bufferedAmount). */
+  buffered(): number;
+  write(line: string): void;
+  disconnect(): void;
+}
+
+/** What one client's outbox has been through: how far behind it fell, what it was spared. */
+export interface OutboxStats {
+  who: string;
+  /** Most bytes it ever left unread in the engine, measured after each write. */
+  peakUnread: number;
+  /** State events replaced by a later one before it caught up. */
+  dropped: number;
+  disconnected: boolean;
+}
+
+export interface Outbox {
+  /** One line for the client: a state event waits as the latest of its kind while the client is slow. */
+  send(line: string): void;
+  /** The transport wrote out what it held: send the latest state events held back. */
+  drained(): void;
+  stats(): OutboxStats;
+}
+
+// Events whose latest one says everything (the whole snapshot, job list, condition list); alerts are each news.
+// wireLine writes kind, then event, first.
+const STATE_EVENT = /^\{"kind":"event","event":"(snapshot|jobs|conditions)"/;
+
+/** Lines to one client (`who`, for the log) through client, its unread bytes bounded. */
+export function boundedOutbox(who: string, client: ClientLine): Outbox {
+  const held = new Map<string, string>();
+  let disconnected = false;
+  let peakUnread = 0;
+  let dropped = 0;
+  const write = (line: string): void => {
+    const unread = client.buffered();
+    if (unread > 0 && unread + line.length > STUCK_CLIENT_BYTES) {
+      disconnected = true;
+      held.clear();
+      console.error(`gpushare: ${who} was disconnected: it left ${unread} bytes unread (the bound is ${STUCK_CLIENT_BYTES}).`);
+      client.disconnect();
+      return;
+    }
+    client.write(line);
+    peakUnread = Math.max(peakUnread, client.buffered());
+  };
+  const flushHeld = (): void => {
+    if (held.size === 0 || client.buffered() > SLOW_CLIENT_BYTES) return;
+    const lines = [...held.values()];
+    held.clear();
+    for (const line of lines) if (!disconnected) write(line);
+  };
+  return {
+    send(line) {
+      if (disconnected) return;
+      flushHeld();
+      const state = STATE_EVENT.exec(line)?.[1];
+      if (state !== undefined && client.buffered() > SLOW_CLIENT_BYTES) {
+        if (held.has(state)) dropped++; // the one it replaces is older: never sent
+        held.set(state, line);
+        return;
+      }
+      if (state !== undefined && held.delete(state)) dropped++;
+      write(line);
+    },
+    drained() {
+      if (!disconnected) flushHeld();
+    },
+    stats: () => ({ who, peakUnread, dropped, disconnected }),
+  };
+}
