@@ -33,6 +33,15 @@ function fixtureHost(): { proc: string; host: string; done: () => void } {
   put(join(proc, '105/cgroup'), cg.dockerV2Systemd.replace(cg.DOCKER_ID, 'a'.repeat(64))); // no state on disk for it
   put(join(host, 'var/lib/docker/containers/' + 'b'.repeat(64) + '/config.v2.json'), '{broken');
   put(join(proc, '106/cgroup'), cg.dockerV2Systemd.replace(cg.DOCKER_ID, 'b'.repeat(64)));
+  // rootful podman started from ada's login (sudo podman run): podman forks, so the container keeps her login uid
+  put(join(proc, '107/cgroup'), cg.podmanRootfulV2);
+  put(join(proc, '107/loginuid'), '1000');
+  put(join(host, 'var/lib/containers/storage/overlay-containers/containers.json'), JSON.stringify([{ id: cg.PODMAN_ID, names: ['lab-shared'] }]));
+  // docker's containers are dockerd's children: a login uid there is whoever started the daemon, not the container
+  put(join(proc, '108/cgroup'), cg.dockerV2Systemd);
+  put(join(proc, '108/loginuid'), '1000');
+  put(join(proc, '109/cgroup'), cg.podmanRootfulV2);
+  put(join(proc, '109/loginuid'), '4294967295'); // started by a service: no login
   return { proc, host, done: () => rmSync(root, { recursive: true, force: true }) };
 }
 
@@ -48,6 +57,20 @@ test('a rootless podman process is shown with its container name and the user wh
       jupyterKernel: null,
       sshSession: null,
     });
+  } finally {
+    done();
+  }
+});
+
+test('a rootful podman container is shown with the login user who ran it; docker\'s and a service\'s are not', () => {
+  const { proc, host, done } = fixtureHost();
+  try {
+    const reader = new ProcessContextReader({ procRoot: proc, hostRoot: host });
+    const rootful = reader.lookup(107, 1, [])!;
+    assert.equal(rootful.containerUser, 'ada');
+    assert.equal(rootful.container?.name, 'lab-shared', "root's container storage, not ada's");
+    assert.equal(reader.lookup(108, 1, [])!.containerUser, null);
+    assert.equal(reader.lookup(109, 1, [])!.containerUser, null);
   } finally {
     done();
   }

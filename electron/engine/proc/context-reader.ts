@@ -25,6 +25,8 @@ export interface ContextReaderOptions {
 
 /** Container names change rarely and their lookups read JSON files: kept per id, bounded. */
 const MAX_NAMES_KEPT = 512;
+/** (uid_t)-1: a process no login started (a service, the kernel's own). */
+const UNSET_LOGIN_UID = 4294967295;
 
 export class ProcessContextReader {
   private readonly known = new Map<number, { startedAt: number | null; context: ProcessContext | null }>();
@@ -59,15 +61,18 @@ export class ProcessContextReader {
     const cgroupText = readText(join(this.procRoot, String(pid), 'cgroup'));
     if (cgroupText === null) return null; // gone, or in another pid namespace
     const facts = parseCgroup(cgroupText);
-    // another user's environ is readable only by root (and the owner): the rest is still known from the cgroup
+    // another user's environ is readable only by root (and the owner): the rest is still known from the cgroup.
+    // Only the variables named below are kept: an environment holds secrets
     const environ = readText(join(this.procRoot, String(pid), 'environ'));
     const env = environ === null ? new Map<string, string>() : parseEnviron(environ);
     const container = facts.container ?? containerFromEnv(env);
-    const ownerUid = facts.container ? facts.containerOwnerUid : null;
+    // a rootless container's storage is its owner's; a rootful one's is root's whoever ran it
+    const rootlessUid = facts.container ? facts.containerOwnerUid : null;
+    const startedByUid = facts.container ? (rootlessUid ?? this.podmanLoginUid(pid, facts.container.runtime)) : null;
     return {
-      container: container ? { ...container, name: this.containerName(container.runtime, container.id, ownerUid) } : null,
-      // rootless podman (or docker): the user manager the container runs under; rootful docker keeps no record of who ran it
-      containerUser: ownerUid === null ? null : lookupAccount(ownerUid, this.host('etc/passwd')).name,
+      container: container ? { ...container, name: this.containerName(container.runtime, container.id, rootlessUid) } : null,
+      // rootless podman (or docker): the user manager it runs under; rootful podman: the login uid; rootful docker keeps no record of who ran it
+      containerUser: startedByUid === null ? null : lookupAccount(startedByUid, this.host('etc/passwd')).name,
       systemdUnit: facts.systemdUnit,
       slurmJobId: facts.slurmJobId ?? env.get('SLURM_JOB_ID') ?? null,
       jupyterKernel: jupyterKernelOf(argv, env),
@@ -75,12 +80,23 @@ export class ProcessContextReader {
     };
   }
 
-  private containerName(runtime: ContainerRuntime, id: string, ownerUid: number | null): string | null {
+  /**
+   * Podman forks its containers from the command that ran them, so they keep that login's audit uid (sudo podman run:
+   * the user's). Docker's and containerd's are their daemon's children: a login uid there names whoever started the daemon.
+   */
+  private podmanLoginUid(pid: number, runtime: ContainerRuntime): number | null {
+    if (runtime !== 'podman') return null;
+    const text = readText(join(this.procRoot, String(pid), 'loginuid'))?.trim() ?? '';
+    if (!/^\d+$/.test(text) || Number(text) === UNSET_LOGIN_UID) return null;
+    return Number(text);
+  }
+
+  private containerName(runtime: ContainerRuntime, id: string, rootlessUid: number | null): string | null {
     const key = `${runtime}:${id}`;
     if (this.names.has(key)) return this.names.get(key) ?? null;
     let name: string | null = null;
     try {
-      name = this.nameFromState(runtime, id, ownerUid);
+      name = this.nameFromState(runtime, id, rootlessUid);
     } catch {
       name = null; // unreadable or malformed runtime state: shown by id
     }
@@ -89,13 +105,13 @@ export class ProcessContextReader {
     return name;
   }
 
-  private nameFromState(runtime: ContainerRuntime, id: string, ownerUid: number | null): string | null {
+  private nameFromState(runtime: ContainerRuntime, id: string, rootlessUid: number | null): string | null {
     if (runtime === 'docker') {
       const config = readText(this.host(`var/lib/docker/containers/${id}/config.v2.json`));
       return config === null ? null : dockerContainerName(config);
     }
     if (runtime === 'podman') {
-      const home = ownerUid === null ? null : lookupAccount(ownerUid, this.host('etc/passwd')).home;
+      const home = rootlessUid === null ? null : lookupAccount(rootlessUid, this.host('etc/passwd')).home;
       const storage = home === null ? this.host('var/lib/containers/storage') : join(this.hostRoot, home, '.local/share/containers/storage');
       const list = readText(join(storage, 'overlay-containers/containers.json'));
       return list === null ? null : podmanContainerName(list, id);
