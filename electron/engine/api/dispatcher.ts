@@ -2,7 +2,9 @@
 // handler, write an audit entry (who, what, when, result).
 import { apiSchemas, isApiMethod, type ApiMethod, type ApiParams, type ApiResults } from '../../../shared/api.js';
 import type { AuditEntry } from '../../../shared/jobs.js';
+import { checkNesting, show } from '../../../shared/schema.js';
 import { ApiError, toErrorBody } from './api-error.js';
+import { boundedAuditEntry } from './audit-summary.js';
 
 /** Who sent a request: on the unix socket always the kernel's word (SO_PEERCRED), never the message's. */
 export interface Caller {
@@ -23,6 +25,8 @@ export type Handler<M extends ApiMethod> = (params: ApiParams<M>, caller: Caller
 /** Methods that only read: not written to the audit log. */
 const READS: ReadonlySet<ApiMethod> = new Set(['snapshot.latest', 'samples.recent', 'jobs.list', 'alerts.list', 'audit.list', 'session.whoami', 'mps.status', 'mig.layout', 'reports.query', 'reports.export', 'policy.get']);
 const AUDIT_KEPT = 10_000;
+/** No API method's params nest deeper than a few levels (policy.set: 4); deeper is refused before any schema reads it. */
+const PARAMS_MAX_DEPTH = 16;
 
 export class Dispatcher {
   private readonly handlers = new Map<ApiMethod, Handler<ApiMethod>>();
@@ -37,10 +41,11 @@ export class Dispatcher {
 
   /** Run a request from any transport. Throws ApiError / ValidationError for the caller to see. */
   async dispatch(method: string, params: unknown, caller: Caller): Promise<unknown> {
-    if (!isApiMethod(method)) throw new ApiError('invalid-request', `Unknown method "${method}".`);
+    if (!isApiMethod(method)) throw new ApiError('invalid-request', `Unknown method ${show(method)}.`);
     const handler = this.handlers.get(method);
     let parsed: unknown = params;
     try {
+      checkNesting(params, PARAMS_MAX_DEPTH, 'params');
       parsed = apiSchemas[method].parse(params ?? {}, 'params');
       if (!handler) throw new ApiError('unsupported', `${method} is not available in this engine yet.`);
       const result = await handler(parsed as ApiParams<ApiMethod>, caller);
@@ -61,17 +66,11 @@ export class Dispatcher {
     return () => this.auditListeners.delete(listener);
   }
 
-  private record(caller: Caller, what: string, params: unknown, result: string): void {
-    const entry: AuditEntry = { id: ++this.auditSeq, at: Date.now(), who: caller.user, what, params: withoutEnvironment(params), result };
+  private record(caller: Caller, what: ApiMethod, params: unknown, result: string): void {
+    const known = Object.keys(apiSchemas[what].info.shape);
+    const entry = boundedAuditEntry({ id: ++this.auditSeq, at: Date.now(), who: caller.user, what, params, result }, known);
     this.audit.push(entry);
     if (this.audit.length > AUDIT_KEPT) this.audit.splice(0, this.audit.length - AUDIT_KEPT);
     for (const listener of this.auditListeners) listener(entry);
   }
-}
-
-/** A submitter's environment may hold secrets, and every user may read the audit log: keep only its size. */
-function withoutEnvironment(params: unknown): unknown {
-  if (typeof params !== 'object' || params === null || !Array.isArray((params as { env?: unknown }).env)) return params;
-  const env = (params as { env: unknown[] }).env;
-  return { ...params, env: `${env.length} variables (not kept)` };
 }

@@ -1,5 +1,6 @@
 // Batch writers for the usage store: one statement per table per flush, rows passed as one JSON array.
 import type { AuditEntry, JobView } from '../../../shared/jobs.js';
+import { boundedAuditEntry } from '../api/audit-summary.js';
 import { addContribution, contribution, CONTRIBUTION_FIELDS, emptyContribution, NO_CONTAINER, type AccountedSample, type Contribution } from './accounting.js';
 import type { SqliteDb } from './sqlite.js';
 import type { UsageEvent } from './usage-store.js';
@@ -150,7 +151,8 @@ export async function writeEvents(db: SqliteDb, events: Required<UsageEvent>[]):
 
 export async function writeAudit(db: SqliteDb, entries: AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  const rows = entries.map((e) => ({ ...e, params: e.params === undefined ? null : JSON.stringify(e.params) }));
+  // bounded again here: whatever recorded it, a row is small and serialisable, so it cannot fail the batch (and its samples)
+  const rows = entries.map((e) => boundedAuditEntry(e)).map((e) => ({ ...e, params: e.params === undefined ? null : JSON.stringify(e.params) }));
   await db.run(
     `INSERT INTO audit (at, who, what, params, result) SELECT value->>'at', value->>'who', value->>'what', value->>'params', value->>'result' FROM json_each(?)`,
     [JSON.stringify(rows)],
