@@ -1,19 +1,19 @@
 // `gpushare mig plan` as a user runs it: the built command.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { packageRoot } from '../../engine/paths.js';
+import { CLI_ENV, CLI_PATH } from '../testing/compiled-cli.js';
 
 function gpushare(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args], (error, stdout, stderr) =>
+    // this tree's CLI (CLI_ENV), not whatever dist/ holds
+    execFile(process.execPath, [CLI_PATH, ...args], { env: { ...process.env, ...CLI_ENV } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
   });
 }
 
 test('mig plan --json prints the layout, what is not placed and the commands', async () => {
-  const { code, stdout, stderr } = await gpushare(['mig', 'plan', '--model', 'H100-80GB', '--jobs', '30G,10G:0.2,20G,90G@high', '--gpu', '2', '--json']);
+  const { code, stdout, stderr } = await gpushare(['mig', 'plan', '--model', 'H100-80GB', '--jobs', '30G,10G:0.2,19G,90G@high', '--gpu', '2', '--json']);
   assert.equal(code, 0, stderr);
   const plan = JSON.parse(stdout);
   assert.deepEqual(Object.keys(plan), ['model', 'slices', 'unplaced', 'commands']);
@@ -21,12 +21,20 @@ test('mig plan --json prints the layout, what is not placed and the commands', a
   assert.deepEqual(plan.slices, [
     { profile: '3g.40gb', profileId: 9, placement: { start: 0, size: 4 }, job: { id: 'job1', spec: '30G', priority: 'normal' } },
     { profile: '2g.20gb', profileId: 14, placement: { start: 4, size: 2 }, job: { id: 'job2', spec: '10G:0.2', priority: 'normal' } },
-    { profile: '1g.20gb', profileId: 15, placement: { start: 6, size: 2 }, job: { id: 'job3', spec: '20G', priority: 'normal' } },
+    { profile: '1g.20gb', profileId: 15, placement: { start: 6, size: 2 }, job: { id: 'job3', spec: '19G', priority: 'normal' } },
   ]);
   assert.deepEqual(plan.unplaced, [
-    { job: { id: 'job4', spec: '90G@high', priority: 'high' }, reason: 'needs 90 GB but the largest profile on H100-80GB, 7g.80gb, has 85.1 GB' },
+    { job: { id: 'job4', spec: '90G@high', priority: 'high' }, reason: 'needs 90G but the largest profile on H100-80GB, 7g.80gb, has 79.3G' },
   ]);
   assert.deepEqual(plan.commands, ['nvidia-smi mig -i 2 -cgi 9:0 -C', 'nvidia-smi mig -i 2 -cgi 14:4 -C', 'nvidia-smi mig -i 2 -cgi 15:6 -C']);
+});
+
+test('20G is 20 GiB as everywhere: it does not fit an H100 1g.20gb (19.62 GiB), so it gets a 3g.40gb', async () => {
+  const { code, stdout, stderr } = await gpushare(['mig', 'plan', '--model', 'H100-80GB', '--jobs', '20G', '--json']);
+  assert.equal(code, 0, stderr);
+  assert.deepEqual(JSON.parse(stdout).slices.map((s: { profile: string }) => s.profile), ['3g.40gb']);
+  const fits = await gpushare(['mig', 'plan', '--model', 'H100-80GB', '--jobs', '19.5GiB', '--json']);
+  assert.deepEqual(JSON.parse(fits.stdout).slices.map((s: { profile: string }) => s.profile), ['1g.20gb']);
 });
 
 test('mig plan prints each slice with its placement and job, then the commands', async () => {

@@ -15,7 +15,8 @@ import { parseFlags, UsageError } from '../args.js';
 export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--json]
   --model MODEL        ${BUILT_IN_MIG_MODELS.join(', ')} (or a name like "NVIDIA H100 80GB HBM3")
   --jobs SPEC,…        each MEMORY[:SMSHARE][@PRIORITY], e.g. 30G,10G:0.2,20G@high
-                       MEMORY 20G or 20GB (decimal, as profile names are: 1g.10gb holds 10G), or 20GiB
+                       MEMORY 20G = 20GB = 20GiB (2^30 bytes, as everywhere in gpushare); profile names are
+                       nominal: an H100's 1g.10gb holds 9.75G, its 1g.20gb 19.62G
                        SMSHARE 0-1 or 1-100% of the GPU's SMs; PRIORITY high, normal or best-effort
   --gpu N              GPU index for the printed nvidia-smi commands (default 0)
   --json               the plan as JSON (for scripts)`;

@@ -1,18 +1,14 @@
 // Job needs written as MEMORY[:SMSHARE][@PRIORITY], e.g. "20G:0.3@high", "10GiB:25%", "512M@best-effort".
+import { parseByteSize } from '../../../shared/byte-size.js';
 import type { JobPriority, MigJobNeed } from './layout.js';
 
 /** A job spec that cannot be read; the message names the spec and what is wrong with it. */
 export class JobSpecError extends Error {}
 
 export const JOB_SPEC_HELP =
-  'MEMORY[:SMSHARE][@PRIORITY]: memory like 20G, 20GB (decimal, as in profile names: a 1g.10gb slice holds 10G) or 20GiB; ' +
+  'MEMORY[:SMSHARE][@PRIORITY]: memory like 20G (20 GiB, as everywhere in gpushare: 20GB and 20GiB too; profile names are nominal, an H100 1g.10gb holds 9.75G); ' +
   'SMSHARE a fraction 0-1 or a percent 1-100% of the GPU\'s SMs; PRIORITY high, normal or best-effort';
 
-// Decimal G/GB as in MIG profile names (nominal "10gb" slices hold at least 10e9 bytes); binary with "i".
-const UNITS: Record<string, number> = {
-  '': 1e9, b: 1, k: 1e3, kb: 1e3, kib: 2 ** 10, m: 1e6, mb: 1e6, mib: 2 ** 20,
-  g: 1e9, gb: 1e9, gib: 2 ** 30, t: 1e12, tb: 1e12, tib: 2 ** 40,
-};
 const PRIORITIES: JobPriority[] = ['high', 'normal', 'best-effort'];
 
 /** One job need from its spec; its id is job1, job2, … by position (index from 0). */
@@ -28,12 +24,11 @@ export function parseJobSpec(spec: string, index: number): MigJobNeed {
 
   const memory = /^\s*([+-]?\d+(?:\.\d+)?|[+-]?\.\d+)\s*([a-zA-Z]*)\s*$/.exec(memoryText);
   if (!memory) throw bad(`memory "${memoryText}" is not a number with a unit such as 20G or 512MiB (spec: ${JOB_SPEC_HELP})`);
-  const unit = UNITS[memory[2].toLowerCase()];
-  if (unit === undefined) throw bad(`unknown memory unit "${memory[2]}" (use B, K, M, G, T or KiB, MiB, GiB, TiB)`);
-  const amount = Number(memory[1]);
-  if (!(amount > 0)) throw bad(`memory must be more than 0, got ${memoryText.trim()}`);
+  if (!/^([KMGT](i?B)?|B)?$/i.test(memory[2])) throw bad(`unknown memory unit "${memory[2]}" (use K, M, G or T, as in 512M or 20G, or KiB, MiB, GiB, TiB)`);
+  if (memory[2] === '') throw bad(`memory "${memoryText.trim()}" needs a unit, like ${memoryText.trim()}G (GiB)`);
+  if (!(Number(memory[1]) > 0)) throw bad(`memory must be more than 0, got ${memoryText.trim()}`);
 
-  const job: MigJobNeed = { id: `job${index + 1}`, memoryBytes: Math.ceil(amount * unit) };
+  const job: MigJobNeed = { id: `job${index + 1}`, memoryBytes: parseByteSize(memoryText) };
   if (shareText !== undefined) job.smShare = parseShare(shareText, bad);
   if (priorityText !== undefined) {
     const priority = priorityText.trim().toLowerCase() as JobPriority;

@@ -1,4 +1,5 @@
 // The MIG partition planner: an exact search over placements for the job mix of one GPU.
+import { formatByteSize } from '../../../shared/byte-size.js';
 import { jobMemoryBytes, type JobPriority, type MigInstance, type MigJobNeed } from './layout.js';
 import { fullGpuSmCount, largestProfile, type MigProfile, type MigProfileTable } from './profiles.js';
 
@@ -20,7 +21,6 @@ export interface MigPlan {
 export const MAX_PLANNED_JOBS = 7;
 
 const PRIORITIES: JobPriority[] = ['high', 'normal', 'best-effort'];
-const GB = 1e9;
 
 interface Job {
   id: string;
@@ -65,7 +65,8 @@ function compareOutcomes(a: Outcome, b: Outcome): number {
 const fits = (job: Job, profile: MigProfile): boolean =>
   profile.memoryMiB * 2 ** 20 >= job.bytes && profile.smCount + 1e-9 >= job.sms;
 
-const formatGB = (bytes: number): string => `${Number((bytes / GB).toFixed(1))} GB`;
+// sizes as the CLI and console write them: G is GiB
+const formatGB = (bytes: number): string => formatByteSize(bytes);
 
 /**
  * Plan a MIG layout for the jobs on one GPU: the most jobs placed with the least waste, keeping what exists

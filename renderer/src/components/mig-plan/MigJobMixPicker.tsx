@@ -1,4 +1,5 @@
 // The job mix to plan for: queued jobs (by their declared memory and priority) and typed specs.
+import { SIZE_HELP } from '../../../../shared/byte-size.js';
 import type { JobView } from '../../../../shared/jobs.js';
 import { jobSpecOf, planMigLayout } from '../../actions/mig-plan-actions.js';
 import { shortCommand } from '../../format.js';
@@ -39,7 +40,7 @@ export function MigJobMixPicker({ queued }: { queued: readonly JobView[] }) {
       <label className="mix-specs">
         <span className="stat-label">Job specs</span>
         <input type="text" placeholder="30G,10G:0.2,20G@high" aria-label="Job specs" value={typed} onChange={(e) => migPlanStore.setState({ typedSpecs: e.target.value })} />
-        <span className="muted">MEMORY[:SM SHARE][@PRIORITY], comma-separated; 10G = 10⁹ bytes, as in profile names</span>
+        <span className="muted">MEMORY[:SM SHARE][@PRIORITY], comma-separated; {SIZE_HELP} (profile names are nominal)</span>
       </label>
       <div className="mix-actions">
         <button type="submit" className="primary" disabled={busy !== null}>{busy === 'planning' ? 'Planning…' : 'Plan'}</button>
