@@ -2,7 +2,7 @@
 // (the box daemon, or a personal engine it starts and stops). The only place (with
 // electron/preload) that imports electron; the sequences themselves are pure modules
 // (startup.ts, quit-sequence.ts, tray-host.ts), tested in Node.
-import { app, BrowserWindow, dialog } from 'electron';
+import { app, BrowserWindow, dialog, type WebContents } from 'electron';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { openEngineLink, type EngineLink } from './engine-link.js';
 import { openEngineView, type EngineView } from './engine-view.js';
 import { bridgeIpcToEngine, type IpcBridge } from './ipc-bridge.js';
 import { notifyOnAlerts, showNotice } from './notifications.js';
+import { printHtmlToPdf } from './pdf-printer.js';
 import { quitSequence } from './quit-sequence.js';
 import { denyPermissions, lockDownWebContents } from './security.js';
 import { startApp } from './startup.js';
@@ -84,7 +85,9 @@ function openEngine(): Promise<EngineLink> {
     link = answering;
     if (!answering.started && (flags.simulate !== undefined || flags.noDemo)) console.error(`gpushare: an engine already answers on ${answering.socketPath}; --simulate and --no-demo apply only to an engine the app starts.`);
   }, () => undefined);
-  bridge = bridgeIpcToEngine({ connect: () => ready.then((answering) => answering.connect()), whyClosed }, (contents) => window !== null && !window.isDestroyed() && contents === window.webContents);
+  const isConsole = (contents: WebContents): boolean => window !== null && !window.isDestroyed() && contents === window.webContents;
+  // reports.export "pdf" from the window: the engine writes the HTML, Chromium here prints it
+  bridge = bridgeIpcToEngine({ connect: () => ready.then((answering) => answering.connect()), whyClosed }, isConsole, { printPdf: printHtmlToPdf });
   return ready;
 }
 

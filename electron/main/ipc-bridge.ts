@@ -5,7 +5,7 @@ import { ipcMain, type IpcMainEvent, type WebContents } from 'electron';
 import { IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '../../shared/bridge.js';
 import type { LineConnection } from './line-connection.js';
 import { isTrustedSender } from './trust.js';
-import { openWindowRelay, type ToWindow, type WindowRelay } from './window-relay.js';
+import { openWindowRelay, type RelayOptions, type ToWindow, type WindowRelay } from './window-relay.js';
 
 export interface EngineSide {
   /** A new connection to the engine (waits while the engine is still starting). */
@@ -20,7 +20,7 @@ export interface IpcBridge {
   close(): void;
 }
 
-export function bridgeIpcToEngine(engine: EngineSide, isConsole: (contents: WebContents) => boolean): IpcBridge {
+export function bridgeIpcToEngine(engine: EngineSide, isConsole: (contents: WebContents) => boolean, relayOptions: RelayOptions = {}): IpcBridge {
   const relays = new Map<number, { relay: WindowRelay; contents: WebContents }>();
   const toWindow = (contents: WebContents) => (message: ToWindow) => void (!contents.isDestroyed() && contents.send(IPC_MESSAGE_CHANNEL, message));
   const drop = (id: number): void => {
@@ -32,7 +32,7 @@ export function bridgeIpcToEngine(engine: EngineSide, isConsole: (contents: WebC
     const id = contents.id;
     const known = relays.get(id);
     if (known) return known.relay;
-    const relay = openWindowRelay(() => engine.connect(), toWindow(contents), () => engine.whyClosed());
+    const relay = openWindowRelay(() => engine.connect(), toWindow(contents), () => engine.whyClosed(), relayOptions);
     relays.set(id, { relay, contents });
     if (!watched.has(id)) {
       watched.add(id);

@@ -3,7 +3,9 @@
 // told when the connection opens or ends (and why), so it never waits on an engine that is gone.
 import { API_EVENTS, type ApiEvent, type EventMessage, type ResponseMessage } from '../../shared/api.js';
 import type { ConnectionMessage } from '../../shared/bridge.js';
+import type { ReportFile } from '../../shared/usage-report.js';
 import type { LineConnection } from './line-connection.js';
+import { asHtmlExport, printedReport, type HtmlPrinter } from './pdf-export.js';
 
 export type ToWindow = ResponseMessage | EventMessage | ConnectionMessage;
 
@@ -16,8 +18,15 @@ export interface WindowRelay {
 /** Requests the window may make before the connection is open; past this they are refused. */
 const QUEUE_LIMIT = 1000;
 
-export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow: (message: ToWindow) => void, whyClosed: () => string): WindowRelay {
+export interface RelayOptions {
+  /** Prints a report the window asked for as a PDF (webContents.printToPDF); without it the engine refuses format "pdf". */
+  printPdf?: HtmlPrinter;
+}
+
+export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow: (message: ToWindow) => void, whyClosed: () => string, options: RelayOptions = {}): WindowRelay {
   let connection: LineConnection | null = null;
+  /** Requests sent as HTML exports whose answer is printed before the window hears it. */
+  const printing = new Set<number>();
   let queue: object[] | null = []; // null once the connection is open or has ended
   const inFlight = new Set<number>();
   let ended: string | null = null;
@@ -35,6 +44,12 @@ export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow
     inFlight.clear();
     if (!closedByUs) toWindow({ kind: 'connection', state: 'closed', detail: why });
   };
+  const printForWindow = (id: number, html: ReportFile): void => {
+    printedReport(html, options.printPdf!).then(
+      (pdf) => !closedByUs && toWindow({ kind: 'response', id, ok: true, result: pdf }),
+      (error: unknown) => !closedByUs && toWindow({ kind: 'response', id, ok: false, error: { code: 'unavailable', message: `The PDF could not be printed: ${error instanceof Error ? error.message : String(error)}` } }),
+    );
+  };
   const send = (open: LineConnection, message: object): void => {
     if (isRequest(message)) inFlight.add(message.id);
     open.send(message);
@@ -51,6 +66,7 @@ export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow
         // an answer to no request: the engine refuses this connection, and says why
         if (m.id === -1 && !m.ok) refusal = m.error.message;
         if (!inFlight.delete(m.id)) return;
+        if (printing.delete(m.id) && m.ok) return void printForWindow(m.id, m.result as ReportFile);
         toWindow(m);
       });
       opened.onClose(() => end(refusal ?? whyClosed()));
@@ -64,8 +80,13 @@ export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow
 
   return {
     receive(message) {
-      const checked = relayable(message);
+      let checked = relayable(message);
       if (!checked) return;
+      const asHtml = options.printPdf && isRequest(checked) ? asHtmlExport(checked as Parameters<typeof asHtmlExport>[0]) : null;
+      if (asHtml) {
+        printing.add(asHtml.id);
+        checked = asHtml;
+      }
       if (ended !== null) return isRequest(checked) ? refuse(checked.id, ended) : undefined;
       if (connection) return send(connection, checked);
       if (queue!.length >= QUEUE_LIMIT) return isRequest(checked) ? refuse(checked.id, 'The engine has not answered yet; try again in a moment.') : undefined;
