@@ -1,7 +1,7 @@
 // The context reader over a fixture /proc and host root (runtime state files), and over the real /proc.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -135,3 +135,54 @@ async function waitForExec(pid: number): Promise<string[]> {
   }
   throw new Error(`pid ${pid} never showed its command line`);
 }
+
+/** A cgroup hierarchy this process may create groups in (root, and a writable v2 root or v1 controller), or why not. */
+function writableHierarchy(): { root: string } | { skip: string } {
+  if (process.getuid?.() !== 0) return { skip: 'creating cgroups needs root' };
+  const candidates = existsSync('/sys/fs/cgroup/cgroup.controllers') ? ['/sys/fs/cgroup'] : ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/memory', '/sys/fs/cgroup/cpu'];
+  for (const root of candidates) {
+    const probe = join(root, `gpushare-probe-${process.pid}`);
+    try {
+      mkdirSync(probe);
+      rmdirSync(probe);
+      return { root };
+    } catch {
+      // read-only here (a container without cgroup delegation): try the next
+    }
+  }
+  return { skip: `no writable cgroup hierarchy among ${candidates.join(', ')}` };
+}
+
+const hierarchy = writableHierarchy();
+
+test('the kernel\'s own /proc/PID/cgroup: children moved into groups laid out as Docker, rootless podman and Slurm lay theirs out are attributed', { skip: 'skip' in hierarchy ? hierarchy.skip : false }, async (t) => {
+  const root = join((hierarchy as { root: string }).root, `gpushare-test-${process.pid}`);
+  const layouts = [
+    `system.slice/docker-${cg.DOCKER_ID}.scope`,
+    `user.slice/user-1000.slice/user@1000.service/user.slice/libpod-${cg.PODMAN_ID}.scope/container`,
+    'slurm/uid_1000/job_777/step_0/task_0',
+  ];
+  const children = layouts.map(() => spawn('sleep', ['60'], { stdio: 'ignore' }));
+  t.after(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null)));
+    // groups go deepest first, once their processes have exited
+    const dirs = layouts.flatMap((layout) => layout.split('/').map((_, i, parts) => join(root, ...parts.slice(0, i + 1))));
+    for (const dir of [...new Set(dirs)].sort((a, b) => b.length - a.length)) rmdirSync(dir);
+    rmdirSync(root);
+  });
+  await Promise.all(children.map((child) => new Promise((resolve) => child.once('spawn', resolve))));
+  layouts.forEach((layout, i) => {
+    mkdirSync(join(root, layout), { recursive: true });
+    writeFileSync(join(root, layout, 'cgroup.procs'), String(children[i].pid));
+  });
+  const { host, done } = fixtureHost(); // for /etc/passwd: uid 1000 is ada
+  t.after(done);
+  const reader = new ProcessContextReader({ hostRoot: host });
+  const [docker, podman, slurm] = children.map((child) => reader.lookup(child.pid!, 1, ['sleep', '60'])!);
+  assert.deepEqual(docker.container, { runtime: 'docker', id: cg.DOCKER_ID, name: 'trainer' });
+  assert.deepEqual(podman.container, { runtime: 'podman', id: cg.PODMAN_ID, name: 'ada-notebook' });
+  assert.equal(podman.containerUser, 'ada');
+  assert.equal(slurm.slurmJobId, '777');
+  assert.equal(slurm.container, null);
+});
