@@ -51,6 +51,20 @@ test('one WebSocket frame is one request on the socket, whatever whitespace it c
   client.close();
 });
 
+test('a message nested 20,000 deep, or whose method is no string, is refused by id through the relay; the proxy and the engine stay up', async () => {
+  const client = await openConsoleClient(web.url);
+  const deep = `{"kind":"request","id":8,"method":"jobs.list","params":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`;
+  const nested = await client.sendRaw(deep, 8);
+  assert.equal(nested.ok, false);
+  assert.equal(nested.error?.code, 'invalid-request');
+  assert.match(nested.error!.message, /nested deeper than \d+/);
+  const method = await client.sendRaw('{"kind":"request","id":9,"method":{"toString":1},"params":{}}', 9);
+  assert.deepEqual([method.ok, method.error?.code], [false, 'invalid-request']);
+  assert.match(method.error!.message, /method/);
+  assert.deepEqual(await client.call('jobs.list', {}), []);
+  client.close();
+});
+
 test('a wrong or missing token is refused before anything reaches the engine', async () => {
   const good = new URL(web.url).searchParams.get('token')!;
   await assert.rejects(openConsoleClient(web.url, good.slice(0, -1) + (good.endsWith('0') ? '1' : '0')), /HTTP 403/);

@@ -8,6 +8,44 @@ export type Outgoing = ResponseMessage | EventMessage;
 
 /** The longest request a client may send (one line on the socket, one WebSocket message): a job's environment and argv fit. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
+/** Deeper than any request's params: past it, stringify and every recursive walk would overflow the stack. */
+export const MAX_REQUEST_DEPTH = 64;
+
+/** A message as the client sent it, or the response refusing it (by its id where it has one). */
+export type ParsedMessage = { ok: true; message: unknown } | { ok: false; refusal: ResponseMessage };
+
+/** One message's text (a line, a WebSocket frame), parsed, or refused: not JSON, or nested past MAX_REQUEST_DEPTH. */
+export function parseMessage(text: string, what: 'line' | 'message'): ParsedMessage {
+  const refuse = (id: number, message: string): ParsedMessage => ({ ok: false, refusal: { kind: 'response', id, ok: false, error: { code: 'invalid-request', message } } });
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return refuse(-1, what === 'line' ? 'Each line must be one JSON message.' : 'Each message must be JSON.');
+  }
+  if (nestingDepth(text) > MAX_REQUEST_DEPTH) {
+    const id = (message as { id?: unknown })?.id;
+    return refuse(typeof id === 'number' ? id : -1, `A message nested deeper than ${MAX_REQUEST_DEPTH} levels is not a request.`);
+  }
+  return { ok: true, message };
+}
+
+/** How deep arrays and objects nest in JSON text, counted without recursion. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
 
 const eventLines = new Map<string, WeakMap<object, string>>();
 
@@ -50,7 +88,11 @@ export function openSession(engine: Engine, caller: Caller, send: (message: Outg
         send({ kind: 'response', id, ok: false, error: { code: 'invalid-request', message: 'Expected {kind:"request", id, method, params}.' } });
         return;
       }
-      engine.dispatcher.dispatch(String(m.method), m.params, caller).then(
+      if (typeof m.method !== 'string') {
+        send({ kind: 'response', id, ok: false, error: { code: 'invalid-request', message: `A request's method must be a string, got ${m.method === null ? 'null' : typeof m.method}.` } });
+        return;
+      }
+      engine.dispatcher.dispatch(m.method, m.params, caller).then(
         (result) => !closed && send({ kind: 'response', id, ok: true, result: result ?? null }),
         (error: unknown) => !closed && send({ kind: 'response', id, ok: false, error: toErrorBody(error) }),
       );

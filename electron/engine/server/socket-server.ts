@@ -9,7 +9,7 @@ import type { Engine } from '../engine.js';
 import { callerOfPeer } from './peer-caller.js';
 import { boundedOutbox, type Outbox, type OutboxStats } from './outbox.js';
 import { readLines } from './read-lines.js';
-import { MAX_REQUEST_BYTES, openSession, wireLine } from './session.js';
+import { MAX_REQUEST_BYTES, openSession, parseMessage, wireLine } from './session.js';
 
 export const defaultSocketPath = (): string => process.env.GPUSHARE_SOCKET ?? join(runtimeDir(), 'engine.sock');
 
@@ -66,14 +66,9 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
     const lines = readLines(socket, (text) => {
       const line = text.trim();
       if (refused || !line) return;
-      let message: unknown;
-      try {
-        message = JSON.parse(line);
-      } catch {
-        reply(refusal('Each line must be one JSON message.'));
-        return;
-      }
-      session.receive(message);
+      const parsed = parseMessage(line, 'line');
+      if (parsed.ok) session.receive(parsed.message);
+      else reply(JSON.stringify(parsed.refusal) + '\n');
     });
     socket.on('data', () => {
       if (refused || lines.pending() <= MAX_REQUEST_BYTES) return;

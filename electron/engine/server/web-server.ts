@@ -13,7 +13,7 @@ import { API_EVENTS } from '../../../shared/api.js';
 import type { Engine } from '../engine.js';
 import { packageRoot } from '../paths.js';
 import { boundedOutbox, type Outbox, type OutboxStats } from './outbox.js';
-import { MAX_REQUEST_BYTES, openSession, wireLine, type Session } from './session.js';
+import { MAX_REQUEST_BYTES, openSession, parseMessage, wireLine, type Session } from './session.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -147,14 +147,9 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
       );
       ws.on('message', (data: Buffer, isBinary) => {
         if (!isBinary && !isUtf8(data)) return ws.close(1007, 'A text message that is not UTF-8: the console closes this connection.');
-        let message: unknown;
-        try {
-          message = JSON.parse(data.toString());
-        } catch {
-          ws.send(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'invalid-request', message: 'Each message must be JSON.' } }));
-          return;
-        }
-        session.receive(message);
+        const parsed = parseMessage(data.toString(), 'message');
+        if (parsed.ok) session.receive(parsed.message);
+        else outbox.send(JSON.stringify(parsed.refusal));
       });
       // ws has closed it (1009: past MAX_REQUEST_BYTES; 1002: not the protocol); unheard, the error would end the engine
       ws.on('error', (error) => console.error(`gpushare: a console client was disconnected: ${error.message}.`));
