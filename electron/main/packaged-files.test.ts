@@ -104,3 +104,13 @@ test('the deb\'s systemd unit is the daemon\'s template, filled for the packaged
   assert.match(expected, /^ExecStart=\/opt\/gpushare\/gpushare-desktop \/opt\/gpushare\/resources\/app\.asar\/electron\/cli\/gpushare\.js daemon$/m);
   assert.match(expected, /^Environment=ELECTRON_RUN_AS_NODE=1$/m);
 });
+
+test('the NVML addon is built for both runtimes that load it: Node-API 9 at most (Node 20 has 9, Electron 45\'s Node 22 has 10), no external buffers (Electron\'s V8 memory cage refuses them)', () => {
+  const gyp = readFileSync(join(root, 'native', 'nvml', 'binding.gyp'), 'utf8');
+  const napi = Number(/"NAPI_VERSION=(\d+)"/.exec(gyp)?.[1]);
+  assert.ok(napi >= 1 && napi <= 9, `NAPI_VERSION=${napi}`);
+  assert.ok(napi <= Number(process.versions.napi), `this Node (${process.version}) offers Node-API ${process.versions.napi}`);
+  assert.match(gyp, /"NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED"/);
+  const electronVersion = (JSON.parse(readFileSync(join(root, 'node_modules', 'electron', 'package.json'), 'utf8')) as { version: string }).version;
+  assert.equal(Number(electronVersion.split('.')[0]), 45, 'the Electron this check was written for; look again at its Node-API level when it changes');
+});
