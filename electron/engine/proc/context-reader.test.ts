@@ -42,6 +42,10 @@ function fixtureHost(): { proc: string; host: string; done: () => void } {
   put(join(proc, '108/loginuid'), '1000');
   put(join(proc, '109/cgroup'), cg.podmanRootfulV2);
   put(join(proc, '109/loginuid'), '4294967295'); // started by a service: no login
+  // a Kubernetes container whose runtime state is not readable here: the kubelet's log directory names its pod
+  put(join(proc, '110/cgroup'), cg.k8sCgroupfsV1.replaceAll(cg.CONTAINERD_ID, 'c'.repeat(64)));
+  mkdirSync(join(host, `var/log/pods/ml_train-1_${cg.POD_UID}/worker`), { recursive: true });
+  mkdirSync(join(host, 'var/log/pods/kube-system_coredns-5d78c9869d-abcde_11111111-2222-3333-4444-555555555555'), { recursive: true });
   return { proc, host, done: () => rmSync(root, { recursive: true, force: true }) };
 }
 
@@ -87,6 +91,7 @@ test('docker and Kubernetes container names come from their local state; docker 
     assert.equal(reader.lookup(104, 1, [])!.slurmJobId, '123456');
     assert.deepEqual(reader.lookup(105, 1, [])!.container, { runtime: 'docker', id: 'a'.repeat(64), name: null }, 'no state file: shown by id');
     assert.deepEqual(reader.lookup(106, 1, [])!.container, { runtime: 'docker', id: 'b'.repeat(64), name: null }, 'a malformed state file: shown by id, never thrown');
+    assert.deepEqual(reader.lookup(110, 1, [])!.container, { runtime: 'containerd', id: 'c'.repeat(64), name: 'pod ml/train-1' }, 'the pod, from /var/log/pods');
     assert.equal(reader.lookup(999, 1, []), null, 'a pid /proc does not show');
   } finally {
     done();

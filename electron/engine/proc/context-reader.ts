@@ -70,7 +70,7 @@ export class ProcessContextReader {
     const rootlessUid = facts.container ? facts.containerOwnerUid : null;
     const startedByUid = facts.container ? (rootlessUid ?? this.podmanLoginUid(pid, facts.container.runtime)) : null;
     return {
-      container: container ? { ...container, name: this.containerName(container.runtime, container.id, rootlessUid) } : null,
+      container: container ? { ...container, name: this.containerName(container.runtime, container.id, rootlessUid, facts.kubernetesPod) } : null,
       // rootless podman (or docker): the user manager it runs under; rootful podman: the login uid; rootful docker keeps no record of who ran it
       containerUser: startedByUid === null ? null : lookupAccount(startedByUid, this.host('etc/passwd')).name,
       systemdUnit: facts.systemdUnit,
@@ -91,12 +91,12 @@ export class ProcessContextReader {
     return Number(text);
   }
 
-  private containerName(runtime: ContainerRuntime, id: string, rootlessUid: number | null): string | null {
+  private containerName(runtime: ContainerRuntime, id: string, rootlessUid: number | null, pod: string | null): string | null {
     const key = `${runtime}:${id}`;
     if (this.names.has(key)) return this.names.get(key) ?? null;
     let name: string | null = null;
     try {
-      name = this.nameFromState(runtime, id, rootlessUid);
+      name = this.nameFromState(runtime, id, rootlessUid) ?? (pod === null ? null : this.podName(pod));
     } catch {
       name = null; // unreadable or malformed runtime state: shown by id
     }
@@ -124,6 +124,13 @@ export class ProcessContextReader {
       }
     }
     return null;
+  }
+
+  /** The kubelet names each pod's log directory NAMESPACE_POD_UID (neither name may hold '_'): the pod where the runtime's state is out of reach. */
+  private podName(uid: string): string | null {
+    const entry = listDir(this.host('var/log/pods')).find((name) => name.endsWith(`_${uid}`));
+    const [namespace, pod] = entry?.split('_') ?? [];
+    return namespace && pod ? `pod ${namespace}/${pod}` : null;
   }
 
   private host(path: string): string {
