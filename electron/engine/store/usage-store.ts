@@ -2,15 +2,16 @@
 // Recording never touches the database: it appends to an in-memory batch, and a timer
 // writes each batch in one transaction, so a sampling tick never waits on a disk and a
 // crash loses at most the last flush interval.
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Alert, AuditEntry, JobView } from '../../../shared/jobs.js';
+import { storeTrouble, type StoreStatus } from '../../../shared/store-status.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { JobOwner, JobOwnership } from '../scheduler/ownership.js';
 import { accountTick, NO_CONTAINER, tickSeconds, type AccountedSample, type ProcessSample } from './accounting.js';
-import { migrate } from './migrations.js';
-import { isCorruption, SqliteDb } from './sqlite.js';
+import { moveAside, openDatabase } from './open-database.js';
+import { isCorruption, type SqliteDb } from './sqlite.js';
+import { boundBatch, combineBatches, DEFAULT_KEPT_SAMPLES, type StoreBatch } from './unwritten.js';
 import { rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, type ContainerSeen } from './writers.js';
 
 export { rerollup, rollup, writeRollup, type RollupRow, type RollupTable } from './writers.js';
@@ -44,6 +45,12 @@ export interface UsageStoreOptions {
   now?: () => number;
   /** Only read (a report): no flush timer, no pruning, nothing written. */
   readOnly?: boolean;
+  /** A file that cannot be opened: throw (a report, the daemon), or run without it, keep samples within the bound and retry each flush (an engine). */
+  whenUnopenable?: 'throw' | 'record-later';
+  /** Samples kept in memory while writes fail (default DEFAULT_KEPT_SAMPLES); past it the oldest are dropped and counted. */
+  keptSamples?: number;
+  /** Test seam: while it returns an error, each batch fails with it inside its transaction, as a full disk would. */
+  writeFault?: () => Error | null;
 }
 
 /** What the scheduler (or an alert) records as a job event. */
@@ -63,7 +70,7 @@ export function defaultUsageDbPath(env: NodeJS.ProcessEnv = process.env): string
   return join(base, 'gpushare', 'usage.db');
 }
 
-export class UsageDatabaseError extends Error {}
+export { UsageDatabaseError } from './open-database.js';
 
 interface PendingTick {
   snapshot: Snapshot;
@@ -88,13 +95,20 @@ export class UsageStore {
   private flushing: Promise<void> | null = null;
   private lastPrune = 0;
   private closed = false;
+  /** What failed flushes could not write, retried with the next one. */
+  private unwritten: StoreBatch | null = null;
+  private trouble: { problem: string; since: number } | null = null;
+  private droppedSamples = 0;
+  private readonly statusListeners = new Set<(status: StoreStatus) => void>();
   readonly retention: Retention;
   readonly notices: string[] = [];
 
   private constructor(
-    private database: SqliteDb,
+    private database: SqliteDb | null,
     private readonly options: UsageStoreOptions,
+    openProblem: string | null = null,
   ) {
+    if (openProblem) this.trouble = { problem: openProblem, since: Date.now() };
     this.retention = { ...DEFAULT_RETENTION, ...options.retention };
     if (options.readOnly) return;
     const every = Math.min(1000, Math.max(10, options.flushIntervalMs ?? 250));
@@ -104,14 +118,42 @@ export class UsageStore {
 
   static async open(options: UsageStoreOptions): Promise<UsageStore> {
     const notices: string[] = [];
-    const db = await openDatabase(options, (message) => notices.push(message));
-    const store = new UsageStore(db, options);
+    let db: SqliteDb | null = null;
+    let problem: string | null = null;
+    try {
+      db = await openDatabase(options, (message) => notices.push(message));
+    } catch (error) {
+      if (options.whenUnopenable !== 'record-later' || options.readOnly) throw error;
+      problem = `it cannot be opened (${errorText(error)})`;
+    }
+    const store = new UsageStore(db, options, problem);
     for (const message of notices) store.notice(message);
+    if (problem) store.notice(storeTroubleLine(store.status()));
     return store;
   }
 
+  /** The open database; throws naming the path and why while there is none (it could not be opened). */
   get db(): SqliteDb {
+    if (!this.database) throw new Error(`The usage database ${this.options.path} is not open: ${this.trouble?.problem ?? 'it was closed'}.`);
     return this.database;
+  }
+
+  /** Is usage reaching the database, and if not why. */
+  status(): StoreStatus {
+    return {
+      path: this.options.path,
+      recording: this.trouble === null,
+      problem: this.trouble?.problem ?? null,
+      since: this.trouble?.since ?? null,
+      keptSamples: this.unwritten?.samples.length ?? 0,
+      droppedSamples: this.droppedSamples,
+    };
+  }
+
+  /** Hear each change of status (trouble begins, changes, drops start, it ends). Returns the unsubscribe. */
+  onStatus(listener: (status: StoreStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
   }
 
   get path(): string {
@@ -166,7 +208,7 @@ export class UsageStore {
   flush(): Promise<void> {
     if (this.options.readOnly) return Promise.resolve();
     if (this.flushing) return this.flushing.then(() => this.flush());
-    if (this.ticks.length === 0 && this.jobs.size === 0 && this.events.length === 0 && this.audits.length === 0) {
+    if (this.ticks.length === 0 && this.jobs.size === 0 && this.events.length === 0 && this.audits.length === 0 && !this.unwritten && this.database) {
       return this.now() - this.lastPrune >= PRUNE_EVERY_MS ? this.prune() : Promise.resolve();
     }
     this.flushing = this.writeBatch().finally(() => (this.flushing = null));
@@ -182,31 +224,37 @@ export class UsageStore {
     this.jobs = new Map();
     this.events = [];
     this.audits = [];
-    const batch = this.account(ticks);
+    const fresh: StoreBatch = { ...this.account(ticks), jobs, events, audits };
+    const batch = this.unwritten ? combineBatches(this.unwritten, fresh) : fresh; // the older rows first
+    this.unwritten = null;
     try {
-      await this.db.exec('BEGIN IMMEDIATE');
+      const db = (this.database ??= await openDatabase(this.options, (m) => this.notice(m))); // a file that could not be opened is tried again
+      await db.exec('BEGIN IMMEDIATE');
       try {
-        await writeSamples(this.db, batch.samples);
+        const fault = this.options.writeFault?.();
+        if (fault) throw fault;
+        await writeSamples(db, batch.samples);
         const minutes = rollup(batch.samples, MINUTE_MS);
         const hours = rerollup(minutes, HOUR_MS);
-        await writeRollup(this.db, 'usage_minute', minutes);
-        await writeRollup(this.db, 'usage_hour', hours);
-        await writeRollup(this.db, 'usage_day', rerollup(hours, DAY_MS));
-        await writeGpus(this.db, batch.gpus);
-        await writeProcessJobs(this.db, batch.processJobs);
-        await writeContainers(this.db, batch.containers);
-        await writeJobs(this.db, jobs);
-        await writeEvents(this.db, events);
-        await writeAudit(this.db, audits);
-        await this.db.exec('COMMIT');
+        await writeRollup(db, 'usage_minute', minutes);
+        await writeRollup(db, 'usage_hour', hours);
+        await writeRollup(db, 'usage_day', rerollup(hours, DAY_MS));
+        await writeGpus(db, batch.gpus);
+        await writeProcessJobs(db, batch.processJobs);
+        await writeContainers(db, batch.containers);
+        await writeJobs(db, batch.jobs);
+        await writeEvents(db, batch.events);
+        await writeAudit(db, batch.audits);
+        await db.exec('COMMIT');
       } catch (error) {
-        await this.db.exec('ROLLBACK').catch(() => undefined);
+        await db.exec('ROLLBACK').catch(() => undefined);
         throw error;
       }
     } catch (error) {
-      await this.writeFailed(error, batch.samples.length);
+      await this.writeFailed(error, batch);
       return;
     }
+    if (this.trouble) this.recovered(batch.samples.length - fresh.samples.length);
     if (this.now() - this.lastPrune >= PRUNE_EVERY_MS) await this.prune();
   }
 
@@ -248,16 +296,44 @@ export class UsageStore {
     return { samples, gpus, processJobs: [...processJobs.values()], containers: [...containers.values()] };
   }
 
-  private async writeFailed(error: unknown, lost: number): Promise<void> {
-    const message = error instanceof Error ? error.message : String(error);
-    if (isCorruption(error) && this.options.onCorrupt !== 'fail') {
+  /** Keep the batch for the next flush (bounded), and say once that usage is not being recorded, and why. */
+  private async writeFailed(error: unknown, batch: StoreBatch): Promise<void> {
+    const message = errorText(error);
+    if (isCorruption(error) && this.options.onCorrupt !== 'fail' && this.database) {
       await this.database.close().catch(() => undefined);
+      this.database = null;
       const aside = moveAside(this.options.path);
       this.notice(`The usage database ${this.options.path} is damaged (${message}); kept it as ${aside} and started a fresh one.`);
-      this.database = await openDatabase(this.options, (m) => this.notice(m));
-      return;
     }
-    this.notice(`Could not write ${lost} usage samples to ${this.options.path}: ${message}`);
+    this.unwritten = batch;
+    const lost = boundBatch(batch, this.options.keptSamples ?? DEFAULT_KEPT_SAMPLES);
+    const firstDrop = lost.samples > 0 && this.droppedSamples === 0;
+    this.droppedSamples += lost.samples;
+    const problem = this.database ? `writes fail (${message})` : `it cannot be opened (${message})`;
+    if (this.trouble?.problem === problem && !firstDrop) return;
+    this.trouble = { problem, since: this.trouble?.since ?? Date.now() };
+    this.notice(storeTroubleLine(this.status()));
+    this.emitStatus();
+  }
+
+  /** Writes work again: everything kept went in with this flush. */
+  private recovered(kept: number): void {
+    const since = new Date(this.trouble!.since).toISOString();
+    this.trouble = null;
+    const dropped = this.droppedSamples > 0 ? `; ${this.droppedSamples} older samples were dropped while it could not` : '';
+    this.notice(`Usage is recorded again in ${this.options.path}: the ${kept} samples kept since ${since} are written${dropped}.`);
+    this.emitStatus();
+  }
+
+  private emitStatus(): void {
+    const status = this.status();
+    for (const listener of this.statusListeners) {
+      try {
+        listener(status);
+      } catch (error) {
+        console.error('gpushare: a store status listener failed:', error);
+      }
+    }
   }
 
   private notice(message: string): void {
@@ -269,6 +345,7 @@ export class UsageStore {
   /** Drop what is older than the retention windows. */
   async prune(now = this.now()): Promise<void> {
     this.lastPrune = now;
+    if (!this.database) return; // nothing to prune in a file that is not open
     const r = this.retention;
     await this.db.run('DELETE FROM samples WHERE t < ?', [now - r.rawMs]);
     await this.db.run('DELETE FROM usage_minute WHERE bucket < ?', [now - r.minuteMs - MINUTE_MS]);
@@ -285,48 +362,15 @@ export class UsageStore {
     this.timer = null;
     await this.flush().catch(() => undefined);
     this.closed = true;
-    await this.database.close();
+    const lost = this.unwritten?.samples.length ?? 0;
+    if (lost > 0) this.notice(`${lost} usage samples could not be written to ${this.options.path} before the engine stopped (${this.trouble?.problem ?? 'writes failed'}): they are lost.`);
+    await this.database?.close();
   }
 }
 
-// ---- opening ----
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-async function openDatabase(options: UsageStoreOptions, notice: (message: string) => void): Promise<SqliteDb> {
-  mkdirSync(dirname(options.path), { recursive: true });
-  try {
-    return await openAndMigrate(options.path);
-  } catch (error) {
-    if (!isCorruption(error)) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    if (options.onCorrupt === 'fail') {
-      throw new UsageDatabaseError(`The usage database ${options.path} is damaged (${reason}). The engine (gpushare serve or the console) keeps it aside and starts a fresh one when it next opens it.`);
-    }
-    const aside = moveAside(options.path);
-    notice(`The usage database ${options.path} is damaged (${reason}); kept it as ${aside} and started a fresh one.`);
-    return openAndMigrate(options.path);
-  }
-}
-
-async function openAndMigrate(path: string): Promise<SqliteDb> {
-  const db = await SqliteDb.open(path);
-  try {
-    await db.exec('PRAGMA busy_timeout = 5000');
-    await db.get('PRAGMA journal_mode = WAL'); // the first read of the file: a damaged header fails here
-    await db.exec('PRAGMA synchronous = NORMAL'); // WAL + NORMAL: a process crash loses nothing committed
-    await db.get('SELECT count(*) AS n FROM sqlite_master');
-    await migrate(db);
-    return db;
-  } catch (error) {
-    await db.close().catch(() => undefined);
-    throw error;
-  }
-}
-
-/** Rename the file (and its WAL) to <path>.corrupt-<timestamp>; returns the new name. */
-function moveAside(path: string): string {
-  const aside = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  if (existsSync(path)) renameSync(path, aside);
-  if (existsSync(`${path}-wal`)) renameSync(`${path}-wal`, `${aside}-wal`);
-  rmSync(`${path}-shm`, { force: true });
-  return aside;
+/** The sentence for a store in trouble (the console's banner says the same). */
+function storeTroubleLine(status: StoreStatus): string {
+  return storeTrouble(status) ?? `Usage is recorded in ${status.path}.`;
 }
