@@ -37,6 +37,16 @@ try {
   await new Promise((r) => setTimeout(r, 1000)); // let the trainers fill the execution record
   measure('addon sampleAll (8 GPUs × 64 processes)', () => nvml.sampleAll());
   measure('sampler tick (addon + /proc join + snapshot)', () => sampler.tick());
+  // a process's first tick reads its /proc identity and context (cgroup, environ, loginuid); later ticks read neither
+  const cold: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const fresh = new Sampler(nvml, { simulated: true, scenario: 'h100x8' });
+    const start = process.hrtime.bigint();
+    fresh.tick();
+    cold.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  cold.sort((x, y) => x - y);
+  console.log(`${'first tick, every process new (/proc + context)'.padEnd(44)} median ${percentile(cold, 50).toFixed(1).padStart(6)} ms   (20 fresh samplers, ${first.processes.length} processes)`);
   nvml.close();
 } finally {
   for (const s of sleepers) s.kill('SIGKILL');
