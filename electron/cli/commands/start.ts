@@ -12,8 +12,9 @@ import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
 import { openInBrowser } from '../open-browser.js';
 import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
-import { ensureElectron, fallbackSentence, runElectronInstaller } from '../electron-fetch.js';
-import { sandboxFacts, sandboxVerdict } from '../electron-sandbox.js';
+import { desktopElectron } from '../desktop-launch.js';
+import { runElectronInstaller } from '../electron-fetch.js';
+import { sandboxFacts } from '../electron-sandbox.js';
 
 export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo] [--no-sandbox] [--metrics [ADDR:]PORT]
   Opens the desktop console (fetching Electron's binary first when it is missing); where
@@ -44,7 +45,15 @@ export async function startCommand(argv: string[]): Promise<number> {
   const metrics = metricsOption(values.metrics);
 
   if (!values.browser) {
-    const electron = await desktopElectron(argv);
+    const say = (line: string): void => void process.stderr.write(line + '\n');
+    const electronDir = join(packageRoot(), 'node_modules', 'electron');
+    const electron = await desktopElectron({
+      env: process.env,
+      find: () => electronBinary(),
+      fetch: () => runElectronInstaller({ electronDir, say }),
+      sandboxFacts: (executable) => sandboxFacts(executable, argv),
+      say,
+    });
     if (electron) return runDesktop(electron, argv);
   }
 
@@ -65,29 +74,6 @@ export async function startCommand(argv: string[]): Promise<number> {
   await web.close();
   await host.close();
   return 0;
-}
-
-/** The Electron to run the desktop app with, fetched when missing; null (having said why) where the browser console opens instead. */
-async function desktopElectron(argv: string[], env = process.env): Promise<string | null> {
-  const say = (line: string): void => void process.stderr.write(line + '\n');
-  if (!env.DISPLAY && !env.WAYLAND_DISPLAY) {
-    say('There is no display here (neither DISPLAY nor WAYLAND_DISPLAY is set), so gpushare opens the browser console instead.');
-    return null;
-  }
-  const electronDir = join(packageRoot(), 'node_modules', 'electron');
-  const found = await ensureElectron({ find: () => electronBinary(), fetch: () => runElectronInstaller({ electronDir, say }), say });
-  if (found.executable === null) {
-    say(fallbackSentence(found.why));
-    return null;
-  }
-  // checked here: a zygote that cannot sandbox itself aborts before the app can say why
-  const sandbox = sandboxVerdict(sandboxFacts(found.executable, argv));
-  if (sandbox.kind === 'cannot') {
-    say(`${sandbox.problem} The browser console opens now instead.`);
-    return null;
-  }
-  if (sandbox.kind === 'unsandboxed') say(sandbox.warning);
-  return found.executable;
 }
 
 function runDesktop(executable: string, argv: string[]): Promise<number> {
