@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { apiSchemas, type ApiMethod } from '../../../shared/api.js';
+import { SHARING_MODES } from '../../../shared/jobs.js';
 import type { Schema } from '../../../shared/schema.js';
 import { Engine } from '../engine.js';
 import { listenOnSocket } from '../server/socket-server.js';
@@ -137,4 +138,40 @@ test('the keys __proto__, constructor, toString and valueOf are unknown fields o
   assert.equal(engine.sampler.rateHz, rateBefore, 'no refused request changed the rate');
   const accepted = await overSocket(server.path, '{"kind":"request","id":1,"method":"sampler.setRate","params":{"hz":2}}');
   assert.equal(accepted.ok, true, 'the same request without the key is accepted (the refusal was the key)');
+});
+
+test('every field of every method, sent a value no field accepts, answers invalid-request naming that field in a short message', async () => {
+  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const bad: Array<[string, unknown]> = [
+    ['a huge string', 'x'.repeat(200_000)],
+    ['1e300', 1e300],
+    ['-1e300', -1e300],
+    ['an object of unknown keys', { a: { b: { c: 1 } } }],
+    ['20,000 nested lists', nested(20_000)],
+  ];
+  // a valid value for each required field, so the bad one is what gets refused
+  const hour = Date.now() - 3_600_000;
+  const valid: Record<string, unknown> = { job: 'j1', priority: 'high', argv: ['train'], gpu: 0, bytes: null, mode: SHARING_MODES[0], hz: 1, since: hour, by: 'user', format: 'csv', policy: {} };
+  const wrong: string[] = [];
+  let tried = 0;
+  for (const method of Object.keys(apiSchemas) as ApiMethod[]) {
+    const info = apiSchemas[method].info;
+    const base = Object.fromEntries(Object.entries(info.shape).filter(([, schema]) => !('optional' in schema)).map(([field]) => [field, valid[field]]));
+    assert.doesNotThrow(() => apiSchemas[method].parse(base, 'params'), `${method}: the valid base ${JSON.stringify(base)}`);
+    for (const field of Object.keys(info.shape)) {
+      for (const [what, value] of bad) {
+        tried++;
+        const body = await answer(engine, method, { ...base, [field]: value });
+        const named = body.message.startsWith(`params.${field}`) || body.message.startsWith('params: nests deeper');
+        if (body.code !== 'invalid-request' || !named || body.message.length >= 400) wrong.push(`${method}.${field} = ${what}: ${body.code} ${body.message.slice(0, 120)}`);
+      }
+    }
+    for (const params of ['text', 5, [1, 2]]) {
+      tried++;
+      const body = await answer(engine, method, params);
+      if (body.code !== 'invalid-request' || !/^params: must be an object, got /.test(body.message)) wrong.push(`${method} params ${JSON.stringify(params)}: ${body.code} ${body.message.slice(0, 120)}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
+  assert.ok(tried > 200, `${tried} requests tried`);
 });
