@@ -1,8 +1,9 @@
 // app://console/… serves the built renderer (never file://), with the console's CSP.
 import { protocol } from 'electron';
 import { readFile } from 'node:fs/promises';
-import { extname, join, normalize, sep } from 'node:path';
-import { APP_HOST, APP_SCHEME } from './trust.js';
+import { extname } from 'node:path';
+import { rendererFile } from './renderer-file.js';
+import { APP_SCHEME } from './trust.js';
 
 export { CONSOLE_URL } from './trust.js';
 
@@ -24,9 +25,8 @@ export function registerAppScheme(): void {
 
 export function serveRenderer(root: string): void {
   protocol.handle(APP_SCHEME, async (request) => {
-    const url = new URL(request.url);
-    const file = normalize(join(root, decodeURIComponent(url.pathname)));
-    if (url.host !== APP_HOST || !file.startsWith(root + sep)) return new Response('Not found', { status: 404 });
+    const file = rendererFile(root, request.url);
+    if (file === null) return new Response('Not found', { status: 404 });
     try {
       const body = await readFile(file);
       return new Response(body, {
