@@ -81,3 +81,10 @@ test('a quit while the engine starts attaches nothing (before-quit stops the eng
   assert.equal(await startApp(quitDuringView.shell), 'quit-while-starting');
   assert.equal(quitDuringView.steps.at(-1), 'close view');
 });
+
+test('the lock and the before-ready registrations run in the same tick as the call (app:// must be registered before Electron is ready)', async () => {
+  const { shell, steps } = recordingShell();
+  const started = startApp(shell);
+  assert.deepEqual(steps, ['lock', 'before ready', 'ready'], 'synchronously, before any await');
+  await started;
+});
