@@ -144,3 +144,15 @@ test('times: durations back from now and ISO dates', () => {
   assert.throws(() => parseTime('--since', '7 days', now), /--since must be a duration/);
   assert.throws(() => parseTime('--since', '2026-13-45', now), /--since must be a duration/);
 });
+
+test('--by container: a store of processes in no container gives one row, "not in a container", with the by-user totals', async () => {
+  const byContainer = await gpushare(['report', ...range, '--by', 'container', '--format', 'json', '--db', db]);
+  assert.equal(byContainer.code, 0, byContainer.stderr);
+  const report = JSON.parse(byContainer.stdout) as UsageReport;
+  assert.equal(report.by, 'container');
+  assert.deepEqual(report.rows.map((r) => [r.key, r.label]), [['-', 'not in a container']]);
+  const byUser = JSON.parse((await gpushare(['report', ...range, '--by', 'user', '--format', 'json', '--db', db])).stdout) as UsageReport;
+  for (const field of ['gpuSeconds', 'smSeconds', 'memoryGiBHours'] as const) {
+    assert.ok(Math.abs(report.totals[field] - byUser.totals[field]) <= 1e-9 * byUser.totals[field], `${field}: ${report.totals[field]} ≠ ${byUser.totals[field]}`);
+  }
+});

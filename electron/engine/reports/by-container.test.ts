@@ -11,6 +11,7 @@ import { SqliteDb } from '../store/sqlite.js';
 import { fakeGpu, fakeTicks, random, type FakeProcess } from '../store/testing/synthetic.js';
 import { HOUR_MS, UsageStore } from '../store/usage-store.js';
 import { reportToCsv } from './csv.js';
+import { reportToHtml } from './html.js';
 import { queryUsage, type Resolution } from './query.js';
 
 const GiB = 2 ** 30;
@@ -87,6 +88,9 @@ test('container rows are labelled with runtime, name and who started it; bare pr
     const csv = reportToCsv(report).split('\n');
     assert.match(csv[0], /^container,label,/);
     assert.ok(csv.some((line) => line.startsWith(`${PODMAN.slice(0, 12)},podman ada-notebook · started by ada,`)), csv.join('\n'));
+    const html = reportToHtml(report);
+    assert.match(html, /<title>GPU usage by container/);
+    assert.match(html, /<td>b2b2b2b2b2b2<\/td><td>podman ada-notebook · started by ada<\/td>/);
   } finally {
     await store.close();
   }
