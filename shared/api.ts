@@ -5,6 +5,7 @@ import { array, boolean, nullable, number, object, oneOf, optional, string, unio
 import { labPolicyValue, type LabPolicyStatus } from './lab-policy.js';
 import { RECENT_SAMPLES_MAX_SECONDS, type RecentSamples } from './recent-samples.js';
 import type { Snapshot } from './snapshot.js';
+import type { StoreStatus } from './store-status.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
 import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
@@ -111,6 +112,8 @@ export const apiSchemas = {
   }),
   /** The lab policy, the caller's limits under it, their fair-share usage and rank. */
   'policy.get': object({}),
+  /** Is usage being recorded, and if not why and where. */
+  'store.status': object({}),
   /** Replace the lab policy (administrators only): checked whole, kept in the daemon's config, then applied. */
   'policy.set': object({ policy: labPolicyValue }),
 } satisfies Record<string, Schema<unknown>>;
@@ -155,6 +158,7 @@ export interface ApiResults {
   'mig.layout': MigLayoutView;
   'mig.apply': MigApplyResult;
   'policy.get': LabPolicyStatus;
+  'store.status': StoreStatus;
   'policy.set': LabPolicyStatus;
 }
 
@@ -173,6 +177,8 @@ export interface ApiEvents {
   alert: Alert;
   /** The active conditions, whenever the list changes. */
   conditions: ActiveCondition[];
+  /** The usage store's status, whenever recording stops, changes why, starts dropping, or resumes. */
+  store: StoreStatus;
 }
 export type ApiEvent = keyof ApiEvents;
 
@@ -210,4 +216,4 @@ export interface SubscribeMessage {
   kind: 'subscribe';
   events: ApiEvent[];
 }
-export const API_EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert', 'conditions'];
+export const API_EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert', 'conditions', 'store'];

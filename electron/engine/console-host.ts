@@ -7,8 +7,8 @@ import { attachScheduler, type AttachedScheduler } from './scheduler/attach.js';
 import { otherEnginesWarning, otherUsersEngines } from './other-engines.js';
 import { listenOnSocket, refuseBesideRunningEngine } from './server/socket-server.js';
 import { attachUsageStore } from './store/attach.js';
-import { JobStore } from './store/job-store.js';
-import { defaultUsageDbPath, UsageStore } from './store/usage-store.js';
+import { openEngineStores } from './store/engine-stores.js';
+import { defaultUsageDbPath } from './store/usage-store.js';
 import { startDemo, type Demo } from './demo.js';
 import { attachMetrics } from './metrics/attach-metrics.js';
 import type { MetricsAddress } from './metrics/metrics-address.js';
@@ -52,21 +52,11 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   }
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) say(others);
-  let store: UsageStore | null = null;
-  try {
-    store = await UsageStore.open({ path: defaultUsageDbPath() });
-  } catch (error) {
-    say(`Usage is not recorded this time: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  let jobStore: JobStore | null = null;
-  try {
-    if (store) jobStore = await JobStore.open(store.path);
-  } catch (error) {
-    say(`Jobs are not kept this time (they will not outlive this engine): ${error instanceof Error ? error.message : String(error)}`);
-  }
+  // a database that cannot be opened is said (and shown in the console), not a reason to stop
+  const { store, jobStore } = await openEngineStores(defaultUsageDbPath(), (line) => say(`gpushare: ${line}`));
   const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined });
   // at once after the scheduler, before any event: a job's child processes are the job's
-  if (store) attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
+  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
   let metrics: MetricsListener | null = null;
@@ -77,7 +67,7 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
     await metrics?.close();
     await scheduler.stop();
     await jobStore?.close();
-    await store?.close();
+    await store.close();
     backend.close();
     throw error;
   }
@@ -97,7 +87,7 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
       if (stillParked.length > 0) say(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next engine shows them.`);
       engine.stop();
       await Promise.all([openSocket.close(), jobStore?.close(), metrics?.close()]);
-      await store?.close();
+      await store.close();
       backend.close();
     },
   };

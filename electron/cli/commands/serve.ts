@@ -7,8 +7,8 @@ import { listenOnSocket, refuseBesideRunningEngine } from '../../engine/server/s
 import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { attachUsageStore } from '../../engine/store/attach.js';
-import { JobStore } from '../../engine/store/job-store.js';
-import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
+import { openEngineStores } from '../../engine/store/engine-stores.js';
+import { defaultUsageDbPath } from '../../engine/store/usage-store.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { attachMetrics } from '../../engine/metrics/attach-metrics.js';
 import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
@@ -38,11 +38,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     onFallback: (reason) => process.stderr.write(`No NVIDIA driver found (${reason.split('\n')[0]}). Using simulated GPUs.\n`),
   });
   const engine = new Engine(backend, { rateHz });
-  const store = await UsageStore.open({ path: values.db ?? defaultUsageDbPath() });
+  // a database that cannot be opened is said (stderr, status, the console), not a reason to stop
+  const { store, jobStore } = await openEngineStores(values.db ?? defaultUsageDbPath(), (line) => process.stderr.write(`gpushare: ${line}\n`));
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) process.stderr.write(others + '\n');
-  const jobStore = await JobStore.open(store.path); // managed jobs outlive this engine: the next one re-adopts them
-  const scheduler = attachScheduler(engine, { backend, jobStore });
+  const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined }); // managed jobs outlive this engine: the next one re-adopts them
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   const metrics = metricsAddress ? await attachMetrics(engine, scheduler.scheduler, metricsAddress) : null; // a port in use stops the start
@@ -62,7 +62,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const stillParked = await scheduler.stop(); // before anything else: nothing stays suspended; managed jobs keep running
   if (stillParked.length > 0) process.stderr.write(`Still parked (no room on their GPU to restore them): ${stillParked.join(', ')}. The next engine shows them.\n`);
   engine.stop();
-  await Promise.all([web.close(), socket.close(), jobStore.close(), metrics?.close()]);
+  await Promise.all([web.close(), socket.close(), jobStore?.close(), metrics?.close()]);
   await store.close();
   backend.close();
   return 0;

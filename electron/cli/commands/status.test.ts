@@ -57,7 +57,8 @@ test('the box daemon, when it answers, comes before your personal engine: for st
   assert.equal(json.consoleUrl, null);
 
   await rig.gpushare(['jobs']);
-  assert.deepEqual(daemon.asked, ['session.whoami', 'session.whoami', 'jobs.list'], '`gpushare jobs` asked the daemon too');
+  // status asks who you are and whether usage is recorded, twice (text and --json); jobs asks for the jobs
+  assert.deepEqual(daemon.asked, ['session.whoami', 'store.status', 'session.whoami', 'store.status', 'jobs.list'], '`gpushare jobs` asked the daemon too');
 });
 
 test('$GPUSHARE_SOCKET, when set, is the only place looked at', async (t) => {

@@ -3,6 +3,7 @@
 import { userInfo } from 'node:os';
 import type { ApiResults, OtherEngine } from '../../../shared/api.js';
 import type { EngineKind } from '../../../shared/jobs.js';
+import { storeTrouble, type StoreStatus } from '../../../shared/store-status.js';
 import { kindText, otherEnginesWarning, otherUsersEngines } from '../../engine/other-engines.js';
 import { parseFlags, UsageError } from '../args.js';
 import { callWithin, EngineUnavailableError, findEngine, type EngineSocket } from '../engine-client.js';
@@ -19,6 +20,8 @@ export interface StatusReport {
   engine: { kind: EngineKind; owner: string; pid: number; socket: string; foundBy: EngineSocket['source'] } | null;
   you: { user: string; uid: number; admin: boolean } | null;
   consoleUrl: string | null;
+  /** Whether the engine records usage, and if not why and where; null where it does not say (no store). */
+  usage: StoreStatus | null;
   otherEngines: OtherEngine[];
   /** Why no engine answers, naming each place tried; null when one does. */
   problem: string | null;
@@ -33,7 +36,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
 }
 
 async function readStatus(): Promise<StatusReport> {
-  const none = (problem: string): StatusReport => ({ engine: null, you: null, consoleUrl: null, otherEngines: otherUsersEngines(process.getuid?.() ?? 0), problem });
+  const none = (problem: string): StatusReport => ({ engine: null, you: null, consoleUrl: null, usage: null, otherEngines: otherUsersEngines(process.getuid?.() ?? 0), problem });
   let found;
   try {
     found = await findEngine();
@@ -42,8 +45,10 @@ async function readStatus(): Promise<StatusReport> {
     throw error;
   }
   let me: ApiResults['session.whoami'];
+  let usage: StoreStatus | null = null;
   try {
     me = await callWithin(found.client, 'session.whoami', {});
+    usage = await callWithin(found.client, 'store.status', {}).catch(() => null); // an engine without a store says nothing
   } catch (error) {
     return none(`${found.socket.label} at ${found.socket.path} did not say who you are: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
@@ -53,6 +58,7 @@ async function readStatus(): Promise<StatusReport> {
     engine: { ...me.engine, socket: found.socket.path, foundBy: found.socket.source },
     you: { user: me.user, uid: me.uid, admin: me.admin },
     consoleUrl: me.consoleUrl,
+    usage,
     otherEngines: me.otherEngines,
     problem: null,
   };
@@ -77,6 +83,7 @@ export function renderStatus(report: StatusReport, me: string): string {
   if (report.consoleUrl) lines.push(`console:  ${report.consoleUrl}`);
   else if (engine.kind === 'daemon') lines.push('console:  `gpushare console` opens it, through a proxy of your own');
   else lines.push('console:  none in a browser from this engine (the desktop app has its own window)');
+  if (report.usage) lines.push(report.usage.recording ? `usage:    recorded in ${report.usage.path}` : `usage:    NOT RECORDED. ${storeTrouble(report.usage)}`);
   if (engine.kind === 'personal') {
     const warning = otherEnginesWarning(report.otherEngines);
     if (warning) lines.push(...warning.split('\n'));

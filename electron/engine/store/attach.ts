@@ -18,7 +18,9 @@ export function attachUsageStore(engine: Engine, store: UsageStore, options: Att
     engine.events.on('jobs', (jobs) => jobs.forEach((job) => store.recordJob(job))),
     engine.events.on('alert', (alert) => store.recordAlert(alert)),
     engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
+    store.onStatus((status) => engine.events.emit('store', status)), // the console's banner
   ];
+  engine.dispatcher.register('store.status', () => store.status());
   // a request may span what the store keeps (and a day of slack), no more: a longer one only costs time
   const bounds = { maxSpanMs: store.retention.dayMs + DAY_MS, fieldPath: 'params' };
   engine.dispatcher.register('reports.query', ({ since, until, by }) => queryUsage(store.db, { since, until, by, ...bounds }));
