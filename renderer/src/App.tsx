@@ -11,6 +11,7 @@ import { Notices } from './components/Notices.js';
 import { ProcessTable } from './components/ProcessTable.js';
 import { ReportsView } from './components/reports/ReportsView.js';
 import { SimulatedBanner } from './components/SimulatedBanner.js';
+import { StoreTroubleBanner } from './components/StoreTroubleBanner.js';
 import { TimelinePanel } from './components/TimelinePanel.js';
 import { useNavigation } from './stores/hooks.js';
 
@@ -42,6 +43,7 @@ export function App() {
     <>
       <Header />
       <SimulatedBanner />
+      <StoreTroubleBanner />
       <Notices />
       {view === 'console' ? (
         <LiveConsole />

@@ -7,8 +7,10 @@ import type { Snapshot } from '../../../shared/snapshot.js';
 import { addAlerts, setConditions } from '../stores/alerts-store.js';
 import { gpusStore } from '../stores/gpus-store.js';
 import { jobsStore } from '../stores/jobs-store.js';
+import { setStoreStatus } from '../stores/store-status-store.js';
 import { uiStore } from '../stores/ui-store.js';
 import type { ConsoleTransport } from '../transport/transport.js';
+import { learnJobs } from './process-label.js';
 import { ingestRecent, ingestSnapshot } from './sample-history.js';
 
 export const COMMIT_INTERVAL_MS = 100;
@@ -68,6 +70,7 @@ export function receiveSnapshot(snapshot: Snapshot): void {
 }
 
 export function receiveJobs(jobs: JobView[]): void {
+  learnJobs(jobs); // at once: the next snapshot's samples are labelled with these job ids
   pendingJobs = jobs;
   scheduleCommit();
 }
@@ -113,6 +116,7 @@ export function startFeed(transport: ConsoleTransport): void {
   api.on('jobs', receiveJobs);
   api.on('alert', receiveAlert);
   api.on('conditions', receiveConditions);
+  api.on('store', setStoreStatus);
   transport.onConnection((connection, detail) => {
     gpusStore.setState({ connection, connectionDetail: detail });
     if (connection !== 'open') return;
@@ -120,6 +124,7 @@ export function startFeed(transport: ConsoleTransport): void {
     void api.call('snapshot.latest', {}).then((s) => s && !gpusStore.getState().snapshot && receiveSnapshot(s), () => undefined);
     void api.call('alerts.list', {}).then((alerts) => addAlerts(alerts), () => undefined);
     void api.call('alerts.active', {}).then(receiveConditions, () => undefined); // an older engine has none
+    void api.call('store.status', {}).then(setStoreStatus, () => setStoreStatus(null)); // an engine without a store says nothing
     void api.call('session.whoami', {}).then((session) => uiStore.setState({ me: session.user, session }), () => undefined);
     void refreshJobs(api);
   });
