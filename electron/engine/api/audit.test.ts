@@ -81,25 +81,30 @@ test('a long error message is cut in its audit row', async () => {
   assert.match(entry.result, /\(100016 characters\)$/);
 });
 
-test('audit.list over the socket answers after a refused request 20,000 levels deep (the engine stays up)', async () => {
+test('audit.list over the socket answers after refused requests 20,000 and 60 levels deep (the engine stays up)', async () => {
   const engine = bareEngine();
   const server = await listenOnSocket(engine, join(dir, 'audit.sock'));
   after(() => server.close());
   const socket = createConnection(server.path);
   socket.setEncoding('utf8');
-  const { json } = deep(20_000);
-  socket.write(`{"kind":"request","id":1,"method":"jobs.setPriority","params":{"job":${json},"priority":"high"}}\n`);
-  socket.write('{"kind":"request","id":2,"method":"audit.list","params":{}}\n');
+  // 20,000 levels: the transport may refuse the line itself; 60: the transport passes it, the dispatcher refuses it
+  for (const [id, depth] of [[1, 20_000], [2, 60]]) {
+    socket.write(`{"kind":"request","id":${id},"method":"jobs.setPriority","params":{"job":${deep(depth).json},"priority":"high"}}\n`);
+  }
+  socket.write('{"kind":"request","id":3,"method":"audit.list","params":{}}\n');
   let buffer = '';
   for await (const chunk of socket) {
     buffer += chunk;
-    if (buffer.split('\n').length > 2) break;
+    if (buffer.split('\n').length > 3) break;
   }
   socket.destroy();
-  const [refused, list] = buffer.split('\n').slice(0, 2).map((line) => JSON.parse(line));
-  assert.equal(refused.error.code, 'invalid-request');
+  const [first, second, list] = buffer.split('\n').slice(0, 3).map((line) => JSON.parse(line));
+  assert.deepEqual([first.error.code, second.error.code], ['invalid-request', 'invalid-request']);
+  assert.match(second.error.message, /^params: nests deeper than 16 levels/);
   assert.equal(list.ok, true);
-  assert.equal(list.result[0].what, 'jobs.setPriority');
+  const audited = list.result.filter((e: AuditEntry) => e.what === 'jobs.setPriority');
+  assert.ok(audited.length >= 1, 'the 60-deep request reached the dispatcher and is audited');
+  for (const entry of audited) assert.ok(JSON.stringify(entry.params).length <= AUDIT_PARAMS_MAX_BYTES);
 });
 
 test('an audit row can never fail the store batch it is in: its samples are written', async () => {
@@ -139,4 +144,11 @@ test('a refused request with a "__proto__" key is audited with that key named, a
   assert.deepEqual(notKept(entry).unknownKeys, ['__proto__']);
   assert.equal((entry.params as { polluted?: boolean }).polluted, undefined);
   assert.equal(({} as { polluted?: boolean }).polluted, undefined);
+});
+
+test('reads are not audited: none of the read methods leaves an audit row', async () => {
+  const engine = bareEngine();
+  const reads = ['snapshot.latest', 'jobs.list', 'alerts.list', 'alerts.active', 'audit.list', 'session.whoami'] as const;
+  for (const method of reads) await engine.dispatcher.dispatch(method, {}, engine.owner).catch(() => undefined);
+  assert.deepEqual(engine.dispatcher.auditLog().map((e) => e.what), []);
 });

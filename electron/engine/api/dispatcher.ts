@@ -23,7 +23,7 @@ export interface Caller {
 export type Handler<M extends ApiMethod> = (params: ApiParams<M>, caller: Caller) => Promise<ApiResults[M]> | ApiResults[M];
 
 /** Methods that only read: not written to the audit log. */
-const READS: ReadonlySet<ApiMethod> = new Set(['snapshot.latest', 'samples.recent', 'jobs.list', 'alerts.list', 'audit.list', 'session.whoami', 'mps.status', 'mig.layout', 'reports.query', 'reports.export', 'policy.get', 'store.status']);
+const READS: ReadonlySet<ApiMethod> = new Set(['snapshot.latest', 'samples.recent', 'jobs.list', 'alerts.list', 'alerts.active', 'audit.list', 'session.whoami', 'mps.status', 'mig.layout', 'reports.query', 'reports.export', 'policy.get', 'store.status']);
 const AUDIT_KEPT = 10_000;
 /** No API method's params nest deeper than a few levels (policy.set: 4); deeper is refused before any schema reads it. */
 const PARAMS_MAX_DEPTH = 16;
