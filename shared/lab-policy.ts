@@ -1,7 +1,7 @@
 // The box daemon's configuration and lab policy (/etc/gpushare/config.json): the shape,
 // checked key by key, so a bad file is an error naming the key and nothing half-applies.
 import { PRIORITIES, parseByteSize, type Priority } from './jobs.js';
-import { array, boolean, number, object, oneOf, optional, string, ValidationError, type Infer, type Schema } from './schema.js';
+import { array, boolean, nullable, number, object, oneOf, optional, string, ValidationError, type Infer, type Schema } from './schema.js';
 
 export const DEFAULT_ADMIN_GROUP = 'gpushare-admin';
 
@@ -71,6 +71,8 @@ export const daemonConfigSchema = object({
   adminGroup: optional(accountName),
   /** Samples per second. */
   rateHz: optional(number({ min: 0.2, max: 10, unit: 'Hz' })),
+  /** Serve Prometheus metrics at [ADDR:]PORT (the engine checks the address); null: none. */
+  metrics: optional(nullable(string({ min: 1, max: 64, describe: 'a port or ADDRESS:PORT, like "9400" or "0.0.0.0:9400"' }))),
   policy: optional(labPolicySchema),
 });
 export type DaemonConfigInput = Infer<typeof daemonConfigSchema>;
@@ -85,6 +87,8 @@ export interface LabPolicy {
 export interface DaemonConfig {
   adminGroup: string;
   rateHz: number;
+  /** Where the metrics endpoint listens ([ADDR:]PORT); null: no endpoint. */
+  metrics: string | null;
   policy: LabPolicy;
 }
 
@@ -118,6 +122,7 @@ export function parseDaemonConfig(value: unknown): DaemonConfig {
   return {
     adminGroup: input.adminGroup ?? DEFAULT_ADMIN_GROUP,
     rateHz: input.rateHz ?? 1,
+    metrics: input.metrics ?? null,
     policy: parseLabPolicy(input.policy ?? {}, 'policy'),
   };
 }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { parseDaemonConfig, type DaemonConfig, type DaemonConfigInput } from '../../../shared/lab-policy.js';
 import { ValidationError } from '../../../shared/schema.js';
 import { JsonSyntaxError, parseJsonStrict } from './config-file-json.js';
+import { MetricsAddressError, parseMetricsAddress } from '../metrics/metrics-address.js';
 
 export class DaemonConfigError extends Error {
   constructor(
@@ -51,9 +52,12 @@ export function parseConfigText(file: string, text: string): DaemonConfig {
     throw error;
   }
   try {
-    return parseDaemonConfig(value);
+    const config = parseDaemonConfig(value);
+    if (config.metrics !== null) parseMetricsAddress(config.metrics, 'metrics'); // the address itself, checked before anything starts
+    return config;
   } catch (error) {
     if (error instanceof ValidationError) throw new DaemonConfigError(file, error.path ? error.message : `the whole file ${error.problem}`);
+    if (error instanceof MetricsAddressError) throw new DaemonConfigError(file, error.message);
     throw error;
   }
 }

@@ -13,7 +13,7 @@ import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
 import { loadDaemonConfig, writeDaemonConfig } from './config-file.js';
 import { attachMetrics } from '../metrics/attach-metrics.js';
-import type { MetricsAddress } from '../metrics/metrics-address.js';
+import { parseMetricsAddress, type MetricsAddress } from '../metrics/metrics-address.js';
 import type { MetricsListener } from '../metrics/metrics-server.js';
 import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET } from './daemon-paths.js';
 
@@ -27,7 +27,7 @@ export interface DaemonOptions {
   simulate?: string;
   /** Sentences for the admin (the journal). */
   say?: (line: string) => void;
-  /** Serve Prometheus metrics here (`--metrics`); absent: no metrics endpoint. */
+  /** Serve Prometheus metrics here (`--metrics`); absent: the config file's `metrics`, if any. */
   metrics?: MetricsAddress | null;
 }
 
@@ -80,7 +80,8 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
   let metrics: MetricsListener | null = null;
   try {
-    if (options.metrics) metrics = await attachMetrics(engine, scheduler.scheduler, options.metrics); // a port in use stops the start
+    const metricsAddress = options.metrics ?? (config.metrics === null ? null : parseMetricsAddress(config.metrics, 'metrics')); // the command line wins
+    if (metricsAddress) metrics = await attachMetrics(engine, scheduler.scheduler, metricsAddress); // a port in use stops the start
     socket = await listenOnSocket(engine, socketPath, { shared: true }); // last: the socket answers once every command is there
   } catch (error) {
     await metrics?.close();
