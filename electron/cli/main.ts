@@ -8,8 +8,9 @@ import { COMMANDS, findCommand, helpFor, usageOf } from './command-table.js';
 /** The exit statuses every command keeps to (the daemon adds 78 for a config it will not start with). */
 export const EXIT = { done: 0, failed: 1, usage: 2 } as const;
 
-export const EXIT_STATUS_HELP = `Exit status: 0 done, 1 it failed (no engine, a refused change, a job that failed), 2 usage error
-(an unknown command or option, a bad value); \`gpushare daemon\` exits 78 on a config it will not start with.
+export const EXIT_STATUS_HELP = `Exit status: 0 done, 1 it failed (no engine, the engine refused, a job that failed), 2 usage error
+(an unknown command or option, a value the command line itself can tell is wrong); \`gpushare daemon\`
+exits 78 on a config it will not start with, \`sim fakejob\` with the job's own status.
 Sizes: 20G means 20 GiB (2^30 bytes) everywhere; K, M, G, T are powers of 1024, with or without B or iB.`;
 
 const usage = `gpushare — see and share the GPUs of a lab workstation

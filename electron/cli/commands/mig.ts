@@ -11,6 +11,7 @@ import type { MigInstance, MigJobNeed } from '../../engine/mig/layout.js';
 import { planMigLayout } from '../../engine/mig/planner.js';
 import { BUILT_IN_MIG_MODELS, builtInMigProfileTable } from '../../engine/mig/profiles.js';
 import { parseFlags, UsageError } from '../args.js';
+import { checkGpuIndex, checkGpuOnEngine } from '../engine-snapshot.js';
 
 export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--json]
   --model MODEL        ${BUILT_IN_MIG_MODELS.join(', ')} (or a name like "NVIDIA H100 80GB HBM3")
@@ -124,12 +125,16 @@ async function migOnGpu(sub: 'apply' | 'layout', argv: string[]): Promise<number
   const request = { gpu, jobs: values.jobs, layout: values.layout?.split(',').map((p) => p.trim()), dryRun };
 
   let result: MigApplyResult | MigLayoutView;
-  if (values.simulate === undefined && !(sub === 'apply' && dryRun)) {
-    const engine = await connectToEngine().catch((error: Error) => {
-      if (error instanceof EngineUnavailableError) throw new Error(`${error.message}\nWithout an engine: \`gpushare mig ${sub} --simulate\`${sub === 'apply' ? ' or --dry-run' : ''}.`);
-      throw error;
-    });
+  // the running engine's GPUs are the ones a real apply changes, so a dry run asks it too; without one,
+  // a dry run reads the driver directly
+  const engine = values.simulate === undefined ? await connectToEngine().catch((error: Error) => {
+    if (!(error instanceof EngineUnavailableError)) throw error;
+    if (sub === 'apply' && dryRun) return null;
+    throw new Error(`${error.message}\nWithout an engine: \`gpushare mig ${sub} --simulate\`${sub === 'apply' ? ' or --dry-run' : ''}.`);
+  }) : null;
+  if (engine) {
     try {
+      await checkGpuOnEngine(engine, gpu);
       result = sub === 'layout' ? await engine.call('mig.layout', { gpu }) : await engine.call('mig.apply', request);
     } finally {
       engine.close();
@@ -138,6 +143,7 @@ async function migOnGpu(sub: 'apply' | 'layout', argv: string[]): Promise<number
     const backend = await openGpuBackend({ simulate: values.simulate });
     try {
       const deps = { nvml: backend.nvml, identify: (pid: number) => new ProcTable().lookup(pid) };
+      checkGpuIndex(backend.nvml.deviceCount(), gpu);
       if (sub === 'layout') {
         result = readMigLayout(gpu, deps);
       } else {

@@ -1,6 +1,7 @@
 // `gpushare mps`: the engine's MPS daemons per GPU — start, stop, and whose runs ("MPS held by user NAME").
 import type { MpsGpuStatus } from '../../../shared/spatial.js';
 import { parseFlags, UsageError } from '../args.js';
+import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { withEngine } from './jobs.js';
 
 export const mpsUsage = `Usage: gpushare mps status|start|stop [--gpu N] [--json]
@@ -18,6 +19,7 @@ export async function mpsCommand(argv: string[]): Promise<number> {
   const gpu = values.gpu === undefined ? undefined : Number(values.gpu);
   if (sub !== 'status' && gpu === undefined) throw new UsageError(`gpushare mps ${sub} needs --gpu N.`);
   const statuses: MpsGpuStatus[] = await withEngine(async (engine) => {
+    if (gpu !== undefined) await checkGpuOnEngine(engine, gpu);
     if (sub === 'start') return [await engine.call('mps.start', { gpu: gpu! })];
     if (sub === 'stop') return [await engine.call('mps.stop', { gpu: gpu! })];
     return (await engine.call('mps.status', {})).filter((s) => gpu === undefined || s.gpu === gpu);

@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { packageRoot } from '../../engine/paths.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
+import { cliRig } from '../testing/cli-rig.js';
+import { CLI_ENV, CLI_PATH } from '../testing/compiled-cli.js';
 
 const runtime = mkdtempSync(join(tmpdir(), 'gpushare-ps-'));
 after(() => rmSync(runtime, { recursive: true, force: true }));
@@ -15,8 +16,9 @@ function gpushare(args: string[]): Promise<{ code: number; stdout: string; stder
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(packageRoot(), 'electron', 'cli', 'gpushare.js'), ...args],
-      { env: { ...process.env, XDG_RUNTIME_DIR: runtime, GPUSHARE_NVML_LIB: '/nonexistent/libnvidia-ml.so.1' } },
+      [CLI_PATH, ...args],
+      // this tree's CLI; no box daemon, no personal engine: ps opens the driver itself
+      { env: { ...process.env, ...CLI_ENV, XDG_RUNTIME_DIR: runtime, GPUSHARE_DAEMON_SOCKET: join(runtime, 'no-daemon.sock'), GPUSHARE_NVML_LIB: '/nonexistent/libnvidia-ml.so.1' } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -57,4 +59,23 @@ test('bad input gets a clear error and exit code 2', async () => {
   const badFlag = await gpushare(['ps', '--colour']);
   assert.equal(badFlag.code, 2);
   assert.match(badFlag.stderr, /--colour/);
+});
+
+test('ps asks the running engine when there is one: the console on simulated GPUs, with no NVIDIA driver here', async () => {
+  const rig = cliRig('ps-engine');
+  try {
+    await rig.serve(); // gpushare serve --simulate a100-40gb
+    const noDriver = { GPUSHARE_NVML_LIB: '/nonexistent/libnvidia-ml.so.1' };
+    const json = await rig.gpushare(['ps', '--json'], noDriver);
+    assert.equal(json.code, 0, json.stderr);
+    const snap = JSON.parse(json.stdout) as Snapshot;
+    assert.equal(snap.driver.simulated, true);
+    assert.equal(snap.driver.scenario, 'a100-40gb', "the engine's box, not a driver of ps's own");
+    const text = await rig.gpushare(['ps'], noDriver);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^SIMULATED GPUs \(scenario a100-40gb\)/);
+    assert.match(text.stdout, /NVIDIA A100-SXM4-40GB/);
+  } finally {
+    rig.dispose();
+  }
 });

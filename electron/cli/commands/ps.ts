@@ -1,13 +1,19 @@
-// `gpushare ps`: every GPU and GPU process, once, as JSON, or refreshed.
+// `gpushare ps`: every GPU and GPU process, once, as JSON, or refreshed: the running engine's view
+// when one answers (it may be on simulated GPUs), else straight from the driver.
 import { openGpuBackend, DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { checkRate, DEFAULT_RATE_HZ, Sampler } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
+import { EngineUnavailableError, findEngine, type EngineClient } from '../engine-client.js';
+import { latestSnapshot } from '../engine-snapshot.js';
 import { renderSnapshot } from './ps-render.js';
 
 export const psUsage = `Usage: gpushare ps [--json] [--watch] [--rate HZ] [--simulate [SCENARIO]]
   --json               one snapshot as JSON (for scripts)
   --watch              refresh until Ctrl-C (--rate samples per second, 0.2-10, default 1)
-  --simulate [NAME]    use the simulated GPU driver (default scenario ${DEFAULT_SCENARIO})`;
+  --simulate [NAME]    use the simulated GPU driver (default scenario ${DEFAULT_SCENARIO})
+  With an engine running (the box daemon, or your console or \`gpushare serve\`), ps shows what it
+  sees, at its sampling rate; otherwise it reads the driver itself (--simulate always does).`;
+
 
 export async function psCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
@@ -18,6 +24,17 @@ export async function psCommand(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`gpushare ps takes no arguments, got "${positionals[0]}".`);
   if (values.json && values.watch) throw new UsageError('--json and --watch cannot be combined.');
   const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
+
+  if (values.simulate === undefined) {
+    const engine = await findEngine().then(
+      (found) => found.client,
+      (error: unknown) => {
+        if (error instanceof EngineUnavailableError) return null;
+        throw error;
+      },
+    );
+    if (engine) return psFromEngine(engine, { json: values.json ?? false, watch: values.watch ?? false });
+  }
 
   const backend = await openGpuBackend({ simulate: values.simulate }).catch((error: Error) => {
     if (values.simulate !== undefined) throw error;
@@ -51,3 +68,22 @@ export async function psCommand(argv: string[]): Promise<number> {
 }
 
 const terminalWidth = (): number => process.stdout.columns || 160;
+
+async function psFromEngine(engine: EngineClient, options: { json: boolean; watch: boolean }): Promise<number> {
+  try {
+    if (!options.watch) {
+      const snapshot = await latestSnapshot(engine);
+      process.stdout.write(options.json ? JSON.stringify(snapshot, null, 2) + '\n' : renderSnapshot(snapshot, terminalWidth()) + '\n');
+      return 0;
+    }
+    await new Promise<void>((resolve) => {
+      engine.on('snapshot', (snapshot) => {
+        process.stdout.write('\x1b[2J\x1b[H' + renderSnapshot(snapshot, terminalWidth()) + '\n\nCtrl-C to quit.\n');
+      });
+      process.once('SIGINT', () => resolve());
+    });
+    return 0;
+  } finally {
+    engine.close();
+  }
+}

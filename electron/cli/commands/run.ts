@@ -1,6 +1,7 @@
 // `gpushare run`: submit a command as a managed job to the running engine.
 import { PRIORITIES, SHARING_MODES, parseByteSize, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { UsageError } from '../args.js';
+import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
 import { withEngine } from './jobs.js';
 
@@ -89,6 +90,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const outcome = await withEngine(async (engine) => {
     const watch = new JobWatch(engine); // before submitting: its first changes are not missed
     try {
+      if (params.gpu !== 'auto') await checkGpuOnEngine(engine, params.gpu);
       const submitted = await engine.call('jobs.submit', params);
       return await watch.follow(submitted, { waitMs: waitS * 1000, runningMs: waitS * 1000 });
     } finally {

@@ -15,8 +15,8 @@ export interface CliRig {
   /** What the CLI takes for the box daemon's socket ($GPUSHARE_DAEMON_SOCKET). */
   daemonSocket: string;
   gpushare(args: string[], extraEnv?: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }>;
-  /** `gpushare serve --simulate a100-40gb`, once its socket answers. */
-  serve(): Promise<ServedEngine>;
+  /** `gpushare serve --simulate SCENARIO` (default a100-40gb), once its socket answers. */
+  serve(scenario?: string): Promise<ServedEngine>;
   dispose(): void;
 }
 
@@ -52,8 +52,8 @@ export function cliRig(name: string): CliRig {
           resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
         );
       }),
-    async serve() {
-      const child = spawn(process.execPath, [CLI_PATH, 'serve', '--simulate', 'a100-40gb', '--rate', '10'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    async serve(scenario = 'a100-40gb') {
+      const child = spawn(process.execPath, [CLI_PATH, 'serve', '--simulate', scenario, '--rate', '10'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       started.push(child);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       let output = '';
