@@ -12,6 +12,12 @@ test('--simulate takes an optional scenario; --no-demo is a switch; Chromium\'s 
   assert.deepEqual(appFlags(['electron', '.', '--simulate', 'a100-40gb', '--no-sandbox'], 'h100x2-mig'), { simulate: 'a100-40gb', noDemo: false });
 });
 
+test('--metrics reaches the personal engine as given (gpushare start --metrics with the desktop app)', () => {
+  const flags = appFlags(['electron', '.', '--no-demo', '--metrics', '0.0.0.0:9400', '--no-sandbox'], 'h100x2-mig');
+  assert.deepEqual(flags, { simulate: undefined, noDemo: true, metrics: '0.0.0.0:9400' });
+  assert.deepEqual(personalEngineCommand(flags, runtime).args.slice(1), ['engine', '--until-stdin-closes', '--no-demo', '--metrics', '0.0.0.0:9400']);
+});
+
 test('the personal engine is `gpushare engine` on the app\'s own binary as Node, from the same build, ending with the app', () => {
   const command = personalEngineCommand({ simulate: 'a100-40gb', noDemo: true }, runtime);
   assert.equal(command.command, '/opt/gpushare/gpushare');

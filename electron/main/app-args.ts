@@ -6,14 +6,18 @@ export interface AppFlags {
   /** A scenario forces simulated GPUs; undefined: the real driver where there is one. */
   simulate?: string;
   noDemo: boolean;
+  /** `--metrics [ADDR:]PORT`, passed on as given: the engine checks it (and says what is wrong). */
+  metrics?: string;
 }
 
-/** `--simulate [SCENARIO]` and `--no-demo` among Electron's and Chromium's own arguments. */
+/** `--simulate [SCENARIO]`, `--no-demo` and `--metrics VALUE` among Electron's and Chromium's own arguments. */
 export function appFlags(argv: readonly string[], defaultScenario: string): AppFlags {
   const at = argv.indexOf('--simulate');
   const next = at >= 0 ? argv[at + 1] : undefined;
   const simulate = at < 0 ? undefined : next && !next.startsWith('-') ? next : defaultScenario;
-  return { simulate, noDemo: argv.includes('--no-demo') };
+  const metricsAt = argv.indexOf('--metrics');
+  const metrics = metricsAt >= 0 ? argv[metricsAt + 1] : undefined;
+  return { simulate, noDemo: argv.includes('--no-demo'), ...(metrics === undefined ? {} : { metrics }) };
 }
 
 export interface EngineRuntime {
@@ -31,5 +35,6 @@ export function personalEngineCommand(flags: AppFlags, runtime: EngineRuntime): 
   const args = [join(runtime.root, 'electron', 'cli', 'gpushare.js'), 'engine', '--until-stdin-closes'];
   if (flags.simulate !== undefined) args.push('--simulate', flags.simulate);
   if (flags.noDemo) args.push('--no-demo');
+  if (flags.metrics !== undefined) args.push('--metrics', flags.metrics);
   return { command: runtime.execPath, args, env: { ...runtime.env, ELECTRON_RUN_AS_NODE: '1', GPUSHARE_DIST: runtime.compiledTree } };
 }
