@@ -2,7 +2,7 @@
 // into the package by electron-builder.yml's files, unpacked from the asar when another process or
 // dlopen needs it, and found there by outsideAsar; the deb's command and systemd unit say what runs.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -113,4 +113,22 @@ test('the NVML addon is built for both runtimes that load it: Node-API 9 at most
   assert.match(gyp, /"NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED"/);
   const electronVersion = (JSON.parse(readFileSync(join(root, 'node_modules', 'electron', 'package.json'), 'utf8')) as { version: string }).version;
   assert.equal(Number(electronVersion.split('.')[0]), 45, 'the Electron this check was written for; look again at its Node-API level when it changes');
+});
+
+test('the libraries left out of the package (bundled into dist/renderer by vite) are imported by nothing the package runs outside the renderer', () => {
+  const excluded = config.files.map((glob) => /^!node_modules\/\{([^}]+)\}\/\*\*$/.exec(glob)?.[1]).find(Boolean)?.split(',') ?? [];
+  assert.ok(excluded.includes('react'), 'the exclusion this test reads');
+  const offenders: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (/\.(ts|cts|mts|js)$/.test(entry.name)) {
+        const source = readFileSync(join(root, path), 'utf8');
+        for (const name of excluded) if (new RegExp(`from ['"]${name}(/[^'"]*)?['"]`).test(source)) offenders.push(`${path} imports ${name}`);
+      }
+    }
+  };
+  for (const dir of ['electron', 'shared']) walk(dir);
+  assert.deepEqual(offenders, []);
 });
