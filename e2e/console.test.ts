@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { JobView } from '../shared/jobs.js';
 import { browserMissing, eventually, openConsoleHarness, sleep, type ConsoleHarness } from './harness.js';
+import { assertUncovered } from './on-screen.js';
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -116,6 +117,8 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await notice.waitFor({ timeout: 10_000 });
     assert.match(await notice.innerText(), new RegExp(`${id} could not be placed on GPU 0: .+`));
     assert.equal(await h.page.locator(`.job-card[data-job="${id}"]`).getAttribute('data-lane'), lane, 'the card is back in its lane');
+    await assertUncovered(notice, h.page.locator('.gpu-card[data-gpu="0"]'));
+    await assertUncovered(notice, h.page.locator(`.job-card[data-job="${id}"]`));
     await h.screenshot('console-refused-drop');
   });
 

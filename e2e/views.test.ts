@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { JobView } from '../shared/jobs.js';
 import { fakegpuBuildDir } from '../electron/engine/paths.js';
 import { browserMissing, eventually, openConsoleHarness, sleep, type ConsoleHarness } from './harness.js';
+import { assertUncovered } from './on-screen.js';
 
 const GIB = 1024 ** 3;
 const missing = browserMissing();
@@ -68,6 +69,8 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
       return h.demo!.jobs.every((id) => keys.includes(id));
     }, 20_000, `rows for the demo's jobs ${h.demo.jobs.join(', ')}`);
     await h.page.locator('.report-chart .recharts-bar-rectangle').first().waitFor();
+    const valueTicks = await h.page.locator('.report-chart .recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value').allTextContents();
+    assert.ok(valueTicks.length > 0 && valueTicks.every((t) => / h$/.test(t)), `the GPU-hours axis gives its unit: ${valueTicks.join(', ')}`);
     await h.screenshot('views-reports');
 
     const [download] = await Promise.all([h.page.waitForEvent('download'), h.page.locator('.report-exports').getByRole('button', { name: 'CSV' }).click()]);
@@ -194,6 +197,54 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     assert.deepEqual([onGpu1.gpuInstanceId, onGpu1.computeInstanceId], [target.gpuInstanceId, target.computeInstanceId], `pid ${pid} runs in slice ${uuid}`);
   });
 
+  test('drops that change nothing say why (a card dropped on the Queue lane; an exclusive job dropped on its busy GPU), and the notice covers neither card', async () => {
+    await openView('Console');
+    await liveSection('.job-board');
+    const notices = h.page.locator('.notice[role="alert"]');
+    const startedCard = h.page.locator('.job-card:not([data-lane="queue"])').first();
+    await startedCard.waitFor({ timeout: 15_000 });
+    const startedId = await startedCard.getAttribute('data-job');
+    await startedCard.dragTo(h.page.locator('.lane[data-lane="queue"]'));
+    const back = notices.filter({ hasText: `${startedId} stays where it is` }).last();
+    await back.waitFor({ timeout: 5000 });
+    assert.match(await back.innerText(), /cannot go back to the queue/);
+    await assertUncovered(back, h.page.locator(`.job-card[data-job="${startedId}"]`));
+
+    const job = await submitQueuedExclusive();
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    const waiting = await eventually(async () => (await h.engine.call('alerts.active', {})).find((c) => c.kind === 'waiting' && c.jobId === job.id), 10_000, `the scheduler to say why ${job.id} waits`);
+    await card.dragTo(h.page.locator('.gpu-card[data-gpu="0"] .memory-line'));
+    const why = notices.filter({ hasText: waiting.message }).last();
+    await why.waitFor({ timeout: 10_000 });
+    assert.match(await why.innerText(), new RegExp(`^${job.id} is placed on GPU 0 but does not start yet`));
+    await assertUncovered(why, h.page.locator('.gpu-card[data-gpu="0"]'));
+    await assertUncovered(why, h.page.locator(`.job-card[data-job="${job.id}"]`));
+    await h.screenshot('views-drop-waits');
+    await h.engine.call('jobs.terminate', { job: job.id });
+  });
+
+  test('the MIG slice picker offers only jobs the engine accepts there: a job queued for another GPU is listed as not possible, with why', async () => {
+    await openView('Console');
+    const elsewhere = await submitQueuedExclusive(); // queued for GPU 0
+    const here = await submitQueuedForMigGpu(); // queued for GPU 1, the MIG GPU
+    await liveSection('.job-board');
+    await h.page.locator(`.job-card[data-job="${here.id}"]`).waitFor({ timeout: 15_000 });
+    await liveSection('.gpu-grid');
+    const card = h.page.locator('.gpu-card[data-gpu="1"]');
+    await card.locator('.mig-slice').first().focus();
+    await h.page.keyboard.press('Enter');
+    const select = card.locator('.mig-slice-prompt').getByLabel('Job', { exact: true });
+    await select.waitFor();
+    const option = (id: string) => select.locator(`option[value="${id}"]`);
+    assert.equal(await option(here.id).isDisabled(), false, `${here.id} (queued for GPU 1) can run in the slice`);
+    assert.equal(await option(elsewhere.id).count(), 1, `${elsewhere.id} is listed`);
+    assert.equal(await option(elsewhere.id).isDisabled(), true, `${elsewhere.id} is queued for GPU 0: the engine refuses it in a slice of GPU 1`);
+    assert.match(await option(elsewhere.id).innerText(), /queued for GPU 0/);
+    await h.page.keyboard.press('Escape');
+    await Promise.all([elsewhere, here].map((j) => h.engine.call('jobs.terminate', { job: j.id })));
+  });
+
   test('Start MPS and Stop MPS on GPU 0 start and stop the engine\'s daemon', async () => {
     // an MPS job from an earlier test would have the scheduler start the daemon again
     const mpsJobs = (await jobs()).filter((j) => j.managed && j.mode === 'mps');
@@ -225,12 +276,15 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     await view.getByLabel('GPU', { exact: true }).selectOption('1');
     await view.locator('.slice-map').first().waitFor(); // today's layout
     assert.equal(await view.locator('.slice-map').first().locator('.slice-block').count(), 4, 'today: 3g.40gb + 2g.20gb + 2 × 1g.10gb');
-    await view.getByLabel('Job specs').fill('20G,20G,20G');
+    // the demo's hog holds the 3g.40gb slice (memory slices 5-8), which the plan keeps: plan for the other half,
+    // once the hog is there (3 × 20G fitted only while it had not started: 2 of 3 placed otherwise)
+    await eventually(async () => (await h.driver.dump()).devices[1].processes.some((p) => p.gpuInstanceId === 1), 15_000, 'the demo\'s hog in GPU 1\'s 3g.40gb slice');
+    await view.getByLabel('Job specs').fill('20G,20G');
     await view.getByRole('button', { name: 'Plan', exact: true }).click();
     const proposed = view.locator('.slice-map').nth(1);
     await proposed.waitFor();
     const labels = await proposed.locator('.slice-job').allInnerTexts();
-    assert.equal(labels.filter((l) => l === '20G').length, 3, `a slice for each 20G job: ${labels.join(', ')}`);
+    assert.equal(labels.filter((l) => l === '20G').length, 2, `a slice for each 20G job: ${labels.join(', ')}`);
     const commands = await view.locator('.plan-commands li').allInnerTexts();
     assert.ok(commands.length > 0 && commands.every((c) => c.startsWith('nvidia-smi mig')), `nvidia-smi mig commands: ${commands.join(' | ')}`);
     await h.screenshot('views-mig-plan');

@@ -5,6 +5,7 @@ import type { JobView } from '../../../shared/jobs.js';
 import { LANES, laneOf, pausedByUser } from '../data/board-jobs.js';
 import { refreshJobs } from '../data/feed.js';
 import { formatBytes } from '../format.js';
+import { alertsStore } from '../stores/alerts-store.js';
 import { jobsStore, setPending, type Lane, type PendingChange } from '../stores/jobs-store.js';
 import { showNotice } from '../stores/ui-store.js';
 import { engineApi } from './engine-api.js';
@@ -25,8 +26,15 @@ export function stepsToLane(job: JobView, lane: Lane): Step[] | string {
   return steps;
 }
 
-/** Run the steps in order, showing the job at its new place meanwhile; a refusal snaps it back with the engine's message. */
-export async function apply(job: JobView, pending: PendingChange, steps: Step[], refusal: string): Promise<boolean> {
+/** The job's card on the board and a GPU's card: what a notice about them must not cover. */
+export const jobCardSelector = (id: string): string => `.job-card[data-job="${id}"]`;
+export const gpuCardSelector = (gpu: number): string => `.gpu-card[data-gpu="${gpu}"]`;
+
+/**
+ * Run the steps in order, showing the job at its new place meanwhile; a refusal snaps it back with the engine's message.
+ * `about`: the drop target's selectors besides the job's own card (the notice leaves them in sight).
+ */
+export async function apply(job: JobView, pending: PendingChange, steps: Step[], refusal: string, about: string[] = []): Promise<boolean> {
   setPending(job.id, pending);
   try {
     let updated: JobView | null = null;
@@ -40,7 +48,7 @@ export async function apply(job: JobView, pending: PendingChange, steps: Step[],
     return true;
   } catch (error) {
     setPending(job.id, null); // snap back
-    showNotice(`${refusal}: ${error instanceof Error ? error.message : String(error)}`);
+    showNotice(`${refusal}: ${error instanceof Error ? error.message : String(error)}`, 'error', [jobCardSelector(job.id), ...about]);
     return false;
   }
 }
@@ -48,7 +56,7 @@ export async function apply(job: JobView, pending: PendingChange, steps: Step[],
 export function moveJobToLane(job: JobView, lane: Lane): Promise<boolean> {
   const steps = stepsToLane(job, lane);
   if (typeof steps === 'string') {
-    showNotice(`${job.id} stays where it is: ${steps}`);
+    showNotice(`${job.id} stays where it is: ${steps}`, 'error', [jobCardSelector(job.id), `.lane[data-lane="${lane}"]`]);
     return Promise.resolve(false);
   }
   if (steps.length === 0) return Promise.resolve(true);
@@ -61,8 +69,32 @@ export function setJobQuota(job: JobView, bytes: number | null): Promise<boolean
   return apply(job, { memoryQuotaBytes: bytes }, [{ method: 'jobs.setQuota', params: { job: job.id, bytes } }], `${job.id} could not ${what}`);
 }
 
-export function placeJob(job: JobView, gpu: number): Promise<boolean> {
-  return apply(job, { gpu }, [{ method: 'jobs.place', params: { job: job.id, gpu } }], `${job.id} could not be placed on GPU ${gpu}`);
+/** How long to wait for the scheduler's word on why a placed job waits (it decides on its next tick). */
+const WAIT_REASON_MS = 5000;
+
+export async function placeJob(job: JobView, gpu: number): Promise<boolean> {
+  const placed = await apply(job, { gpu }, [{ method: 'jobs.place', params: { job: job.id, gpu } }], `${job.id} could not be placed on GPU ${gpu}`, [gpuCardSelector(gpu)]);
+  if (placed) void explainWait(job.id, gpu);
+  return placed;
+}
+
+/** A placed job that stays queued (an exclusive job on a busy GPU) would look like a drop that did nothing: say why it waits. */
+async function explainWait(id: string, gpu: number): Promise<void> {
+  const stillQueued = (): boolean => jobsStore.getState().jobs.find((j) => j.id === id)?.state === 'queued';
+  const reason = (): string | undefined => alertsStore.getState().conditions.find((c) => c.kind === 'waiting' && c.jobId === id)?.message;
+  const message = reason() ?? (await new Promise<string | undefined>((resolve) => {
+    const stop = alertsStore.subscribe(() => {
+      if (reason()) done(reason());
+    });
+    const timer = setTimeout(() => done(undefined), WAIT_REASON_MS);
+    function done(found: string | undefined): void {
+      stop();
+      clearTimeout(timer);
+      resolve(found);
+    }
+  }));
+  if (!stillQueued()) return; // it started meanwhile: the card says so
+  showNotice(`${id} is placed on GPU ${gpu} but does not start yet: ${message ?? 'it waits in the queue until the scheduler admits it.'}`, 'info', [jobCardSelector(id), gpuCardSelector(gpu)]);
 }
 
 /** Park: the job's GPU memory goes to host memory and its GPU is free until it is unparked. */

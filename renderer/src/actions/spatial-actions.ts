@@ -2,7 +2,7 @@
 // job then starts there). A refusal snaps the card back and shows the engine's message.
 // Also starting and stopping the engine's MPS daemon for one GPU.
 import type { JobView } from '../../../shared/jobs.js';
-import { apply, type Step } from './job-actions.js';
+import { apply, gpuCardSelector, type Step } from './job-actions.js';
 import { engineApi } from './engine-api.js';
 import { refreshMpsStatus } from '../data/mps-feed.js';
 import { showNotice } from '../stores/ui-store.js';
@@ -11,13 +11,13 @@ export async function runJobUnderMps(job: JobView, gpu: number, sharePercent: nu
   // the share first: a refused share leaves the job where it was
   const steps: Step[] = [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mps', mpsSharePercent: sharePercent } }];
   if (job.gpu !== gpu) steps.push({ method: 'jobs.place', params: { job: job.id, gpu } });
-  const done = await apply(job, { gpu }, steps, `${job.id} could not run under MPS on GPU ${gpu} with a ${sharePercent}% SM share`);
+  const done = await apply(job, { gpu }, steps, `${job.id} could not run under MPS on GPU ${gpu} with a ${sharePercent}% SM share`, [gpuCardSelector(gpu)]);
   if (done) void refreshMpsStatus();
   return done;
 }
 
 export function runJobInMigSlice(job: JobView, slice: string): Promise<boolean> {
-  return apply(job, {}, [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mig', migSlice: slice } }], `${job.id} could not run in MIG slice ${slice}`);
+  return apply(job, {}, [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mig', migSlice: slice } }], `${job.id} could not run in MIG slice ${slice}`, [`.mig-slice[data-slice="${slice}"]`]);
 }
 
 /** Start (on) or stop the engine's MPS daemon for a GPU; a refusal shows the engine's message. */
@@ -27,7 +27,7 @@ export async function switchMps(gpu: number, on: boolean): Promise<boolean> {
     else await engineApi().call('mps.stop', { gpu });
     return true;
   } catch (error) {
-    showNotice(`MPS could not ${on ? 'start' : 'stop'} on GPU ${gpu}: ${error instanceof Error ? error.message : String(error)}`);
+    showNotice(`MPS could not ${on ? 'start' : 'stop'} on GPU ${gpu}: ${error instanceof Error ? error.message : String(error)}`, 'error', [gpuCardSelector(gpu)]);
     return false;
   } finally {
     await refreshMpsStatus(); // a refusal may mean the state moved under us, too

@@ -99,7 +99,7 @@ export function GpuCard({ gpu, processes }: { gpu: GpuView; processes: readonly 
         <span className="memory-figures">{formatBytes(gpu.memoryUsed)} / {formatBytes(gpu.memoryTotal)}</span>
       </div>
       <MemoryBar total={gpu.memoryTotal} used={gpu.memoryUsed} processes={sorted} />
-      {gpu.migEnabled && <MigDiagram slices={gpu.migSlices} processes={processes} />}
+      {gpu.migEnabled && <MigDiagram gpu={gpu.index} slices={gpu.migSlices} processes={processes} />}
       {!gpu.migEnabled && !gpu.lost && <MemoMpsZone gpu={gpu.index} />}
       {gpu.errors.length > 0 && <div className="gpu-errors">{gpu.errors.join(' · ')}</div>}
       {dropping && <div className="drop-hint">Drop to place the job on GPU {gpu.index}</div>}

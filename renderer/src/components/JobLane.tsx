@@ -21,7 +21,6 @@ interface Props {
 
 export function JobLane({ lane, title, hint, jobs, pending, capacityOf, readOnly }: Props) {
   const [over, setOver] = useState(false);
-  const droppable = lane !== 'queue';
   const onDrop = (e: DragEvent): void => {
     e.preventDefault();
     setOver(false);
@@ -35,7 +34,8 @@ export function JobLane({ lane, title, hint, jobs, pending, capacityOf, readOnly
       data-lane={lane}
       aria-label={`${title} lane`}
       onDragOver={(e) => {
-        if (!droppable || !e.dataTransfer.types.includes(JOB_DRAG_TYPE)) return;
+        // the Queue takes the drop too, so that it can say why a job cannot go back there
+        if (!e.dataTransfer.types.includes(JOB_DRAG_TYPE)) return;
         e.preventDefault();
         e.dataTransfer.dropEffect = 'move';
         setOver(true);

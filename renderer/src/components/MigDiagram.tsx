@@ -3,6 +3,7 @@
 import { useId, useState, type KeyboardEvent } from 'react';
 import type { GpuProcessView, MigSliceView } from '../../../shared/snapshot.js';
 import { processColor } from '../colors.js';
+import { processLabel } from '../data/process-label.js';
 import { formatBytes } from '../format.js';
 import { highlight } from '../stores/ui-store.js';
 import { migSliceDropProps } from './mig-slice-drop.js';
@@ -16,7 +17,7 @@ function sliceLabel(profile: string, placement: { start: number; size: number },
   return `MIG slice ${profile} on ${where}, ${who}. Press Enter to run a queued job in it.`;
 }
 
-export function MigDiagram({ slices, processes }: { slices: readonly MigSliceView[]; processes: readonly GpuProcessView[] }) {
+export function MigDiagram({ gpu, slices, processes }: { gpu: number; slices: readonly MigSliceView[]; processes: readonly GpuProcessView[] }) {
   const [prompting, setPrompting] = useState<string | null>(null);
   const promptId = useId();
   const placed = slices.filter((s) => s.placement);
@@ -55,7 +56,7 @@ export function MigDiagram({ slices, processes }: { slices: readonly MigSliceVie
               {inside.length === 0 && <i>idle</i>}
               {inside.map((p) => (
                 <span key={p.pid} className="pid-chip" style={{ borderColor: processColor(p.pid) }} onMouseEnter={() => highlight(`p${p.pid}`)} onMouseLeave={() => highlight(null)}>
-                  {p.user ?? '?'} · {p.pid}
+                  {processLabel(p)}
                 </span>
               ))}
             </span>
@@ -64,7 +65,7 @@ export function MigDiagram({ slices, processes }: { slices: readonly MigSliceVie
       })}
       {placed.length === 0 && <div className="mig-empty">MIG is on, no slices yet.</div>}
       {promptSlice && (
-        <MigSlicePrompt key={promptSlice.uuid} id={promptId} slice={promptSlice.uuid} profile={promptSlice.profileName ?? promptSlice.name} onClose={() => setPrompting(null)} />
+        <MigSlicePrompt key={promptSlice.uuid} id={promptId} gpu={gpu} slice={promptSlice.uuid} profile={promptSlice.profileName ?? promptSlice.name} onClose={() => setPrompting(null)} />
       )}
     </div>
   );

@@ -1,11 +1,28 @@
 // Which queued job to run in a MIG slice: the keyboard path of dropping a job card on the slice.
 // The engine checks the slice: a refusal comes back as a notice with its own words.
-import { useEffect, useRef, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, type FormEvent } from 'react';
+import type { JobView } from '../../../shared/jobs.js';
 import { runJobInMigSlice } from '../actions/spatial-actions.js';
 import { QueuedJobSelect, useQueuedJobChoice } from './QueuedJobSelect.js';
 
-export function MigSlicePrompt({ id, slice, profile, onClose }: { id: string; slice: string; profile: string; onClose: () => void }) {
-  const choice = useQueuedJobChoice(null);
+/** What jobs.setMode refuses for a slice of GPU `gpu`: a job queued for another GPU, or one already running. */
+export function migSliceRefusal(job: JobView, gpu: number): string | null {
+  if (job.state !== 'queued') return `it already runs${job.gpu === null ? '' : ` on GPU ${job.gpu}`}`;
+  if (job.requestedGpu !== 'auto' && job.requestedGpu !== gpu) return `queued for GPU ${job.requestedGpu}`;
+  return null;
+}
+
+interface Props {
+  id: string;
+  /** The GPU the slice is on. */
+  gpu: number;
+  slice: string;
+  profile: string;
+  onClose: () => void;
+}
+
+export function MigSlicePrompt({ id, gpu, slice, profile, onClose }: Props) {
+  const choice = useQueuedJobChoice(null, useCallback((job: JobView) => migSliceRefusal(job, gpu), [gpu]));
   const select = useRef<HTMLSelectElement>(null);
   useEffect(() => {
     const opener = document.activeElement;

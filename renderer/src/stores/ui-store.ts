@@ -9,6 +9,8 @@ export interface Notice {
   id: number;
   text: string;
   tone: 'error' | 'info';
+  /** CSS selectors of what it speaks of (the job's card, the GPU's): the notices are placed so as not to cover them. */
+  about: string[];
 }
 
 export interface UiState {
@@ -50,8 +52,8 @@ export const uiStore = createStore<UiState>(() => ({
 let noticeSeq = 0;
 const NOTICE_MS = 9000;
 
-export function showNotice(text: string, tone: Notice['tone'] = 'error'): void {
-  const notice = { id: ++noticeSeq, text, tone };
+export function showNotice(text: string, tone: Notice['tone'] = 'error', about: string[] = []): void {
+  const notice = { id: ++noticeSeq, text, tone, about };
   uiStore.setState((s) => ({ notices: [...s.notices.slice(-3), notice] }));
   setTimeout(() => dismissNotice(notice.id), NOTICE_MS);
 }
