@@ -93,4 +93,53 @@ describe('the console tells the truth on a simulated A100 (MIG off)', { skip: mi
       await page.goto(h.web.url);
     }
   });
+
+  test('a managed job has one label everywhere: its job id, command and user, in the timeline, the memory bar and the table', async () => {
+    const job = await h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '60'], gpu: 0 });
+    const pid = await eventually(async () => (await h.engine.call('jobs.list', {})).find((j) => j.id === job.id)?.pid, 15_000, `${job.id} to start`);
+    try {
+      const label = new RegExp(`^${job.id} · fakejob · \\S+$`);
+      await h.page.goto(h.web.url);
+      await h.page.getByRole('button', { name: '1 min' }).click();
+      const series = h.page.locator(`.timeline[data-metric="memory"] g[data-series="p${pid}"]`);
+      await series.waitFor({ timeout: 15_000 });
+      assert.match((await series.getAttribute('data-label')) ?? '', label, 'the timeline series');
+      const bar = h.page.locator('.gpu-card[data-gpu="0"] [aria-label^="memory "]');
+      await eventually(async () => ((await bar.getAttribute('aria-label')) ?? '').includes(`${job.id} · fakejob`), 10_000, 'the memory bar to name the job');
+      await h.page.locator('.process-panel').scrollIntoViewIfNeeded();
+      const row = h.page.locator(`.process-table tr[data-pid="${pid}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      assert.equal((await row.locator('td').first().innerText()).trim(), job.id, 'the table\'s first column');
+    } finally {
+      await h.engine.call('jobs.terminate', { job: job.id });
+    }
+  });
+
+  test('both timelines give their unit on the value axis', async () => {
+    await h.page.goto(h.web.url);
+    const ticks = (metric: string) => h.page.locator(`.timeline[data-metric="${metric}"]  text.timeline-value-tick`).allTextContents();
+    await eventually(async () => (await ticks('memory')).length > 0, 10_000, 'the memory axis');
+    const memory = await ticks('memory');
+    assert.ok(memory.every((t) => / GiB$/.test(t)), `memory ticks: ${memory.join(', ')}`);
+    const sm = await ticks('sm');
+    assert.ok(sm.length > 0 && sm.every((t) => /%$/.test(t)), `SM ticks: ${sm.join(', ')}`);
+  });
+
+  test('the alert list can show every alert the engine holds', async () => {
+    for (let i = 1; i <= 40; i++) h.engine.raiseAlert({ kind: 'waiting', severity: 'info', gpu: 0, jobId: null, message: `Listed alert number ${i}.` });
+    await h.page.goto(h.web.url); // alerts.list on opening
+    const panel = h.page.locator('.alert-panel');
+    await panel.locator('.alert', { hasText: 'Listed alert number 40.' }).waitFor({ timeout: 10_000 });
+    const held = (await h.engine.call('alerts.list', {})).length;
+    await panel.getByRole('button', { name: /^Show all/ }).click();
+    const items = panel.locator('.alert');
+    assert.equal(await items.count(), held, 'one item per alert the engine holds');
+    // nothing clipped: the list is as tall as its items, and the last one is inside the panel
+    const clipped = await panel.locator('.alert-list').evaluate((list) => list.scrollHeight - list.clientHeight);
+    assert.ok(clipped <= 1, `the expanded list hides ${clipped} px`);
+    const last = await items.last().boundingBox();
+    const box = await panel.boundingBox();
+    assert.ok(last && box && last.y + last.height <= box.y + box.height + 1, 'the oldest alert is inside the panel');
+    await panel.getByRole('button', { name: 'Show fewer' }).click();
+  });
 });

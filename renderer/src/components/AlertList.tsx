@@ -1,5 +1,6 @@
 // What holds now (the engine's active conditions), then contention, quota, out-of-memory and
 // finished-job events, newest first.
+import { useState } from 'react';
 import type { AlertKind } from '../../../shared/jobs.js';
 import { formatClock } from '../format.js';
 import { useAlerts } from '../stores/hooks.js';
@@ -21,11 +22,18 @@ const KIND_LABELS: Record<AlertKind, string> = {
 export function AlertList() {
   const alerts = useAlerts((s) => s.alerts);
   const conditions = useAlerts((s) => s.conditions);
+  // the panel is short so the console fits a screen; "Show all" lets it grow to every alert
+  const [expanded, setExpanded] = useState(false);
   return (
-    <section className="panel alert-panel" aria-label="Alerts">
+    <section className={`panel alert-panel${expanded ? ' expanded' : ''}`} aria-label="Alerts">
       <header className="panel-head">
         <h2>Alerts</h2>
         <span className="muted">{conditions.length > 0 ? `${conditions.length} now` : alerts.length === 0 ? 'all quiet' : 'none now'}</span>
+        {alerts.length > 0 && (
+          <button type="button" className="alert-toggle" aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+            {expanded ? 'Show fewer' : `Show all ${alerts.length}`}
+          </button>
+        )}
       </header>
       {conditions.length > 0 && (
         <ul className="condition-list" aria-label="Now">

@@ -6,6 +6,7 @@
 import { useEffect, useMemo, useRef } from 'react';
 import type { GpuProcessView } from '../../../shared/snapshot.js';
 import { processRgb } from '../colors.js';
+import { processLabel } from '../data/process-label.js';
 import { formatBytes } from '../format.js';
 import { highlight } from '../stores/ui-store.js';
 import { useUi } from '../stores/hooks.js';
@@ -50,7 +51,7 @@ export function layoutSegments(total: number, used: number | null, processes: re
 /** What hovering a segment says (built on hover, not for every segment every second). */
 function describe(segment: MemorySegment, total: number, processes: readonly GpuProcessView[]): string {
   const p = processes.find((x) => x.pid === segment.pid);
-  if (p) return `${p.command ?? '?'} (pid ${p.pid}, ${p.user ?? '?'}): ${formatBytes(p.usedMemory)}`;
+  if (p) return `${processLabel(p)}: ${formatBytes(p.usedMemory)}`;
   return `driver and unattributed: ${formatBytes((segment.length / 100) * total)}`;
 }
 
@@ -100,7 +101,7 @@ export function MemoryBar({ total, used, processes }: Props) {
     const at = ((clientX - rect.left) / rect.width) * 100;
     return segments.find((s) => at >= s.at && at < s.at + Math.max(s.length, 100 / Math.max(1, rect.width)));
   };
-  const named = processes.slice(0, LABELLED).map((p) => `${p.command ?? '?'} (pid ${p.pid}) ${formatBytes(p.usedMemory)}`);
+  const named = processes.slice(0, LABELLED).map((p) => `${processLabel(p)} ${formatBytes(p.usedMemory)}`);
   const label = `memory ${formatBytes(used)} of ${formatBytes(total)}${named.length ? `: ${named.join(', ')}` : ''}${processes.length > LABELLED ? ` and ${processes.length - LABELLED} more` : ''}`;
   const marked = highlightedPid === null ? undefined : segments.find((s) => s.pid === highlightedPid);
   return (

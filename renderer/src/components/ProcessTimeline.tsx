@@ -15,7 +15,7 @@ import { useElementWidth } from './use-element-width.js';
 
 const HEIGHT = 150;
 const PIXELS_PER_POINT = 4;
-const Y_AXIS_WIDTH = 40;
+const Y_AXIS_WIDTH = 52; // room for "80 GiB"
 const X_TICKS = 5;
 const Y_TICKS = 5;
 const MARGIN = { top: 4, right: 26, bottom: 0, left: 0 };
@@ -43,10 +43,10 @@ const timeTick = (endLabel: string) =>
   };
 const valueTick = (suffix: string) =>
   function ValueTick({ x, y, payload }: TickProps) {
-    return <text x={Number(x) - 3} y={Number(y) + 3} fontSize={10} fill="#8b95a7" textAnchor="end">{`${Math.round(payload?.value ?? 0)}${suffix}`}</text>;
+    return <text className="timeline-value-tick" x={Number(x) - 3} y={Number(y) + 3} fontSize={10} fill="#8b95a7" textAnchor="end">{`${Math.round(payload?.value ?? 0)}${suffix}`}</text>;
   };
 const percentTick = valueTick('%');
-const gibTick = valueTick('');
+const gibTick = valueTick(' GiB');
 
 const evenTicks = (from: number, to: number, count: number): number[] => Array.from({ length: count }, (_, i) => from + ((to - from) * i) / (count - 1));
 
@@ -108,7 +108,7 @@ function StackedBands() {
       {layout.shapes.map((shape) => {
         const style = bandStyle(shape.key, bands.highlighted);
         return (
-          <g key={shape.key} data-series={shape.key}>
+          <g key={shape.key} data-series={shape.key} data-label={bands.data.series.find((x) => x.key === shape.key)?.label}>
             <path className="timeline-area" d={shape.area} fill={shape.color} fillOpacity={style.fillOpacity} stroke="none" />
             <path className="timeline-line" d={shape.line} fill="none" stroke={shape.color} strokeWidth={style.strokeWidth} />
           </g>

@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import type { GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
+import type { JobView } from '../../../shared/jobs.js';
+import { learnJobs } from './process-label.js';
 import { clearHistory, historySpan, ingestRecent, ingestSnapshot, readTimeline, TIMELINE_TOP_PROCESSES } from './sample-history.js';
 
 const GIB = 1024 ** 3;
@@ -78,7 +80,16 @@ describe('readTimeline', () => {
     tick(3, [process(100, 40, 2)]);
     const data = readTimeline(0, 'sm', T0, T0 + 4000, 4);
     assert.deepEqual(data.rows.map((r) => r.p100), [20, 20, 20, 40]);
-    assert.equal(data.series[0].label, 'python · ana · 100');
+    assert.equal(data.series[0].label, 'p100 · python · ana', 'the id the table lists an unmanaged process under');
     assert.deepEqual(historySpan(0), { first: T0, last: T0 + 3000 });
+  });
+
+  test('a managed job\'s process is labelled with its job id from the next sample on', () => {
+    tick(0, [process(100, 10, 1)]);
+    assert.equal(readTimeline(0, 'sm', T0, T0 + 2000, 1).series[0].label, 'p100 · python · ana');
+    learnJobs([{ id: 'j7', managed: true, pid: 100 } as JobView]);
+    tick(1, [process(100, 10, 1)]);
+    assert.equal(readTimeline(0, 'sm', T0, T0 + 2000, 1).series[0].label, 'j7 · python · ana');
+    learnJobs([]);
   });
 });

@@ -4,6 +4,7 @@
 import type { RecentSamples } from '../../../shared/recent-samples.js';
 import type { GpuProcessView } from '../../../shared/snapshot.js';
 import { processColor, OTHERS_COLOR } from '../colors.js';
+import { jobIdOfPid, processLabel } from './process-label.js';
 
 /** Ticks kept per GPU: one hour at the default 1 Hz. */
 export const HISTORY_CAPACITY = 3600;
@@ -33,6 +34,7 @@ class ProcessSeries {
   label = '';
   command: string | null | undefined = undefined;
   user: string | null | undefined = undefined;
+  jobId = '';
   lastSeenTick = 0;
 }
 
@@ -83,11 +85,13 @@ export function ingestSnapshot(snapshot: TickSamples): void {
       series.command = series.user = undefined;
       history.series.set(process.pid, series);
     }
-    // a new label only when the process's name or user changed, not a string per process per tick
-    if (series.command !== process.command || series.user !== process.user) {
+    // a new label only when the process's name, user or job changed, not a string per process per tick
+    const jobId = jobIdOfPid(process.pid);
+    if (series.command !== process.command || series.user !== process.user || series.jobId !== jobId) {
       series.command = process.command;
       series.user = process.user;
-      series.label = `${process.command ?? 'pid ' + process.pid} · ${process.user ?? '?'} · ${process.pid}`;
+      series.jobId = jobId;
+      series.label = processLabel(process);
     }
     series.lastSeenTick = history.ticks;
     series.sm[slot] = process.smPercent ?? NaN;

@@ -3,7 +3,8 @@ import { createStore } from 'zustand/vanilla';
 import type { ActiveCondition } from '../../../shared/api.js';
 import type { Alert } from '../../../shared/jobs.js';
 
-const ALERTS_SHOWN = 200;
+/** As many as the engine keeps (ALERTS_KEPT in engine.ts): the list can show every alert alerts.list gives. */
+const ALERTS_SHOWN = 500;
 
 export interface AlertsState {
   alerts: Alert[];

@@ -3,6 +3,7 @@
 import { useEffect, useMemo } from 'react';
 import type { MigLayoutView } from '../../../../shared/spatial.js';
 import { loadMigLayout } from '../../actions/mig-plan-actions.js';
+import { processLabel } from '../../data/process-label.js';
 import { useGpus, useJobs, useMigPlan } from '../../stores/hooks.js';
 import { MigJobMixPicker } from './MigJobMixPicker.js';
 import { MigPlanOutcome } from './MigPlanOutcome.js';
@@ -15,7 +16,7 @@ function currentBlocks(layout: MigLayoutView): SliceBlock[] {
     start: s.placement.start,
     size: s.placement.size,
     profile: s.profile,
-    label: s.processes.length === 0 ? 'idle' : s.processes.map((p) => `${p.user ?? '?'} · ${p.pid}`).join(', '),
+    label: s.processes.length === 0 ? 'idle' : s.processes.map((p) => processLabel(p)).join(', '),
     tone: 'current',
   }));
 }

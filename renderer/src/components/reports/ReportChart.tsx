@@ -40,7 +40,7 @@ export function ReportChart({ report }: { report: UsageReport }) {
         <BarChart width={width} height={HEIGHT} data={data} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           <CartesianGrid stroke="#2a3140" vertical={false} />
           <XAxis dataKey="name" stroke="#8b95a7" fontSize={11} interval={0} tickLine={false} />
-          <YAxis stroke="#8b95a7" fontSize={11} width={60} tickLine={false} tickFormatter={(v: number) => String(Number(v.toPrecision(3)))} />
+          <YAxis stroke="#8b95a7" fontSize={11} width={76} tickLine={false} tickFormatter={(v: number) => `${Number(v.toPrecision(3))} ${chosen.unit}`} />
           <Tooltip contentStyle={tooltipStyle} cursor={{ fill: '#ffffff0d' }} formatter={(v) => [`${v} ${chosen.unit}`, chosen.title]} labelFormatter={(name, items) => String(items?.[0]?.payload?.label ?? name)} />
           <Bar dataKey="value" fill="#5aa7ff" isAnimationActive={false} maxBarSize={48} radius={[3, 3, 0, 0]} />
         </BarChart>
