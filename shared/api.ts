@@ -1,5 +1,6 @@
 // The one API between the engine and its clients (the console over IPC or WebSocket,
 // the CLI over the unix socket). Every request is checked against these schemas first.
+import { consolePreferencesSchema, type ConsolePreferences } from './settings.js';
 import { PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type EngineKind, type JobView } from './jobs.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
 import { labPolicyValue, type LabPolicyStatus } from './lab-policy.js';
@@ -33,7 +34,7 @@ export const activeConditionSchema = object({
   severity: oneOf(SEVERITIES),
   gpu: nullable(gpuIndex),
   jobId: nullable(jobId),
-  message: string({ min: 1, max: 4096 }),
+  message: string({ min: 1 }), // the engine's own sentence (not a client's field): a process's argv[0] in it may be long
 });
 export type ActiveCondition = Infer<typeof activeConditionSchema>;
 
@@ -116,6 +117,10 @@ export const apiSchemas = {
   'store.status': object({}),
   /** Replace the lab policy (administrators only): checked whole, kept in the daemon's config, then applied. */
   'policy.set': object({ policy: labPolicyValue }),
+  /** The console's remembered choices (timeline window, filters, window size): the caller's own, in their config file. */
+  'settings.get': object({}),
+  /** Keep the console's choices, replacing the last ones. */
+  'settings.set': object({ preferences: consolePreferencesSchema }),
 } satisfies Record<string, Schema<unknown>>;
 
 export type ApiMethod = keyof typeof apiSchemas;
@@ -160,6 +165,8 @@ export interface ApiResults {
   'policy.get': LabPolicyStatus;
   'store.status': StoreStatus;
   'policy.set': LabPolicyStatus;
+  'settings.get': ConsolePreferences;
+  'settings.set': ConsolePreferences;
 }
 
 /** How another engine on the box was started: `gpushare serve|start|engine|daemon`, or the packaged desktop app. */
