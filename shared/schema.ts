@@ -22,7 +22,7 @@ export type SchemaInfo =
   | { type: 'string'; max?: number }
   | { type: 'number'; min?: number; max?: number }
   | { type: 'boolean' }
-  | { type: 'choice' }
+  | { type: 'choice'; choices: readonly string[] }
   | { type: 'array'; max?: number; item: Schema<unknown> }
   | { type: 'object'; shape: Record<string, Schema<unknown>> }
   | { type: 'either'; options: Array<Schema<unknown>> };
@@ -105,7 +105,7 @@ export const boolean = (): Schema<boolean> => ({
 
 export function oneOf<const T extends readonly string[]>(choices: T): Schema<T[number]> {
   return {
-    info: { type: 'choice' },
+    info: { type: 'choice', choices },
     parse(value, path = '') {
       if (typeof value !== 'string' || !choices.includes(value)) {
         throw new ValidationError(path, `must be one of ${choices.map((c) => `"${c}"`).join(', ')}; got ${show(value)}`);
