@@ -1,7 +1,9 @@
-// Opening the usage database: create and migrate it; a damaged file is moved aside (the engine) or refused (a report).
+// Opening the usage database: create and migrate it; a damaged file is moved aside and what it still holds
+// recovered into a fresh one (the engine), or refused (a report).
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrate } from './migrations.js';
+import { salvageInto } from './salvage.js';
 import { isCorruption, SqliteDb } from './sqlite.js';
 import type { UsageStoreOptions } from './usage-store.js';
 
@@ -18,7 +20,8 @@ export async function openDatabase(options: UsageStoreOptions, notice: (message:
       throw new UsageDatabaseError(`The usage database ${options.path} is damaged (${reason}). The engine (gpushare serve or the console) keeps it aside and starts a fresh one when it next opens it.`);
     }
     const aside = moveAside(options.path);
-    notice(`The usage database ${options.path} is damaged (${reason}); kept it as ${aside} and started a fresh one.`);
+    const salvage = await salvageInto(aside, options.path).catch((e: unknown) => `Nothing could be recovered from it (${e instanceof Error ? e.message : String(e)}).`);
+    notice(`The usage database ${options.path} is damaged (${reason}); kept it as ${aside} and started a fresh one. ${salvage}`);
     return openAndMigrate(options.path);
   }
 }

@@ -10,6 +10,7 @@ import type { Snapshot } from '../../../shared/snapshot.js';
 import type { JobOwner, JobOwnership } from '../scheduler/ownership.js';
 import { accountTick, NO_CONTAINER, tickSeconds, type AccountedSample, type ProcessSample } from './accounting.js';
 import { moveAside, openDatabase } from './open-database.js';
+import { salvageInto } from './salvage.js';
 import { isCorruption, type SqliteDb } from './sqlite.js';
 import { boundBatch, combineBatches, DEFAULT_KEPT_SAMPLES, type StoreBatch } from './unwritten.js';
 import { rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, type ContainerSeen } from './writers.js';
@@ -298,12 +299,21 @@ export class UsageStore {
 
   /** Keep the batch for the next flush (bounded), and say once that usage is not being recorded, and why. */
   private async writeFailed(error: unknown, batch: StoreBatch): Promise<void> {
-    const message = errorText(error);
+    let message = errorText(error);
     if (isCorruption(error) && this.options.onCorrupt !== 'fail' && this.database) {
       await this.database.close().catch(() => undefined);
       this.database = null;
       const aside = moveAside(this.options.path);
-      this.notice(`The usage database ${this.options.path} is damaged (${message}); kept it as ${aside} and started a fresh one.`);
+      const salvage = await salvageInto(aside, this.options.path).catch((e: unknown) => `Nothing could be recovered from it (${errorText(e)}).`);
+      this.notice(`The usage database ${this.options.path} is damaged (${message}); kept it as ${aside} and started a fresh one. ${salvage}`);
+      try {
+        this.database = await openDatabase(this.options, (m) => this.notice(m));
+        this.unwritten = batch; // into the fresh file with the next flush
+        this.droppedSamples += boundBatch(batch, this.options.keptSamples ?? DEFAULT_KEPT_SAMPLES).samples;
+        return;
+      } catch (reopen) {
+        message = errorText(reopen); // the fresh file cannot be opened either: that is the trouble now
+      }
     }
     this.unwritten = batch;
     const lost = boundBatch(batch, this.options.keptSamples ?? DEFAULT_KEPT_SAMPLES);
