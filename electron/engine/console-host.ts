@@ -12,6 +12,7 @@ import { defaultUsageDbPath } from './store/usage-store.js';
 import { startDemo, type Demo } from './demo.js';
 import { attachMetrics } from './metrics/attach-metrics.js';
 import type { MetricsAddress } from './metrics/metrics-address.js';
+import { registerSettingsCommands } from './settings/settings-commands.js';
 import type { MetricsListener } from './metrics/metrics-server.js';
 
 export interface ConsoleHostOptions {
@@ -24,6 +25,8 @@ export interface ConsoleHostOptions {
   say?: (line: string) => void;
   /** Serve Prometheus metrics here (`--metrics`); absent: no metrics endpoint. */
   metrics?: MetricsAddress | null;
+  /** The usage database (default $XDG_DATA_HOME/gpushare/usage.db). */
+  db?: string;
 }
 
 export interface ConsoleHost {
@@ -53,11 +56,12 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) say(others);
   // a database that cannot be opened is said (and shown in the console), not a reason to stop
-  const { store, jobStore } = await openEngineStores(defaultUsageDbPath(), (line) => say(`gpushare: ${line}`));
+  const { store, jobStore } = await openEngineStores(options.db ?? defaultUsageDbPath(), (line) => say(`gpushare: ${line}`));
   const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined });
   // at once after the scheduler, before any event: a job's child processes are the job's
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
+  registerSettingsCommands(engine.dispatcher, { ownerUid: engine.owner.uid }); // the console keeps its choices in the owner's config
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
   let metrics: MetricsListener | null = null;
   try {

@@ -4,6 +4,7 @@ import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { openConsoleHost } from '../../engine/console-host.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
+import { engineDefaults } from '../user-settings.js';
 import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
 
 export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no-demo] [--rate HZ] [--until-stdin-closes] [--metrics [ADDR:]PORT]
@@ -20,8 +21,9 @@ export async function engineCommand(argv: string[]): Promise<number> {
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare engine takes no arguments, got "${positionals[0]}".`);
-  const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
-  const metrics = metricsOption(values.metrics);
+  const defaults = engineDefaults(); // the person's config file; a flag wins
+  const rateHz = checkRate(parseRate(values.rate, defaults.rateHz ?? DEFAULT_RATE_HZ));
+  const metrics = metricsOption(values.metrics ?? defaults.metrics);
   delete process.env.ELECTRON_RUN_AS_NODE; // how the app ran its own binary as Node: not for the jobs this engine starts
 
   // caught before the socket answers: a stop asked the moment it answers still ends cleanly
@@ -34,7 +36,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
       process.stdin.resume(); // read (and drop) whatever comes, to hear the end
     }
   });
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, say: (line) => process.stderr.write(line + '\n') });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, db: defaults.db, say: (line) => process.stderr.write(line + '\n') });
   host.engine.setHost({ stop }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);

@@ -2,6 +2,7 @@
 import { PRIORITIES, SHARING_MODES, parseByteSize, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { UsageError } from '../args.js';
 import { checkGpuOnEngine } from '../engine-snapshot.js';
+import { engineDefaults } from '../user-settings.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
 import { withEngine } from './jobs.js';
 
@@ -55,7 +56,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const text = (name: string): string | undefined => (typeof flags.get(name) === 'string' ? (flags.get(name) as string) : undefined);
   const gpuText = text('gpu') ?? 'auto';
   if (gpuText !== 'auto' && !/^\d+$/.test(gpuText)) throw new UsageError(`--gpu must be a GPU index or "auto", got "${gpuText}".`);
-  const priority = text('priority');
+  const priority = text('priority') ?? engineDefaults().defaultPriority; // the person's config file; --priority wins
   if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
     throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}; got "${priority}".`);
   }

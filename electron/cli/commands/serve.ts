@@ -9,7 +9,9 @@ import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { attachUsageStore } from '../../engine/store/attach.js';
 import { openEngineStores } from '../../engine/store/engine-stores.js';
 import { defaultUsageDbPath } from '../../engine/store/usage-store.js';
+import { registerSettingsCommands } from '../../engine/settings/settings-commands.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
+import { engineDefaults } from '../user-settings.js';
 import { attachMetrics } from '../../engine/metrics/attach-metrics.js';
 import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
 
@@ -28,8 +30,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`gpushare serve takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
-  const rateHz = checkRate(parseRate(values.rate, DEFAULT_RATE_HZ));
-  const metricsAddress = metricsOption(values.metrics);
+  const defaults = engineDefaults(); // the person's config file; a flag wins
+  const rateHz = checkRate(parseRate(values.rate, defaults.rateHz ?? DEFAULT_RATE_HZ));
+  const metricsAddress = metricsOption(values.metrics ?? defaults.metrics);
 
   await refuseBesideRunningEngine(); // its suspended pids are not ours to resume
   const backend = await openGpuBackend({
@@ -39,12 +42,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   const engine = new Engine(backend, { rateHz });
   // a database that cannot be opened is said (stderr, status, the console), not a reason to stop
-  const { store, jobStore } = await openEngineStores(values.db ?? defaultUsageDbPath(), (line) => process.stderr.write(`gpushare: ${line}\n`));
+  const { store, jobStore } = await openEngineStores(values.db ?? defaults.db ?? defaultUsageDbPath(), (line) => process.stderr.write(`gpushare: ${line}\n`));
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) process.stderr.write(others + '\n');
   const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined }); // managed jobs outlive this engine: the next one re-adopts them
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
+  registerSettingsCommands(engine.dispatcher, { ownerUid: engine.owner.uid }); // the console keeps its choices in your config
   const metrics = metricsAddress ? await attachMetrics(engine, scheduler.scheduler, metricsAddress) : null; // a port in use stops the start
   const socket = await listenOnSocket(engine); // last: the socket answers once every command is there
   const web = await listenOnLoopback(engine, { port });

@@ -12,6 +12,7 @@ import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
 import { openInBrowser } from '../open-browser.js';
 import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
+import { engineDefaults } from '../user-settings.js';
 import { desktopElectron } from '../desktop-launch.js';
 import { runElectronInstaller } from '../electron-fetch.js';
 import { sandboxFacts } from '../electron-sandbox.js';
@@ -42,7 +43,8 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`gpushare start takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
-  const metrics = metricsOption(values.metrics);
+  const defaults = engineDefaults(); // the person's config file; a flag wins
+  const metrics = metricsOption(values.metrics ?? defaults.metrics);
 
   if (!values.browser) {
     const say = (line: string): void => void process.stderr.write(line + '\n');
@@ -60,7 +62,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metrics !== null);
   if (running !== null) return running;
 
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, say: (line) => process.stderr.write(line + '\n') });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, say: (line) => process.stderr.write(line + '\n') });
   const web = await listenOnLoopback(host.engine, { port });
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
