@@ -4,6 +4,7 @@
 // and per-job families (hundreds of series) are written by GaugeFamily, after prom-client's text.
 import { Counter, Gauge, Registry, type RegistryContentType } from 'prom-client';
 import { JOB_STATES, type AlertKind, type EngineKind, type JobView } from '../../../shared/jobs.js';
+import { containerLabel } from '../../../shared/process-context.js';
 import type { GpuProcessView, Snapshot } from '../../../shared/snapshot.js';
 import type { SchedulerCounters } from '../scheduler/scheduler-counters.js';
 import { GaugeFamily, labelText } from './series-family.js';
@@ -32,9 +33,9 @@ export function processUser(p: GpuProcessView): string {
   return p.user ?? (p.uid === null ? 'unknown' : String(p.uid));
 }
 
-/** The container label: the container's name where known, else its id, else empty. */
+/** The container label as `gpushare ps` shows it: its name, else its id's first 12 characters; empty outside one. */
 export function processContainer(p: GpuProcessView): string {
-  return p.context?.container?.name ?? p.context?.container?.id ?? '';
+  return p.context?.container ? containerLabel(p.context.container) : '';
 }
 
 export class GpushareMetrics {

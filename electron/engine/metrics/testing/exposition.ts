@@ -17,7 +17,7 @@ export function parseExposition(text: string): Sample[] {
     const match = LINE.exec(line);
     if (!match) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, name, value] of (match[2] ?? '').matchAll(LABEL)) labels[name] = value.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+    for (const [, name, value] of (match[2] ?? '').matchAll(LABEL)) labels[name] = value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)); // one pass: \\n is a backslash then n
     samples.push({ name: match[1], labels, value: Number(match[3]) });
   }
   return samples;
