@@ -1,8 +1,9 @@
 // One size convention: the CLI's --mem, the MIG job specs (CLI and the console's Plan MIG view, see
-// electron/engine/mig/job-spec.test.ts) and the lab policy read "20G" as the same 20 GiB.
+// electron/engine/mig/job-spec.test.ts) and the lab policy read "20G" as the same 20 GiB
+// (shared/byte-size.ts; tested here: the renderer's type check takes in every file under shared/).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatByteSize, parseByteSize } from './byte-size.js';
+import { formatByteSize, parseByteSize } from '../../shared/byte-size.js';
 
 const GiB = 2 ** 30;
 
