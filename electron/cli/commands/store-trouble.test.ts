@@ -42,6 +42,12 @@ test('serve on a database that cannot be opened runs, and says in stderr, status
     client.on('store', (status) => heard.push(status.recording));
     const status = await client.call('store.status', {});
     assert.equal(status.recording, false);
+    const now = Date.now();
+    const report = await client.call('reports.query', { since: now - 60_000, until: now, by: 'user' }).then(
+      () => 'answered',
+      (error: Error & { code?: string }) => `${error.code}: ${error.message}`,
+    );
+    assert.match(report, new RegExp(`^unsupported: The usage database ${db.replace(/[.]/g, '\\.')} is not open: it cannot be opened`));
     assert.ok(status.keptSamples >= 0);
     rmSync(db, { recursive: true }); // out of the way: the next flush opens the file and writes what was kept
     let recording = false;
