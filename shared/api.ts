@@ -119,7 +119,7 @@ export const apiSchemas = {
   'policy.set': object({ policy: labPolicyValue }),
   /** The console's remembered choices (timeline window, filters, window size): the caller's own, in their config file. */
   'settings.get': object({}),
-  /** Keep the console's choices, replacing the last ones. */
+  /** Keep the console's choices: those given replace the kept ones (null clears a filter); the result is all of them. */
   'settings.set': object({ preferences: consolePreferencesSchema }),
 } satisfies Record<string, Schema<unknown>>;
 

@@ -51,7 +51,7 @@ test('a bad file is an error naming the file and the key, or the line and column
   }
 });
 
-test('saving the console\'s choices keeps the engine settings, writes 0600 in a 0700 folder, and reads back', () => {
+test('saving the console\'s choices merges them over the kept ones, keeps the engine settings, writes 0600 in a 0700 folder, and reads back', () => {
   const file = fileWith('{"engine": {"rateHz": 2}}');
   saveConsolePreferences({ timelineMinutes: 1, ownerFilter: 'mine', gpuFilter: 1, sortKey: 'sm', sortDescending: false, window: { width: 1280, height: 800 } }, file);
   assert.deepEqual(loadUserConfig(file), {
@@ -59,6 +59,8 @@ test('saving the console\'s choices keeps the engine settings, writes 0600 in a 
     console: { timelineMinutes: 1, ownerFilter: 'mine', gpuFilter: 1, sortKey: 'sm', sortDescending: false, window: { width: 1280, height: 800 } },
   });
   assert.equal(statSync(file).mode & 0o777, 0o600);
+  saveConsolePreferences({ gpuFilter: null }, file); // the console's filters only: the window size stays
+  assert.deepEqual(loadUserConfig(file).console, { timelineMinutes: 1, ownerFilter: 'mine', gpuFilter: null, sortKey: 'sm', sortDescending: false, window: { width: 1280, height: 800 } });
   const fresh = join(home, 'fresh', 'gpushare', 'config.json');
   saveConsolePreferences({ timelineMinutes: 10 }, fresh);
   assert.equal(statSync(join(home, 'fresh', 'gpushare')).mode & 0o777, 0o700);

@@ -56,13 +56,15 @@ export function parseUserConfigText(file: string, text: string): UserConfig {
 }
 
 /**
- * Keep the console's choices in `file`, leaving the rest of it as it was. A file that is not valid
- * is not overwritten (the person's engine settings would be lost): the error says what to fix.
+ * Keep the console's choices in `file`: the ones given replace those kept (the console sends its
+ * filters, the desktop app its window size), the rest of the file stays as it was. A file that is
+ * not valid is not overwritten (the person's engine settings would be lost): the error says what to fix.
  */
 export function saveConsolePreferences(preferences: ConsolePreferences, file = userConfigPath()): ConsolePreferences {
   const config = loadUserConfig(file);
-  writeWhole(file, JSON.stringify({ ...config, console: preferences }, null, 2) + '\n');
-  return preferences;
+  const kept = { ...config.console, ...preferences };
+  writeWhole(file, JSON.stringify({ ...config, console: kept }, null, 2) + '\n');
+  return kept;
 }
 
 function writeWhole(file: string, text: string): void {

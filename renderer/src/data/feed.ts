@@ -8,6 +8,7 @@ import { addAlerts, setConditions } from '../stores/alerts-store.js';
 import { gpusStore } from '../stores/gpus-store.js';
 import { jobsStore } from '../stores/jobs-store.js';
 import { setStoreStatus } from '../stores/store-status-store.js';
+import { keepPreferences } from '../stores/preferences.js';
 import { uiStore } from '../stores/ui-store.js';
 import type { ConsoleTransport } from '../transport/transport.js';
 import { learnJobs } from './process-label.js';
@@ -111,6 +112,7 @@ export async function refreshJobs(api: GpushareApi): Promise<void> {
 
 export function startFeed(transport: ConsoleTransport): void {
   const { api } = transport;
+  let preferencesKept = false;
   gpusStore.setState({ transportKind: transport.kind });
   api.on('snapshot', receiveSnapshot);
   api.on('jobs', receiveJobs);
@@ -126,6 +128,10 @@ export function startFeed(transport: ConsoleTransport): void {
     void api.call('alerts.active', {}).then(receiveConditions, () => undefined); // an older engine has none
     void api.call('store.status', {}).then(setStoreStatus, () => setStoreStatus(null)); // an engine without a store says nothing
     void api.call('session.whoami', {}).then((session) => uiStore.setState({ me: session.user, session }), () => undefined);
+    if (!preferencesKept) {
+      preferencesKept = true; // once: a reconnect must not undo what was chosen meanwhile
+      keepPreferences(api, uiStore);
+    }
     void refreshJobs(api);
   });
 }
