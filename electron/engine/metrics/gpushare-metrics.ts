@@ -42,7 +42,7 @@ export class GpushareMetrics {
   readonly registry: Registry<RegistryContentType>;
   private readonly gauges: Gauge<string>[] = [];
   private readonly counters: Counter<string>[] = [];
-  private readonly families: GaugeFamily<string>[] = [];
+  private readonly families: GaugeFamily[] = [];
   private readonly openMetrics: boolean;
 
   private readonly engineInfo;
@@ -87,9 +87,9 @@ export class GpushareMetrics {
       this.gauges.push(g as Gauge<string>);
       return g;
     };
-    const family = <L extends string>(name: string, help: string, labelNames: readonly L[]): GaugeFamily<L> => {
-      const f = new GaugeFamily<L>(name, help, labelNames);
-      this.families.push(f as GaugeFamily<string>);
+    const family = (name: string, help: string): GaugeFamily => {
+      const f = new GaugeFamily(name, help);
+      this.families.push(f);
       return f;
     };
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> => {
@@ -112,15 +112,15 @@ export class GpushareMetrics {
     this.gpuMigSlices = gauge('gpushare_gpu_mig_slices', 'MIG slices (GPU and compute instance pairs) on the GPU.', ['gpu']);
     this.migSliceMemoryTotal = gauge('gpushare_mig_slice_memory_total_bytes', 'Memory of one MIG slice.', ['gpu', 'slice', 'profile']);
     this.migSliceMemoryUsed = gauge('gpushare_mig_slice_memory_used_bytes', 'Memory in use in one MIG slice.', ['gpu', 'slice', 'profile']);
-    this.processMemory = family('gpushare_process_memory_used_bytes', 'GPU memory a process holds on one GPU.', PROCESS_LABELS);
-    this.processSm = family('gpushare_process_sm_ratio', "Share of the GPU's SM time a process held in the last sample period (0-1); absent where the driver cannot tell (MIG).", PROCESS_LABELS);
+    this.processMemory = family('gpushare_process_memory_used_bytes', 'GPU memory a process holds on one GPU.');
+    this.processSm = family('gpushare_process_sm_ratio', "Share of the GPU's SM time a process held in the last sample period (0-1); absent where the driver cannot tell (MIG).");
     this.userMemory = gauge('gpushare_user_memory_used_bytes', "GPU memory a user's processes hold, all GPUs together.", ['user']);
     this.userSmShare = gauge('gpushare_user_sm_share_ratio', "Share of one GPU's SM time a user's processes held in the last sample period (0-1).", ['user', 'gpu']);
     this.userProcesses = gauge('gpushare_user_processes', "A user's GPU processes (one per process and GPU).", ['user']);
     this.jobsByState = gauge('gpushare_jobs', 'Jobs the scheduler knows, by state (finished ones: the last 500).', ['state']);
-    this.jobMemory = family('gpushare_job_memory_used_bytes', "GPU memory a live job's processes hold.", JOB_LABELS);
-    this.jobSm = family('gpushare_job_sm_ratio', "Share of its GPU's SM time a live job's processes held in the last sample period (0-1).", JOB_LABELS);
-    this.jobQuota = family('gpushare_job_memory_quota_bytes', "A live job's memory quota, where it has one.", JOB_LABELS);
+    this.jobMemory = family('gpushare_job_memory_used_bytes', "GPU memory a live job's processes hold.");
+    this.jobSm = family('gpushare_job_sm_ratio', "Share of its GPU's SM time a live job's processes held in the last sample period (0-1).");
+    this.jobQuota = family('gpushare_job_memory_quota_bytes', "A live job's memory quota, where it has one.");
     this.gateWaits = counter('gpushare_gate_waits_total', 'Times the launch gate held a job back for a higher-priority one.');
     this.suspensions = counter('gpushare_suspensions_total', 'Jobs suspended, by the hold that suspended them (user, quota, priority).', ['reason']);
     this.parks = counter('gpushare_parks_total', 'Jobs whose GPU memory was moved to host memory (parked).');
@@ -131,19 +131,14 @@ export class GpushareMetrics {
   /** The text a scrape gets: every metric filled from the sources as they are now. */
   async render(): Promise<string> {
     this.refresh();
+    const families = this.families.map((f) => f.text()).join('\n'); // before any wait: a scrape beside this one refreshes them again
     const text = await this.registry.metrics();
-    const families = this.families.map((f) => f.text()).join('\n');
     if (!this.openMetrics) return `${text}\n${families}\n`;
     return `${text.slice(0, text.lastIndexOf('# EOF'))}${families}\n# EOF\n`; // OpenMetrics ends with # EOF
   }
 
   get contentType(): string {
     return this.registry.contentType;
-  }
-
-  /** Every metric's name, as the endpoint's output names it. */
-  get metricNames(): string[] {
-    return [...this.registry.getMetricsAsArray().map((m) => m.name), ...this.families.map((f) => f.name)];
   }
 
   private refresh(): void {
@@ -199,8 +194,8 @@ export class GpushareMetrics {
         priority: job?.priority ?? '',
         state: job?.state ?? '',
       });
-      this.processMemory.setLabelled(labels, p.usedMemory);
-      this.processSm.setLabelled(labels, p.smPercent === null ? null : p.smPercent / 100);
+      this.processMemory.set(labels, p.usedMemory);
+      this.processSm.set(labels, p.smPercent === null ? null : p.smPercent / 100);
       userMemory.set(user, (userMemory.get(user) ?? 0) + (p.usedMemory ?? 0));
       userProcesses.set(user, (userProcesses.get(user) ?? 0) + 1);
       if (p.smPercent !== null) {
@@ -222,9 +217,9 @@ export class GpushareMetrics {
       perState.set(job.state, (perState.get(job.state) ?? 0) + 1);
       if (job.state === 'finished' || job.state === 'failed' || job.state === 'lost') continue;
       const labels = labelText(JOB_LABELS, { job_id: job.id, user: job.owner, gpu: job.gpu === null ? '' : String(job.gpu), priority: job.priority, state: job.state, mode: job.mode });
-      this.jobMemory.setLabelled(labels, job.usedMemory);
-      this.jobSm.setLabelled(labels, job.smPercent === null ? null : job.smPercent / 100);
-      this.jobQuota.setLabelled(labels, job.memoryQuotaBytes);
+      this.jobMemory.set(labels, job.usedMemory);
+      this.jobSm.set(labels, job.smPercent === null ? null : job.smPercent / 100);
+      this.jobQuota.set(labels, job.memoryQuotaBytes);
     }
     for (const [state, count] of perState) this.jobsByState.set({ state }, count);
   }

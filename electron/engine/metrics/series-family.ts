@@ -3,15 +3,13 @@
 // 8 GPUs × 64 processes that alone took ~10 ms, twice the budget (DESIGN §7), so these families
 // build their lines once per scrape and join them after prom-client's own metrics.
 
-export class GaugeFamily<L extends string> {
-  readonly type = 'gauge';
+export class GaugeFamily {
   private lines: string[] = [];
   private readonly header: string;
 
   constructor(
     readonly name: string,
     readonly help: string,
-    readonly labelNames: readonly L[],
   ) {
     this.header = `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} gauge`;
   }
@@ -21,18 +19,9 @@ export class GaugeFamily<L extends string> {
     this.lines = [];
   }
 
-  /** One series; labels in the family's order. A value the driver could not tell (null) is left out. */
-  set(labels: Readonly<Record<L, string>>, value: number | null): void {
-    this.setLabelled(labelText(this.labelNames, labels), value);
-  }
-
-  /** One series with its labels already written by labelText (families with the same labels share it). */
-  setLabelled(labels: string, value: number | null): void {
+  /** One series, its labels written by labelText (families with the same labels share the text); a value the driver could not tell (null) is left out. */
+  set(labels: string, value: number | null): void {
     if (value !== null && Number.isFinite(value)) this.lines.push(`${this.name}{${labels}} ${value}`);
-  }
-
-  get size(): number {
-    return this.lines.length;
   }
 
   /** HELP, TYPE and the series, as both the Prometheus text format and OpenMetrics write a gauge. */
@@ -50,7 +39,7 @@ export function labelText<L extends string>(names: readonly L[], labels: Readonl
 
 const NEEDS_ESCAPE = /[\\"\n]/;
 
-export function escapeLabelValue(value: string): string {
+function escapeLabelValue(value: string): string {
   return NEEDS_ESCAPE.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
 }
 
