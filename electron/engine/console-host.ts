@@ -13,6 +13,7 @@ import { startDemo, type Demo } from './demo.js';
 import { attachMetrics } from './metrics/attach-metrics.js';
 import type { MetricsAddress } from './metrics/metrics-address.js';
 import { registerSettingsCommands } from './settings/settings-commands.js';
+import { keepStoreOwnerOnly } from './store/owner-only.js';
 import type { MetricsListener } from './metrics/metrics-server.js';
 
 export interface ConsoleHostOptions {
@@ -56,7 +57,9 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) say(others);
   // a database that cannot be opened is said (and shown in the console), not a reason to stop
-  const { store, jobStore } = await openEngineStores(options.db ?? defaultUsageDbPath(), (line) => say(`gpushare: ${line}`));
+  const dbPath = options.db ?? defaultUsageDbPath();
+  keepStoreOwnerOnly(dbPath);
+  const { store, jobStore } = await openEngineStores(dbPath, (line) => say(`gpushare: ${line}`));
   const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined });
   // at once after the scheduler, before any event: a job's child processes are the job's
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });

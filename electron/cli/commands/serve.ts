@@ -10,6 +10,7 @@ import { attachUsageStore } from '../../engine/store/attach.js';
 import { openEngineStores } from '../../engine/store/engine-stores.js';
 import { defaultUsageDbPath } from '../../engine/store/usage-store.js';
 import { registerSettingsCommands } from '../../engine/settings/settings-commands.js';
+import { keepStoreOwnerOnly } from '../../engine/store/owner-only.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { engineDefaults } from '../user-settings.js';
 import { attachMetrics } from '../../engine/metrics/attach-metrics.js';
@@ -42,7 +43,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   const engine = new Engine(backend, { rateHz });
   // a database that cannot be opened is said (stderr, status, the console), not a reason to stop
-  const { store, jobStore } = await openEngineStores(values.db ?? defaults.db ?? defaultUsageDbPath(), (line) => process.stderr.write(`gpushare: ${line}\n`));
+  const dbPath = values.db ?? defaults.db ?? defaultUsageDbPath();
+  keepStoreOwnerOnly(dbPath);
+  const { store, jobStore } = await openEngineStores(dbPath, (line) => process.stderr.write(`gpushare: ${line}\n`));
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) process.stderr.write(others + '\n');
   const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined }); // managed jobs outlive this engine: the next one re-adopts them
