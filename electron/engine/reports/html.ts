@@ -6,14 +6,15 @@ import { barChart, escapeXml, lineChart, type Line } from './svg-charts.js';
 const GIB = 2 ** 30;
 const BARS = 15;
 
-/** Seconds for people: "42 s", "12.5 min", "3.25 h". */
-function hours(seconds: number): string {
-  if (seconds < 60) return `${Number(seconds.toFixed(1))} s`;
-  if (seconds < 3600) return `${Number((seconds / 60).toFixed(1))} min`;
-  return `${(seconds / 3600).toFixed(2)} h`;
+/** One format for every figure, in the cards, the bars and the table alike: two decimals, two significant digits below 1. */
+export function figure(v: number): string {
+  if (v === 0) return '0';
+  return Math.abs(v) >= 1 ? v.toFixed(2) : String(Number(v.toPrecision(2)));
 }
-const gib = (bytes: number): string => `${(bytes / GIB).toFixed(2)} GiB`;
-const num = (v: number, digits = 2): string => v.toFixed(digits);
+const hours = (seconds: number): string => `${figure(seconds / 3600)} h`;
+const gibHours = (v: number): string => `${figure(v)} GiB·h`;
+const gib = (bytes: number): string => `${figure(bytes / GIB)} GiB`;
+const minutes = (v: number): string => `${figure(v)} min`;
 const utc = (t: number): string => new Date(t).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 
 function timeLabel(rangeMs: number): (t: number) => string {
@@ -46,9 +47,9 @@ export function reportToHtml(report: UsageReport, options: { title?: string } = 
   <h1>${escapeXml(title)}</h1>
   <p class="range">${escapeXml(utc(report.since))} — ${escapeXml(utc(report.until))} · generated ${escapeXml(utc(report.generatedAt))} · from ${escapeXml(report.resolution)} data</p>
   <div class="cards">
-    ${card('GPU time', hours(t.gpuSeconds))}${card('SM time', hours(t.smSeconds))}${card('Memory', `${t.memoryGiBHours >= 0.1 ? num(t.memoryGiBHours) : t.memoryGiBHours.toPrecision(2)} GiB·h`)}
+    ${card('GPU time', hours(t.gpuSeconds))}${card('SM time', hours(t.smSeconds))}${card('Memory', gibHours(t.memoryGiBHours))}
     ${card('Peak memory', gib(t.peakMemoryBytes))}${card('Queued', hours(t.queuedSeconds))}${card('Suspended or parked', hours(t.suspendedSeconds))}
-    ${card('Contention', `${num(t.contentionMinutes, 1)} min`)}${card(`${noun[0].toUpperCase()}${noun.slice(1)}s`, String(report.rows.length))}
+    ${card('Contention', minutes(t.contentionMinutes))}${card(`${noun[0].toUpperCase()}${noun.slice(1)}s`, String(report.rows.length))}
   </div>
   <p class="note">GPU hours: time with any use of a GPU (per GPU). SM hours: SM utilisation × time (one fully busy GPU for an hour = 1).
   Memory: memory held × time, GiB = 2<sup>30</sup> bytes. Contention: time running kernels on a GPU where another job ran kernels too.</p>
@@ -58,7 +59,7 @@ export function reportToHtml(report: UsageReport, options: { title?: string } = 
   <h2>Usage by ${noun}</h2>
   ${barChart('GPU time', bars((r) => r.gpuSeconds), hours)}
   ${barChart('SM time (SM utilisation × time)', bars((r) => r.smSeconds), hours)}
-  ${barChart('Memory GiB-hours', bars((r) => r.memoryGiBHours), (v) => (v >= 0.1 ? num(v) : v.toPrecision(2)))}
+  ${barChart('Memory GiB-hours', bars((r) => r.memoryGiBHours), gibHours)}
 </section>`;
   const overTime = `
 <section>
@@ -67,7 +68,7 @@ export function reportToHtml(report: UsageReport, options: { title?: string } = 
   ${lineChart('SM in use (GPUs’ worth)', lines((p) => p.smBusy), 'GPUs', timeLabel(range))}
   ${lineChart('Memory held (GiB)', lines((p) => p.memoryGiB), 'GiB', timeLabel(range))}
 </section>`;
-  const head = [noun, ...(report.by === 'user' ? [] : ['label']), 'GPU h', 'SM h', 'GiB·h', 'peak', 'queued h', 'suspended h', 'contention min'];
+  const head = [noun, ...(report.by === 'user' ? [] : ['label']), 'GPU time', 'SM time', 'memory', 'peak', 'queued', 'suspended', 'contention'];
   const details = `
 <section>
   <h2>Details</h2>
@@ -75,7 +76,7 @@ export function reportToHtml(report: UsageReport, options: { title?: string } = 
     <thead><tr>${head.map((h, i) => `<th${i > (report.by === 'user' ? 0 : 1) ? ' class="n"' : ''}>${escapeXml(h)}</th>`).join('')}</tr></thead>
     <tbody>
 ${report.rows.map((r) => `      <tr><td>${escapeXml(r.key)}</td>${report.by === 'user' ? '' : `<td>${escapeXml(r.label)}</td>`}${[
-    num(r.gpuSeconds / 3600), num(r.smSeconds / 3600), num(r.memoryGiBHours), gib(r.peakMemoryBytes), num(r.queuedSeconds / 3600), num(r.suspendedSeconds / 3600), num(r.contentionMinutes, 1),
+    hours(r.gpuSeconds), hours(r.smSeconds), gibHours(r.memoryGiBHours), gib(r.peakMemoryBytes), hours(r.queuedSeconds), hours(r.suspendedSeconds), minutes(r.contentionMinutes),
   ].map((v) => `<td class="n">${escapeXml(v)}</td>`).join('')}</tr>`).join('\n')}
     </tbody>
   </table>
