@@ -60,3 +60,11 @@ test('with no snapshot yet: the engine\'s info, zero counts per state, no GPU or
   assert.ok(seriesOf(samples, 'gpushare_jobs').every((s) => s.value === 0));
   assert.deepEqual(samples.filter((s) => s.name.startsWith('gpushare_gpu_') || s.name.startsWith('gpushare_process_')), []);
 });
+
+test('a user\'s SM share of a GPU is the sum of their processes\' shares there; their memory counts every GPU', async () => {
+  const samples = await render(sources(snapshotOf([gpu(0), gpu(1)], [proc(10), proc(11), proc(12, { gpuIndex: 1, smPercent: 80 }), proc(13, { user: 'bob', smPercent: 40 })])));
+  const share = (user: string) => seriesOf(samples, 'gpushare_user_sm_share_ratio', { user }).map((s) => [s.labels.gpu, s.value]);
+  assert.deepEqual(share('alice'), [['0', 0.5], ['1', 0.8]]);
+  assert.deepEqual(share('bob'), [['0', 0.4]]);
+  assert.deepEqual(seriesOf(samples, 'gpushare_user_memory_used_bytes').map((s) => [s.labels.user, s.value]), [['alice', 300], ['bob', 100]]);
+});
