@@ -11,6 +11,16 @@ import { schedulerRig, type SchedulerRig } from '../testing/scheduler-rig.js';
 let box: SimulatedRig;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-frozen-fault-', (rig) => (box = rig));
 
+/** The process's state once it is `want`, or its last state after a bounded number of looks: a running process takes its SIGSTOP when next scheduled. */
+async function stateOnceSettled(pid: number, want: string): Promise<string | undefined> {
+  let state = readProcStatus(pid)?.state;
+  for (let look = 0; look < 500 && state !== want; look++) {
+    await new Promise((r) => setTimeout(r, 10));
+    state = readProcStatus(pid)?.state;
+  }
+  return state;
+}
+
 type NamedRig = SchedulerRig & { name: string };
 const rig = (name: string): NamedRig => ({ ...schedulerRig(box, name, {}, cleanups), name });
 
@@ -22,7 +32,7 @@ async function suspendedTrainer(t: TestContext, r: NamedRig): Promise<{ pid: num
   await r.until('the process on the GPU', async () => (await r.job(id)) !== undefined);
   const suspended = await r.engine.call('jobs.suspend', { job: id });
   assert.equal(suspended.state, 'suspended');
-  assert.equal(readProcStatus(train.pid)?.state, 'T');
+  assert.equal(await stateOnceSettled(train.pid, 'T'), 'T');
   assert.deepEqual(held(r), [train.pid]);
   return { pid: train.pid, id };
 }
