@@ -37,6 +37,7 @@ export function cliRig(name: string): CliRig {
     XDG_RUNTIME_DIR: home,
     XDG_STATE_HOME: join(home, 'state'),
     XDG_DATA_HOME: join(home, 'data'),
+    XDG_CONFIG_HOME: join(home, 'config'), // never the settings of whoever runs the tests
     GPUSHARE_DAEMON_SOCKET: join(home, 'daemon.sock'),
   };
   delete env.GPUSHARE_SOCKET;
