@@ -102,7 +102,7 @@ test('schema errors name the file and the key, one kind each', () => {
     [{ rateHz: 50 }, 'rateHz: must be at most 10 Hz, got 50'],
     [{ adminGroup: 'gpu admins' }, 'adminGroup: must be a user or group name, got "gpu admins"'],
     [{ policy: { limits: [{ maxGpus: 1.5 }] } }, 'policy.limits[0].maxGpus: must be a whole number, got 1.5'],
-    [{ policy: { limits: [{ maxMemory: '40 gigs' }] } }, 'policy.limits[0].maxMemory: "40 gigs" is not a memory size: use a positive number with K, M, G or T, like 512M, 20G or 1.5G.'],
+    [{ policy: { limits: [{ maxMemory: '40 gigs' }] } }, 'policy.limits[0].maxMemory: "40 gigs" is not a memory size: use a positive number with K, M, G or T (powers of 1024), like 512M, 20G or 1.5G.'],
     [{ policy: { limits: [{ defaultPriority: 'urgent' }] } }, 'policy.limits[0].defaultPriority: must be one of "high", "normal", "best-effort"; got "urgent"'],
     [{ policy: { limits: { maxGpus: 1 } } }, 'policy.limits: must be a list, got {"maxGpus":1}'],
     [{ policy: { idleHolders: { park: 'yes' } } }, 'policy.idleHolders.park: must be true or false, got "yes"'],
