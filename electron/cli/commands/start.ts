@@ -59,7 +59,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     if (electron) return runDesktop(electron, argv);
   }
 
-  const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metrics !== null);
+  const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metrics !== null, metrics !== null);
   if (running !== null) return running;
 
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, say: (line) => process.stderr.write(line + '\n') });
@@ -91,11 +91,11 @@ function runDesktop(executable: string, argv: string[]): Promise<number> {
  * An engine already answers (the box daemon, or your own): open its console through your own proxy
  * (`gpushare console`) instead of starting a second engine. Null when none answers.
  */
-async function consoleOfRunningEngine(port: string | undefined, engineFlags: boolean): Promise<number | null> {
+async function consoleOfRunningEngine(port: string | undefined, engineFlags: boolean, metricsFlag: boolean): Promise<number | null> {
   const found = await findEngine().catch(() => null);
   if (!found) return null;
   found.client.close();
-  const ignored = engineFlags ? ' (--simulate, --no-demo and --metrics apply only to an engine it starts)' : '';
+  const ignored = engineFlags ? ` (--simulate${metricsFlag ? ', --no-demo and --metrics' : ' and --no-demo'} apply only to an engine it starts)` : '';
   process.stderr.write(`${found.socket.label[0].toUpperCase()}${found.socket.label.slice(1)} answers on ${found.socket.path}, so gpushare start opens its console instead of starting an engine${ignored}.\n`);
   return consoleCommand(['--socket', found.socket.path, ...(port === undefined ? [] : ['--port', port])]);
 }
