@@ -45,6 +45,7 @@ export interface UsageRow {
   contentionMinutes: number;
 }
 
+/** The box's figures, the same whatever the grouping: contention in GPU-minutes with ≥ 2 jobs busy, every wait counted. */
 export type UsageTotals = Omit<UsageRow, 'key' | 'label'>;
 
 /** One point of a chart: usage in [start, start + bucketMs) for each key. */

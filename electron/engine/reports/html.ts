@@ -52,7 +52,7 @@ export function reportToHtml(report: UsageReport, options: { title?: string } = 
     ${card('Contention', minutes(t.contentionMinutes))}${card(`${noun[0].toUpperCase()}${noun.slice(1)}s`, String(report.rows.length))}
   </div>
   <p class="note">GPU hours: time with any use of a GPU (per GPU). SM hours: SM utilisation × time (one fully busy GPU for an hour = 1).
-  Memory: memory held × time, GiB = 2<sup>30</sup> bytes. Contention: time running kernels on a GPU where another job ran kernels too.</p>
+  Memory: memory held × time, GiB = 2<sup>30</sup> bytes. Contention: in the summary, time a GPU ran kernels of two or more jobs; per row, the time it ran kernels on a GPU where another job ran kernels too.</p>
 </section>`;
   const usage = `
 <section>

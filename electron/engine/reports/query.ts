@@ -149,7 +149,7 @@ export async function queryUsage(db: SqliteDb, query: UsageQuery): Promise<Usage
   }
 
   const waits = await waitingSeconds(db, by, since, until, now);
-  for (const k of waits.keys()) if (!byKey.has(k)) byKey.set(k, emptyFigures());
+  for (const k of waits.byKey.keys()) if (!byKey.has(k)) byKey.set(k, emptyFigures());
   const labels = await labelsFor(db, by, [...byKey.keys()]);
   const rows: UsageRow[] = [...byKey].map(([key, f]) => ({
     key,
@@ -158,8 +158,8 @@ export async function queryUsage(db: SqliteDb, query: UsageQuery): Promise<Usage
     smSeconds: f.smSeconds,
     memoryGiBHours: f.memoryGiBHours,
     peakMemoryBytes: f.peakMemoryBytes,
-    queuedSeconds: waits.get(key)?.queued ?? 0,
-    suspendedSeconds: waits.get(key)?.suspended ?? 0,
+    queuedSeconds: waits.byKey.get(key)?.queued ?? 0,
+    suspendedSeconds: waits.byKey.get(key)?.suspended ?? 0,
     contentionMinutes: f.contentionSeconds / 60,
   }));
   rows.sort((a, b) => b.smSeconds - a.smSeconds || b.gpuSeconds - a.gpuSeconds || a.key.localeCompare(b.key, 'en', { numeric: true }));
@@ -172,7 +172,7 @@ export async function queryUsage(db: SqliteDb, query: UsageQuery): Promise<Usage
     by,
     resolution: pieces.length === 1 ? resolutionOf(pieces[0].table) : 'mixed',
     rows,
-    totals: totalsOf(rows),
+    totals: await boxTotals(db, pieces, waits.all),
     series: seriesOf(cells, rows, bucketMs, since, until, query.seriesKeys ?? 6),
     events: await eventsIn(db, since, until),
   };
@@ -193,18 +193,36 @@ async function scanPiece(db: SqliteDb, piece: Piece, by: ReportGrouping, bucketM
   return db.all<Figures & { sb: number; k: string }>(sql, [piece.from, piece.to]);
 }
 
-function totalsOf(rows: UsageRow[]): UsageTotals {
-  const totals: UsageTotals = { gpuSeconds: 0, smSeconds: 0, memoryGiBHours: 0, peakMemoryBytes: 0, queuedSeconds: 0, suspendedSeconds: 0, contentionMinutes: 0 };
-  for (const r of rows) {
-    totals.gpuSeconds += r.gpuSeconds;
-    totals.smSeconds += r.smSeconds;
-    totals.memoryGiBHours += r.memoryGiBHours;
-    totals.peakMemoryBytes = Math.max(totals.peakMemoryBytes, r.peakMemoryBytes);
-    totals.queuedSeconds += r.queuedSeconds;
-    totals.suspendedSeconds += r.suspendedSeconds;
-    totals.contentionMinutes += r.contentionMinutes;
+/**
+ * The box's figures, the same whatever the grouping: each GPU's time in use, memory held, the largest
+ * memory a GPU held, contention as GPU-seconds with ≥ 2 jobs busy (summing rows would count a contended
+ * second once per job by job, once per user by user), and every wait (also those no row shows:
+ * a job queued for "auto" by GPU, any job by container).
+ */
+async function boxTotals(db: SqliteDb, pieces: Piece[], waits: { queued: number; suspended: number }): Promise<UsageTotals> {
+  const box = emptyFigures();
+  const f = FIGURES_BY.gpu;
+  for (const piece of pieces) {
+    const raw = piece.table === 'samples';
+    const c = (field: keyof Contribution): string => (raw ? CONTRIBUTION_SQL[field] : field);
+    const time = raw ? 't' : 'bucket';
+    const [row] = await db.all<Figures>(
+      `SELECT COALESCE(SUM(${c(f.gpuS)}), 0) AS gpuSeconds, COALESCE(SUM(${c('smS')}), 0) AS smSeconds, COALESCE(SUM(${c('memGiBH')}), 0) AS memoryGiBHours,
+        COALESCE(MAX(${c(f.peak)}), 0) AS peakMemoryBytes, COALESCE(SUM(${c(f.contS)}), 0) AS contentionSeconds
+      FROM ${piece.table} WHERE ${time} >= ? AND ${time} < ?`,
+      [piece.from, piece.to],
+    );
+    if (row) addFigures(box, row);
   }
-  return totals;
+  return {
+    gpuSeconds: box.gpuSeconds,
+    smSeconds: box.smSeconds,
+    memoryGiBHours: box.memoryGiBHours,
+    peakMemoryBytes: box.peakMemoryBytes,
+    queuedSeconds: waits.queued,
+    suspendedSeconds: waits.suspended,
+    contentionMinutes: box.contentionSeconds / 60,
+  };
 }
 
 function seriesOf(cells: Map<number, Map<string, Figures>>, rows: UsageRow[], bucketMs: number, since: number, until: number, top: number): UsageReport['series'] {
@@ -239,12 +257,14 @@ async function waitingSeconds(db: SqliteDb, by: ReportGrouping, since: number, u
     [until, since],
   );
   const out = new Map<string, { queued: number; suspended: number }>();
+  const all = { queued: 0, suspended: 0 };
   for (let i = 0; i < changes.length; i++) {
     const c = changes[i];
     const next = changes[i + 1]?.job === c.job ? changes[i + 1].at : Math.min(until, now);
     const kind = c.state === 'queued' ? 'queued' : c.state === 'suspended' || c.state === 'parked' ? 'suspended' : null;
     const seconds = (Math.min(next, until) - Math.max(c.at, since)) / 1000;
     if (!kind || seconds <= 0) continue;
+    all[kind] += seconds; // the box's total counts every wait, shown in a row or not
     // a job waiting has no process yet, so no container: waits are not shown by container
     const key = by === 'user' ? c.owner : by === 'job' ? c.job : by === 'container' || c.gpu === null ? null : String(c.gpu);
     if (key === null) continue; // queued for "auto": not yet on any GPU
@@ -252,7 +272,7 @@ async function waitingSeconds(db: SqliteDb, by: ReportGrouping, since: number, u
     entry[kind] += seconds;
     out.set(key, entry);
   }
-  return out;
+  return { byKey: out, all };
 }
 
 async function labelsFor(db: SqliteDb, by: ReportGrouping, keys: string[]): Promise<Map<string, string>> {
