@@ -12,7 +12,8 @@ export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no
   the CLI (prints "engine socket: PATH" once it answers). Simulated GPUs, with the demo jobs
   unless --no-demo, when no NVIDIA driver is found. Stops cleanly on SIGTERM, SIGINT or SIGHUP,
   and with --until-stdin-closes also when its standard input ends (the app that started it is gone).
-  ${METRICS_USAGE}`;
+  ${METRICS_USAGE}
+  Defaults for --rate, --db and --metrics: engine.* in $XDG_CONFIG_HOME/gpushare/config.json (a flag wins).`;
 
 export async function engineCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(

@@ -15,7 +15,9 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|nor
   Then follows it for up to --wait seconds (default 1) and says what it came to: running, queued
   and what it waits for, or failed (exit status 1 when it failed or could not start).
   --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the
-  pinned memory limit); --mode mig runs it in one MIG slice (see gpushare mig layout).`;
+  pinned memory limit); --mode mig runs it in one MIG slice (see gpushare mig layout).
+  SIZE like 20G (20 GiB: K, M, G, T are powers of 1024). Without --priority: engine.defaultPriority
+  in $XDG_CONFIG_HOME/gpushare/config.json, else normal.`;
 
 const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait']);
 const DEFAULT_WAIT_S = 1;

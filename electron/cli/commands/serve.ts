@@ -20,7 +20,8 @@ export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simul
   Runs the engine and serves the browser console on 127.0.0.1 (a random port unless --port),
   printing a URL with a one-time token. Falls back to simulated GPUs when no NVIDIA driver is found.
   Records usage in --db (default $XDG_DATA_HOME/gpushare/usage.db) for \`gpushare report\`.
-  ${METRICS_USAGE}`;
+  ${METRICS_USAGE}
+  Defaults for --rate, --db and --metrics: engine.* in $XDG_CONFIG_HOME/gpushare/config.json (a flag wins).`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(

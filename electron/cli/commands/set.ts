@@ -12,7 +12,7 @@ export const setUsage = `Usage: gpushare set JOB [--priority high|normal|best-ef
   JOB is a job id (j12) or a GPU process (p4242, or just its pid). After each change it prints
   the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
   free meanwhile); --unpark restores it on the same GPU. A park or unpark is followed until it
-  completes, up to --wait seconds (default 10).`;
+  completes, up to --wait seconds (default 10). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).`;
 
 const ACTIONS = ['suspend', 'resume', 'park', 'unpark', 'terminate'] as const;
 const DEFAULT_WAIT_S = 10;
