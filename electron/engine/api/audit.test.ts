@@ -152,3 +152,12 @@ test('reads are not audited: none of the read methods leaves an audit row', asyn
   for (const method of reads) await engine.dispatcher.dispatch(method, {}, engine.owner).catch(() => undefined);
   assert.deepEqual(engine.dispatcher.auditLog().map((e) => e.what), []);
 });
+
+test('params that cannot even be read are audited without them, and the request gets its own answer', async () => {
+  const engine = bareEngine();
+  const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys for you'); } });
+  await assert.rejects(engine.call('jobs.terminate', hostile as never));
+  const entry = engine.dispatcher.auditLog(1)[0];
+  assert.equal(entry.what, 'jobs.terminate');
+  assert.match(notKept(entry).note ?? '', /^could not be summarised: no keys for you/);
+});

@@ -4,7 +4,7 @@ import { apiSchemas, isApiMethod, type ApiMethod, type ApiParams, type ApiResult
 import type { AuditEntry } from '../../../shared/jobs.js';
 import { checkNesting, show } from '../../../shared/schema.js';
 import { ApiError, toErrorBody } from './api-error.js';
-import { boundedAuditEntry } from './audit-summary.js';
+import { boundedAuditEntry, NOT_KEPT } from './audit-summary.js';
 
 /** Who sent a request: on the unix socket always the kernel's word (SO_PEERCRED), never the message's. */
 export interface Caller {
@@ -68,7 +68,14 @@ export class Dispatcher {
 
   private record(caller: Caller, what: ApiMethod, params: unknown, result: string): void {
     const known = Object.keys(apiSchemas[what].info.shape);
-    const entry = boundedAuditEntry({ id: ++this.auditSeq, at: Date.now(), who: caller.user, what, params, result }, known);
+    const raw: AuditEntry = { id: ++this.auditSeq, at: Date.now(), who: caller.user, what, params, result };
+    let entry: AuditEntry;
+    try {
+      entry = boundedAuditEntry(raw, known);
+    } catch (error) {
+      // the request's own answer must not become an audit failure: keep the row, without its params
+      entry = boundedAuditEntry({ ...raw, params: { [NOT_KEPT]: { note: `could not be summarised: ${error instanceof Error ? error.message : String(error)}` } } });
+    }
     this.audit.push(entry);
     if (this.audit.length > AUDIT_KEPT) this.audit.splice(0, this.audit.length - AUDIT_KEPT);
     for (const listener of this.auditListeners) listener(entry);
