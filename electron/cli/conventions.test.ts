@@ -118,7 +118,7 @@ test('bash completion: sourcing the script registers gpushare, and it offers com
   assert.ok(complete(['gpushare', '--']).split(' ').includes('--version'));
 });
 
-test('zsh completion: the script loads under compinit and registers _gpushare for gpushare', async (t) => {
+test('zsh completion: the script loads under compinit, registers _gpushare, and offers commands, subcommands and options', async (t) => {
   if (spawnSync('zsh', ['-c', 'true']).error) return t.skip('zsh is not installed here');
   const script = await rig.gpushare(['completion', 'zsh']);
   assert.equal(script.code, 0);
@@ -126,4 +126,12 @@ test('zsh completion: the script loads under compinit and registers _gpushare fo
   writeFileSync(path, script.stdout);
   const out = execFileSync('zsh', ['-f', '-c', `autoload -U compinit && compinit -u -D && source "$1" && print -r -- $_comps[gpushare]`, 'zsh', path], { encoding: 'utf8' });
   assert.equal(out.trim(), '_gpushare');
+  // what it offers: compadd and _files stubbed to print, words and CURRENT as the completion system sets them
+  const offered = (words: string[]): string[] =>
+    execFileSync('zsh', ['-f', '-c', `compdef() { :; }; _files() { print -r -- FILES; }; compadd() { [[ $1 == -a ]] && print -r -- \${(P)2}; }; source "$1"; shift; words=("$@"); CURRENT=$#words; _gpushare`, 'zsh', path, ...words], { encoding: 'utf8' })
+      .trim().split(/\s+/);
+  assert.ok(offered(['gpushare', '']).includes('mig') && offered(['gpushare', '']).includes('--version'));
+  assert.deepEqual(offered(['gpushare', 'mig', '']).filter((w) => !w.startsWith('-')), ['plan', 'layout', 'apply', 'FILES']);
+  assert.ok(offered(['gpushare', 'mig', 'plan', '--']).includes('--jobs'));
+  assert.ok(offered(['gpushare', 'set', 'j3', '--']).includes('--terminate'));
 });
