@@ -94,7 +94,8 @@ export const findCommand = (name: string): CliCommand | undefined => COMMANDS.fi
 /** What `gpushare CMD [SUB] … --help` should print, or null when no --help/-h is gpushare's own. */
 export function helpFor(command: CliCommand, argv: string[]): string | null {
   const own = (command.ownArgs ?? beforeDoubleDash)(argv);
-  if (!own.some((arg) => arg === '--help' || arg === '-h')) return null;
+  // `gpushare mig help` as the subcommand-taking commands always answered it
+  if (!own.some((arg) => arg === '--help' || arg === '-h') && !(command.subcommands && own[0] === 'help')) return null;
   return usageOf(command, own.find((arg) => !arg.startsWith('-')));
 }
 

@@ -67,6 +67,9 @@ test('gpushare --help lists every command and the exit statuses; help CMD SUB pr
   for (const c of COMMANDS) assert.match(help.stdout, new RegExp(`\\n  ${c.name} +\\S`), c.name);
   assert.match(help.stdout, /Exit status: 0 done, 1 it failed .*, 2 usage error/);
   assert.match(help.stdout, /20G means 20 GiB/);
+  const mig = await rig.gpushare(['mig', 'help']);
+  assert.equal(mig.code, 0);
+  assert.match(mig.stdout, /^Usage: gpushare mig plan /);
   const sub = await rig.gpushare(['help', 'mig', 'apply']);
   assert.equal(sub.code, 0);
   assert.match(sub.stdout, /^Usage: gpushare mig apply /);
