@@ -15,7 +15,7 @@ import { attachScheduler, type AttachedScheduler } from '../electron/engine/sche
 import type { LabPolicy } from '../shared/lab-policy.js';
 import { attachUsageStore } from '../electron/engine/store/attach.js';
 import { UsageStore } from '../electron/engine/store/usage-store.js';
-import { registerSettingsCommands } from '../electron/engine/settings/settings-commands.js';
+import { ownerConfigFile, registerSettingsCommands } from '../electron/engine/settings/settings-commands.js';
 import { listenOnSocket } from '../electron/engine/server/socket-server.js';
 import { listenOnLoopback, type WebServer } from '../electron/engine/server/web-server.js';
 
@@ -92,7 +92,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
   const engine = new Engine(backend, { rateHz: 2 });
   const socket = await listenOnSocket(engine);
   const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300, labPolicy: options.labPolicy });
-  registerSettingsCommands(engine.dispatcher, { ownerUid: engine.owner.uid, file: join(dir, 'config', 'gpushare', 'config.json') }); // the console's choices: the test's, never the tester's
+  registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid, join(dir, 'config', 'gpushare', 'config.json'))); // the console's choices: the test's, never the tester's
   const usage = options.usage ? await UsageStore.open({ path: join(dir, 'usage.db'), flushIntervalMs: 200 }) : null;
   if (usage) attachUsageStore(engine, usage, { ownership: scheduler.scheduler.ownership });
   const web = await listenOnLoopback(engine);

@@ -12,7 +12,7 @@ import { defaultUsageDbPath } from './store/usage-store.js';
 import { startDemo, type Demo } from './demo.js';
 import { attachMetrics } from './metrics/attach-metrics.js';
 import type { MetricsAddress } from './metrics/metrics-address.js';
-import { registerSettingsCommands } from './settings/settings-commands.js';
+import { ownerConfigFile, registerSettingsCommands } from './settings/settings-commands.js';
 import { keepStoreOwnerOnly } from './store/owner-only.js';
 import type { MetricsListener } from './metrics/metrics-server.js';
 
@@ -64,7 +64,7 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   // at once after the scheduler, before any event: a job's child processes are the job's
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
-  registerSettingsCommands(engine.dispatcher, { ownerUid: engine.owner.uid }); // the console keeps its choices in the owner's config
+  registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid)); // the console keeps its choices in the owner's config
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
   let metrics: MetricsListener | null = null;
   try {

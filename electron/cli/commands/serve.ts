@@ -9,7 +9,7 @@ import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { attachUsageStore } from '../../engine/store/attach.js';
 import { openEngineStores } from '../../engine/store/engine-stores.js';
 import { defaultUsageDbPath } from '../../engine/store/usage-store.js';
-import { registerSettingsCommands } from '../../engine/settings/settings-commands.js';
+import { ownerConfigFile, registerSettingsCommands } from '../../engine/settings/settings-commands.js';
 import { keepStoreOwnerOnly } from '../../engine/store/owner-only.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { engineDefaults } from '../user-settings.js';
@@ -52,7 +52,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined }); // managed jobs outlive this engine: the next one re-adopts them
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
-  registerSettingsCommands(engine.dispatcher, { ownerUid: engine.owner.uid }); // the console keeps its choices in your config
+  registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid)); // the console keeps its choices in your config
   const metrics = metricsAddress ? await attachMetrics(engine, scheduler.scheduler, metricsAddress) : null; // a port in use stops the start
   const socket = await listenOnSocket(engine); // last: the socket answers once every command is there
   const web = await listenOnLoopback(engine, { port });

@@ -2,7 +2,7 @@
 // socket whose callers the kernel names. It never listens on TCP (browsers come through
 // each user's `gpushare console`). Managed jobs run as their users and outlive it.
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { DaemonConfig } from '../../../shared/lab-policy.js';
 import { Engine } from '../engine.js';
 import { openGpuBackend, type GpuBackend } from '../gpu/open-backend.js';
@@ -16,6 +16,7 @@ import { attachMetrics } from '../metrics/attach-metrics.js';
 import { parseMetricsAddress, type MetricsAddress } from '../metrics/metrics-address.js';
 import type { MetricsListener } from '../metrics/metrics-server.js';
 import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET } from './daemon-paths.js';
+import { perUserFiles, registerSettingsCommands } from '../settings/settings-commands.js';
 
 export { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET };
 
@@ -76,6 +77,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
     persistPolicy: (policy) => writeDaemonConfig(configPath, { ...config, policy }),
   });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
+  registerSettingsCommands(engine.dispatcher, perUserFiles(join(dirname(dbPath), 'preferences'))); // each user's console choices, root's files
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
   let metrics: MetricsListener | null = null;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Dispatcher, type Caller } from '../api/dispatcher.js';
-import { registerSettingsCommands } from './settings-commands.js';
+import { ownerConfigFile, perUserFiles, registerSettingsCommands } from './settings-commands.js';
 import { loadUserConfig, saveConsolePreferences, userConfigPath, UserConfigError } from './user-config.js';
 
 const home = mkdtempSync(join(tmpdir(), 'gpushare-settings-'));
@@ -77,7 +77,7 @@ test('a file that is not valid is not overwritten by the console (the engine set
 test('settings.set then settings.get round-trip through the API for the engine\'s owner; others are told no; bad values name the key', async () => {
   const file = fileWith(null);
   const dispatcher = new Dispatcher();
-  registerSettingsCommands(dispatcher, { ownerUid: OWNER.uid, file });
+  registerSettingsCommands(dispatcher, ownerConfigFile(OWNER.uid, file));
   assert.deepEqual(await dispatcher.dispatch('settings.get', {}, OWNER), {});
   const preferences = { timelineMinutes: 60, userFilter: 'bob', gpuFilter: null, sortKey: 'user', sortDescending: true };
   assert.deepEqual(await dispatcher.dispatch('settings.set', { preferences }, OWNER), preferences);
@@ -88,4 +88,16 @@ test('settings.set then settings.get round-trip through the API for the engine\'
   await assert.rejects(dispatcher.dispatch('settings.set', { preferences: { timelineMinutes: 999 } }, OWNER), /params\.preferences\.timelineMinutes: must be at most 60/);
   await assert.rejects(dispatcher.dispatch('settings.set', { preferences: { theme: 'dark' } }, OWNER), /params\.preferences\.theme: is not a known field/);
   assert.deepEqual(await dispatcher.dispatch('settings.get', {}, OWNER), preferences, 'nothing half-applied');
+});
+
+test('the box daemon keeps each user\'s choices in a file of their own, root\'s and 0600', async () => {
+  const dir = join(home, 'daemon', 'preferences');
+  const dispatcher = new Dispatcher();
+  registerSettingsCommands(dispatcher, perUserFiles(dir));
+  await dispatcher.dispatch('settings.set', { preferences: { timelineMinutes: 60 } }, OWNER);
+  await dispatcher.dispatch('settings.set', { preferences: { ownerFilter: 'mine' } }, OTHER);
+  assert.deepEqual(await dispatcher.dispatch('settings.get', {}, OWNER), { timelineMinutes: 60 });
+  assert.deepEqual(await dispatcher.dispatch('settings.get', {}, OTHER), { ownerFilter: 'mine' });
+  assert.equal(statSync(join(dir, `${OWNER.uid}.json`)).mode & 0o777, 0o600);
+  assert.equal(statSync(dir).mode & 0o777, 0o700);
 });

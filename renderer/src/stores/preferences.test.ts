@@ -67,7 +67,7 @@ test('a burst of changes is saved once, with the last choices, a moment after th
   }
 });
 
-test('an engine that keeps no settings (the box daemon): the console works and saves nothing', async () => {
+test('an engine that keeps no settings (an older engine): the console works and saves nothing', async () => {
   mock.timers.enable({ apis: ['setTimeout'] });
   try {
     const store = freshStore();

@@ -38,8 +38,8 @@ const sameChoices = (a: ConsolePreferences, b: ConsolePreferences): boolean => J
 
 /**
  * Load the kept choices into `store`, then save each change (debounced). Nothing is saved before the
- * load answers, so the defaults never overwrite what was kept; an engine without settings (the box
- * daemon, an older engine) keeps nothing and the console works as before. Returns a stop function.
+ * load answers, so the defaults never overwrite what was kept; an engine without settings (an older
+ * one) keeps nothing and the console works as before. Returns a stop function.
  */
 export function keepPreferences(api: Pick<GpushareApi, 'call'>, store: StoreApi<UiState>): () => void {
   let loaded = false;
