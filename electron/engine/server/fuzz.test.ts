@@ -128,6 +128,8 @@ test('fuzz: a few thousand hostile messages over the unix socket, the WebSocket 
   const before = await stateOf(engine);
   const rssBefore = engine.rss();
   const rnd = seededRandom(SEED);
+  // a case that killed the engine resolves at once, instead of waiting for an answer
+  const died = engine.whenExited.then((why): Exchange => ({ replies: [], closed: { code: null, reason: why } }));
   const failures: string[] = [];
   let tried = 0;
   let crash: string | null = null;
@@ -139,10 +141,26 @@ test('fuzz: a few thousand hostile messages over the unix socket, the WebSocket 
     ['WebSocket', webSocketProbe(engine.port, engine.token), wireCases(rnd, WEBSOCKET_CASES, { tenMegabytes: true })],
   ] as const) {
     for (const c of cases) {
-      const exchange = await Promise.race([probe.exchange(c.payload), engineDied(engine)]);
+      const guard = stuckGuard();
+      const exchange = await Promise.race([probe.exchange(c.payload), died, guard.stuck]).catch((error: Error) => error);
+      guard.cancel();
       tried++;
-      if ((crash = engine.exited())) break;
-      const wrong = judge(c, exchange as Exchange, transport);
+      if (exchange instanceof Error) {
+        // no connection: the engine is gone (its exit is on its way) or refuses clients
+        const gone = stuckGuard();
+        crash = await Promise.race([engine.whenExited, gone.stuck.then(() => `it refused a new ${transport} connection after ${c.label}: ${exchange.message}`)]);
+        gone.cancel();
+        break;
+      }
+      if (engine.exited()) {
+        crash = `${engine.exited()} on ${transport}: ${c.label}`;
+        break;
+      }
+      if (exchange === 'stuck') {
+        crash = `it stopped answering (${transport}: ${c.label}: no answer for ${STUCK_MS / 1000} s to the request's id or to the ping after it)`;
+        break;
+      }
+      const wrong = judge(c, exchange, transport);
       if (wrong) failures.push(`${transport}: ${c.label}: ${wrong}`);
     }
     probe.close();
@@ -181,13 +199,10 @@ test('fuzz: a few thousand hostile messages over the unix socket, the WebSocket 
   assert.ok(rssAfter - rssBefore < RSS_GROWTH_BOUND, `the engine grew by ${((rssAfter - rssBefore) / 2 ** 20).toFixed(1)} MB`);
 });
 
-/** Resolves (with no replies) when the engine exits, so a case that killed it does not wait for an answer for ever. */
-function engineDied(engine: EngineChild): Promise<Exchange> {
-  return new Promise((resolve) => {
-    const check = (): void => {
-      if (engine.exited()) resolve({ replies: [], closed: { code: null, reason: engine.exited()! } });
-      else setTimeout(check, 100).unref();
-    };
-    check();
-  });
+/** A hang detector, not a latency bound: an engine that answers nothing for this long is stuck (or its loop blocked). */
+const STUCK_MS = 30_000;
+function stuckGuard(): { stuck: Promise<'stuck'>; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(() => resolve('stuck'), STUCK_MS)));
+  return { stuck, cancel: () => clearTimeout(timer) };
 }

@@ -13,6 +13,8 @@ export interface EngineChild {
   socketPath: string;
   /** Why it exited (code or signal), or null while it runs. */
   exited(): string | null;
+  /** Resolves with why, when it exits. */
+  whenExited: Promise<string>;
   /** Resident memory (VmRSS), bytes. */
   rss(): number;
   /** What it wrote to stderr (the last 64 KB). */
@@ -49,6 +51,7 @@ export async function startEngineChild(dir: string, scenario = 'a100-40gb'): Pro
     token: url.searchParams.get('token')!,
     socketPath: /engine socket: (\S+)/.exec(stdout)![1],
     exited: () => exit,
+    whenExited: exited.then(() => exit!),
     rss: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) * 1024,
     stderr: () => stderr,
     async stop() {
