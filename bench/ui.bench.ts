@@ -15,7 +15,8 @@ interface Window { [key: string]: unknown }
 const GPUS = 8;
 const PROCESSES_PER_GPU = 64;
 const MEASURED_UPDATES = Number(process.env.BENCH_UPDATES ?? 60);
-const root = join(packageRoot(), 'dist', 'renderer');
+/** The console measured: dist/renderer, or $GPUSHARE_BENCH_RENDERER (a console built elsewhere, to compare two builds). */
+const root = process.env.GPUSHARE_BENCH_RENDERER || join(packageRoot(), 'dist', 'renderer');
 const CHROMIUM = '/usr/bin/chromium';
 
 if (!existsSync(join(root, 'index.html')) || !existsSync(CHROMIUM)) {
