@@ -6,7 +6,7 @@ import { migCommands } from '../../engine/mig/commands.js';
 import { DryRunMigExecutor, RealMigExecutor, SimulatedMigExecutor } from '../../engine/mig/executor.js';
 import { ProcTable } from '../../engine/proc/proc-table.js';
 import { connectToEngine, EngineUnavailableError } from '../engine-client.js';
-import { JOB_SPEC_HELP, JobSpecError, parseJobSpecs } from '../../engine/mig/job-spec.js';
+import { JOB_SPEC_HELP, JobSpecError, parseJobSpecs } from '../../../shared/mig-job-spec.js';
 import type { MigInstance, MigJobNeed } from '../../engine/mig/layout.js';
 import { planMigLayout } from '../../engine/mig/planner.js';
 import { BUILT_IN_MIG_MODELS, builtInMigProfileTable } from '../../engine/mig/profiles.js';

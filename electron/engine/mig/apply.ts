@@ -5,7 +5,7 @@ import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { ProcessIdentity } from '../proc/proc-table.js';
 import { migCommands } from './commands.js';
 import type { MigExecutor } from './executor.js';
-import { JobSpecError, parseJobSpecs } from './job-spec.js';
+import { JobSpecError, parseJobSpecs } from '../../../shared/mig-job-spec.js';
 import { migLayoutFromDevices, type MigInstance } from './layout.js';
 import { planMigLayout } from './planner.js';
 import { builtInMigProfileTable, type MigProfile, type MigProfileTable } from './profiles.js';

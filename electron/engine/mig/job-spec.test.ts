@@ -1,8 +1,8 @@
-// Job specs as people type them on the command line.
+// Job specs as people type them on the command line and in the console (shared/mig-job-spec.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseByteSize } from '../../../shared/byte-size.js';
-import { JobSpecError, parseJobSpec, parseJobSpecs } from './job-spec.js';
+import { JobSpecError, parseJobSpec, parseJobSpecs } from '../../../shared/mig-job-spec.js';
 
 test('memory, SM share and priority are read from MEMORY[:SMSHARE][@PRIORITY]; 20G, 20GB and 20GiB are all 20 × 2^30 bytes', () => {
   const GiB = 2 ** 30;

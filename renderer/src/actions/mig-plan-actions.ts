@@ -1,6 +1,7 @@
 // The Plan MIG view's requests: today's layout, a plan for the job mix (a dry run of mig.apply),
 // and applying it. Refusals are shown as the engine words them ("needs root …", "in use by pid …").
 import type { JobView } from '../../../shared/jobs.js';
+import { JobSpecError, parseJobSpecs } from '../../../shared/mig-job-spec.js';
 import { migPlanStore } from '../stores/mig-plan-store.js';
 import { showNotice } from '../stores/ui-store.js';
 import { engineApi } from './engine-api.js';
@@ -34,6 +35,12 @@ export function jobMix(jobs: readonly JobView[], picked: readonly string[], type
     specs.push(spec);
   }
   if (specs.length === 0) return 'Pick queued jobs or type job specs (e.g. 30G,10G:0.2) to plan a layout for.';
+  try {
+    parseJobSpecs(specs.join(',')); // the engine's own reading (20G = 20 GiB), so a typo is named before any request
+  } catch (error) {
+    if (error instanceof JobSpecError) return error.message;
+    throw error;
+  }
   return { names, specs };
 }
 
