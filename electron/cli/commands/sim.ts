@@ -1,6 +1,7 @@
 // `gpushare sim`: drive the simulated GPU box that `--simulate` shows.
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { constants } from 'node:os';
 import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { listScenarios, SimulatedDriver } from '../../engine/gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../../engine/paths.js';
@@ -55,7 +56,8 @@ export async function simCommand(argv: string[]): Promise<number> {
       if (rest.length === 0) throw new UsageError('gpushare sim fakejob needs the job after "--", e.g. -- --mem 2G train --kernel-ms 5 --duration 60');
       const driver = await SimulatedDriver.shared(scenario);
       const child = spawn(join(fakegpuBuildDir(), 'fakejob'), rest, { stdio: 'inherit', env: { ...process.env, ...driver.env } });
-      return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+      // the job's own status, or 128 + the signal's number as a shell reports a killed command
+      return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1))));
     }
     default:
       throw new UsageError(sub ? `Unknown sim command "${sub}".\n${simUsage}` : simUsage);
