@@ -22,6 +22,9 @@ test('a bad config file: serve and run exit 1 naming the file and the key, and s
     assert.equal(run.stderr, `gpushare ${args[0]}: ${configFile}: engine.rate: is not a known field (known: rateHz, db, defaultPriority, metrics)\n`);
   }
   assert.equal(existsSync(rig.personalSocket), false, 'no engine started');
+  const status = await rig.gpushare(['status']);
+  assert.equal(status.code, 1, 'no engine answers: that is what status exits 1 for, not the file');
+  assert.match(status.stdout, new RegExp(`\\nsettings: ${configFile} NOT VALID \\(the engines you start refuse it\\): ${configFile}: engine\\.rate: is not a known field`));
 });
 
 test("the config's engine.db is where serve keeps usage, and its defaultPriority is what run gives a job", async () => {
@@ -29,6 +32,9 @@ test("the config's engine.db is where serve keeps usage, and its defaultPriority
   writeConfig({ engine: { db, defaultPriority: 'best-effort', rateHz: 5 } });
   await rig.serve();
   assert.equal(existsSync(db), true, 'the store at engine.db');
+  const status = await rig.gpushare(['status']);
+  assert.match(status.stdout, new RegExp(`\\nsettings: ${configFile}\\n`));
+  assert.match(status.stdout, new RegExp(`\\nusage: +recorded in ${db}`));
   assert.equal(existsSync(join(rig.home, 'data', 'gpushare', 'usage.db')), false, 'not at the default place');
   const run = await rig.gpushare(['run', '--wait', '0', '--json', '--', 'sleep', '5']);
   assert.equal(run.code, 0, run.stderr);

@@ -1,10 +1,12 @@
 // `gpushare status`: which engine answers (the box daemon or a personal engine), as whom it sees
 // you, the console's URL, and other users' engines on this box.
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { ApiResults, OtherEngine } from '../../../shared/api.js';
 import type { EngineKind } from '../../../shared/jobs.js';
 import { storeTrouble, type StoreStatus } from '../../../shared/store-status.js';
 import { kindText, otherEnginesWarning, otherUsersEngines } from '../../engine/other-engines.js';
+import { loadUserConfig, userConfigPath, UserConfigError } from '../../engine/settings/user-config.js';
 import { parseFlags, UsageError } from '../args.js';
 import { callWithin, EngineUnavailableError, findEngine, type EngineSocket } from '../engine-client.js';
 
@@ -25,18 +27,20 @@ export interface StatusReport {
   otherEngines: OtherEngine[];
   /** Why no engine answers, naming each place tried; null when one does. */
   problem: string | null;
+  /** Your settings file (what a personal engine you start and its console read), and what is wrong with it. */
+  settings: { path: string; found: boolean; problem: string | null };
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`gpushare status takes no arguments, got "${positionals[0]}".`);
-  const report = await readStatus();
+  const report = { ...(await readStatus()), settings: readSettings() };
   process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderStatus(report, userInfo().username) + '\n');
   return report.engine ? 0 : 1;
 }
 
-async function readStatus(): Promise<StatusReport> {
-  const none = (problem: string): StatusReport => ({ engine: null, you: null, consoleUrl: null, usage: null, otherEngines: otherUsersEngines(process.getuid?.() ?? 0), problem });
+async function readStatus(): Promise<Omit<StatusReport, 'settings'>> {
+  const none = (problem: string): Omit<StatusReport, 'settings'> => ({ engine: null, you: null, consoleUrl: null, usage: null, otherEngines: otherUsersEngines(process.getuid?.() ?? 0), problem });
   let found;
   try {
     found = await findEngine();
@@ -64,6 +68,20 @@ async function readStatus(): Promise<StatusReport> {
   };
 }
 
+function readSettings(): StatusReport['settings'] {
+  const path = userConfigPath();
+  try {
+    loadUserConfig(path);
+    return { path, found: existsSync(path), problem: null };
+  } catch (error) {
+    if (error instanceof UserConfigError) return { path, found: true, problem: error.message };
+    throw error;
+  }
+}
+
+const settingsLine = ({ path, found, problem }: StatusReport['settings']): string =>
+  `settings: ${path}${problem ? ` NOT VALID (the engines you start refuse it): ${problem}` : found ? '' : ' (none: the defaults)'}`;
+
 /** The report for a person; `me` is the user running the command ("your personal engine"). */
 export function renderStatus(report: StatusReport, me: string): string {
   const lines: string[] = [];
@@ -71,6 +89,7 @@ export function renderStatus(report: StatusReport, me: string): string {
   if (!report.engine || !report.you) {
     lines.push(report.problem ?? 'No gpushare engine answers.');
     if (others) lines.push(`Other users' engines on this box: ${others}.`);
+    lines.push(settingsLine(report.settings));
     return lines.join('\n');
   }
   const { engine, you } = report;
@@ -83,6 +102,7 @@ export function renderStatus(report: StatusReport, me: string): string {
   if (report.consoleUrl) lines.push(`console:  ${report.consoleUrl}`);
   else if (engine.kind === 'daemon') lines.push('console:  `gpushare console` opens it, through a proxy of your own');
   else lines.push('console:  none in a browser from this engine (the desktop app has its own window)');
+  lines.push(settingsLine(report.settings));
   if (report.usage) lines.push(report.usage.recording ? `usage:    recorded in ${report.usage.path}` : `usage:    NOT RECORDED. ${storeTrouble(report.usage)}`);
   if (engine.kind === 'personal') {
     const warning = otherEnginesWarning(report.otherEngines);
