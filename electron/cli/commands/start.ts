@@ -59,7 +59,8 @@ export async function startCommand(argv: string[]): Promise<number> {
     if (electron) return runDesktop(electron, argv);
   }
 
-  const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metrics !== null, metrics !== null);
+  const metricsAsked = values.metrics !== undefined; // on the command line: the config file's default is no request to warn about
+  const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metricsAsked, metricsAsked);
   if (running !== null) return running;
 
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, say: (line) => process.stderr.write(line + '\n') });
