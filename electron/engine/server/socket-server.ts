@@ -44,6 +44,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
   if (existsSync(path)) unlinkSync(path); // left behind by an engine that was killed
   const sockets = new Map<Socket, Outbox>();
   const server: Server = createServer((socket) => {
+    socket.on('error', () => undefined); // a client that vanished mid-write, even one refused below
     let caller;
     try {
       caller = callerOfPeer(socket, engine.rights);
@@ -59,7 +60,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
     sockets.set(socket, outbox);
     socket.on('drain', () => outbox.drained());
     const reply = (line: string): void => {
-      if (!socket.destroyed) outbox.send(line);
+      if (!socket.destroyed && !socket.writableEnded) outbox.send(line);
     };
     const session = openSession(engine, caller, (message) => reply(wireLine(message)));
     let refused = false;
@@ -81,7 +82,6 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       session.close();
       sockets.delete(socket);
     });
-    socket.on('error', () => undefined); // a client that vanished mid-write
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
