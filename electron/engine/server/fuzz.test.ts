@@ -169,14 +169,16 @@ test('fuzz: a few thousand hostile messages over the unix socket, the WebSocket 
     if (crash) break;
   }
 
-  let noReply = 0;
+  let noReply = 0; // connections closed without a status
   if (!crash) {
     for (const c of httpCases(rnd, HTTP_CASES, engine.port, engine.token)) {
       const reply = await rawHttp(engine.port, c.head).catch((error: Error) => error);
       tried++;
       if ((crash = engine.exited())) break;
-      if (reply instanceof Error) noReply++; // a connection closed without a status (CONNECT with no handler): no crash
-      else if (reply.status < 200 || reply.status > 599 || (reply.status === 200 && c.label.startsWith('upgrade'))) failures.push(`HTTP: ${c.label}: status ${reply.status}`);
+      if (reply instanceof Error) {
+        noReply++;
+        failures.push(`HTTP: ${c.label}: ${reply.message}`);
+      }      else if (reply.status < 200 || reply.status > 599 || (reply.status === 200 && c.label.startsWith('upgrade'))) failures.push(`HTTP: ${c.label}: status ${reply.status}`);
     }
   }
 

@@ -121,17 +121,23 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
     res.end(req.method === 'HEAD' ? undefined : readFileSync(file));
   };
 
+  // Node closes a CONNECT it has no handler for without a word: answer it like any other method that is not GET
+  server.on('connect', (_req, socket: Duplex) => {
+    socket.on('error', () => undefined);
+    refuseOnSocket(socket, 405, 'Only GET.');
+  });
+
   // UTF-8 is checked here, so a bad frame is closed with a reason (ws itself closes 1007 with none).
   const outboxes = new Map<WebSocket, Outbox>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BYTES, skipUTF8Validation: true });
   server.on('upgrade', (req, socket: Duplex, head) => {
     socket.on('error', () => undefined); // a client gone before its refusal is written
     const url = requestUrl(req, port);
-    if (!url) return refuseUpgrade(socket, 400, `Bad request target ${describeTarget(req)}: not a URL.`);
-    if (url.pathname !== '/api' || !hostAllowed(req)) return refuseUpgrade(socket, 403, 'Forbidden.');
+    if (!url) return refuseOnSocket(socket, 400, `Bad request target ${describeTarget(req)}: not a URL.`);
+    if (url.pathname !== '/api' || !hostAllowed(req)) return refuseOnSocket(socket, 403, 'Forbidden.');
     const badOrigin = originRefusal(req);
-    if (badOrigin) return refuseUpgrade(socket, 403, badOrigin);
-    if (!tokenOk(url)) return refuseUpgrade(socket, 403, 'Forbidden: the access token is wrong.');
+    if (badOrigin) return refuseOnSocket(socket, 403, badOrigin);
+    if (!tokenOk(url)) return refuseOnSocket(socket, 403, 'Forbidden: the access token is wrong.');
     wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
       const outbox = boundedOutbox('a console client (WebSocket)', {
         buffered: () => ws.bufferedAmount,
@@ -202,9 +208,10 @@ function decodedPath(url: URL): string | null {
   }
 }
 
-function refuseUpgrade(socket: Duplex, status: 400 | 403, text: string): void {
+/** An HTTP refusal written on the raw socket of an upgrade or CONNECT (no ServerResponse there). */
+function refuseOnSocket(socket: Duplex, status: 400 | 403 | 405, text: string): void {
   const body = text + '\n';
-  const reason = status === 400 ? 'Bad Request' : 'Forbidden';
+  const reason = { 400: 'Bad Request', 403: 'Forbidden', 405: 'Method Not Allowed' }[status];
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
