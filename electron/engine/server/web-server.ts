@@ -224,6 +224,7 @@ function closeReason(why: string): string {
 }
 
 function plain(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  // a refusal may quote the request's path: never let a browser read it as a page
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'" });
   res.end(text + '\n');
 }
