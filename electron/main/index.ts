@@ -22,6 +22,8 @@ import { denyPermissions, lockDownWebContents } from './security.js';
 import { startApp } from './startup.js';
 import { createTray } from './tray.js';
 import { askWatcherOwned, trayHostDecision } from './tray-host.js';
+import { loadUserConfig, saveConsolePreferences } from '../engine/settings/user-config.js';
+import { initialWindowSize, keepWindowSize } from './window-size.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const assetsDir = join(packageRoot(), 'assets');
@@ -42,9 +44,10 @@ let inTray = false;
 
 function showWindow(): void {
   if (!window || window.isDestroyed()) {
+    const say = (line: string): void => console.error(line);
+    const opened = initialWindowSize(() => loadUserConfig().console, say);
     window = new BrowserWindow({
-      width: 1440,
-      height: 920,
+      ...opened,
       backgroundColor: '#0f1218',
       title: 'gpushare',
       icon: iconPath,
@@ -56,6 +59,11 @@ function showWindow(): void {
         webSecurity: true,
         spellcheck: false,
       },
+    });
+    const shown = window;
+    shown.on('close', () => {
+      const [width, height] = shown.getSize();
+      keepWindowSize({ width, height }, opened, (preferences) => void saveConsolePreferences(preferences), say);
     });
     void window.loadURL(CONSOLE_URL);
   }
