@@ -20,7 +20,9 @@ export interface ReportFile {
   /** e.g. "gpushare-usage-by-user-2025-11-21.html". */
   fileName: string;
   mimeType: string;
+  /** The file's text, or its bytes in base64 where `encoding` says so (the desktop app's PDF: the bridge carries JSON). */
   content: string;
+  encoding?: 'base64';
 }
 
 /** The usage of one user, job or GPU over the report's range. */

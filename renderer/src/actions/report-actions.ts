@@ -1,10 +1,15 @@
 // Usage reports: ask the engine, and save what is on screen — CSV and JSON built here from the
-// same UsageReport, the HTML report (charts, print-ready) made by the engine (reports.export).
+// same UsageReport, the HTML report (charts, print-ready) made by the engine (reports.export), and in
+// the desktop app its PDF, printed by the main process (electron/main/pdf-export.ts).
 import { reportToCsv } from '../../../shared/usage-report-csv.js';
-import { reportFileName, type ReportExportFormat } from '../../../shared/usage-report.js';
+import { reportFileName, type ReportExportFormat, type ReportFile } from '../../../shared/usage-report.js';
 import { reportsStore, requestedRange } from '../stores/reports-store.js';
 import { showNotice } from '../stores/ui-store.js';
 import { engineApi } from './engine-api.js';
+import { reportFileBlob, saveBlob, type SaveTarget } from './report-file.js';
+
+/** What the console saves: the engine's formats, and 'pdf' where the desktop app's main process prints one. */
+export type SavedReportFormat = ReportExportFormat | 'pdf';
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 let latestRequest = 0;
@@ -21,14 +26,16 @@ export async function loadReport(): Promise<void> {
   }
 }
 
-export async function saveReport(format: ReportExportFormat): Promise<void> {
+export async function saveReport(format: SavedReportFormat): Promise<void> {
   const { report } = reportsStore.getState();
   if (!report) return;
   try {
-    if (format === 'html') {
-      // the same range as on screen, so the file shows the same figures
-      const file = await engineApi().call('reports.export', { since: report.since, until: report.until, by: report.by, format });
-      download(file.fileName, file.content, file.mimeType);
+    if (format === 'html' || format === 'pdf') {
+      // the same range as on screen, so the file shows the same figures. 'pdf' is not the engine's
+      // format: the desktop app's main process asks the engine for the HTML and answers with it printed
+      const params = { since: report.since, until: report.until, by: report.by, format: format as ReportExportFormat };
+      const file: ReportFile = await engineApi().call('reports.export', params);
+      saveBlob(file.fileName, reportFileBlob(file), pageTarget);
     } else if (format === 'csv') {
       download(reportFileName(report, format), reportToCsv(report), 'text/csv;charset=utf-8');
     } else {
@@ -39,13 +46,14 @@ export async function saveReport(format: ReportExportFormat): Promise<void> {
   }
 }
 
+const pageTarget: SaveTarget = {
+  createLink: () => document.createElement('a'),
+  append: (link) => document.body.append(link as HTMLAnchorElement),
+  createObjectURL: (blob) => URL.createObjectURL(blob),
+  revokeObjectURL: (url) => URL.revokeObjectURL(url),
+  later: (run, ms) => void setTimeout(run, ms),
+};
+
 function download(fileName: string, content: string, mimeType: string): void {
-  const url = URL.createObjectURL(new Blob([content], { type: mimeType }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = fileName;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  saveBlob(fileName, new Blob([content], { type: mimeType }), pageTarget);
 }
