@@ -69,6 +69,8 @@ export interface MigPlannedSlice {
   jobId: string | null;
   /** Set when the instance exists today and is kept. */
   gpuInstanceId: number | null;
+  /** A busy slice (kept as it is): its processes and the memory they leave free now; a job here runs beside them. */
+  busy?: { pids: number[]; memoryFreeBytes: number };
 }
 
 export interface MigApplyResult {

@@ -11,6 +11,7 @@ import type { MigInstance, MigJobNeed } from '../../engine/mig/layout.js';
 import { planMigLayout } from '../../engine/mig/planner.js';
 import { BUILT_IN_MIG_MODELS, builtInMigProfileTable } from '../../engine/mig/profiles.js';
 import { parseFlags, UsageError } from '../args.js';
+import { formatByteSize } from '../../../shared/byte-size.js';
 import { checkGpuIndex, checkGpuOnEngine } from '../engine-snapshot.js';
 
 export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--json]
@@ -180,6 +181,11 @@ function renderLayout(layout: MigLayoutView): string {
 function renderApply(result: MigApplyResult): string {
   const lines = [`GPU ${result.gpu}: ${result.applied ? 'MIG layout applied' : result.dryRun ? 'dry run (nothing changed)' : 'nothing to change'}`];
   if (result.commands.length) lines.push('', 'Commands:', ...result.commands.map((c) => `  ${c}`));
+  const beside = result.planned.filter((p) => p.busy && p.jobId !== null);
+  if (beside.length) {
+    lines.push('', 'Beside running work (the slice is busy and kept; the job gets only the memory free now):');
+    for (const p of beside) lines.push(`  ${p.jobId}: ${p.profile} GI ${p.gpuInstanceId}, with pid ${p.busy!.pids.join(', ')}, ${formatByteSize(p.busy!.memoryFreeBytes)} free now`);
+  }
   if (result.unplaced.length) lines.push('', 'Not placed:', ...result.unplaced.map((u) => `  ${u.jobId}: ${u.reason}`));
   if (result.blockers.length) lines.push('', 'Would block applying:', ...result.blockers.map((b) => `  ${b}`));
   if (result.layout) lines.push('', renderLayout(result.layout));

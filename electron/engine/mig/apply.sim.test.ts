@@ -157,3 +157,30 @@ test('nvidia-smi mig lines map onto fakegpu mig calls; a dry run prints them', a
   const printed = await new DryRunMigExecutor().run([{ argv: ['nvidia-smi', 'mig', '-i', '0', '-cgi', '9:4', '-C'], why: '' }]);
   assert.deepEqual(printed.output, ['nvidia-smi mig -i 0 -cgi 9:4 -C']);
 });
+
+test('planning beside a busy 3g.40gb: its running work and the memory it uses now are read, the slice is kept, the idle ones take the jobs', async () => {
+  const { engine } = rig('busy');
+  // the scenario's shape, whatever the tests before changed, once their jobs have left
+  for (let i = 0; i < 250 && (await engine.call('mig.layout', { gpu: 1 })).slices.some((s) => s.processes.length > 0); i++) await sleep(20);
+  const layout = (await engine.call('mig.apply', { gpu: 1, layout: ['1g.10gb@0', '1g.10gb@1', '2g.20gb@2', '3g.40gb@4'] })).layout!;
+  const gi = Object.fromEntries(layout.slices.map((s) => [`${s.profile}@${s.placement.start}`, s.gpuInstanceId]));
+  const holder = driver.spawnFakejob(['--mem', '31G', 'hold', '--duration', '30'], { CUDA_VISIBLE_DEVICES: layout.slices.find((s) => s.placement.start === 4)!.uuids[0] });
+  cleanups.push(() => holder.kill('SIGKILL'));
+  await holder.ready;
+
+  const fits = await engine.call('mig.apply', { gpu: 1, jobs: '9G,9G,19G', dryRun: true });
+  assert.deepEqual(fits.commands, [], 'today\'s idle 1g.10gb, 1g.10gb and 2g.20gb hold them as they are');
+  assert.deepEqual(fits.blockers, []);
+  assert.deepEqual(fits.planned.map((p) => `${p.profile}@${p.placement.start}: ${p.jobId ?? 'idle'}`), ['1g.10gb@0: job1', '1g.10gb@1: job2', '2g.20gb@2: job3', '3g.40gb@4: idle']);
+  assert.deepEqual(fits.planned.map((p) => p.gpuInstanceId), [gi['1g.10gb@0'], gi['1g.10gb@1'], gi['2g.20gb@2'], gi['3g.40gb@4']]);
+  assert.deepEqual(fits.planned[3].busy, { pids: [holder.pid], memoryFreeBytes: 40448 * 2 ** 20 - 31 * 2 ** 30 });
+
+  const crowded = await engine.call('mig.apply', { gpu: 1, jobs: '10G,10G,20G', dryRun: true });
+  assert.deepEqual(crowded.blockers, [], 'nothing busy is in the way');
+  const busyGi = gi['3g.40gb@4'];
+  assert.ok(!crowded.commands.some((c) => c.includes(` -gi ${busyGi} `) || c.endsWith(` -gi ${busyGi}`)), crowded.commands.join('\n'));
+  assert.equal(crowded.planned.find((p) => p.gpuInstanceId === busyGi)?.jobId, null, 'the 20G job is not put beside 31G of running work');
+  assert.match(crowded.unplaced.find((u) => u.jobId === 'job3')?.reason ?? '', new RegExp(`busy slices are kept as they are: 3g\\.40gb at 4 \\(GI ${busyGi}, pid ${holder.pid}, 8\\.5G free now\\)`));
+  holder.kill('SIGKILL');
+  await holder.exited;
+});

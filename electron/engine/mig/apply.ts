@@ -1,7 +1,7 @@
 // Reading a GPU's MIG layout, and applying a planned one: only when MIG mode is on, every profile exists
 // on this GPU, the instances it destroys are idle and the engine may (root); otherwise say what blocks it.
 import type { MigApplyResult, MigLayoutView, MigSliceView } from '../../../shared/spatial.js';
-import type { NvmlBinding } from '../gpu/nvml-types.js';
+import type { DeviceSample, NvmlBinding } from '../gpu/nvml-types.js';
 import type { ProcessIdentity } from '../proc/proc-table.js';
 import { migCommands } from './commands.js';
 import type { MigExecutor } from './executor.js';
@@ -104,6 +104,7 @@ export async function applyMigLayout(request: MigApplyRequest, deps: MigDeps, ex
   if (!table) refuse([`No MIG profile table is known for ${device.name}: gpushare has built-in tables for A100, H100 and H200.`]);
 
   const current = migLayoutFromDevices(device.migDevices);
+  if (device.migMode?.current) markBusy(current, deps.nvml.sampleDevice(gpu));
   let planned: MigInstance[];
   if (request.jobs !== undefined) {
     let needs;
@@ -119,7 +120,14 @@ export async function applyMigLayout(request: MigApplyRequest, deps: MigDeps, ex
   } else {
     planned = layoutFromProfiles(table!, device.name, current, request.layout!, refuse);
   }
-  result.planned = planned.map((p) => ({ profile: p.profile, profileId: p.profileId, placement: p.placement, jobId: p.jobId, gpuInstanceId: p.gpuInstanceId ?? null }));
+  result.planned = planned.map((p) => ({
+    profile: p.profile,
+    profileId: p.profileId,
+    placement: p.placement,
+    jobId: p.jobId,
+    gpuInstanceId: p.gpuInstanceId ?? null,
+    ...(p.busy ? { busy: { pids: p.busy.pids, memoryFreeBytes: p.busy.memoryFreeBytes } } : {}),
+  }));
   const problems = validateMigLayout(table!, planned).problems;
   if (problems.length > 0) refuse(problems.map((p) => `The planned layout is not valid on ${device.name}: ${p}.`), 'invalid-request');
 
@@ -156,6 +164,18 @@ export async function applyMigLayout(request: MigApplyRequest, deps: MigDeps, ex
   }
   result.applied = true;
   return result;
+}
+
+/** Today's slices with processes in them, and the memory each leaves free now (what a job beside it gets). */
+export function markBusy(current: MigInstance[], sample: DeviceSample): void {
+  for (const instance of current) {
+    const pids = sample.processes.filter((p) => p.gpuInstanceId === instance.gpuInstanceId).map((p) => p.pid);
+    if (pids.length === 0) continue;
+    const slice = sample.migDevices.find((d) => d.gpuInstanceId === instance.gpuInstanceId);
+    const used = slice?.memoryUsed ?? sample.processes.filter((p) => p.gpuInstanceId === instance.gpuInstanceId).reduce((sum, p) => sum + (p.usedMemory ?? 0), 0);
+    // a slice whose size the driver does not say has nothing known to be free
+    instance.busy = { pids: [...new Set(pids)], memoryFreeBytes: slice?.memoryTotal == null ? 0 : Math.max(0, slice.memoryTotal - used) };
+  }
 }
 
 function emptyResult(request: MigApplyRequest): MigApplyResult {

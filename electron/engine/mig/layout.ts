@@ -30,6 +30,14 @@ export interface MigInstance {
   /** Set on instances that exist on the GPU now: the ids to destroy or keep them by. */
   gpuInstanceId?: number;
   computeInstanceIds?: number[];
+  /** Set on today's instances with processes in them: the planner keeps them as they are. */
+  busy?: MigBusy;
+}
+
+/** Work running in a slice now, and the memory it leaves free now (not the profile's size). */
+export interface MigBusy {
+  pids: number[];
+  memoryFreeBytes: number;
 }
 
 export const jobMemoryBytes = (job: MigJobNeed): number => job.memoryBytes ?? (job.memoryMiB ?? 0) * 2 ** 20;

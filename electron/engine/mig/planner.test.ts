@@ -161,41 +161,172 @@ for (const model of BUILT_IN_MIG_MODELS) {
     }
   });
 
-  test(`${model}: planning around today's layout keeps what it can and the commands replay from it`, () => {
+  test(`${model}: around today's layout with random busy slices, as good as exhaustive search (100 mixes, seeded)`, () => {
     const table = tableFor(model);
-    const packings = allPackings(table).filter((p) => p.length > 0);
+    const all = allPackings(table);
+    const packings = all.filter((p) => p.length > 0);
     const random = prng(0xc0ffee + model.length);
     for (let mix = 0; mix < 100; mix++) {
       const today = packings[Math.floor(random() * packings.length)];
-      const current: MigInstance[] = today.map((p, i) => ({
-        profile: p.profile.name,
-        profileId: p.profile.id,
-        placement: { start: p.start, size: p.profile.memorySlices },
-        jobId: null,
-        gpuInstanceId: 3 + i * 2,
-        computeInstanceIds: i % 3 === 2 ? [0, 1] : [0],
-      }));
+      const current: MigInstance[] = today.map((p, i) => {
+        const instance: MigInstance = {
+          profile: p.profile.name,
+          profileId: p.profile.id,
+          placement: { start: p.start, size: p.profile.memorySlices },
+          jobId: null,
+          gpuInstanceId: 3 + i * 2,
+          computeInstanceIds: i % 3 === 2 ? [0, 1] : [0],
+        };
+        if (random() < 0.35) instance.busy = { pids: [1000 + i], memoryFreeBytes: Math.round(p.profile.memoryMiB * 2 ** 20 * random()) };
+        return instance;
+      });
       const jobs = randomJobs(table, random, 1 + Math.floor(random() * 7));
       const plan = planMigLayout(table, jobs, current);
-      const fresh = planMigLayout(table, jobs);
       const at = `${model} mix ${mix}: today ${JSON.stringify(current)}, jobs ${JSON.stringify(jobs)} -> ${JSON.stringify(plan.instances)}`;
 
-      assert.ok(validateMigLayout(table, plan.instances, jobs).ok, at);
+      assert.ok(validateMigLayout(table, plan.instances.map((i) => (i.busy ? { ...i, jobId: null } : i)), jobs).ok, at);
       const commands = migCommands(current, plan.instances, 0).map((c) => c.argv);
       const replay = validateMigCommands(table, current, commands, plan.instances);
       assert.ok(replay.ok, `${at}\n${replay.problems.join('\n')}`);
-      // Keeping today's instances never costs a job or a slice of waste.
-      assert.deepEqual(plan.score.placed, fresh.score.placed, at);
-      assert.equal(plan.score.slicesHandedOut, fresh.score.slicesHandedOut, at);
+      for (const busy of current.filter((c) => c.busy)) {
+        const kept = plan.instances.find((i) => i.gpuInstanceId === busy.gpuInstanceId);
+        assert.deepEqual([kept?.profileId, kept?.placement], [busy.profileId, busy.placement], `${at}: busy GI ${busy.gpuInstanceId} touched`);
+        assert.ok(!commands.some((c) => c.includes('-gi') && c[c.indexOf('-gi') + 1] === String(busy.gpuInstanceId)), `${at}: a command names busy GI ${busy.gpuInstanceId}`);
+        const job = jobs.find((j) => j.id === kept!.jobId);
+        if (job) assert.ok(job.memoryBytes! <= busy.busy!.memoryFreeBytes, `${at}: ${job.id} beside running work needs more than is free now`);
+      }
       for (const kept of plan.instances.filter((i) => i.gpuInstanceId !== undefined)) {
         const before = current.find((c) => c.gpuInstanceId === kept.gpuInstanceId)!;
         assert.deepEqual([kept.profileId, kept.placement], [before.profileId, before.placement], at);
       }
+
+      const best = bruteForceAround(table, all, current, jobs);
+      assert.deepEqual(placedByPriority(plan, jobs), best.placed, `${at}: places fewer jobs than exhaustive search`);
+      assert.equal(plan.score.besideRunning, best.beside, `${at}: puts more jobs beside running work than exhaustive search`);
+      assert.equal(changedSlices(current, plan.instances), best.changes, `${at}: changes more slices than exhaustive search`);
+      assert.equal(plan.score.changes, best.changes, at);
+      assert.equal(slicesHandedOut(table, plan.instances.filter((i) => !i.busy)), best.slices, `${at}: wastes more slices than exhaustive search`);
     }
   });
 }
 
+/** Today's instances destroyed plus new instances created, counted from the layouts themselves. */
+function changedSlices(current: MigInstance[], planned: MigInstance[]): number {
+  const keptIds = new Set(planned.flatMap((p) => (p.gpuInstanceId === undefined ? [] : [p.gpuInstanceId])));
+  return current.filter((c) => !keptIds.has(c.gpuInstanceId!)).length + planned.filter((p) => p.gpuInstanceId === undefined).length;
+}
+
+interface BestAround {
+  placed: number[];
+  beside: number;
+  changes: number;
+  slices: number;
+}
+
+const betterAround = (a: BestAround, b: BestAround): boolean => {
+  for (let r = 0; r < 3; r++) if (a.placed[r] !== b.placed[r]) return a.placed[r] > b.placed[r];
+  if (a.beside !== b.beside) return a.beside < b.beside;
+  if (a.changes !== b.changes) return a.changes < b.changes;
+  return a.slices < b.slices;
+};
+
+/**
+ * The reference around today's layout: every packing that holds each busy slice as it is, every assignment
+ * of jobs to its instances (a busy one takes a job only within its memory free now), scored lexicographically:
+ * most placed by priority, fewest beside running work, fewest slices changed, fewest slices handed out.
+ */
+function bruteForceAround(table: MigProfileTable, packings: Placed[][], current: MigInstance[], jobs: MigJobNeed[]): BestAround {
+  const same = (c: MigInstance, p: Placed) => c.profileId === p.profile.id && c.placement.start === p.start;
+  const busy = current.filter((c) => c.busy);
+  const idleToday = current.filter((c) => !c.busy);
+  let best: BestAround | null = null;
+  for (const packing of packings) {
+    if (!busy.every((b) => packing.some((p) => same(b, p)))) continue;
+    const today = packing.map((p) => current.find((c) => same(c, p)));
+    const created = today.filter((c) => !c).length;
+    if (created > jobs.length) continue; // an empty new instance only adds a change
+    const changes = created + idleToday.filter((c) => !packing.some((p) => same(c, p))).length;
+    // best assignment of jobs (bitmask used) to instances k.., additive per instance
+    const memo = new Map<string, BestAround>();
+    const assign = (k: number, used: number): BestAround => {
+      if (k === packing.length) return { placed: [0, 0, 0], beside: 0, changes: 0, slices: 0 };
+      const key = `${k}:${used}`;
+      const known = memo.get(key);
+      if (known) return known;
+      let here = assign(k + 1, used);
+      const { profile } = packing[k];
+      const free = today[k]?.busy?.memoryFreeBytes ?? Infinity;
+      jobs.forEach((job, j) => {
+        if (used & (1 << j) || !jobFits(table, job, profile) || (job.memoryBytes ?? 0) > free) return;
+        const rest = assign(k + 1, used | (1 << j));
+        const placed = [...rest.placed];
+        placed[PRIORITY_ORDER.indexOf(job.priority ?? 'normal')]++;
+        const withJob: BestAround = today[k]?.busy
+          ? { placed, beside: rest.beside + 1, changes: 0, slices: rest.slices }
+          : { placed, beside: rest.beside, changes: 0, slices: rest.slices + profile.memorySlices + profile.computeSlices };
+        if (betterAround(withJob, here)) here = withJob;
+      });
+      memo.set(key, here);
+      return here;
+    };
+    const outcome = { ...assign(0, 0), changes };
+    if (!best || betterAround(outcome, best)) best = outcome;
+  }
+  return best!;
+}
+
 // --- Cases a user would recognise ----------------------------------------------------------------------------
+
+/** The simulated h100x2-mig GPU 1: 1g.10gb at 0 and 1, 2g.20gb at 2, 3g.40gb at 4 (GI 1), busy when asked. */
+function simulatedH100Mig(busyFreeGiB?: number): MigInstance[] {
+  const layout: MigInstance[] = [
+    { profile: '1g.10gb', profileId: 19, placement: { start: 0, size: 1 }, jobId: null, gpuInstanceId: 4, computeInstanceIds: [0] },
+    { profile: '1g.10gb', profileId: 19, placement: { start: 1, size: 1 }, jobId: null, gpuInstanceId: 3, computeInstanceIds: [0] },
+    { profile: '2g.20gb', profileId: 14, placement: { start: 2, size: 2 }, jobId: null, gpuInstanceId: 2, computeInstanceIds: [0] },
+    { profile: '3g.40gb', profileId: 9, placement: { start: 4, size: 4 }, jobId: null, gpuInstanceId: 1, computeInstanceIds: [0] },
+  ];
+  if (busyFreeGiB !== undefined) layout[3].busy = { pids: [4242], memoryFreeBytes: busyFreeGiB * 2 ** 30 };
+  return layout;
+}
+
+const GiB = 2 ** 30;
+const held = (plan: ReturnType<typeof planMigLayout>) =>
+  plan.instances.map((i) => `${i.profile}@${i.placement.start}${i.gpuInstanceId === undefined ? ' new' : ` gi${i.gpuInstanceId}`}: ${i.jobId ?? 'idle'}`);
+
+test('the issue mix beside a busy 3g.40gb: the idle slices that fit take the jobs as they are, the busy slice stays', () => {
+  const table = tableFor('H100-80GB');
+  const current = simulatedH100Mig(7.9);
+  // 9G, 9G and 19G fit today's 1g.10gb (9.75G), 1g.10gb and 2g.20gb (19.62G): nothing to change.
+  const plan = planMigLayout(table, [{ id: 'job1', memoryBytes: 9 * GiB }, { id: 'job2', memoryBytes: 9 * GiB }, { id: 'job3', memoryBytes: 19 * GiB }], current);
+  assert.deepEqual(held(plan), ['1g.10gb@0 gi4: job1', '1g.10gb@1 gi3: job2', '2g.20gb@2 gi2: job3', '3g.40gb@4 gi1: idle']);
+  assert.deepEqual(migCommands(current, plan.instances, 1), []);
+  assert.equal(plan.score.changes, 0);
+});
+
+test('10G,10G,20G beside a busy 3g.40gb with 7.9G free: the busy slice is neither destroyed nor given the 20G job', () => {
+  const table = tableFor('H100-80GB');
+  const current = simulatedH100Mig(7.9);
+  const plan = planMigLayout(table, [{ id: 'job1', memoryBytes: 10 * GiB }, { id: 'job2', memoryBytes: 10 * GiB }, { id: 'job3', memoryBytes: 20 * GiB }], current);
+  assert.deepEqual(held(plan), ['1g.20gb@0 new: job1', '2g.20gb@2 gi2: job2', '3g.40gb@4 gi1: idle']);
+  assert.equal(plan.unplaced.length, 1);
+  assert.equal(plan.unplaced[0].jobId, 'job3');
+  assert.match(plan.unplaced[0].reason, /busy slices are kept as they are: 3g\.40gb at 4 \(GI 1, pid 4242, 7\.9G free now\)/);
+  const commands = migCommands(current, plan.instances, 1).map((c) => c.argv.join(' '));
+  assert.ok(!commands.some((c) => / -gi 1\b/.test(c)), commands.join('\n'));
+});
+
+test('the README mix beside a busy 3g.40gb with 31.6 of 39.5G used: the 30G job is not put there; with 35G free it is, and said', () => {
+  const table = tableFor('H100-80GB');
+  const jobs: MigJobNeed[] = [{ id: 'job1', memoryBytes: 30 * GiB }, { id: 'job2', memoryBytes: 10 * GiB, smShare: 0.2 }, { id: 'job3', memoryBytes: 19 * GiB }];
+  const crowded = planMigLayout(table, jobs, simulatedH100Mig(39.5 - 31.6));
+  assert.ok(!crowded.instances.some((i) => i.busy && i.jobId !== null), held(crowded).join('; '));
+  assert.deepEqual(crowded.unplaced.map((u) => u.jobId), ['job1']);
+  const roomy = planMigLayout(table, jobs, simulatedH100Mig(35));
+  assert.deepEqual(held(roomy), ['1g.20gb@0 new: job3', '2g.20gb@2 gi2: job2', '3g.40gb@4 gi1: job1']);
+  assert.equal(roomy.score.besideRunning, 1);
+  assert.deepEqual(roomy.instances.find((i) => i.jobId === 'job1')?.busy, { pids: [4242], memoryFreeBytes: 35 * GiB });
+});
+
 
 test('the issue example 30G,10G:0.2,20G on H100-80GB: 3g.40gb + 2g.20gb (for the SM share) + 1g.20gb', () => {
   const table = tableFor('H100-80GB');

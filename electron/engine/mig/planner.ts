@@ -1,4 +1,5 @@
-// The MIG partition planner: an exact search over placements for the job mix of one GPU.
+// The MIG partition planner: an exact search over placements for the job mix of one GPU, starting from
+// today's layout: busy slices are kept as they are, and a plan changes as few slices as it can.
 import { formatByteSize } from '../../../shared/byte-size.js';
 import { jobMemoryBytes, type JobPriority, type MigInstance, type MigJobNeed } from './layout.js';
 import { fullGpuSmCount, largestProfile, type MigProfile, type MigProfileTable } from './profiles.js';
@@ -14,7 +15,15 @@ export interface MigPlan {
   instances: MigInstance[];
   unplaced: UnplacedJob[];
   /** What the search optimised, best first (see compareOutcomes). */
-  score: { placed: Record<JobPriority, number>; slicesHandedOut: number; keptInstances: number };
+  score: {
+    placed: Record<JobPriority, number>;
+    /** Jobs put beside running work in a busy slice (it had the memory free now). */
+    besideRunning: number;
+    /** Today's instances destroyed plus new ones created. */
+    changes: number;
+    slicesHandedOut: number;
+    keptInstances: number;
+  };
 }
 
 /** Seven compute slices: no GPU holds more than seven MIG instances, so more jobs are never searched. */
@@ -38,32 +47,42 @@ interface Slot {
   mask: number;
   /** Index into today's layout when this slot is an instance that exists now. */
   current: number;
-  /** Memory + compute slices it hands out: the waste measure, smaller is better. */
+  /** Memory + compute slices it hands out: the waste measure, smaller is better (0 beside running work). */
   slices: number;
+  /** A busy instance of today: the job joins the running work within the memory free now. */
+  busy: boolean;
 }
 
 /** The value of the best completion from a search state; placed is per priority rank. */
 interface Outcome {
   placed: [number, number, number];
+  beside: number;
+  changes: number;
   slices: number;
   kept: number;
   roomLeft: number;
 }
 
 /**
- * Objective, lexicographic: (1) place the most jobs by priority, high first, so a high job is never left
- * out to place lower ones; (2) hand out the fewest memory + compute slices (least waste); (3) keep the most
- * instances that exist today (fewer changes); (4) leave the largest placement free for the next job.
+ * Constraint first: a busy slice of today (processes in it) is never destroyed or moved; the engine refuses
+ * to touch one, so a plan that needs it could not be applied. Then the objective, lexicographic:
+ * (1) place the most jobs by priority, high first, so a high job is never left out to place lower ones;
+ * (2) put the fewest jobs beside running work (an idle slice that fits comes first);
+ * (3) change the fewest slices: today's instances destroyed plus new ones created;
+ * (4) hand out the fewest memory + compute slices (least waste);
+ * (5) leave the largest placement free for the next job.
  */
 function compareOutcomes(a: Outcome, b: Outcome): number {
   for (let r = 0; r < PRIORITIES.length; r++) if (a.placed[r] !== b.placed[r]) return a.placed[r] - b.placed[r];
+  if (a.beside !== b.beside) return b.beside - a.beside;
+  if (a.changes !== b.changes) return b.changes - a.changes;
   if (a.slices !== b.slices) return b.slices - a.slices;
-  if (a.kept !== b.kept) return a.kept - b.kept;
   return a.roomLeft - b.roomLeft;
 }
 
-const fits = (job: Job, profile: MigProfile): boolean =>
-  profile.memoryMiB * 2 ** 20 >= job.bytes && profile.smCount + 1e-9 >= job.sms;
+// a busy slice holds a job only within the memory its running work leaves free now
+const fits = (job: Job, profile: MigProfile, freeNow = Infinity): boolean =>
+  Math.min(profile.memoryMiB * 2 ** 20, freeNow) >= job.bytes && profile.smCount + 1e-9 >= job.sms;
 
 // sizes as the CLI and console write them: G is GiB
 const formatGB = (bytes: number): string => formatByteSize(bytes);
@@ -109,12 +128,15 @@ export function planMigLayout(table: MigProfileTable, jobs: MigJobNeed[], curren
     const existing = slot.current >= 0 ? current[slot.current] : undefined;
     instances.push({ ...instanceAt(slot, existing), jobId: candidates[i].id });
   });
-  for (const index of search.keptIdle(choices)) instances.push({ ...current[index], placement: { ...current[index].placement }, jobId: null });
+  const keep = (index: number) => instances.push({ ...current[index], placement: { ...current[index].placement }, jobId: null });
+  const besideRunning = new Set(choices.flatMap((slot) => (slot?.busy ? [slot.current] : [])));
+  current.forEach((c, index) => c.busy && !besideRunning.has(index) && keep(index));
+  for (const index of search.keptIdle(choices)) keep(index);
   instances.sort((a, b) => a.placement.start - b.placement.start || b.placement.size - a.placement.size);
 
   const placedJobs = candidates.filter((_, i) => choices[i]);
   candidates.forEach((job, i) => {
-    if (!choices[i]) unplaced.push({ jobId: job.id, reason: noRoomReason(table, job, placedJobs) });
+    if (!choices[i]) unplaced.push({ jobId: job.id, reason: noRoomReason(table, job, placedJobs, current) });
   });
   const order = new Map(all.map((j) => [j.id, j.order]));
   unplaced.sort((a, b) => order.get(a.jobId)! - order.get(b.jobId)!);
@@ -125,6 +147,8 @@ export function planMigLayout(table: MigProfileTable, jobs: MigJobNeed[], curren
     unplaced,
     score: {
       placed: Object.fromEntries(PRIORITIES.map((p, r) => [p, best.placed[r]])) as Record<JobPriority, number>,
+      besideRunning: best.beside,
+      changes: best.changes,
       slicesHandedOut: best.slices,
       keptInstances: best.kept,
     },
@@ -142,24 +166,44 @@ function instanceAt(slot: Slot, existing: MigInstance | undefined): MigInstance 
     instance.gpuInstanceId = existing.gpuInstanceId;
     instance.computeInstanceIds = [...(existing.computeInstanceIds ?? [])];
   }
+  if (existing?.busy) instance.busy = { pids: [...existing.busy.pids], memoryFreeBytes: existing.busy.memoryFreeBytes };
   return instance;
 }
 
-/** Every legal (profile, start) of the table, plus today's instances of profiles the planner does not hand out. */
+/**
+ * Every legal (profile, start) of the table clear of today's busy slices, plus today's idle instances of
+ * profiles the planner does not hand out, plus one slot per busy slice (a job beside its running work).
+ */
 function placementSlots(table: MigProfileTable, current: MigInstance[]): Slot[] {
   const currentAt = (profile: MigProfile, start: number) =>
     current.findIndex((c) => c.profileId === profile.id && c.placement.start === start);
+  const busyMask = current.reduce((m, c) => (c.busy ? m | maskOf(c.placement.start, c.placement.size) : m), 0);
   const slots: Slot[] = [];
   table.profiles.forEach((profile, profileIndex) => {
     for (const start of profile.placementStarts) {
       if (start + profile.memorySlices > table.memorySlices) continue;
       const now = currentAt(profile, start);
+      const mask = maskOf(start, profile.memorySlices);
+      if (mask & busyMask) {
+        if (now >= 0 && current[now].busy) slots.push({ profile, profileIndex, start, mask: 0, current: now, slices: 0, busy: true });
+        continue;
+      }
       if (profile.mediaExtensions && now < 0) continue;
-      const mask = ((1 << profile.memorySlices) - 1) << start;
-      slots.push({ profile, profileIndex, start, mask, current: now, slices: profile.memorySlices + profile.computeSlices });
+      slots.push({ profile, profileIndex, start, mask, current: now, slices: profile.memorySlices + profile.computeSlices, busy: false });
     }
   });
   return slots;
+}
+
+const maskOf = (start: number, size: number): number => ((1 << size) - 1) << start;
+
+/** Where the search stands after some jobs are decided. */
+interface State {
+  mask: number;
+  compute: number;
+  /** Bits of today's instances already holding a job (reused idle ones, or busy ones with a job beside). */
+  reused: number;
+  counts: number[];
 }
 
 /** The memoised depth-first search: job i goes into one of its slots, or is left out. */
@@ -173,6 +217,9 @@ class SlotSearch {
   /** Profiles whose instance limit is tighter than their placements (the +me one): their counts are state too. */
   private readonly limited: number[];
   private readonly numericKeys: boolean;
+  /** Today's busy slices, taken before any job is placed. */
+  private readonly start: State;
+  private readonly idleToday: number;
 
   constructor(
     private readonly table: MigProfileTable,
@@ -181,52 +228,57 @@ class SlotSearch {
     private readonly current: MigInstance[],
   ) {
     // Tightest slots first, so ties keep the first (smallest, lowest) choice.
-    this.jobSlots = jobs.map((job) => slots.filter((s) => fits(job, s.profile)).sort((a, b) => a.slices - b.slices || a.start - b.start));
+    this.jobSlots = jobs.map((job) =>
+      slots
+        .filter((s) => fits(job, s.profile, s.busy ? current[s.current].busy!.memoryFreeBytes : Infinity))
+        .sort((a, b) => a.slices - b.slices || a.start - b.start));
     this.currentProfiles = current.map((c) => table.profiles.find((p) => p.id === c.profileId));
-    this.currentMasks = current.map((c) => ((1 << c.placement.size) - 1) << c.placement.start);
-    this.freeSlots = slots.filter((s) => !s.profile.mediaExtensions);
+    this.currentMasks = current.map((c) => maskOf(c.placement.start, c.placement.size));
+    this.freeSlots = slots.filter((s) => !s.profile.mediaExtensions && !s.busy);
     this.limited = table.profiles.flatMap((p, i) => (p.maxInstances < p.placementStarts.length ? [i] : []));
     const states = (jobs.length + 1) * 2 ** table.memorySlices * (table.computeSlices + 1) * 2 ** current.length * 8 ** this.limited.length;
     this.numericKeys = states < Number.MAX_SAFE_INTEGER;
+    this.start = { mask: 0, compute: 0, reused: 0, counts: new Array(table.profiles.length).fill(0) };
+    current.forEach((c, i) => {
+      if (!c.busy) return;
+      const profile = this.currentProfiles[i];
+      this.start.mask |= this.currentMasks[i];
+      this.start.compute += profile?.computeSlices ?? 0;
+      if (profile) this.start.counts[table.profiles.indexOf(profile)]++;
+    });
+    this.idleToday = current.filter((c) => !c.busy).length;
   }
 
   best(): Outcome {
-    return this.visit(0, 0, 0, 0, new Array(this.table.profiles.length).fill(0));
+    const { mask, compute, reused, counts } = this.start;
+    return this.visit(0, mask, compute, reused, [...counts]);
   }
 
   /** The slot chosen for each job (null: left out), replayed from the memo along the best path. */
   choices(): (Slot | null)[] {
-    const counts = new Array(this.table.profiles.length).fill(0);
-    let mask = 0;
-    let compute = 0;
-    let reused = 0;
+    const state = { ...this.start, counts: [...this.start.counts] };
     const chosen: (Slot | null)[] = [];
     for (let i = 0; i < this.jobs.length; i++) {
-      const slot = this.memo.get(this.key(i, mask, compute, reused, counts))!.choice;
+      const slot = this.memo.get(this.key(i, state.mask, state.compute, state.reused, state.counts))!.choice;
       chosen.push(slot);
-      if (!slot) continue;
-      mask |= slot.mask;
-      compute += slot.profile.computeSlices;
-      counts[slot.profileIndex]++;
-      if (slot.current >= 0) reused |= 1 << slot.current;
+      if (slot) this.take(state, slot);
     }
     return chosen;
   }
 
-  /** Today's instances that stay as they are, idle, once these choices are made. */
+  /** Today's idle instances that stay as they are, idle, once these choices are made. */
   keptIdle(choices: (Slot | null)[]): number[] {
-    let mask = 0;
-    let compute = 0;
-    let reused = 0;
-    const counts = new Array(this.table.profiles.length).fill(0);
-    for (const slot of choices) {
-      if (!slot) continue;
-      mask |= slot.mask;
-      compute += slot.profile.computeSlices;
-      counts[slot.profileIndex]++;
-      if (slot.current >= 0) reused |= 1 << slot.current;
-    }
-    return this.idleKeepers(mask, compute, reused, counts).indexes;
+    const state = { ...this.start, counts: [...this.start.counts] };
+    for (const slot of choices) if (slot) this.take(state, slot);
+    return this.idleKeepers(state.mask, state.compute, state.reused, state.counts).indexes;
+  }
+
+  private take(state: State, slot: Slot): void {
+    if (slot.current >= 0) state.reused |= 1 << slot.current;
+    if (slot.busy) return; // the slice is already counted in the start state
+    state.mask |= slot.mask;
+    state.compute += slot.profile.computeSlices;
+    state.counts[slot.profileIndex]++;
   }
 
   private key(i: number, mask: number, compute: number, reused: number, counts: number[]): number | string {
@@ -251,15 +303,28 @@ class SlotSearch {
     let choice: Slot | null = null;
     for (const slot of this.jobSlots[i]) {
       const profile = slot.profile;
-      if (slot.mask & mask) continue;
-      if (compute + profile.computeSlices > this.table.computeSlices) continue;
-      if (counts[slot.profileIndex] >= profile.maxInstances) continue;
-      counts[slot.profileIndex]++;
-      const rest = this.visit(i + 1, mask | slot.mask, compute + profile.computeSlices, slot.current >= 0 ? reused | (1 << slot.current) : reused, counts);
-      counts[slot.profileIndex]--;
+      let rest: Outcome;
+      if (slot.busy) {
+        if (reused & (1 << slot.current)) continue; // one job beside a slice's running work
+        rest = this.visit(i + 1, mask, compute, reused | (1 << slot.current), counts);
+      } else {
+        if (slot.mask & mask) continue;
+        if (compute + profile.computeSlices > this.table.computeSlices) continue;
+        if (counts[slot.profileIndex] >= profile.maxInstances) continue;
+        counts[slot.profileIndex]++;
+        rest = this.visit(i + 1, mask | slot.mask, compute + profile.computeSlices, slot.current >= 0 ? reused | (1 << slot.current) : reused, counts);
+        counts[slot.profileIndex]--;
+      }
       const placed: [number, number, number] = [...rest.placed];
       placed[rank]++;
-      const outcome: Outcome = { placed, slices: rest.slices + slot.slices, kept: rest.kept, roomLeft: rest.roomLeft };
+      const outcome: Outcome = {
+        placed,
+        beside: rest.beside + (slot.busy ? 1 : 0),
+        changes: rest.changes + (slot.current < 0 ? 1 : 0),
+        slices: rest.slices + slot.slices,
+        kept: rest.kept,
+        roomLeft: rest.roomLeft,
+      };
       if (compareOutcomes(outcome, best) > 0) {
         best = outcome;
         choice = slot;
@@ -269,26 +334,29 @@ class SlotSearch {
     return best;
   }
 
-  /** All jobs decided: count what is kept from today and how large a placement is still free. */
+  /** All jobs decided: count what is kept from today, what is destroyed, and how large a placement is still free. */
   private leaf(mask: number, compute: number, reused: number, counts: number[]): Outcome {
     const idle = this.idleKeepers(mask, compute, reused, counts);
-    let kept = idle.indexes.length;
-    for (let r = reused; r; r &= r - 1) kept++;
+    let reusedIdle = 0;
+    this.current.forEach((c, i) => {
+      if (!c.busy && reused & (1 << i)) reusedIdle++;
+    });
+    const kept = idle.indexes.length + reusedIdle;
     let roomLeft = 0;
     for (const slot of this.freeSlots) {
       if (slot.mask & idle.occupied || idle.compute + slot.profile.computeSlices > this.table.computeSlices) continue;
       roomLeft = Math.max(roomLeft, slot.profile.memorySlices * 8 + slot.profile.computeSlices);
     }
-    return { placed: [0, 0, 0], slices: 0, kept, roomLeft };
+    return { placed: [0, 0, 0], beside: 0, changes: this.idleToday - kept, slices: 0, kept, roomLeft };
   }
 
-  /** Today's instances not reused for a job that can stay, idle: clear of every new instance, within the limits. */
+  /** Today's idle instances not reused for a job that can stay: clear of every new instance, within the limits. */
   private idleKeepers(mask: number, compute: number, reused: number, counts: number[]) {
     const indexes: number[] = [];
     const taken = [...counts];
     this.currentMasks.forEach((m, i) => {
       const profile = this.currentProfiles[i];
-      if (reused & (1 << i) || m & mask) return;
+      if (this.current[i].busy || reused & (1 << i) || m & mask) return;
       const index = profile ? this.table.profiles.indexOf(profile) : -1;
       if (compute + (profile?.computeSlices ?? 0) > this.table.computeSlices) return;
       if (profile && taken[index] >= profile.maxInstances) return;
@@ -314,7 +382,7 @@ function tooLargeReason(table: MigProfileTable, job: Job, fullSms: number): stri
   return `no profile on ${table.model} has both ${formatGB(job.bytes)} and ${Math.ceil(job.sms - 1e-9)} SMs`;
 }
 
-function noRoomReason(table: MigProfileTable, job: Job, placed: Job[]): string {
+function noRoomReason(table: MigProfileTable, job: Job, placed: Job[], current: MigInstance[]): string {
   const smallest = table.profiles
     .filter((p) => !p.mediaExtensions && fits(job, p))
     .sort((a, b) => a.memorySlices + a.computeSlices - (b.memorySlices + b.computeSlices))[0];
@@ -324,5 +392,9 @@ function noRoomReason(table: MigProfileTable, job: Job, placed: Job[]): string {
     : higher.length > 0
     ? `the slices went to higher-priority jobs (${higher.join(', ')})`
     : `the ${table.memorySlices} memory and ${table.computeSlices} compute slices are taken by ${placed.map((p) => p.id).join(', ')}`;
-  return `no room: it needs at least a ${smallest.name} and ${why}`;
+  const busy = current.filter((c) => c.busy);
+  const kept = busy.length === 0
+    ? ''
+    : `; busy slices are kept as they are: ${busy.map((c) => `${c.profile} at ${c.placement.start} (GI ${c.gpuInstanceId ?? '?'}, pid ${c.busy!.pids.join(', ')}, ${formatGB(c.busy!.memoryFreeBytes)} free now)`).join(', ')}`;
+  return `no room: it needs at least a ${smallest.name} and ${why}${kept}`;
 }
