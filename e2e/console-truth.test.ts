@@ -101,7 +101,7 @@ describe('the console tells the truth on a simulated A100 (MIG off)', { skip: mi
       const label = new RegExp(`^${job.id} · fakejob · \\S+$`);
       await h.page.goto(h.web.url);
       await h.page.getByRole('button', { name: '1 min' }).click();
-      const series = h.page.locator(`.timeline[data-metric="memory"] g[data-series="p${pid}"]`);
+      const series = h.page.locator(`.timeline[data-metric="memory"] .timeline-series [data-series="p${pid}"]`); // the bands drawn, listed
       await series.waitFor({ timeout: 15_000 });
       assert.match((await series.getAttribute('data-label')) ?? '', label, 'the timeline series');
       const bar = h.page.locator('.gpu-card[data-gpu="0"] [aria-label^="memory "]');

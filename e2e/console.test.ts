@@ -88,9 +88,15 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
 
   test('the timelines move over three seconds', async () => {
     await h.page.getByRole('button', { name: '1 min' }).click();
-    const areas = h.page.locator('.timeline[data-metric="memory"] path.timeline-area');
-    await eventually(async () => (await areas.count()) > 0, 10_000, 'a memory area');
-    const shape = async (): Promise<string> => (await areas.evaluateAll((paths) => paths.map((p) => p.getAttribute('d')).join('|')));
+    // the bands are painted on a canvas: what it shows is compared, pixel for pixel, with nothing drawn and over time
+    const bands = h.page.locator('.timeline[data-metric="memory"] canvas.timeline-canvas');
+    type Canvas = { width: number; height: number; toDataURL(): string; ownerDocument: { createElement(tag: 'canvas'): Canvas } };
+    const blank = async (): Promise<string> => bands.evaluate((element) => {
+      const c = element as unknown as Canvas;
+      return Object.assign(c.ownerDocument.createElement('canvas'), { width: c.width, height: c.height }).toDataURL();
+    });
+    const shape = async (): Promise<string> => bands.evaluate((element) => (element as unknown as Canvas).toDataURL());
+    await eventually(async () => (await bands.count()) > 0 && (await shape()) !== (await blank()), 10_000, 'a memory band drawn');
     const before = await shape();
     await sleep(3000);
     const after = await shape();

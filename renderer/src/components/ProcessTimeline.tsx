@@ -3,8 +3,10 @@
 // Recharts draws the frame — axes, grid, plot area — against a window that never moves
 // (time relative to the window's end), so it is drawn once, not per sample. The stacked
 // bands are a child of the chart that reads Recharts' own scales: <Area> rebuilt ~1,000
-// points through Recharts' store on every redraw (30–60 ms per chart in bench/ui).
-import { createContext, memo, useCallback, useContext, useMemo, useState } from 'react';
+// points through Recharts' store on every redraw (30–60 ms per chart in bench/ui). They are
+// painted on one canvas: sixteen SVG paths of a few hundred points each were re-parsed,
+// re-laid-out and re-painted by the page on every redraw (the p95 of bench/ui).
+import { createContext, memo, useCallback, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import { AreaChart, CartesianGrid, usePlotArea, useXAxisScale, useYAxisScale, XAxis, YAxis } from 'recharts';
 import { readTimeline, type TimelineData, type TimelineMetric } from '../data/sample-history.js';
 import { formatClock } from '../format.js';
@@ -76,47 +78,88 @@ function bandStyle(key: string, highlighted: string | null): { strokeWidth: numb
   };
 }
 
+interface PlotArea {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The bands onto the canvas over the plot area; shapes are in the chart's pixels, so the plot's corner is moved to 0,0. */
+function paintBands(canvas: HTMLCanvasElement, layout: StackLayout, plot: PlotArea, highlighted: string | null): void {
+  const scale = window.devicePixelRatio || 1;
+  const width = Math.round(plot.width * scale);
+  const height = Math.round(plot.height * scale);
+  if (canvas.width !== width) canvas.width = width;
+  if (canvas.height !== height) canvas.height = height;
+  const context = canvas.getContext('2d');
+  if (!context) return;
+  context.setTransform(scale, 0, 0, scale, -plot.x * scale, -plot.y * scale);
+  context.clearRect(plot.x, plot.y, plot.width, plot.height);
+  for (const shape of layout.shapes) {
+    if (!shape.area) continue;
+    const style = bandStyle(shape.key, highlighted);
+    context.globalAlpha = style.fillOpacity;
+    context.fillStyle = shape.color;
+    context.fill(new Path2D(shape.area));
+    context.globalAlpha = 1;
+    context.strokeStyle = shape.color;
+    context.lineWidth = style.strokeWidth;
+    context.stroke(new Path2D(shape.line));
+  }
+}
+
 /** The stacked bands, drawn inside the chart with its scales. */
 function StackedBands() {
   const bands = useContext(BandsContext);
   const x = useXAxisScale();
   const y = useYAxisScale();
   const plot = usePlotArea();
+  const canvas = useRef<HTMLCanvasElement>(null);
   const data = bands?.data;
   const drawnEnd = bands?.drawnEnd ?? 0;
   const columnMs = bands?.columnMs ?? 0;
+  const highlighted = bands?.highlighted ?? null;
   // re-stacked when a column is added or the scales change, not when the highlight moves
   const layout: StackLayout | null = useMemo(() => (data && x && y ? stackShapes(data, drawnEnd, x, y, columnMs) : null), [data, drawnEnd, x, y, columnMs]);
+  const plotX = plot?.x ?? 0;
+  const plotY = plot?.y ?? 0;
+  const plotWidth = plot?.width ?? 0;
+  const plotHeight = plot?.height ?? 0;
+  useEffect(() => {
+    if (canvas.current && layout) paintBands(canvas.current, layout, { x: plotX, y: plotY, width: plotWidth, height: plotHeight }, highlighted);
+  }, [layout, plotX, plotY, plotWidth, plotHeight, highlighted]);
   if (!bands || !layout || !plot) return null;
-  const onMove = (e: React.MouseEvent<SVGGElement>): void => {
-    const box = e.currentTarget.ownerSVGElement?.getBoundingClientRect();
-    if (!box) return;
-    const px = e.clientX - box.left;
+  const onMove = (e: React.MouseEvent<HTMLCanvasElement>): void => {
+    const box = e.currentTarget.getBoundingClientRect();
+    const px = e.clientX - box.left + plot.x;
     const row = nearestRow(layout.xs, px);
     if (row < 0) return;
     // a lone row is drawn as two points: both read that row
     bands.onHover({ row: Math.min(row, bands.data.rows.length - 1), px: layout.xs[row] });
-    highlight(bandAt(layout, row, e.clientY - box.top));
+    highlight(bandAt(layout, row, e.clientY - box.top + plot.y));
   };
   const onLeave = (): void => {
     bands.onHover(null);
     highlight(null);
   };
   return (
-    <g className="timeline-bands" onMouseMove={onMove} onMouseLeave={onLeave}>
-      <rect x={plot.x} y={plot.y} width={plot.width} height={plot.height} fill="transparent" />
-      {layout.shapes.map((shape) => {
-        const style = bandStyle(shape.key, bands.highlighted);
-        return (
-          <g key={shape.key} data-series={shape.key} data-label={bands.data.series.find((x) => x.key === shape.key)?.label}>
-            <path className="timeline-area" d={shape.area} fill={shape.color} fillOpacity={style.fillOpacity} stroke="none" />
-            <path className="timeline-line" d={shape.line} fill="none" stroke={shape.color} strokeWidth={style.strokeWidth} />
-          </g>
-        );
-      })}
-    </g>
+    <foreignObject className="timeline-bands" x={plot.x} y={plot.y} width={plot.width} height={plot.height}>
+      <canvas ref={canvas} className="timeline-canvas" style={{ width: plot.width, height: plot.height }} onMouseMove={onMove} onMouseLeave={onLeave} />
+    </foreignObject>
   );
 }
+
+/** What the canvas shows, for assistive technology and tests: one item per band, named as everywhere else. */
+const SeriesList = memo(function SeriesList({ series }: { series: TimelineData['series'] }) {
+  return (
+    <ul className="timeline-series sr-only">
+      {series.map((s) => (
+        <li key={s.key} data-series={s.key} data-label={s.label}>{s.label}</li>
+      ))}
+    </ul>
+  );
+});
 
 interface FrameProps {
   width: number;
@@ -214,6 +257,7 @@ function ProcessTimelineChart({ gpuIndex, metric, start, end, yMax, live, migEna
           <ChartFrame width={width} windowMs={windowMs} yMax={yMax} metric={metric} endLabel={live ? 'now' : formatClock(drawnEnd)} />
         </BandsContext.Provider>
       )}
+      <SeriesList series={data.series} />
       {hover && <Readout data={data} hover={hover} metric={metric} />}
     </div>
   );
