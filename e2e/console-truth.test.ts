@@ -72,6 +72,11 @@ describe('the console tells the truth on a simulated A100 (MIG off)', { skip: mi
       assert.doesNotMatch(text, /does not answer/);
       await sleep(3000); // the retry loop must not turn it back into "does not answer"
       assert.doesNotMatch(await detail.innerText(), /does not answer/);
+      // the body does not promise a sample that cannot come
+      assert.match(await page.locator('.gpu-grid').innerText(), /not connected/);
+      const bar = await detail.boundingBox();
+      const tabs = await page.locator('.top-bar').boundingBox();
+      assert.ok(bar && tabs && bar.y >= tabs.y + tabs.height - 1, 'the sentence is a bar below the top bar, not squeezed into it');
     } finally {
       await page.goto(h.web.url);
     }

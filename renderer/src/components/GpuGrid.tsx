@@ -35,6 +35,7 @@ const MemoGpuCard = memo(GpuCard, sameCard);
 
 export function GpuGrid() {
   const snapshot = useGpus((s) => s.snapshot);
+  const connection = useGpus((s) => s.connection);
   const previous = useRef(new Map<number, readonly GpuProcessView[]>());
   const byGpu = useMemo(() => {
     const map = new Map<number, GpuProcessView[]>();
@@ -52,7 +53,7 @@ export function GpuGrid() {
     previous.current = stable;
     return stable;
   }, [snapshot]);
-  if (!snapshot) return <section className="gpu-grid empty">Waiting for the first sample from the engine…</section>;
+  if (!snapshot) return <section className="gpu-grid empty">{connection === 'closed' ? 'No samples: this page is not connected to the engine (why is said above).' : 'Waiting for the first sample from the engine…'}</section>;
   if (snapshot.gpus.length === 0) return <section className="gpu-grid empty">The driver reports no GPUs.</section>;
   return (
     <section className="gpu-grid" aria-label="GPUs">

@@ -25,7 +25,6 @@ export function Header() {
           <span className="dot" aria-hidden="true" /> {stateText}
         </div>
         <ViewTabs />
-        {detail && <div className="connection-detail">{detail}</div>}
         <div className="top-bar-facts">
           {driver && <span>driver {driver.driverVersion}</span>}
           {takenAt !== null && <span>sampled {formatClock(takenAt)}</span>}
@@ -33,6 +32,12 @@ export function Header() {
           {session && <span className="engine-label" data-engine={session.engine?.kind ?? 'unknown'}>{engineLabel(session)}</span>}
         </div>
       </header>
+      {/* a full-width bar: a sentence in the top bar squeezed the tabs into two lines */}
+      {detail && (
+        <div className="connection-detail" role="alert">
+          {detail}
+        </div>
+      )}
       {warnings.map((warning) => (
         <div key={warning} className="engine-warning" role="status">
           {warning}
