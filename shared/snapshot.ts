@@ -11,6 +11,8 @@ export interface MigSliceView {
   placement: { start: number; size: number } | null;
   memoryTotal: number | null;
   memoryUsed: number | null;
+  /** SM activity of the slice in the last sample period, 0..100, from GPM (Hopper and later); null where unknown. */
+  smPercent?: number | null;
 }
 
 export interface GpuView {
@@ -51,7 +53,8 @@ export interface GpuProcessView {
   argv: string[];
   startedAt: number | null;
   usedMemory: number | null;
-  /** Share of SM time in the last sample period, 0..100; null where the driver cannot tell (MIG). */
+  /** Share of SM time in the last sample period, 0..100; null where the driver cannot tell (a MIG slice before
+   *  Hopper, or one shared by several processes while it computes: GPM measures the slice, not the process). */
   smPercent: number | null;
   memPercent: number | null;
   /** MIG slice, when the GPU is in MIG mode. */

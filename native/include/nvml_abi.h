@@ -217,6 +217,42 @@ typedef struct {
 #define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 0x9
 #define NVML_GPU_INSTANCE_PROFILE_COUNT 0x12
 
+/* GPU Performance Monitoring (Hopper and later): SM activity of a whole GPU or of one MIG slice,
+ * as the difference of two samples. Layouts from NVIDIA's nvml.h (version 1 of nvmlGpmMetricsGet_t,
+ * 98 metric entries). */
+typedef struct nvmlGpmSample_opaque *nvmlGpmSample_t;
+
+#define NVML_GPM_METRIC_GRAPHICS_UTIL 1
+#define NVML_GPM_METRIC_SM_UTIL 2      /* % of SMs busy, 0.0-100.0 */
+#define NVML_GPM_METRIC_SM_OCCUPANCY 3 /* % of warps active vs the theoretical maximum */
+#define NVML_GPM_METRIC_MAX 98
+
+typedef struct {
+  unsigned int metricId;   /* IN */
+  nvmlReturn_t nvmlReturn; /* OUT: value is valid only when NVML_SUCCESS */
+  double value;
+  struct {
+    char *shortName;
+    char *longName;
+    char *unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct {
+  unsigned int version; /* NVML_GPM_METRICS_GET_VERSION */
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1;
+  nvmlGpmSample_t sample2;
+  nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+#define NVML_GPM_METRICS_GET_VERSION 1
+
+typedef struct {
+  unsigned int version; /* NVML_GPM_SUPPORT_VERSION */
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+#define NVML_GPM_SUPPORT_VERSION 1
+
 /* Function pointer types: one per entry point we resolve with dlsym. */
 #define GPUSHARE_NVML_FUNCS(X) \
   X(nvmlInit_v2, (void)) \
@@ -259,7 +295,13 @@ typedef struct {
   X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int *id)) \
   X(nvmlDeviceGetGpuInstanceById, (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t *gpuInstance)) \
   X(nvmlGpuInstanceGetInfo, (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info)) \
-  X(nvmlDeviceGetGpuInstanceProfileInfoV, (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t *info))
+  X(nvmlDeviceGetGpuInstanceProfileInfoV, (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t *info)) \
+  X(nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport)) \
+  X(nvmlGpmSampleAlloc, (nvmlGpmSample_t *gpmSample)) \
+  X(nvmlGpmSampleFree, (nvmlGpmSample_t gpmSample)) \
+  X(nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t gpmSample)) \
+  X(nvmlGpmMigSampleGet, (nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample)) \
+  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t *metricsGet))
 
 #define GPUSHARE_NVML_TYPEDEF(name, params) typedef nvmlReturn_t (*name##_fn) params;
 GPUSHARE_NVML_FUNCS(GPUSHARE_NVML_TYPEDEF)

@@ -6,6 +6,7 @@
         "src/addon.cc",
         "src/checkpoint.cc",
         "src/describe.cc",
+        "src/gpm.cc",
         "src/library.cc",
         "src/packed.cc",
         "src/peer.cc",

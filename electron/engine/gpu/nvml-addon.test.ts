@@ -91,8 +91,10 @@ function assertSampleMatches(sample: DeviceSample, device: FakegpuDevice): void 
   assert.deepEqual(sample.migMode, { current: device.migMode.current === 1, pending: device.migMode.pending === 1 }, at);
   assert.deepEqual([...sample.processes].sort(byKindAndPid), expectedProcesses(device), at);
   assert.equal(sample.processSource, 'nvmlDeviceGetRunningProcessDetailList', at);
+  // GPM (smUtil, smOccupancy) is checked in sampler/mig-activity.sim.test.ts: nothing computes here, so 0 once read
+  for (const m of sample.migDevices) for (const sm of [m.smUtil, m.smOccupancy]) assert.ok(sm === undefined || sm === null || sm === 0, at);
   assert.deepEqual(
-    sample.migDevices,
+    sample.migDevices.map(({ smUtil: _sm, smOccupancy: _occupancy, ...memory }) => memory),
     device.migDevices.map((m) => ({
       gpuInstanceId: m.gpuInstanceId,
       computeInstanceId: m.computeInstanceId,

@@ -72,6 +72,8 @@ interface NvmlNative {
   samplePacked(index?: number): ArrayBuffer;
   /** The errors of GPU `index` in the last samplePacked. */
   sampleErrors(index: number): NvmlErrorInfo[];
+  /** GPM SM readings of GPU `index`'s MIG slices in the last samplePacked (only slices with one); absent in older builds. */
+  migActivity?(index: number): Array<{ gpuInstanceId: number; computeInstanceId: number; smUtil: number | null; smOccupancy: number | null }>;
 }
 
 // The packed layout (native/nvml/src/packed.h): [version, deviceCount], then per device
@@ -140,6 +142,12 @@ function decodeSamples(native: NvmlNative, v: Float64Array): DeviceSample[] {
     }
     for (let i = 0; i < migCount; i++, o += LAYOUT.migFields) {
       sample.migDevices[i] = { gpuInstanceId: v[o], computeInstanceId: v[o + 1], memoryUsed: orNull(v[o + 2]), memoryTotal: orNull(v[o + 3]) };
+    }
+    if (migCount > 0 && native.migActivity) {
+      for (const activity of native.migActivity(index)) {
+        const slice = sample.migDevices.find((m) => m.gpuInstanceId === activity.gpuInstanceId && m.computeInstanceId === activity.computeInstanceId);
+        if (slice) Object.assign(slice, { smUtil: activity.smUtil, smOccupancy: activity.smOccupancy });
+      }
     }
     samples[d] = sample;
   }

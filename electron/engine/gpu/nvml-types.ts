@@ -86,6 +86,9 @@ export interface MigDeviceSample {
   computeInstanceId: number;
   memoryUsed: number | null;
   memoryTotal: number | null;
+  /** GPM since the previous sample, 0..100 (Hopper and later; absent or null before, and on a slice's first sample). */
+  smUtil?: number | null;
+  smOccupancy?: number | null;
 }
 
 export type ComputeMode = 'default' | 'exclusive-thread' | 'prohibited' | 'exclusive-process';

@@ -1,6 +1,6 @@
 // The sampler: polls the GPU backend, joins each GPU process with /proc and
 // publishes one Snapshot per tick. A lost GPU or a vanished pid never breaks a tick.
-import type { DeviceInfo, DeviceSample, NvmlBinding } from '../gpu/nvml-types.js';
+import type { DeviceInfo, DeviceSample, GpuProcessRecord, MigDeviceSample, NvmlBinding } from '../gpu/nvml-types.js';
 import { ProcessContextReader } from '../proc/context-reader.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { DriverView, GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
@@ -116,6 +116,7 @@ export class Sampler {
       if (sample.lost) continue;
       const smByPid = new Map(sample.processUtilization.map((u) => [u.pid, u]));
       const perProcessSmKnown = sample.migMode?.current !== true; // NVML has no per-process SM % on MIG
+      const migSm = perProcessSmKnown ? null : migProcessSm(sample);
       for (const record of sample.processes) {
         const who = this.procs.lookup(record.pid);
         const util = smByPid.get(record.pid);
@@ -131,7 +132,7 @@ export class Sampler {
           argv: who.argv,
           startedAt: who.startedAt,
           usedMemory: record.usedMemory,
-          smPercent: perProcessSmKnown ? (util?.smUtil ?? 0) : null,
+          smPercent: perProcessSmKnown ? (util?.smUtil ?? 0) : migSm!(record),
           memPercent: perProcessSmKnown ? (util?.memUtil ?? 0) : null,
           gpuInstanceId: record.gpuInstanceId,
           computeInstanceId: record.computeInstanceId,
@@ -195,6 +196,27 @@ export function checkRate(hz: number): number {
   return hz;
 }
 
+const sliceSm = (m: MigDeviceSample | undefined): number | null =>
+  m?.smUtil === undefined || m.smUtil === null ? null : Math.round(m.smUtil * 10) / 10;
+
+/**
+ * A process's SM % on a MIG GPU, from its slice's GPM reading: GPM measures a slice, not a process, so a
+ * process gets it only when it is alone in its slice, or when the slice was idle (then every process in it was).
+ */
+function migProcessSm(sample: DeviceSample): (record: GpuProcessRecord) => number | null {
+  const pidsBySlice = new Map<number, Set<number>>();
+  for (const p of sample.processes) {
+    if (p.gpuInstanceId === null) continue;
+    pidsBySlice.set(p.gpuInstanceId, (pidsBySlice.get(p.gpuInstanceId) ?? new Set()).add(p.pid));
+  }
+  return (record) => {
+    if (record.gpuInstanceId === null) return null;
+    const sm = sliceSm(sample.migDevices.find((m) => m.gpuInstanceId === record.gpuInstanceId));
+    if (sm === null) return null;
+    return sm === 0 || pidsBySlice.get(record.gpuInstanceId)?.size === 1 ? sm : null;
+  };
+}
+
 function gpuView(sample: DeviceSample, info: DeviceInfo | null): GpuView {
   const migUsed = new Map(sample.migDevices.map((m) => [`${m.gpuInstanceId}/${m.computeInstanceId}`, m]));
   return {
@@ -229,6 +251,7 @@ function gpuView(sample: DeviceSample, info: DeviceInfo | null): GpuView {
         placement: m.placement,
         memoryTotal: live?.memoryTotal ?? m.memoryTotal,
         memoryUsed: live?.memoryUsed ?? null,
+        smPercent: sliceSm(live),
       };
     }),
     errors: sample.errors.map((e) => e.message),

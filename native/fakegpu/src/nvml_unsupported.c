@@ -10,7 +10,7 @@
 static nvmlReturn_t unsupported(void) { return g_st ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_UNINITIALIZED; }
 
 /* Not simulated: NVLink, vGPU, events, accounting, setters (nothing is configurable
- * through NVML here; the CLI `fakegpu set` pins readings), GPM, MIG creation (MIG changes go
+ * through NVML here; the CLI `fakegpu set` pins readings), GPM streaming, MIG creation (MIG changes go
  * through `fakegpu mig`), affinity, units, and
  * nvmlDeviceGetDriverModel(_v2), which is Windows-only: Linux drivers answer NOT_SUPPORTED. */
 #define FG_NVML_UNSUPPORTED(X) \
@@ -205,13 +205,7 @@ static nvmlReturn_t unsupported(void) { return g_st ? NVML_ERROR_NOT_SUPPORTED :
   X(nvmlGetVgpuCompatibility) \
   X(nvmlGetVgpuDriverCapabilities) \
   X(nvmlGetVgpuVersion) \
-  X(nvmlGpmMetricsGet) \
-  X(nvmlGpmMigSampleGet) \
-  X(nvmlGpmQueryDeviceSupport) \
   X(nvmlGpmQueryIfStreamingEnabled) \
-  X(nvmlGpmSampleAlloc) \
-  X(nvmlGpmSampleFree) \
-  X(nvmlGpmSampleGet) \
   X(nvmlGpmSetStreamingEnabled) \
   X(nvmlGpuInstanceCreateComputeInstance) \
   X(nvmlGpuInstanceCreateComputeInstanceWithPlacement) \

@@ -4,6 +4,7 @@
 
 #include "checkpoint.h"
 #include "describe.h"
+#include "gpm.h"
 #include "packed.h"
 #include "peer.h"
 #include "sample.h"
@@ -106,6 +107,7 @@ class NvmlAddon : public Napi::Addon<NvmlAddon> {
                              InstanceMethod("describeDevice", &NvmlAddon::DescribeDevice),
                              InstanceMethod("samplePacked", &NvmlAddon::SamplePacked),
                              InstanceMethod("sampleErrors", &NvmlAddon::SampleErrors),
+                             InstanceMethod("migActivity", &NvmlAddon::MigActivity),
                          });
     registerCheckpoint(env, exports);  // libcuda's cuCheckpointProcess*, separate from the NVML session
     registerPeer(env, exports);        // SO_PEERCRED and getgrouplist, for the box daemon's socket: no NVML needed
@@ -192,6 +194,7 @@ class NvmlAddon : public Napi::Addon<NvmlAddon> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo &info) {
+    for (DeviceState &device : devices_) releaseGpmSamples(library_, device);  // while the library is open
     library_.close();
     devices_.clear();
     return info.Env().Undefined();
@@ -243,6 +246,28 @@ class NvmlAddon : public Napi::Addon<NvmlAddon> {
       unsigned index = indexArg(info);
       if (index >= devices_.size()) return Napi::Array::New(info.Env());
       return errorList(info.Env(), devices_[index].reading.errors);
+    });
+  }
+
+  // The GPM SM readings of device index's MIG slices in the last samplePacked: [{gpuInstanceId, smUtil,
+  // smOccupancy}], only slices with a reading. Apart from the packed layout, so an older decoder still loads.
+  Napi::Value MigActivity(const Napi::CallbackInfo &info) {
+    return guarded(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      unsigned index = indexArg(info);
+      Napi::Array out = Napi::Array::New(env);
+      if (index >= devices_.size()) return out;
+      uint32_t n = 0;
+      for (const MigMemory &m : devices_[index].reading.migDevices) {
+        if (!m.smUtil && !m.smOccupancy) continue;
+        Napi::Object o = Napi::Object::New(env);
+        o.Set("gpuInstanceId", number(env, m.gpuInstanceId));
+        o.Set("computeInstanceId", number(env, m.computeInstanceId));
+        o.Set("smUtil", m.smUtil ? Napi::Value(Napi::Number::New(env, *m.smUtil)) : env.Null());
+        o.Set("smOccupancy", m.smOccupancy ? Napi::Value(Napi::Number::New(env, *m.smOccupancy)) : env.Null());
+        out.Set(n++, o);
+      }
+      return out;
     });
   }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,9 @@ struct MigMemory {
   unsigned computeInstanceId;
   std::optional<unsigned long long> used;
   std::optional<unsigned long long> total;
+  // GPM between this sample and the previous one (0-100); empty before Hopper or on the first sample
+  std::optional<double> smUtil;
+  std::optional<double> smOccupancy;
 };
 
 struct MigModeValue {
@@ -114,6 +118,8 @@ struct DeviceState {
   std::vector<nvmlProcessUtilizationInfo_v1_t> utilInfoBuffer;
   std::vector<nvmlProcessUtilizationSample_t> utilSampleBuffer;
   std::vector<unsigned> pidScratch;  // sorted pids of the last process list
+  std::optional<bool> gpmSupported;  // asked once: nvmlGpmQueryDeviceSupport
+  std::map<unsigned, nvmlGpmSample_t> gpmPrevious;  // per GPU instance id: the last GPM sample (gpm.cc frees them)
   DeviceReading reading;
 };
 

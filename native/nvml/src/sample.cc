@@ -1,5 +1,6 @@
 #include "sample.h"
 
+#include "gpm.h"
 #include "processes.h"
 
 namespace gpushare {
@@ -85,7 +86,7 @@ void readMigMemory(FieldChecker &check, nvmlDevice_t device, DeviceReading &read
     auto ci = readUnsigned(check, "nvmlDeviceGetComputeInstanceId", api.nvmlDeviceGetComputeInstanceId, mig);
     if (!gi || !ci) continue;
     auto memory = readMemory(check, mig);
-    MigMemory entry{*gi, *ci, std::nullopt, std::nullopt};
+    MigMemory entry{*gi, *ci, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     if (memory) {
       entry.used = memory->used;
       entry.total = memory->total;
@@ -114,7 +115,12 @@ void readFields(FieldChecker &check, DeviceState &state, nvmlDevice_t device, De
   r.migMode = readMigMode(check, device);
   bool processesKnown = readProcesses(check, state, device, r);
   readProcessUtilization(check, state, device, r, processesKnown);
-  if (r.migMode && r.migMode->current) readMigMemory(check, device, r);
+  if (r.migMode && r.migMode->current) {
+    readMigMemory(check, device, r);
+    readMigActivity(check, state, device, r);
+  } else if (!state.gpmPrevious.empty()) {
+    releaseGpmSamples(check.lib(), state);  // MIG mode went off
+  }
 }
 
 }  // namespace
