@@ -55,6 +55,8 @@ export const apiSchemas = {
     mpsSharePercent: optional(mpsShare),
     /** MIG mode: the slice to run in (required there); the job sees only it (CUDA_VISIBLE_DEVICES=MIG-…). */
     migSlice: optional(migSlice),
+    /** Never park it to give its idle memory to another job (automatic parking skips it). */
+    keepResident: optional(boolean()),
     /** The submitter's environment as NAME=value entries (the CLI sends its own); default: the engine's. */
     env: optional(array(string({ max: ARGUMENT_MAX, pattern: /^[A-Za-z_][A-Za-z0-9_]*=/, describe: 'an environment entry NAME=value' }), { max: 4096 })),
   }),

@@ -49,6 +49,8 @@ export interface JobView {
   mpsSharePercent: number | null;
   /** MIG slice UUID, in MIG mode. */
   migSlice: string | null;
+  /** Never parked to make room for another job, however long it is idle (opted out); absent = false. */
+  keepResident?: boolean;
   state: JobState;
   /** Why it is suspended or parked: a person asked (jobs.suspend, jobs.park), a higher priority is active, or it is over its quota; null otherwise. */
   suspendedBy: SuspensionReason | null;

@@ -8,7 +8,7 @@ import { withEngine } from './jobs.js';
 
 export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
                     [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
-                    [--mig-slice MIG-UUID] [--wait SECONDS] [--json] -- COMMAND [ARGS…]
+                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--json] -- COMMAND [ARGS…]
   Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
   free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
   --request (default: the quota) free. Output goes to the job's log file.
@@ -16,6 +16,7 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|nor
   and what it waits for, or failed (exit status 1 when it failed or could not start).
   --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the
   pinned memory limit); --mode mig runs it in one MIG slice (see gpushare mig layout).
+  --keep-resident: never park it to give its memory to another job while it is idle.
   SIZE like 20G (20 GiB: K, M, G, T are powers of 1024). Without --priority: engine.defaultPriority
   in $XDG_CONFIG_HOME/gpushare/config.json, else normal.`;
 
@@ -40,7 +41,7 @@ export function splitRunArgs(argv: readonly string[]): { flags: Map<string, stri
     if (!arg.startsWith('--')) break;
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
-    if (name === 'json' || name === 'help') {
+    if (name === 'json' || name === 'help' || name === 'keep-resident') {
       flags.set(name, true);
       continue;
     }
@@ -88,6 +89,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     mode: mode as SharingMode | undefined,
     mpsSharePercent: shareText === undefined ? undefined : Number(shareText),
     migSlice: text('mig-slice'),
+    keepResident: flags.get('keep-resident') === true ? true : undefined,
     env: Object.entries(process.env).filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `${k}=${v}`),
   };
   const outcome = await withEngine(async (engine) => {

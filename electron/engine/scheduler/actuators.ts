@@ -12,6 +12,7 @@ import { mpsJobEnv, type MpsControl } from '../mps/mps-control.js';
 import type { JobGate } from './job-gate.js';
 import type { JobRecord } from './job-table.js';
 import { launch } from './launcher.js';
+import type { ParkRequests } from './park-requests.js';
 
 export interface ActuatorOptions {
   control: ProcessControl;
@@ -22,6 +23,8 @@ export interface ActuatorOptions {
   /** Extra environment for every job (the simulated driver's). */
   jobEnv?: Record<string, string>;
   terminateGraceMs?: number;
+  /** Park files, through which a parked job's CUDA calls ask for its memory back (auto-park); absent: none. */
+  parkRequests?: ParkRequests | null;
 }
 
 const BEST_EFFORT_NICE = 19;
@@ -111,6 +114,7 @@ export class JobActuators {
       if (extra.LD_LIBRARY_PATH && base.LD_LIBRARY_PATH) env.LD_LIBRARY_PATH = `${extra.LD_LIBRARY_PATH.split(':')[0]}:${base.LD_LIBRARY_PATH}`;
       if (slotEnv.LD_PRELOAD && base.LD_PRELOAD) env.LD_PRELOAD = `${slotEnv.LD_PRELOAD}:${base.LD_PRELOAD}`;
       if (gate === null && job.memoryQuotaBytes !== null) env.GPUSHARE_MEM_QUOTA = String(job.memoryQuotaBytes);
+      if (gate && this.options.parkRequests) env.GPUSHARE_PARK_FILE = this.options.parkRequests.create(job.id, record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null);
       const child = launch({ executable: record.executable!, argv: job.argv, cwd: job.cwd!, env, logPath: job.logPath!, runAs: record.runAs });
       child.unref(); // a stopping engine leaves its jobs running
       return child;
@@ -149,7 +153,25 @@ export class JobActuators {
     }
   }
 
+  /**
+   * What its processes publish about their CUDA calls (null: no slot to read): threads inside a call
+   * now (launches through the gate, synchronisations, allocations and frees through the park file),
+   * and calls so far (a change means it is not idle).
+   */
+  cudaCalls(record: JobRecord): { inCall: number; calls: number } | null {
+    if (!this.gated(record) || !this.options.gate!.readSlot) return null;
+    try {
+      const slot = this.options.gate!.readSlot(record.slot!);
+      if (slot.inLaunch === undefined || slot.launches === undefined) return null;
+      const other = record.view.managed ? this.options.parkRequests?.read(record.view.id) : null;
+      return { inCall: slot.inLaunch + (other?.inCall ?? 0), calls: slot.launches + (other?.calls ?? 0) };
+    } catch {
+      return null;
+    }
+  }
+
   releaseSlot(record: JobRecord): void {
+    if (record.view.managed) this.options.parkRequests?.remove(record.view.id);
     if (record.slot !== null) this.options.gate?.releaseSlot(record.slot);
     record.slot = null;
   }

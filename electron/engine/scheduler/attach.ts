@@ -30,6 +30,8 @@ import type { UsageSource } from './lab/recent-usage.js';
 import { registerJobCommands } from './scheduler-commands.js';
 import type { JobStore, KeptJob } from '../store/job-store.js';
 import { Scheduler, type UnmanagedQuotaPolicy } from './scheduler.js';
+import type { AutoParkPolicy } from './auto-park.js';
+import { ParkRequests } from './park-requests.js';
 
 export interface AttachSchedulerOptions {
   backend: Pick<GpuBackend, 'simulated'>;
@@ -61,6 +63,8 @@ export interface AttachSchedulerOptions {
   persistPolicy?: (policy: LabPolicy) => unknown;
   /** The usage store the lab policy reads recent usage from (fair share, high-priority GPU-hours). */
   usage?: UsageSource;
+  /** Idle managed jobs give their memory to queued jobs and take it back on their next launch; absent: off. */
+  autoPark?: AutoParkPolicy | null;
   /** The lab policy's clock (tests). */
   labClock?: () => number;
 }
@@ -144,6 +148,8 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     terminateGraceMs: options.terminateGraceMs,
     persist: jobStore ? (record) => keep(record) : undefined,
     lab: options.labPolicy ? new LabPolicyEnforcer({ policy: options.labPolicy, persist: options.persistPolicy, usage: options.usage, now: options.labClock }) : null,
+    autoPark: options.autoPark,
+    parkRequests: options.autoPark && gate ? new ParkRequests(join(runDir, 'park')) : null,
   });
   skipUsedJobIds(scheduler, logDir);
   const ready = jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve();

@@ -142,6 +142,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
         mode,
         mpsSharePercent: placed.mpsSharePercent,
         migSlice: placed.migSlice,
+        ...(params.keepResident ? { keepResident: true } : {}),
         logPath: options.logPath(id, engineIsTheUsers ? null : runAs),
       },
       'queued',

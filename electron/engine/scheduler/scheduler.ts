@@ -12,6 +12,8 @@ import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
 import type { MpsControl } from '../mps/mps-control.js';
 import { JobActuators } from './actuators.js';
+import { AutoPark, type AutoParkPolicy } from './auto-park.js';
+import type { ParkRequests } from './park-requests.js';
 import { JobOwnership } from './ownership.js';
 import { SchedulerCounters } from './scheduler-counters.js';
 import type { JobGate } from './job-gate.js';
@@ -47,6 +49,10 @@ export interface SchedulerOptions {
   persist?: (record: JobRecord) => Promise<void>;
   /** The box daemon's lab policy (limits, fair share, idle holders); absent in a personal engine. */
   lab?: LabPolicyEnforcer | null;
+  /** Park idle managed jobs for queued jobs that need their memory, unpark on their next launch (auto-park.ts); absent: off. */
+  autoPark?: AutoParkPolicy | null;
+  /** The jobs' park files, through which a parked job asks for its memory back (needed by autoPark). */
+  parkRequests?: ParkRequests | null;
 }
 
 export const DEFAULT_UNMANAGED_QUOTA: UnmanagedQuotaPolicy = { graceMs: 30_000, action: 'suspend' };
@@ -63,6 +69,7 @@ export class Scheduler {
   /** Gate waits, suspensions, parks and quota refusals since the engine started (the metrics endpoint reads them). */
   readonly counters = new SchedulerCounters();
   private readonly policyErrors = new Map<string, Condition>();
+  private readonly autoPark: AutoPark | null;
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
   private lastJobsEmit = 0;
@@ -82,7 +89,9 @@ export class Scheduler {
       mps: options.mps ?? null,
       jobEnv: options.jobEnv,
       terminateGraceMs: options.terminateGraceMs,
+      parkRequests: options.parkRequests,
     });
+    this.autoPark = options.autoPark ? new AutoPark(this, options.autoPark) : null;
   }
 
   get checkpointer(): ProcessCheckpointer {
@@ -166,11 +175,12 @@ export class Scheduler {
     const inPolicy = this.inPolicy();
     const lab = this.lab;
     const plan = planAdmission(snapshot.gpus, inPolicy, {
-      blocked: (job, gpu) => (job.mode === 'mps' ? this.act.mpsBlocked(gpu) : null),
+      blocked: (job, gpu) => (job.mode === 'mps' ? this.act.mpsBlocked(gpu) : null) ?? this.autoPark?.admissionBlock(gpu.index) ?? null,
       limits: lab?.admission(this.table.live().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too
       queueOrder: lab?.queueOrder(),
     });
     for (const { jobId, gpu } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot);
+    this.autoPark?.step(snapshot, new Set(plan.waiting.keys()), now);
     this.enforcePriority(now);
     this.enforceUnmanagedQuotas(now);
     const idle = lab?.idleHolders(this.inPolicy());
@@ -525,6 +535,8 @@ export class Scheduler {
     if (this.stopped) return [];
     this.stopped = true;
     if (this.jobsTimer) clearTimeout(this.jobsTimer);
+    this.autoPark?.stop();
+    this.options.parkRequests?.close();
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
     const restores = parked.map(async (r) => {
       this.fire(r, 'unpark', 'the engine is stopping: its memory goes back to the GPU');

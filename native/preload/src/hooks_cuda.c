@@ -270,7 +270,7 @@ GS_HIDDEN CUresult hook_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStr
     if (gs_depth) return call;                                   \
     uint64_t snap_ = gs_gate_sync_begin();                       \
     gs_depth++;                                                  \
-    CUresult rc_ = call;                                         \
+    CUresult rc_ = GS_PARK_CALL(call);                           \
     gs_depth--;                                                  \
     if (rc_ == CUDA_SUCCESS) gs_gate_sync_end(snap_, full, stream, ptsz); \
     return rc_;                                                  \

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "park.h"
 #include "preload.h"
 
 #define NO_DRIVER CUDA_ERROR_NOT_INITIALIZED
@@ -20,7 +21,7 @@
       return CUDA_ERROR_OUT_OF_MEMORY;               \
     }                                                \
     gs_depth++;                                      \
-    CUresult rc_ = call;                             \
+    CUresult rc_ = GS_PARK_CALL(call);               \
     gs_depth--;                                      \
     if (rc_ == CUDA_SUCCESS) gs_quota_track(kind, (uint64_t)*(key_out), n_); \
     else gs_quota_unreserve(n_);                     \
@@ -32,7 +33,7 @@
     if (!real) return NO_DRIVER;                     \
     if (gs_depth) return call;                       \
     gs_depth++;                                      \
-    CUresult rc_ = call;                             \
+    CUresult rc_ = GS_PARK_CALL(call);               \
     gs_depth--;                                      \
     if (rc_ == CUDA_SUCCESS) gs_quota_untrack(kind, (uint64_t)(key)); \
     return rc_;                                      \

@@ -1,0 +1,156 @@
+// Idle memory given back, on the simulated driver with the real launch gate and preload library:
+// two notebooks holding 30 GiB each and a training job needing the whole 40 GiB A100 all make
+// progress, by parking whoever is idle and restoring a notebook when its next cell launches.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { JobView } from '../../../shared/jobs.js';
+import type { NvmlBinding } from '../gpu/nvml-types.js';
+import type { SimulatedDriver } from '../gpu/simulated-driver.js';
+import { fakegpuBuildDir } from '../paths.js';
+import { schedulerRig } from '../testing/scheduler-rig.js';
+import { useSimulatedRig } from '../testing/simulated-rig.js';
+import type { AttachSchedulerOptions } from './attach.js';
+
+const GiB = 1024 ** 3;
+const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
+let driver: SimulatedDriver;
+let nvml: NvmlBinding;
+let dir: string;
+const cleanups = useSimulatedRig('a100-40gb', 'gpushare-autopark-', (rig) => ({ driver, nvml, dir } = rig));
+
+const IDLE_MS = 300;
+
+function rig(name: string, options: Partial<AttachSchedulerOptions> = {}) {
+  // gate: undefined — the real launch gate and preload library (a parked job's launch is its ask)
+  return schedulerRig({ driver, nvml, dir }, name, { gate: undefined, autoPark: { idleMs: IDLE_MS, wakePollMs: 10 }, ...options }, cleanups);
+}
+
+/** A notebook: 30 GiB held, a 20 ms cell every `idleMs`. */
+const notebook = (idleMs: number, seconds: number) => [FAKEJOB, '--mem', '30G', 'interactive', '--burst-ms', '20', '--kernel-ms', '5', '--idle-ms', String(idleMs), '--duration', String(seconds)];
+
+function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // it ended on its own
+  }
+}
+
+const states = (job: JobView) => job.history.map((h) => h.state);
+
+test('two 30 GiB notebooks and a 40 GiB training job share a 40 GiB GPU: idle notebooks are parked, and a cell waits for its restore', async (t) => {
+  const r = rig('notebooks');
+  const free = r.engine.sampler.tick().gpus[0].memoryFree!;
+  const trainGiB = Math.floor(free / GiB); // the whole GPU: 39 of its 40 GiB (the driver reserves 256 MiB)
+  const submit = (argv: string[], requestBytes: number) => r.engine.call('jobs.submit', { argv, cwd: dir, gpu: 0, memoryRequestBytes: requestBytes });
+  const kill: number[] = [];
+  t.after(() => kill.forEach(killIfAlive));
+
+  const nb1 = await submit(notebook(1200, 12), 30 * GiB);
+  const first = await r.until('notebook 1 holding its 30 GiB', async () => {
+    const j = await r.job(nb1.id);
+    return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
+  });
+  kill.push(first.pid!);
+  const nb2 = await submit(notebook(1200, 12), 30 * GiB);
+  const second = await r.until('notebook 2 started once notebook 1 was parked', async () => {
+    const j = await r.job(nb2.id);
+    return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
+  }, 80);
+  kill.push(second.pid!);
+  const parked1 = (await r.job(nb1.id))!;
+  assert.ok(states(parked1).includes('parked'), `notebook 1 was parked for notebook 2: ${JSON.stringify(parked1.history)}`);
+  assert.match(parked1.history.find((h) => h.state === 'parked')!.reason, new RegExp(`idle for over 0.3 s and ${nb2.id} is queued for 30G of GPU 0`));
+
+  const train = await submit([FAKEJOB, '--mem', `${trainGiB}G`, 'train', '--kernel-ms', '5', '--iterations', '300'], trainGiB * GiB);
+  const trained = await r.until('the training job finished', async () => {
+    const j = await r.job(train.id);
+    return j?.state === 'finished' || j?.state === 'failed' ? j : undefined;
+  }, 120);
+  assert.equal(trained.state, 'finished', `${JSON.stringify(trained.history)}\n${readFileSync(trained.logPath!, 'utf8')}`);
+
+  const both = await r.until('both notebooks finished', async () => {
+    const jobs = [(await r.job(nb1.id))!, (await r.job(nb2.id))!];
+    return jobs.every((j) => j.state === 'finished' || j.state === 'failed') ? jobs : undefined;
+  }, 160);
+  const log = await driver.execlog(0);
+  const kernelsOf = (pid: number) => log.filter((k) => k.pid === pid).sort((a, b) => a.startNs - b.startNs);
+  const trainKernels = kernelsOf(trained.pid!);
+  assert.equal(trainKernels.length, 300, 'the training job ran every iteration');
+  for (const job of both) {
+    assert.equal(job.state, 'finished', `${job.id}: the program never noticed (${JSON.stringify(job.history)})`);
+    const h = job.history;
+    const unparkedOnCall = h.findIndex((x, i) => x.state === 'unparking' && /its program called CUDA again/.test(x.reason) && h[i + 1]?.state === 'running');
+    assert.ok(unparkedOnCall > 0, `${job.id} was restored when it called CUDA again: ${JSON.stringify(h.map((x) => [x.state, x.reason]))}`);
+    // a cell that waited: its kernels stop before the park and go on after the restore; training ran in that gap
+    const mine = kernelsOf(job.pid!);
+    const gaps = mine.slice(1).map((k, i) => ({ before: mine[i].endNs, after: k.startNs }));
+    const trainedInGap = gaps.some((g) => trainKernels.some((k) => k.startNs > g.before && k.endNs < g.after));
+    if (job.id === nb1.id || job.id === nb2.id) assert.ok(mine.length >= 8, `${job.id} ran cells before and after (${mine.length} kernels)`);
+    assert.ok(trainedInGap || trainKernels.every((k) => k.endNs < mine[0].startNs), `${job.id}: training kernels ran while it was parked`);
+    // every cell ran whole: 4 kernels of 5 ms, as many bursts as the log says
+    const bursts = readFileSync(job.logPath!, 'utf8').split('\n').filter((l) => l.includes('"event":"burst"')).map((l) => JSON.parse(l) as { kernels: number; ms: number });
+    assert.ok(bursts.length >= 2 && bursts.every((b) => b.kernels === 4), `${job.id}'s cells: ${JSON.stringify(bursts)}`);
+    assert.equal(mine.length, bursts.length * 4, `${job.id}: every launched kernel of every cell ran on the GPU`);
+  }
+  // the cell that waited for a restore saw the wait; the wait spans training kernels
+  const waited = both.some((job) => {
+    const mine = kernelsOf(job.pid!);
+    return mine.slice(1).some((k, i) => trainKernels.some((tk) => tk.startNs > mine[i].endNs && tk.endNs < k.startNs));
+  });
+  assert.ok(waited, 'at least one notebook cell ran after training kernels that ran while it was parked');
+});
+
+test('a protected job (high priority, or keep resident) is never parked, however long it is idle', async (t) => {
+  const r = rig('protected');
+  const kill: number[] = [];
+  t.after(() => kill.forEach(killIfAlive));
+  const submit = (extra: Record<string, unknown>) => r.engine.call('jobs.submit', { argv: notebook(60_000, 60), cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB, ...extra });
+  for (const [what, extra] of [['high priority', { priority: 'high' }], ['keep resident', { keepResident: true }]] as const) {
+    const held = await submit(extra);
+    const running = await r.until(`the ${what} notebook holding 30 GiB`, async () => {
+      const j = await r.job(held.id);
+      return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
+    });
+    kill.push(running.pid!);
+    const waiting = await submit({});
+    // idle many times over the threshold, with a job queued for its memory
+    for (let i = 0; i < 10; i++) await r.tick(IDLE_MS / 2);
+    const [h, w] = [(await r.job(held.id))!, (await r.job(waiting.id))!];
+    assert.deepEqual(states(h), ['queued', 'starting', 'running'], `${what}: never parked`);
+    assert.equal(w.state, 'queued', `${what}: the job that needs its memory waits`);
+    assert.equal((await driver.dump()).devices[0].processes.find((p) => p.pid === running.pid)?.checkpointState, 'running');
+    await r.engine.call('jobs.terminate', { job: waiting.id }); // cancels it, queued
+    await r.engine.call('jobs.terminate', { job: held.id });
+    await r.until(`the ${what} notebook gone`, async () => ['finished', 'failed'].includes((await r.job(held.id))!.state));
+  }
+});
+
+test('a parked job whose next CUDA call is a synchronisation, not a launch, gets its memory back (the park file)', async (t) => {
+  const r = rig('sync-call');
+  const kill: number[] = [];
+  t.after(() => kill.forEach(killIfAlive));
+  // one cell, then idle until its end, where fakejob synchronises its stream before exiting
+  const nb = await r.engine.call('jobs.submit', { argv: notebook(60_000, 4), cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
+  const running = await r.until('the notebook holding 30 GiB', async () => {
+    const j = await r.job(nb.id);
+    return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
+  });
+  kill.push(running.pid!);
+  const other = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '30G', 'hold', '--duration', '1'], cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
+  await r.until('the other job started in the notebook\'s memory', async () => (await r.job(other.id))?.state === 'running');
+  const parkedAt = (await r.job(nb.id))!.history.findIndex((h) => h.state === 'parked');
+  assert.ok(parkedAt > 0, 'the notebook was parked for it');
+  const done = await r.until('the notebook finished', async () => {
+    const j = await r.job(nb.id);
+    return j?.state === 'finished' || j?.state === 'failed' ? j : undefined;
+  }, 80);
+  assert.equal(done.state, 'finished', JSON.stringify(done.history));
+  const after = done.history.slice(parkedAt + 1).map((h) => [h.state, h.reason]);
+  assert.deepEqual(after[0], ['unparking', 'unparking, asked by gpushare: its program called CUDA again'], JSON.stringify(after));
+  const bursts = readFileSync(done.logPath!, 'utf8').split('\n').filter((l) => l.includes('"event":"burst"'));
+  assert.equal(bursts.length, 1, 'no launch after the park: its one cell ran before it');
+  assert.equal((await r.job(other.id))?.state, 'finished');
+});

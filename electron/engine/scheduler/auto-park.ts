@@ -1,0 +1,224 @@
+// Idle memory given back (oversubscription). A managed job that has neither launched nor computed
+// for `idleMs` is parked (its GPU memory moved to host memory by the driver's checkpoint calls)
+// when a queued job needs that memory, and unparked as soon as its program calls CUDA again: a
+// parked process's launch waits inside the driver, and the launch gate's in_launch count, which
+// the preload library raises before every launch, is its request to have its memory back.
+//
+// When the memory it asks for is taken, the restore waits: other idle jobs on that GPU are parked
+// for it, and otherwise it is restored once the job holding the memory ends or goes idle itself.
+//
+// Never parked (protected): high priority, opted out (keepResident), jobs without a launch gate
+// (nothing would ask for their memory back: an unmanaged process would wait in its next call until
+// a person unparks it, so unmanaged processes are left to the lab's idle-holder policy), and jobs
+// of higher priority than the one that needs the memory.
+import { formatByteSize } from '../../../shared/jobs.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import { PRIORITY_RANK, type JobRecord } from './job-table.js';
+import { parkJob, unparkJob } from './parking.js';
+import { declaredNeed } from './policies.js';
+import type { Scheduler } from './scheduler.js';
+
+export interface AutoParkPolicy {
+  /** A job with no launch and no SM time for this long is idle and may be parked for a job that needs its memory. */
+  idleMs: number;
+  /** While a job is parked by this policy, its launch activity is looked at this often (default 20 ms). */
+  wakePollMs?: number;
+}
+
+type GpuView = Snapshot['gpus'][number];
+
+/** Why a job may never be parked for another job, or null when it may. */
+export function protectedFromAutoPark(record: JobRecord): string | null {
+  const job = record.view;
+  if (job.priority === 'high') return 'it runs at high priority';
+  if (job.keepResident) return 'it asked to keep its memory (keep resident)';
+  if (!job.managed) return 'gpushare did not start it, so nothing would ask for its memory back';
+  return null;
+}
+
+/**
+ * Idle victims on `gpu` to free at least `need` bytes for a job of `priority`, longest idle first;
+ * null when those there are not enough.
+ */
+export function chooseVictims(candidates: ReadonlyArray<{ record: JobRecord; idleSince: number }>, need: number, priority: JobRecord['view']['priority']): JobRecord[] | null {
+  if (need <= 0) return [];
+  const eligible = candidates.filter((c) => PRIORITY_RANK[c.record.view.priority] >= PRIORITY_RANK[priority]).sort((a, b) => a.idleSince - b.idleSince);
+  const chosen: JobRecord[] = [];
+  let freed = 0;
+  for (const c of eligible) {
+    if (freed >= need) break;
+    chosen.push(c.record);
+    freed += c.record.view.usedMemory ?? 0;
+  }
+  return freed >= need ? chosen : null;
+}
+
+export class AutoPark {
+  /** Job id → its launch count last seen and when it was last seen active. */
+  private readonly activity = new Map<string, { launches: number; activeAt: number }>();
+  /** Jobs parked by this policy (the ones it unparks on demand). */
+  private readonly parkedHere = new Set<string>();
+  /** Parks and unparks in flight: nothing more is decided for their GPU until they settle. */
+  private readonly inFlight = new Map<string, number>();
+  private poll: NodeJS.Timeout | null = null;
+  /** Bytes a finished park (+) or unpark (−) moved on a GPU, until a snapshot newer than `seq` shows it. */
+  private moved: Array<{ gpu: number; bytes: number; seq: number }> = [];
+
+  constructor(private readonly scheduler: Scheduler, readonly policy: AutoParkPolicy) {}
+
+  /** One evaluation step: follow activity, give restores their memory, then park for waiting jobs. */
+  step(snapshot: Snapshot, waiting: ReadonlySet<string>, now: number): void {
+    const live = this.scheduler.table.live();
+    this.moved = this.moved.filter((m) => m.seq >= snapshot.seq);
+    this.observe(live, now);
+    for (const id of this.parkedHere) {
+      const r = this.scheduler.table.get(id);
+      if (!r || r.view.state !== 'parked') this.parkedHere.delete(id); // ended, or a person unparked it
+    }
+    for (const r of live) if (this.parkedHere.has(r.view.id) && this.wantsBack(r)) this.restore(r, snapshot, now);
+    for (const r of live) if (waiting.has(r.view.id)) this.makeRoom(r, snapshot, now);
+    this.pollWhileParked();
+  }
+
+  /** Why a queued job may not start on `gpu` now: a parked job there waits in a CUDA call for its memory, which comes first. */
+  admissionBlock(gpu: number): string | null {
+    for (const id of this.parkedHere) {
+      const r = this.scheduler.table.get(id);
+      if (r?.view.gpu === gpu && r.view.state !== 'running' && (this.inFlight.has(id) || this.wantsBack(r))) return `${id}, parked, is getting its memory on GPU ${gpu} back first`;
+    }
+    return null;
+  }
+
+  stop(): void {
+    if (this.poll) clearInterval(this.poll);
+    this.poll = null;
+  }
+
+  /** Parked by this policy and its program waits in a launch. */
+  private wantsBack(record: JobRecord): boolean {
+    return (this.scheduler.act.cudaCalls(record)?.inCall ?? 0) > 0;
+  }
+
+  private observe(live: readonly JobRecord[], now: number): void {
+    const seen = new Set<string>();
+    for (const r of live) {
+      if (r.view.state !== 'running' && r.view.state !== 'gated') continue;
+      seen.add(r.view.id);
+      const launches = this.scheduler.act.cudaCalls(r)?.calls ?? 0;
+      const was = this.activity.get(r.view.id);
+      const active = !was || was.launches !== launches || (r.view.smPercent ?? 0) > 0;
+      this.activity.set(r.view.id, { launches, activeAt: active ? now : was.activeAt });
+    }
+    for (const id of this.activity.keys()) if (!seen.has(id)) this.activity.delete(id);
+  }
+
+  /** Jobs on `gpu` that may be parked now, with when they went idle. */
+  private idleOn(gpu: number, except: string, now: number): Array<{ record: JobRecord; idleSince: number }> {
+    const out: Array<{ record: JobRecord; idleSince: number }> = [];
+    for (const r of this.scheduler.table.live()) {
+      const a = this.activity.get(r.view.id);
+      if (r.view.id === except || r.view.gpu !== gpu || r.view.state !== 'running' || !a) continue;
+      if (r.holds.size > 0 || this.scheduler.act.cudaCalls(r) === null || protectedFromAutoPark(r) !== null) continue;
+      if (now - a.activeAt < this.policy.idleMs || (r.view.usedMemory ?? 0) <= 0) continue;
+      out.push({ record: r, idleSince: a.activeAt });
+    }
+    return out;
+  }
+
+  private busy(gpu: number): boolean {
+    return [...this.inFlight.values()].includes(gpu);
+  }
+
+  private restore(record: JobRecord, snapshot: Snapshot, now: number): void {
+    const gpu = record.view.gpu!;
+    if (this.busy(gpu)) return;
+    const bytes = record.parked?.bytes ?? 0;
+    const free = this.freeOn(snapshot, gpu);
+    if (bytes <= free) {
+      this.act(record, gpu, () => unparkJob(this.scheduler, record, 'gpushare: its program called CUDA again'), () => {
+        this.noteMoved(gpu, -bytes);
+        this.parkedHere.delete(record.view.id);
+        this.activity.set(record.view.id, { launches: this.scheduler.act.cudaCalls(record)?.calls ?? 0, activeAt: Date.now() }); // idle afresh from now
+      });
+      return;
+    }
+    const victims = chooseVictims(this.idleOn(gpu, record.view.id, now), bytes - free, record.view.priority);
+    if (victims?.length) this.park(victims, gpu, `${record.view.id}, parked before, needs its ${formatByteSize(bytes)} back`);
+    // else: it waits in its launch until the memory frees (the job holding it ends or goes idle)
+  }
+
+  private makeRoom(record: JobRecord, snapshot: Snapshot, now: number): void {
+    const job = record.view;
+    if (job.mode === 'mig' || job.mode === 'exclusive' || record.parked) return;
+    const need = declaredNeed(job);
+    if (need <= 0) return;
+    const gpus = job.requestedGpu === 'auto' ? snapshot.gpus.filter((g) => !g.lost && !g.migEnabled) : snapshot.gpus.filter((g) => g.index === job.requestedGpu);
+    for (const g of gpus) {
+      if (this.busy(g.index) || g.lost || g.migEnabled) continue;
+      const free = this.freeOn(snapshot, g.index);
+      if (need <= free) return; // it waits for something else than memory
+      if (need > g.memoryTotal) continue;
+      const victims = chooseVictims(this.idleOn(g.index, job.id, now), need - free, job.priority);
+      if (!victims?.length) continue;
+      this.park(victims, g.index, `${job.id} is queued for ${formatByteSize(need)} of GPU ${g.index}`);
+      return;
+    }
+  }
+
+  private park(victims: JobRecord[], gpu: number, why: string): void {
+    for (const v of victims) {
+      const idleS = Math.round(this.policy.idleMs / 100) / 10;
+      this.act(v, gpu, () => parkJob(this.scheduler, v, `gpushare: idle for over ${idleS} s and ${why}`), () => {
+        this.noteMoved(gpu, v.parked?.bytes ?? 0);
+        this.parkedHere.add(v.view.id);
+      });
+    }
+  }
+
+  /**
+   * Free memory on a GPU: the latest snapshot's, with what parks and unparks since moved, less what
+   * started jobs declared and have not allocated yet (as admission counts it).
+   */
+  private freeOn(snapshot: Snapshot, gpu: number): number {
+    const g: GpuView | undefined = snapshot.gpus.find((x) => x.index === gpu);
+    if (!g) return 0;
+    const moved = this.moved.filter((m) => m.gpu === gpu && m.seq >= snapshot.seq).reduce((sum, m) => sum + m.bytes, 0);
+    let spoken = 0;
+    for (const r of this.scheduler.table.live()) {
+      const { state, managed } = r.view;
+      if (managed && r.view.gpu === gpu && (state === 'starting' || state === 'running' || state === 'gated')) spoken += Math.max(0, declaredNeed(r.view) - (r.view.usedMemory ?? 0));
+    }
+    return (g.memoryFree ?? g.memoryTotal - (g.memoryUsed ?? 0)) + moved - spoken;
+  }
+
+  private noteMoved(gpu: number, bytes: number): void {
+    this.moved.push({ gpu, bytes, seq: this.scheduler.options.engine.sampler.latest?.seq ?? -1 });
+  }
+
+  /** Run a park or unpark for `record`, one at a time per GPU; a refusal is already in the job's history. */
+  private act(record: JobRecord, gpu: number, body: () => Promise<void>, done: () => void): void {
+    this.inFlight.set(record.view.id, gpu);
+    body()
+      .then(done, () => undefined)
+      .finally(() => {
+        this.inFlight.delete(record.view.id);
+        this.scheduler.scheduleEvaluation(); // the next step sees what changed
+      });
+  }
+
+  /** Parked jobs ask back between ticks: look every wakePollMs while any is parked here. */
+  private pollWhileParked(): void {
+    if (this.parkedHere.size === 0) return this.stop();
+    if (this.poll) return;
+    this.poll = setInterval(() => {
+      for (const id of this.parkedHere) {
+        const r = this.scheduler.table.get(id);
+        if (r && this.wantsBack(r) && !this.inFlight.has(id)) {
+          this.scheduler.evaluate(); // on the latest snapshot, with what was parked since
+          return;
+        }
+      }
+    }, this.policy.wakePollMs ?? 20);
+    this.poll.unref?.();
+  }
+}
