@@ -71,6 +71,8 @@ export interface MigPlannedSlice {
   gpuInstanceId: number | null;
   /** A busy slice (kept as it is): its processes and the memory they leave free now; a job here runs beside them. */
   busy?: { pids: number[]; memoryFreeBytes: number };
+  /** Planned jobs sharing the slice through MPS (jobId is the first), each with its CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
+  mps?: Array<{ jobId: string; activeThreadPercentage: number }>;
 }
 
 export interface MigApplyResult {

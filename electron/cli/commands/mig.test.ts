@@ -38,13 +38,18 @@ test('20G is 20 GiB as everywhere: it does not fit an H100 1g.20gb (19.62 GiB), 
 });
 
 test('mig plan prints each slice with its placement and job, then the commands', async () => {
-  const { code, stdout } = await gpushare(['mig', 'plan', '--model', 'NVIDIA A100-SXM4-40GB', '--jobs', '15G,8G@best-effort,12G@high']);
+  const { code, stdout } = await gpushare(['mig', 'plan', '--model', 'NVIDIA A100-SXM4-40GB', '--jobs', '15G,8G@best-effort,12G@high', '--no-mps']);
   assert.equal(code, 0);
   assert.match(stdout, /^MIG plan for A100-40GB/);
   assert.match(stdout, /0-3\s+3g\.20gb\s+9\s+0:4\s+job\d  1\dG/);
   assert.match(stdout, /4-7\s+3g\.20gb\s+9\s+4:4\s+job\d  1\dG/);
   assert.match(stdout, /job2  8G@best-effort: no room: it needs at least a 1g\.10gb and the slices went to higher-priority jobs \(job3, job1\)/);
   assert.match(stdout, /nvidia-smi mig -i 0 -cgi 9:0 -C\n  nvidia-smi mig -i 0 -cgi 9:4 -C/);
+  // without --no-mps the three share a 7g.40gb through MPS (35G of its 39.25G): all placed, and the plan says so
+  const shared = await gpushare(['mig', 'plan', '--model', 'NVIDIA A100-SXM4-40GB', '--jobs', '15G,8G@best-effort,12G@high']);
+  assert.match(shared.stdout, /0-7\s+7g\.40gb\s+0\s+0:8\s+job3\+job1\+job2  \(MPS\)/);
+  assert.match(shared.stdout, /Shared through MPS .*\n  7g\.40gb at 0: job3 100%, job1 100%, job2 100%/);
+  assert.doesNotMatch(shared.stdout, /Not placed/);
 });
 
 test('bad input: exit code 2 and a message naming the problem', async () => {

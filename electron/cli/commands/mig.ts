@@ -14,13 +14,15 @@ import { parseFlags, UsageError } from '../args.js';
 import { formatByteSize } from '../../../shared/byte-size.js';
 import { checkGpuIndex, checkGpuOnEngine } from '../engine-snapshot.js';
 
-export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--json]
+export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--no-mps] [--json]
   --model MODEL        ${BUILT_IN_MIG_MODELS.join(', ')} (or a name like "NVIDIA H100 80GB HBM3")
   --jobs SPEC,…        each MEMORY[:SMSHARE][@PRIORITY], e.g. 30G,10G:0.2,20G@high
                        MEMORY 20G = 20GB = 20GiB (2^30 bytes, as everywhere in gpushare); profile names are
                        nominal: an H100's 1g.10gb holds 9.75G, its 1g.20gb 19.62G
                        SMSHARE 0-1 or 1-100% of the GPU's SMs; PRIORITY high, normal or best-effort
   --gpu N              GPU index for the printed nvidia-smi commands (default 0)
+  --no-mps             one slice per job: never let jobs share a slice through MPS (by default they do
+                       only where that places more jobs)
   --json               the plan as JSON (for scripts)`;
 
 export const migLayoutUsage = `Usage: gpushare mig layout --gpu N [--json] [--simulate [SCENARIO]]
@@ -47,6 +49,7 @@ function migPlan(argv: string[]): number {
     model: { type: 'string' },
     jobs: { type: 'string' },
     gpu: { type: 'string' },
+    'no-mps': { type: 'boolean' },
     json: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`gpushare mig plan takes no arguments, got "${positionals[0]}".`);
@@ -71,12 +74,18 @@ function migPlan(argv: string[]): number {
     return { id, spec: specs[i], priority: jobs[i].priority ?? 'normal' };
   };
 
-  const plan = planMigLayout(table, jobs);
+  const plan = planMigLayout(table, jobs, [], { mps: !values['no-mps'] });
   const commands = migCommands([], plan.instances, gpu);
   if (values.json) {
     const out = {
       model: table.model,
-      slices: plan.instances.map((s) => ({ profile: s.profile, profileId: s.profileId, placement: s.placement, job: describe(s.jobId) })),
+      slices: plan.instances.map((s) => ({
+        profile: s.profile,
+        profileId: s.profileId,
+        placement: s.placement,
+        job: describe(s.jobId),
+        ...(s.mps ? { mps: s.mps.map((m) => ({ ...describe(m.jobId), activeThreadPercentage: m.activeThreadPercentage })) } : {}),
+      })),
       unplaced: plan.unplaced.map((u) => ({ job: describe(u.jobId), reason: u.reason })),
       commands: commands.map((c) => c.argv.join(' ')),
     };
@@ -86,7 +95,12 @@ function migPlan(argv: string[]): number {
 
   const lines = [`MIG plan for ${table.model} (${table.memorySlices} memory slices, ${table.computeSlices} compute slices)`, ''];
   if (plan.instances.length === 0) lines.push('  No job fits.');
-  else lines.push(...instanceRows(plan.instances, (id) => (id === null ? 'idle' : `${id}  ${describe(id)!.spec}`)));
+  else {
+    const rows = plan.instances.map((s) => (s.mps ? { ...s, jobId: s.mps.map((m) => m.jobId).join('+') } : s));
+    const jobCell = (id: string | null) => (id === null ? 'idle' : id.includes('+') ? `${id}  (MPS)` : `${id}  ${describe(id)!.spec}`);
+    lines.push(...instanceRows(rows, jobCell));
+  }
+  lines.push(...mpsLines(plan.instances));
   if (plan.unplaced.length > 0) {
     lines.push('', 'Not placed:');
     for (const u of plan.unplaced) lines.push(`  ${u.jobId}  ${describe(u.jobId)!.spec}: ${u.reason}`);
@@ -97,6 +111,15 @@ function migPlan(argv: string[]): number {
   }
   process.stdout.write(lines.join('\n') + '\n');
   return 0;
+}
+
+/** What the plan shares through MPS: the slice, its jobs and each one's SM limit. */
+function mpsLines(planned: Array<{ profile: string; placement: { start: number }; mps?: Array<{ jobId: string; activeThreadPercentage: number }> }>): string[] {
+  const shared = planned.filter((p) => p.mps);
+  if (shared.length === 0) return [];
+  const lines = ['', 'Shared through MPS (more jobs placed than one slice each allows; run an MPS daemon in the slice and give each job CUDA_MPS_ACTIVE_THREAD_PERCENTAGE):'];
+  for (const p of shared) lines.push(`  ${p.profile} at ${p.placement.start}: ${p.mps!.map((m) => `${m.jobId} ${m.activeThreadPercentage}%`).join(', ')}`);
+  return lines;
 }
 
 function instanceRows(instances: MigInstance[], job: (id: string | null) => string): string[] {
@@ -181,6 +204,7 @@ function renderLayout(layout: MigLayoutView): string {
 function renderApply(result: MigApplyResult): string {
   const lines = [`GPU ${result.gpu}: ${result.applied ? 'MIG layout applied' : result.dryRun ? 'dry run (nothing changed)' : 'nothing to change'}`];
   if (result.commands.length) lines.push('', 'Commands:', ...result.commands.map((c) => `  ${c}`));
+  lines.push(...mpsLines(result.planned));
   const beside = result.planned.filter((p) => p.busy && p.jobId !== null);
   if (beside.length) {
     lines.push('', 'Beside running work (the slice is busy and kept; the job gets only the memory free now):');

@@ -127,6 +127,7 @@ export async function applyMigLayout(request: MigApplyRequest, deps: MigDeps, ex
     jobId: p.jobId,
     gpuInstanceId: p.gpuInstanceId ?? null,
     ...(p.busy ? { busy: { pids: p.busy.pids, memoryFreeBytes: p.busy.memoryFreeBytes } } : {}),
+    ...(p.mps ? { mps: p.mps.map((m) => ({ ...m })) } : {}),
   }));
   const problems = validateMigLayout(table!, planned).problems;
   if (problems.length > 0) refuse(problems.map((p) => `The planned layout is not valid on ${device.name}: ${p}.`), 'invalid-request');

@@ -1,5 +1,6 @@
 // What a MIG layout is: GPU instances on memory slices, each holding one job or idle.
 import type { MigDeviceInfo } from '../gpu/nvml-types.js';
+import type { MpsShare } from './mps-sharing.js';
 
 export type JobPriority = 'high' | 'normal' | 'best-effort';
 
@@ -32,6 +33,8 @@ export interface MigInstance {
   computeInstanceIds?: number[];
   /** Set on today's instances with processes in them: the planner keeps them as they are. */
   busy?: MigBusy;
+  /** Jobs sharing this instance through MPS (jobId is the first of them), with each one's SM limit. */
+  mps?: MpsShare[];
 }
 
 /** Work running in a slice now, and the memory it leaves free now (not the profile's size). */

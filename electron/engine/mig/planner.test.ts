@@ -142,7 +142,7 @@ for (const model of BUILT_IN_MIG_MODELS) {
     const random = prng(0x5eed + model.length * 7919 + model.charCodeAt(0));
     for (let mix = 0; mix < 200; mix++) {
       const jobs = randomJobs(table, random, 1 + Math.floor(random() * 7));
-      const plan = planMigLayout(table, jobs);
+      const plan = planMigLayout(table, jobs, [], { mps: false });
       const at = `${model} mix ${mix}: ${JSON.stringify(jobs)} -> ${JSON.stringify(plan.instances)}`;
 
       const layout = validateMigLayout(table, plan.instances, jobs);
@@ -181,7 +181,7 @@ for (const model of BUILT_IN_MIG_MODELS) {
         return instance;
       });
       const jobs = randomJobs(table, random, 1 + Math.floor(random() * 7));
-      const plan = planMigLayout(table, jobs, current);
+      const plan = planMigLayout(table, jobs, current, { mps: false });
       const at = `${model} mix ${mix}: today ${JSON.stringify(current)}, jobs ${JSON.stringify(jobs)} -> ${JSON.stringify(plan.instances)}`;
 
       assert.ok(validateMigLayout(table, plan.instances.map((i) => (i.busy ? { ...i, jobId: null } : i)), jobs).ok, at);

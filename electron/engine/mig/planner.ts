@@ -2,6 +2,7 @@
 // today's layout: busy slices are kept as they are, and a plan changes as few slices as it can.
 import { formatByteSize } from '../../../shared/byte-size.js';
 import { jobMemoryBytes, type JobPriority, type MigInstance, type MigJobNeed } from './layout.js';
+import { MPS_MAX_CLIENTS, mpsShares, setPartitions } from './mps-sharing.js';
 import { fullGpuSmCount, largestProfile, type MigProfile, type MigProfileTable } from './profiles.js';
 
 export interface UnplacedJob {
@@ -19,6 +20,8 @@ export interface MigPlan {
     placed: Record<JobPriority, number>;
     /** Jobs put beside running work in a busy slice (it had the memory free now). */
     besideRunning: number;
+    /** Jobs sharing a slice with other planned jobs through MPS. */
+    sharingThroughMps: number;
     /** Today's instances destroyed plus new ones created. */
     changes: number;
     slicesHandedOut: number;
@@ -37,6 +40,10 @@ interface Job {
   sms: number;
   rank: number;
   order: number;
+  /** Jobs placed when this one is, per priority rank: [1,0,0] for one high job; more for an MPS group. */
+  counts: [number, number, number];
+  /** The jobs of an MPS group sharing one slice; [itself] for a job on its own. */
+  members: Job[];
 }
 
 /** One place an instance can go: a profile at a start, maybe the very instance that exists today. */
@@ -56,6 +63,8 @@ interface Slot {
 /** The value of the best completion from a search state; placed is per priority rank. */
 interface Outcome {
   placed: [number, number, number];
+  /** Jobs in MPS groups (only the grouping search makes them). */
+  mps: number;
   beside: number;
   changes: number;
   slices: number;
@@ -67,6 +76,7 @@ interface Outcome {
  * Constraint first: a busy slice of today (processes in it) is never destroyed or moved; the engine refuses
  * to touch one, so a plan that needs it could not be applied. Then the objective, lexicographic:
  * (1) place the most jobs by priority, high first, so a high job is never left out to place lower ones;
+ * (1b) share the fewest slices through MPS (planMigLayout: MPS groups only where they place more jobs);
  * (2) put the fewest jobs beside running work (an idle slice that fits comes first);
  * (3) change the fewest slices: today's instances destroyed plus new ones created;
  * (4) hand out the fewest memory + compute slices (least waste);
@@ -74,6 +84,7 @@ interface Outcome {
  */
 function compareOutcomes(a: Outcome, b: Outcome): number {
   for (let r = 0; r < PRIORITIES.length; r++) if (a.placed[r] !== b.placed[r]) return a.placed[r] - b.placed[r];
+  if (a.mps !== b.mps) return b.mps - a.mps;
   if (a.beside !== b.beside) return b.beside - a.beside;
   if (a.changes !== b.changes) return b.changes - a.changes;
   if (a.slices !== b.slices) return b.slices - a.slices;
@@ -87,21 +98,29 @@ const fits = (job: Job, profile: MigProfile, freeNow = Infinity): boolean =>
 // sizes as the CLI and console write them: G is GiB
 const formatGB = (bytes: number): string => formatByteSize(bytes);
 
+export interface PlanOptions {
+  /** Let small jobs share a slice through MPS when that places more of them (default true). */
+  mps?: boolean;
+}
+
 /**
  * Plan a MIG layout for the jobs on one GPU: the most jobs placed with the least waste, keeping what exists
  * in `current` where that costs nothing. Exact: a depth-first search over each job's slots (or leaving it
- * out), memoised on the state of the slices, finds the best outcome under compareOutcomes.
+ * out), memoised on the state of the slices, finds the best outcome under compareOutcomes. Then, only if
+ * some job is left out, every grouping of the jobs into MPS groups is searched the same way: sharing a
+ * slice through MPS is chosen only where it places more jobs (by priority), and then as few as possible.
  */
-export function planMigLayout(table: MigProfileTable, jobs: MigJobNeed[], current: MigInstance[] = []): MigPlan {
+export function planMigLayout(table: MigProfileTable, jobs: MigJobNeed[], current: MigInstance[] = [], options: PlanOptions = {}): MigPlan {
   const fullSms = fullGpuSmCount(table);
   const unplaced: UnplacedJob[] = [];
-  const all: Job[] = jobs.map((job, order) => ({
-    id: job.id,
-    bytes: jobMemoryBytes(job),
-    sms: (job.smShare ?? 0) * fullSms,
-    rank: PRIORITIES.indexOf(job.priority ?? 'normal'),
-    order,
-  }));
+  const all: Job[] = jobs.map((job, order) => {
+    const rank = PRIORITIES.indexOf(job.priority ?? 'normal');
+    const counts: [number, number, number] = [0, 0, 0];
+    counts[rank] = 1;
+    const single: Job = { id: job.id, bytes: jobMemoryBytes(job), sms: (job.smShare ?? 0) * fullSms, rank, order, counts, members: [] };
+    single.members.push(single);
+    return single;
+  });
 
   const plannable = table.profiles.filter((p) => !p.mediaExtensions);
   const candidates: Job[] = [];
@@ -118,15 +137,25 @@ export function planMigLayout(table: MigProfileTable, jobs: MigJobNeed[], curren
   }
 
   const slots = placementSlots(table, current);
-  const search = new SlotSearch(table, candidates, slots, current);
-  const best = search.best();
+  let search = new SlotSearch(table, candidates, slots, current);
+  let best = search.best();
+  let groups = candidates;
+  if (options.mps !== false && placedCount(best) < candidates.length) {
+    const shared = searchMpsGroups(table, candidates, slots, current, best);
+    if (shared) ({ search, best, groups } = shared);
+  }
   const choices = search.choices();
 
   const instances: MigInstance[] = [];
   choices.forEach((slot, i) => {
     if (!slot) return;
     const existing = slot.current >= 0 ? current[slot.current] : undefined;
-    instances.push({ ...instanceAt(slot, existing), jobId: candidates[i].id });
+    const instance: MigInstance = { ...instanceAt(slot, existing), jobId: groups[i].id };
+    if (groups[i].members.length > 1) {
+      instance.jobId = groups[i].members[0].id;
+      instance.mps = mpsShares(groups[i].members, slot.profile.smCount);
+    }
+    instances.push(instance);
   });
   const keep = (index: number) => instances.push({ ...current[index], placement: { ...current[index].placement }, jobId: null });
   const besideRunning = new Set(choices.flatMap((slot) => (slot?.busy ? [slot.current] : [])));
@@ -134,9 +163,10 @@ export function planMigLayout(table: MigProfileTable, jobs: MigJobNeed[], curren
   for (const index of search.keptIdle(choices)) keep(index);
   instances.sort((a, b) => a.placement.start - b.placement.start || b.placement.size - a.placement.size);
 
-  const placedJobs = candidates.filter((_, i) => choices[i]);
-  candidates.forEach((job, i) => {
-    if (!choices[i]) unplaced.push({ jobId: job.id, reason: noRoomReason(table, job, placedJobs, current) });
+  const placedJobs = groups.flatMap((group, i) => (choices[i] ? group.members : []));
+  groups.forEach((group, i) => {
+    if (choices[i]) return;
+    for (const job of group.members) unplaced.push({ jobId: job.id, reason: noRoomReason(table, job, placedJobs, current) });
   });
   const order = new Map(all.map((j) => [j.id, j.order]));
   unplaced.sort((a, b) => order.get(a.jobId)! - order.get(b.jobId)!);
@@ -148,10 +178,54 @@ export function planMigLayout(table: MigProfileTable, jobs: MigJobNeed[], curren
     score: {
       placed: Object.fromEntries(PRIORITIES.map((p, r) => [p, best.placed[r]])) as Record<JobPriority, number>,
       besideRunning: best.beside,
+      sharingThroughMps: best.mps,
       changes: best.changes,
       slicesHandedOut: best.slices,
       keptInstances: best.kept,
     },
+  };
+}
+
+const placedCount = (outcome: Outcome): number => outcome.placed[0] + outcome.placed[1] + outcome.placed[2];
+
+/**
+ * The best plan over every grouping of the jobs into MPS groups (a group of one is a job on its own slice),
+ * or null when none beats `alone`. A group must fit one profile with its members' memory and SMs summed.
+ */
+function searchMpsGroups(table: MigProfileTable, jobs: Job[], slots: Slot[], current: MigInstance[], alone: Outcome) {
+  const plannable = table.profiles.filter((p) => !p.mediaExtensions);
+  const groupFits = (group: number[]) =>
+    group.length === 1 ||
+    (group.length <= MPS_MAX_CLIENTS && plannable.some((p) => fits(merged(group.map((i) => jobs[i])), p)));
+  let found: { search: SlotSearch; best: Outcome; groups: Job[] } | null = null;
+  let bar = alone;
+  for (const partition of setPartitions(jobs.length, groupFits)) {
+    if (partition.length === jobs.length) continue; // every job alone: that is `alone`
+    const groups = partition.map((group) => (group.length === 1 ? jobs[group[0]] : merged(group.map((i) => jobs[i]))));
+    groups.sort((a, b) => a.rank - b.rank || a.order - b.order);
+    const search = new SlotSearch(table, groups, slots, current);
+    const best = search.best();
+    if (compareOutcomes(best, bar) > 0) {
+      found = { search, best, groups };
+      bar = best;
+      if (placedCount(best) === jobs.length && best.mps === 2) break; // all placed with one pair: nothing beats it
+    }
+  }
+  return found;
+}
+
+/** An MPS group as one job: memory and SMs summed, placed counts per priority, the first member's order. */
+function merged(members: Job[]): Job {
+  const counts: [number, number, number] = [0, 0, 0];
+  for (const m of members) counts[m.rank]++;
+  return {
+    id: members.map((m) => m.id).join('+'),
+    bytes: members.reduce((sum, m) => sum + m.bytes, 0),
+    sms: members.reduce((sum, m) => sum + m.sms, 0),
+    rank: Math.min(...members.map((m) => m.rank)),
+    order: Math.min(...members.map((m) => m.order)),
+    counts,
+    members,
   };
 }
 
@@ -230,7 +304,7 @@ class SlotSearch {
     // Tightest slots first, so ties keep the first (smallest, lowest) choice.
     this.jobSlots = jobs.map((job) =>
       slots
-        .filter((s) => fits(job, s.profile, s.busy ? current[s.current].busy!.memoryFreeBytes : Infinity))
+        .filter((s) => !(s.busy && job.members.length > 1) && fits(job, s.profile, s.busy ? current[s.current].busy!.memoryFreeBytes : Infinity))
         .sort((a, b) => a.slices - b.slices || a.start - b.start));
     this.currentProfiles = current.map((c) => table.profiles.find((p) => p.id === c.profileId));
     this.currentMasks = current.map((c) => maskOf(c.placement.start, c.placement.size));
@@ -298,7 +372,7 @@ class SlotSearch {
       return outcome;
     }
 
-    const rank = this.jobs[i].rank;
+    const job = this.jobs[i];
     let best = this.visit(i + 1, mask, compute, reused, counts);
     let choice: Slot | null = null;
     for (const slot of this.jobSlots[i]) {
@@ -315,10 +389,10 @@ class SlotSearch {
         rest = this.visit(i + 1, mask | slot.mask, compute + profile.computeSlices, slot.current >= 0 ? reused | (1 << slot.current) : reused, counts);
         counts[slot.profileIndex]--;
       }
-      const placed: [number, number, number] = [...rest.placed];
-      placed[rank]++;
+      const placed: [number, number, number] = [rest.placed[0] + job.counts[0], rest.placed[1] + job.counts[1], rest.placed[2] + job.counts[2]];
       const outcome: Outcome = {
         placed,
+        mps: rest.mps + (job.members.length > 1 ? job.members.length : 0),
         beside: rest.beside + (slot.busy ? 1 : 0),
         changes: rest.changes + (slot.current < 0 ? 1 : 0),
         slices: rest.slices + slot.slices,
@@ -347,7 +421,7 @@ class SlotSearch {
       if (slot.mask & idle.occupied || idle.compute + slot.profile.computeSlices > this.table.computeSlices) continue;
       roomLeft = Math.max(roomLeft, slot.profile.memorySlices * 8 + slot.profile.computeSlices);
     }
-    return { placed: [0, 0, 0], beside: 0, changes: this.idleToday - kept, slices: 0, kept, roomLeft };
+    return { placed: [0, 0, 0], mps: 0, beside: 0, changes: this.idleToday - kept, slices: 0, kept, roomLeft };
   }
 
   /** Today's idle instances not reused for a job that can stay: clear of every new instance, within the limits. */
