@@ -14,6 +14,7 @@ import type { MpsControl } from '../mps/mps-control.js';
 import { JobActuators } from './actuators.js';
 import { AutoPark, type AutoParkPolicy } from './auto-park.js';
 import type { ParkRequests } from './park-requests.js';
+import { sliceActivity, sliceKey } from './mig-activity.js';
 import { JobOwnership } from './ownership.js';
 import { SchedulerCounters } from './scheduler-counters.js';
 import type { JobGate } from './job-gate.js';
@@ -294,6 +295,7 @@ export class Scheduler {
 
   private ingest(snapshot: Snapshot): void {
     const readings = new Map<JobRecord, { mem: number; sm: number | null }>();
+    const unsplit = new Map<string, Set<JobRecord>>(); // MIG slices whose SM % the sampler could not split
     const seen = new Set<number>();
     this.ownership.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
 
@@ -309,8 +311,13 @@ export class Scheduler {
       const reading = readings.get(record) ?? { mem: 0, sm: null };
       reading.mem += p.usedMemory ?? 0;
       if (p.smPercent !== null) reading.sm = Math.min(100, (reading.sm ?? 0) + p.smPercent);
+      else if (p.gpuInstanceId !== null) {
+        const slice = sliceKey(p.gpuIndex, p.gpuInstanceId);
+        unsplit.set(slice, (unsplit.get(slice) ?? new Set()).add(record));
+      }
       readings.set(record, reading);
     }
+    const inSlices = sliceActivity(snapshot, unsplit);
     for (const r of this.table.live()) {
       if (!r.view.managed && !seen.has(r.view.pid!)) {
         if (PARK_STATES.has(r.view.state) && this.processAlive(r)) continue; // checkpointed: off the GPU's list, still ours
@@ -334,7 +341,9 @@ export class Scheduler {
       const reading = readings.get(r);
       r.view.usedMemory = reading ? reading.mem : r.view.managed ? 0 : null;
       r.view.smPercent = reading ? reading.sm : r.view.managed ? 0 : null;
-      if ((r.view.smPercent ?? 0) > 0) r.lastActiveAt = snapshot.takenAt;
+      const slice = r.view.smPercent === null ? inSlices.get(r) : undefined;
+      if (typeof slice === 'number') r.view.smPercent = slice;
+      if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
     }
   }
 
