@@ -155,16 +155,18 @@ export class JobActuators {
 
   /**
    * What its processes publish about their CUDA calls (null: no slot to read): threads inside a call
-   * now (launches through the gate, synchronisations, allocations and frees through the park file),
-   * and calls so far (a change means it is not idle).
+   * now (launches through the gate; synchronisations, allocations and frees through the park file),
+   * and when one last returned (ms since the epoch; null: none yet).
    */
-  cudaCalls(record: JobRecord): { inCall: number; calls: number } | null {
+  cudaCalls(record: JobRecord): { inCall: number; lastCallAt: number | null } | null {
     if (!this.gated(record) || !this.options.gate!.readSlot) return null;
     try {
       const slot = this.options.gate!.readSlot(record.slot!);
-      if (slot.inLaunch === undefined || slot.launches === undefined) return null;
+      if (slot.inLaunch === undefined) return null;
       const other = record.view.managed ? this.options.parkRequests?.read(record.view.id) : null;
-      return { inCall: slot.inLaunch + (other?.inCall ?? 0), calls: slot.launches + (other?.calls ?? 0) };
+      const lastNs = [slot.lastLaunchNs ?? 0n, other?.lastCallNs ?? 0n].reduce((a, b) => (a > b ? a : b));
+      const lastCallAt = lastNs === 0n ? null : Date.now() - Number(process.hrtime.bigint() - lastNs) / 1e6;
+      return { inCall: slot.inLaunch + (other?.inCall ?? 0), lastCallAt };
     } catch {
       return null;
     }

@@ -54,13 +54,16 @@ export function chooseVictims(candidates: ReadonlyArray<{ record: JobRecord; idl
 }
 
 export class AutoPark {
-  /** Job id → its launch count last seen and when it was last seen active. */
-  private readonly activity = new Map<string, { launches: number; activeAt: number }>();
+  /** Job id → when this policy first saw it running (it is not idle before that). */
+  private readonly firstSeen = new Map<string, number>();
+  /** Job id → the start of the latest sampling interval in which it had SM time (a long kernel with no call). */
+  private readonly smSeen = new Map<string, number>();
   /** Jobs parked by this policy (the ones it unparks on demand). */
   private readonly parkedHere = new Set<string>();
   /** Parks and unparks in flight: nothing more is decided for their GPU until they settle. */
   private readonly inFlight = new Map<string, number>();
   private poll: NodeJS.Timeout | null = null;
+  private stopped = false;
   /** Bytes a finished park (+) or unpark (−) moved on a GPU, until a snapshot newer than `seq` shows it. */
   private moved: Array<{ gpu: number; bytes: number; seq: number }> = [];
 
@@ -70,7 +73,7 @@ export class AutoPark {
   step(snapshot: Snapshot, waiting: ReadonlySet<string>, now: number): void {
     const live = this.scheduler.table.live();
     this.moved = this.moved.filter((m) => m.seq >= snapshot.seq);
-    this.observe(live, now);
+    this.observe(live, snapshot, now);
     for (const id of this.parkedHere) {
       const r = this.scheduler.table.get(id);
       if (!r || r.view.state !== 'parked') this.parkedHere.delete(id); // ended, or a person unparked it
@@ -90,6 +93,11 @@ export class AutoPark {
   }
 
   stop(): void {
+    this.stopped = true;
+    this.stopPolling();
+  }
+
+  private stopPolling(): void {
     if (this.poll) clearInterval(this.poll);
     this.poll = null;
   }
@@ -99,28 +107,37 @@ export class AutoPark {
     return (this.scheduler.act.cudaCalls(record)?.inCall ?? 0) > 0;
   }
 
-  private observe(live: readonly JobRecord[], now: number): void {
+  private observe(live: readonly JobRecord[], snapshot: Snapshot, now: number): void {
     const seen = new Set<string>();
     for (const r of live) {
       if (r.view.state !== 'running' && r.view.state !== 'gated') continue;
       seen.add(r.view.id);
-      const launches = this.scheduler.act.cudaCalls(r)?.calls ?? 0;
-      const was = this.activity.get(r.view.id);
-      const active = !was || was.launches !== launches || (r.view.smPercent ?? 0) > 0;
-      this.activity.set(r.view.id, { launches, activeAt: active ? now : was.activeAt });
+      if (!this.firstSeen.has(r.view.id)) this.firstSeen.set(r.view.id, now);
+      // SM time is a share of the whole interval: it was busy at some point after the interval began
+      if ((r.view.smPercent ?? 0) > 0) this.smSeen.set(r.view.id, snapshot.takenAt - (snapshot.intervalMs ?? snapshot.nominalIntervalMs));
     }
-    for (const id of this.activity.keys()) if (!seen.has(id)) this.activity.delete(id);
+    for (const id of this.firstSeen.keys()) if (!seen.has(id)) this.firstSeen.delete(id);
+    for (const id of this.smSeen.keys()) if (!seen.has(id)) this.smSeen.delete(id);
+  }
+
+  /** When it was last active: its last CUDA call, its last SM time, or when first seen running. */
+  private activeAt(record: JobRecord): number | null {
+    const first = this.firstSeen.get(record.view.id);
+    const calls = this.scheduler.act.cudaCalls(record);
+    if (first === undefined || calls === null) return null;
+    if (calls.inCall > 0) return Date.now(); // inside a call now
+    return Math.max(first, this.smSeen.get(record.view.id) ?? 0, calls.lastCallAt ?? 0);
   }
 
   /** Jobs on `gpu` that may be parked now, with when they went idle. */
   private idleOn(gpu: number, except: string, now: number): Array<{ record: JobRecord; idleSince: number }> {
     const out: Array<{ record: JobRecord; idleSince: number }> = [];
     for (const r of this.scheduler.table.live()) {
-      const a = this.activity.get(r.view.id);
-      if (r.view.id === except || r.view.gpu !== gpu || r.view.state !== 'running' || !a) continue;
-      if (r.holds.size > 0 || this.scheduler.act.cudaCalls(r) === null || protectedFromAutoPark(r) !== null) continue;
-      if (now - a.activeAt < this.policy.idleMs || (r.view.usedMemory ?? 0) <= 0) continue;
-      out.push({ record: r, idleSince: a.activeAt });
+      if (r.view.id === except || r.view.gpu !== gpu || r.view.state !== 'running') continue;
+      if (r.holds.size > 0 || protectedFromAutoPark(r) !== null) continue;
+      const activeAt = this.activeAt(r);
+      if (activeAt === null || now - activeAt < this.policy.idleMs || (r.view.usedMemory ?? 0) <= 0) continue;
+      out.push({ record: r, idleSince: activeAt });
     }
     return out;
   }
@@ -138,7 +155,8 @@ export class AutoPark {
       this.act(record, gpu, () => unparkJob(this.scheduler, record, 'gpushare: its program called CUDA again'), () => {
         this.noteMoved(gpu, -bytes);
         this.parkedHere.delete(record.view.id);
-        this.activity.set(record.view.id, { launches: this.scheduler.act.cudaCalls(record)?.calls ?? 0, activeAt: Date.now() }); // idle afresh from now
+        this.firstSeen.set(record.view.id, Date.now()); // idle afresh from its restore
+        this.smSeen.delete(record.view.id); // readings from before the park say nothing now
       });
       return;
     }
@@ -202,13 +220,15 @@ export class AutoPark {
       .then(done, () => undefined)
       .finally(() => {
         this.inFlight.delete(record.view.id);
-        this.scheduler.scheduleEvaluation(); // the next step sees what changed
+        if (this.stopped) return;
+        // a fresh sample: admission sees the memory a park freed now, not at the next tick (a cell could take it back first)
+        this.scheduler.evaluate(this.scheduler.options.engine.sampler.tick());
       });
   }
 
   /** Parked jobs ask back between ticks: look every wakePollMs while any is parked here. */
   private pollWhileParked(): void {
-    if (this.parkedHere.size === 0) return this.stop();
+    if (this.parkedHere.size === 0) return this.stopPolling();
     if (this.poll) return;
     this.poll = setInterval(() => {
       for (const id of this.parkedHere) {

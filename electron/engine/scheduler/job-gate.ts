@@ -39,6 +39,8 @@ export interface GateSlotUsage {
   inLaunch?: number;
   /** Launches its processes passed to the driver so far (a change means it is not idle). */
   launches?: number;
+  /** When the latest launch call returned (CLOCK_MONOTONIC ns, as process.hrtime; 0n: none yet). */
+  lastLaunchNs?: bigint;
 }
 
 export interface JobGate {

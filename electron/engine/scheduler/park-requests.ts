@@ -10,6 +10,7 @@ const MAGIC = 0x31304b5241505347n; // "GSPARK01", as park.h
 const FILE_SIZE = 4096;
 const IN_CALL_OFFSET = 8;
 const CALLS_OFFSET = 16;
+const LAST_CALL_OFFSET = 24;
 
 export interface ParkFileOwner {
   uid: number;
@@ -52,8 +53,11 @@ export class ParkRequests {
     return path;
   }
 
-  /** Threads of the job inside a CUDA call now, and such calls so far; null when it has no file here. */
-  read(jobId: string): { inCall: number; calls: number } | null {
+  /**
+   * Threads of the job inside a CUDA call now, such calls so far, and when one last returned
+   * (CLOCK_MONOTONIC ns, as process.hrtime; 0n: never); null when it has no file here.
+   */
+  read(jobId: string): { inCall: number; calls: number; lastCallNs: bigint } | null {
     let fd = this.fds.get(jobId);
     if (fd === undefined) {
       try {
@@ -63,9 +67,9 @@ export class ParkRequests {
       }
       this.fds.set(jobId, fd);
     }
-    const page = Buffer.alloc(24);
-    if (readSync(fd, page, 0, page.length, 0) < page.length || page.readBigUInt64LE(0) !== MAGIC) return { inCall: 0, calls: 0 }; // truncated: says nothing
-    return { inCall: page.readUInt32LE(IN_CALL_OFFSET), calls: Number(page.readBigUInt64LE(CALLS_OFFSET)) };
+    const page = Buffer.alloc(32);
+    if (readSync(fd, page, 0, page.length, 0) < page.length || page.readBigUInt64LE(0) !== MAGIC) return { inCall: 0, calls: 0, lastCallNs: 0n }; // truncated: says nothing
+    return { inCall: page.readUInt32LE(IN_CALL_OFFSET), calls: Number(page.readBigUInt64LE(CALLS_OFFSET)), lastCallNs: page.readBigUInt64LE(LAST_CALL_OFFSET) };
   }
 
   /** The job ended: its file goes. */

@@ -46,5 +46,7 @@ void gs_park_enter(void) {
 }
 
 void gs_park_leave(void) {
-  if (park_file) __atomic_sub_fetch(&park_file->in_call, 1, __ATOMIC_SEQ_CST);
+  if (!park_file) return;
+  __atomic_store_n(&park_file->last_call_ns, gs_now_ns(), __ATOMIC_RELAXED);
+  __atomic_sub_fetch(&park_file->in_call, 1, __ATOMIC_SEQ_CST);
 }

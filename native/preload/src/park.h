@@ -10,7 +10,8 @@ typedef struct {
   uint64_t magic;   /* 0: GS_PARK_MAGIC, written by the engine */
   uint32_t in_call; /* 8: threads of the job inside a CUDA call that may wait for a restore */
   uint32_t reserved;
-  uint64_t calls; /* 16: such calls so far */
+  uint64_t calls;        /* 16: such calls so far */
+  uint64_t last_call_ns; /* 24: CLOCK_MONOTONIC when one last returned (the job was not idle then) */
 } gs_park_file_t;
 
 GS_HIDDEN void gs_park_enter(void);
