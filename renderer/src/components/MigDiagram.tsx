@@ -11,11 +11,15 @@ import { MigSlicePrompt } from './MigSlicePrompt.js';
 
 const MEMORY_SLICES = 8;
 
-function sliceLabel(profile: string, placement: { start: number; size: number }, processes: number): string {
+function sliceLabel(profile: string, placement: { start: number; size: number }, processes: number, sm: string | null): string {
   const where = placement.size === 1 ? `memory slice ${placement.start + 1}` : `memory slices ${placement.start + 1}–${placement.start + placement.size}`;
   const who = processes === 0 ? 'idle' : `${processes} process${processes === 1 ? '' : 'es'}`;
-  return `MIG slice ${profile} on ${where}, ${who}. Press Enter to run a queued job in it.`;
+  return `MIG slice ${profile} on ${where}, ${who}${sm ? `, ${sm}` : ''}. Press Enter to run a queued job in it.`;
 }
+
+/** "SM 42%" from the slice's GPM reading; null where the driver gives none (before Hopper). */
+const sliceSm = (slice: MigSliceView): string | null =>
+  slice.smPercent === undefined || slice.smPercent === null ? null : `SM ${Math.round(slice.smPercent)}%`;
 
 export function MigDiagram({ gpu, slices, processes }: { gpu: number; slices: readonly MigSliceView[]; processes: readonly GpuProcessView[] }) {
   const [prompting, setPrompting] = useState<string | null>(null);
@@ -36,6 +40,7 @@ export function MigDiagram({ gpu, slices, processes }: { gpu: number; slices: re
         const inside = processes.filter((p) => p.gpuInstanceId === slice.gpuInstanceId && p.computeInstanceId === slice.computeInstanceId);
         const profile = slice.profileName ?? slice.name;
         const open = slice === promptSlice;
+        const sm = sliceSm(slice);
         return (
           <div
             key={slice.uuid}
@@ -45,13 +50,14 @@ export function MigDiagram({ gpu, slices, processes }: { gpu: number; slices: re
             title={`${slice.uuid}\n${slice.smCount ?? '?'} SMs, ${formatBytes(slice.memoryUsed)} of ${formatBytes(slice.memoryTotal)}`}
             tabIndex={0}
             role="button"
-            aria-label={sliceLabel(profile, slice.placement!, inside.length)}
+            aria-label={sliceLabel(profile, slice.placement!, inside.length, sm)}
             aria-expanded={open}
             aria-controls={open ? promptId : undefined}
             onKeyDown={opensPrompt(slice.uuid)}
           >
             <span className="mig-profile">{profile}</span>
             <span className="mig-memory">{formatBytes(slice.memoryUsed)} / {formatBytes(slice.memoryTotal)}</span>
+            {sm && <span className="mig-sm">{sm}</span>}
             <span className="mig-procs">
               {inside.length === 0 && <i>idle</i>}
               {inside.map((p) => (
