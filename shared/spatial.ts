@@ -35,6 +35,8 @@ export interface MigSliceView {
   uuids: string[];
   memoryTotal: number | null;
   smCount: number | null;
+  /** SM activity since the driver's previous reading of it (GPM, Hopper and later), 0..100; null where unknown. */
+  smPercent?: number | null;
   processes: MigSliceProcess[];
 }
 

@@ -196,7 +196,8 @@ function renderLayout(layout: MigLayoutView): string {
     if (i === 0) return `${row.replace(/JOB$/, 'GI  ')}  UUID / PROCESSES`;
     const s = layout.slices[i - 1];
     const procs = s.processes.map((p) => `${p.pid} ${p.user ?? '?'} ${p.command ?? ''}`.trim()).join('; ');
-    return `${row}  ${s.uuids.join(',')}${procs ? `  ${procs}` : ''}`;
+    const sm = s.smPercent === undefined || s.smPercent === null ? '' : `  SM ${Math.round(s.smPercent)}%`;
+    return `${row}  ${s.uuids.join(',')}${sm}${procs ? `  ${procs}` : ''}`;
   }));
   return lines.join('\n');
 }

@@ -184,3 +184,21 @@ test('planning beside a busy 3g.40gb: its running work and the memory it uses no
   holder.kill('SIGKILL');
   await holder.exited;
 });
+
+test('the layout shows each slice\'s SM % (GPM): the slice a trainer computes in above 0, an idle one 0', async () => {
+  const { engine } = rig('activity');
+  const before = await engine.call('mig.layout', { gpu: 1 });
+  const busy = before.slices.find((s) => s.placement.start === 2)!;
+  const trainer = driver.spawnFakejob(['--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '30'], { CUDA_VISIBLE_DEVICES: busy.uuids[0] });
+  cleanups.push(() => trainer.kill('SIGKILL'));
+  await trainer.ready;
+  const since = process.hrtime.bigint(); // CLOCK_MONOTONIC, the driver's clock
+  await engine.call('mig.layout', { gpu: 1 });
+  for (let i = 0; i < 500 && !(await driver.execlog(1)).some((k) => k.pid === trainer.pid && BigInt(Math.round(k.startNs)) > since && k.endNs > k.startNs); i++) await sleep(20);
+  const after = await engine.call('mig.layout', { gpu: 1 });
+  const sm = (start: number) => after.slices.find((s) => s.placement.start === start)?.smPercent;
+  assert.ok((sm(2) ?? 0) > 0, JSON.stringify(after.slices.map((s) => [s.profile, s.smPercent])));
+  assert.equal(sm(0), 0);
+  trainer.kill('SIGKILL');
+  await trainer.exited;
+});

@@ -49,7 +49,8 @@ function tableFor(name: string, memoryTotal: number): MigProfileTable | null {
 export function readMigLayout(gpu: number, deps: MigDeps): MigLayoutView {
   const device = deps.nvml.describeDevice(gpu);
   const table = tableFor(device.name, device.memoryTotal);
-  const processes = device.migMode?.current ? deps.nvml.sampleDevice(gpu).processes : [];
+  const sample = device.migMode?.current ? deps.nvml.sampleDevice(gpu) : null;
+  const processes = sample?.processes ?? [];
   const byGi = new Map<number, MigSliceView>();
   for (const instance of migLayoutFromDevices(device.migDevices)) {
     const gi = instance.gpuInstanceId!;
@@ -63,6 +64,7 @@ export function readMigLayout(gpu: number, deps: MigDeps): MigLayoutView {
       uuids: devices.map((d) => d.uuid),
       memoryTotal: devices[0]?.memoryTotal ?? null,
       smCount: devices[0]?.smCount ?? null,
+      smPercent: sample?.migDevices.find((m) => m.gpuInstanceId === gi)?.smUtil ?? null,
       processes: processes
         .filter((p) => p.gpuInstanceId === gi)
         .map((p) => {
