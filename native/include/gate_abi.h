@@ -86,6 +86,14 @@
  *     launched work not yet seen complete by a synchronize that returned;
  *     both are sums over the job's processes, and a process's synchronize
  *     covers only its own launches).
+ * With header.window_policy == GATE_WINDOW_LEARNED the second rule reads
+ *   now - max(S.last_launch_ns, S.idle_since_ns) < W, W = S.hold_ns when the
+ *   job has learned one (at most active_window_ns), else active_window_ns:
+ *   each job learns, from the gaps between finding its work complete and its
+ *   next launch, how long its gaps inside a request last (the lowest cluster of
+ *   gap lengths) and holds lower jobs back only that long after going idle,
+ *   instead of a fixed window after every launch. A job that claims a long
+ *   hold_ns gains nothing it could not claim through last_launch_ns.
  *
  * Every gated launch of job J does (priority, domain and pause are read again
  * at every iteration):
@@ -152,6 +160,8 @@
 enum { GATE_PRIORITY_HIGH = 0, GATE_PRIORITY_NORMAL = 1, GATE_PRIORITY_BEST_EFFORT = 2 };
 enum { GATE_ENGINE_CLOSED = 0, GATE_ENGINE_RUNNING = 1 };
 enum { GATE_SLOT_FREE = 0, GATE_SLOT_IN_USE = 1 };
+/* header.window_policy: how long a job stays ACTIVE after its work is done (see "The protocol") */
+enum { GATE_WINDOW_FIXED = 0, GATE_WINDOW_LEARNED = 1 };
 
 /* Defaults the engine writes into the header. */
 #define GATE_DEFAULT_ACTIVE_WINDOW_NS 5000000ull     /* 5 ms: covers gaps between launches; queued work is tracked by syncs (bench/gate) */
@@ -173,7 +183,8 @@ typedef struct {
   uint64_t engine_gone_ns;     /* 56 */
   uint32_t state;              /* 64: GATE_ENGINE_* (CLOSED on engine shutdown) */
   uint32_t file_size;          /* 68: GATE_CONTROL_SIZE */
-  uint8_t reserved[184];       /* 72..255 */
+  uint32_t window_policy;      /* 72: GATE_WINDOW_* (0 in gates made before it: fixed) */
+  uint8_t reserved[180];       /* 76..255 */
 } gate_header_t;
 
 /* control, at GATE_DOMAIN_OFFSET + domain * 32. Engine writes. */
@@ -234,7 +245,10 @@ typedef struct {
   uint32_t stuck_waits;     /* 140: lower slots this job's processes stopped waiting for (held one HOLD_MAX) */
   uint64_t held_ns;         /* 144: time waited at step 3 for lower jobs mid-launch */
   uint32_t truncated_count; /* 152: other slots' activity files found truncated (read as idle since) */
-  uint8_t reserved2[36];    /* 156..191 */
+  uint32_t gap_samples;     /* 156: idle gaps the learned window has seen (informative) */
+  uint64_t idle_since_ns;   /* 160: when a synchronise last found all the job's launches complete */
+  uint64_t hold_ns;         /* 168: learned window (GATE_WINDOW_LEARNED): 0 = not learned yet */
+  uint8_t reserved2[16];    /* 176..191 */
   gate_proc_t procs[GATE_MAX_PROCS];   /* 192..511 */
   uint32_t stuck_gen[GATE_MAX_SLOTS];  /* 512..767: slot i's generation when this job stopped waiting for it (0: never) */
   uint8_t reserved3[GATE_ACTIVITY_SIZE - 768];

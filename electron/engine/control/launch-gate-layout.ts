@@ -29,6 +29,8 @@ export const GATE_ENGINE_CLOSED = 0;
 export const GATE_ENGINE_RUNNING = 1;
 export const GATE_SLOT_FREE = 0;
 export const GATE_SLOT_IN_USE = 1;
+export const GATE_WINDOW_FIXED = 0;
+export const GATE_WINDOW_LEARNED = 1;
 
 export const GATE_DEFAULT_ACTIVE_WINDOW_NS = 5_000_000n;
 export const GATE_DEFAULT_OUTSTANDING_MAX_NS = 1_000_000_000n;
@@ -49,6 +51,7 @@ export const HEADER = {
   engineGoneNs: 56,
   state: 64,
   fileSize: 68,
+  windowPolicy: 72,
 } as const;
 
 /** Byte offsets inside one domain entry: members[priority] (u64 slot bitmask), stuck (u64 slot bitmask). */
@@ -91,6 +94,9 @@ export const ACTIVITY = {
   stuckWaits: 140,
   heldNs: 144,
   truncatedCount: 152,
+  gapSamples: 156,
+  idleSinceNs: 160,
+  holdNs: 168,
   procs: GATE_PROC_OFFSET,
   stuckGen: GATE_STUCK_OFFSET,
 } as const;
@@ -111,7 +117,7 @@ export const C_FIELD_NAMES: Record<string, number> = {
     magic: HEADER.magic, version: HEADER.version, max_slots: HEADER.maxSlots, max_domains: HEADER.maxDomains,
     engine_pid: HEADER.enginePid, heartbeat_ns: HEADER.heartbeatNs, active_window_ns: HEADER.activeWindowNs,
     outstanding_max_ns: HEADER.outstandingMaxNs, be_sync_window_ns: HEADER.beSyncWindowNs, engine_gone_ns: HEADER.engineGoneNs,
-    state: HEADER.state, file_size: HEADER.fileSize,
+    state: HEADER.state, file_size: HEADER.fileSize, window_policy: HEADER.windowPolicy,
   }),
   ...prefixed('gate_domain_t', { members: DOMAIN.members, stuck: DOMAIN.stuck }),
   ...prefixed('gate_slot_t', {
@@ -126,7 +132,8 @@ export const C_FIELD_NAMES: Record<string, number> = {
     gated_ns: ACTIVITY.gatedNs, paused_ns: ACTIVITY.pausedNs, attach_count: ACTIVITY.attachCount,
     fail_open_count: ACTIVITY.failOpenCount, oom_count: ACTIVITY.oomCount, reclaimed_count: ACTIVITY.reclaimedCount,
     untracked_count: ACTIVITY.untrackedCount, stuck_waits: ACTIVITY.stuckWaits, held_ns: ACTIVITY.heldNs,
-    truncated_count: ACTIVITY.truncatedCount, procs: ACTIVITY.procs, stuck_gen: ACTIVITY.stuckGen,
+    truncated_count: ACTIVITY.truncatedCount, gap_samples: ACTIVITY.gapSamples, idle_since_ns: ACTIVITY.idleSinceNs,
+    hold_ns: ACTIVITY.holdNs, procs: ACTIVITY.procs, stuck_gen: ACTIVITY.stuckGen,
   }),
   ...prefixed('gate_proc_t', {
     pid: PROC.pid, in_launch: PROC.inLaunch, used_bytes: PROC.usedBytes, launches: PROC.launches,

@@ -57,6 +57,10 @@ export interface SlotState {
   stuckWaits: number;
   /** Other slots' activity files its processes found truncated (read as idle since). */
   truncatedCount: number;
+  /** Learned window (window policy 'learned'): how long it holds lower jobs after going idle, in ns; null until learned. */
+  holdNs: number | null;
+  /** Idle gaps (its work seen complete, then a launch) it has learned from. */
+  gapSamples: number;
   processes: SlotProcess[];
 }
 
@@ -117,6 +121,8 @@ export function slotState(slot: number, control: Buffer, a: Buffer, rec: SlotMem
     untrackedCount: a.readUInt32LE(L.ACTIVITY.untrackedCount),
     stuckWaits: a.readUInt32LE(L.ACTIVITY.stuckWaits),
     truncatedCount: a.readUInt32LE(L.ACTIVITY.truncatedCount),
+    holdNs: num(L.ACTIVITY.holdNs) || null,
+    gapSamples: a.readUInt32LE(L.ACTIVITY.gapSamples),
     processes,
   };
 }

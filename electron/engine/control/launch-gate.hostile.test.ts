@@ -50,7 +50,7 @@ before(async () => {
   }
   driver = await SimulatedDriver.create({ scenario: 'a100-40gb', statePath: join(box, 'state') });
   chmodSync(driver.statePath, 0o666); // the simulated GPUs serve every user, as /dev/nvidia* does
-  gate = LaunchGate.create({ dir: box, jobsOfOtherUsers: true, heartbeatIntervalMs: 200, activeWindowMs: 50 });
+  gate = LaunchGate.create({ dir: box, jobsOfOtherUsers: true, heartbeatIntervalMs: 200, activeWindowMs: 50, windowPolicy: 'fixed' }); // held back behind the high trainer throughout
   execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', userName]);
   const id = (flag: string) => Number(execFileSync('id', [flag, userName], { encoding: 'utf8' }));
   other = { uid: id('-u'), gid: id('-g') };

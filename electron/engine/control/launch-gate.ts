@@ -39,6 +39,11 @@ export interface LaunchGateOptions {
   jobsOfOtherUsers?: boolean;
   /** A job that launched within this window is active (default 5 ms). */
   activeWindowMs?: number;
+  /**
+   * 'fixed': a job stays active activeWindowMs after every launch. 'learned' (default): after its work is
+   * seen complete, only as long as the gaps inside its requests last, as it learned them (at most activeWindowMs).
+   */
+  windowPolicy?: GateWindowPolicy;
   /** Launched work not yet seen complete keeps a job active at most this long (default 1000 ms). */
   outstandingMaxMs?: number;
   /** Lower-priority jobs synchronise about every this much queued work (default 2 ms). */
@@ -133,10 +138,12 @@ export class LaunchGate {
     const path = join(options.dir, options.name ?? 'gate');
     const shared = options.jobsOfOtherUsers ?? engineUid() === 0;
     const header = headerWindows(options);
+    const windowPolicy = windowPolicyValue(options.windowPolicy); // before any file is made: a bad one changes nothing
     const resumed = options.resume ? F.openGateDir(path, shared) : null;
     const gate = resumed ? new LaunchGate(path, shared, resumed.fd) : new LaunchGate(path, shared, F.createGateDir(path, shared, F.controlImage(options.enginePid ?? process.pid, header)));
     if (resumed) gate.takeOver(resumed.image, options, header);
     else for (const rec of gate.slots) rec.generation = (Math.random() * 0xffff_fff0) >>> 0; // apart from an earlier gate's generations
+    gate.writeU32(L.HEADER.windowPolicy, windowPolicy);
     if (options.heartbeatIntervalMs) gate.startHeartbeat(options.heartbeatIntervalMs);
     return gate;
   }
@@ -411,6 +418,14 @@ export class LaunchGate {
     rec.configSeq = (writing + 1) >>> 0; // even again
     this.writeU32(base + L.SLOT.configSeq, rec.configSeq);
   }
+}
+
+export type GateWindowPolicy = 'fixed' | 'learned';
+
+function windowPolicyValue(policy: unknown): number {
+  if (policy === undefined || policy === 'learned') return L.GATE_WINDOW_LEARNED;
+  if (policy === 'fixed') return L.GATE_WINDOW_FIXED;
+  throw new LaunchGateError(`windowPolicy must be 'fixed' or 'learned', not ${JSON.stringify(policy)}.`);
 }
 
 const slotBase = (slot: number): number => L.GATE_SLOT_OFFSET + slot * L.GATE_SLOT_SIZE;

@@ -176,7 +176,7 @@ static void usage_error(const char *fmt, ...) {
   fputs("\nusage: fakejob [--resolve symbol|procaddress] [--device N] [--mem SIZE] PROFILE [options]\n"
         "  hold [--duration S]\n"
         "  train --kernel-ms K [--batch B] [--duration S | --iterations N]\n"
-        "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M]\n"
+        "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M] [--burst B]\n"
         "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S]\n"
         "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm|array|array3d|mipmap] [--after S] [--hold]\n"
         "  capture --kernels K --kernel-ms M (--launches N | --duration S) [--mode global|thread_local|relaxed]\n"
@@ -334,7 +334,7 @@ static double pct(const double *v, size_t n, double p) {
 }
 
 static void profile_infer(int run) {
-  static const char *const allowed[] = {"rate", "kernel-ms", "requests", "duration", "seed", "kernels-per-request", NULL};
+  static const char *const allowed[] = {"rate", "kernel-ms", "requests", "duration", "seed", "kernels-per-request", "burst", NULL};
   allow_only("infer", allowed);
   if (!opt("rate")) usage_error("infer: missing --rate");
   if (!opt("kernel-ms")) usage_error("infer: missing --kernel-ms");
@@ -344,13 +344,14 @@ static void profile_infer(int run) {
   double reqs = num_opt("requests", 0, 1, 1e9);
   double dur = num_opt("duration", 0, 1e-3, 1e9);
   unsigned kpr = (unsigned)num_opt("kernels-per-request", 1, 1, 1e6);
+  unsigned burst = (unsigned)num_opt("burst", 1, 1, 1e6); /* bursty arrivals: B requests arrive together, R stays the mean rate */
   g_rng = (uint64_t)num_opt("seed", 1, 0, 1.8e19) * 0x9E3779B97F4A7C15ull + 0x1234567ull;
   if (!run) return;
   size_t cap = 1024, n = 0;
   double *lat = malloc(cap * sizeof *lat);
   double arrival = g_t0;
   for (;;) {
-    arrival += -log(uniform01()) / rate * 1e3;
+    if (n % burst == 0) arrival += -log(uniform01()) / rate * burst * 1e3;
     if (reqs > 0 && (double)n >= reqs) break;
     if (dur > 0 && arrival - g_t0 >= dur * 1e3) break;
     while (!g_stop && now_ms() < arrival) sleep_ms(arrival - now_ms());
@@ -358,7 +359,7 @@ static void profile_infer(int run) {
     for (unsigned i = 0; i < kpr; i++) launch(k);
     sync_stream();
     if (n == cap) lat = realloc(lat, (cap *= 2) * sizeof *lat);
-    lat[n++] = now_ms() - arrival;
+    lat[n++] = now_ms() - arrival; /* a request of a burst waits for those before it */
   }
   double wall_s = (now_ms() - g_t0) / 1e3;
   qsort(lat, n, sizeof *lat, cmp_double);

@@ -14,6 +14,10 @@
 #define ENGINE_CHECK_EVERY_NS 20000000ull /* slow path: engine liveness at most every 20 ms */
 #define DEAD_CHECK_AFTER_NS 100000000ull  /* a blocker this long gets its pid checked */
 #define MAX_SLEEP_NS 1000000ull
+#define LEARNED_MAX_SLEEP_NS 200000ull /* learned windows end at a sync: a waiter looks again soon after */
+#define GAP_BUCKETS 24u                /* idle gaps by octave: [2^(b+10), 2^(b+11)) ns, 1 µs .. 16 s */
+#define GAP_MIN_SAMPLES 16u
+#define GAP_DECAY_AT 256u              /* counts halve here: the window follows a job whose pattern changes */
 #define MAX_SYNC_BATCH 256u
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -41,6 +45,8 @@ static int g_streams_mixed;
 static uint32_t g_sync_batch = 1, g_since_sync;
 static uint64_t g_batch_t0;
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
+static pthread_mutex_t g_gap_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t g_gap_count[GAP_BUCKETS], g_gap_total;
 
 static void attach(void) {
   if (!gs_gate_files_attach()) return;
@@ -108,8 +114,13 @@ static int slot_active(uint32_t i, uint64_t now, uint64_t *until) {
   if (LOAD_SC(&s->in_launch)) return 1;
   uint64_t last = LOAD(&s->last_launch_ns);
   if (!last) return 0;
-  uint64_t age = now > last ? now - last : 0;
   uint64_t window = hdr_ns(&g.hdr->active_window_ns, GATE_DEFAULT_ACTIVE_WINDOW_NS);
+  if (LOAD(&g.hdr->window_policy) == GATE_WINDOW_LEARNED) { /* held from its last launch or going idle, as long as it learned */
+    uint64_t idle = LOAD(&s->idle_since_ns), hold = LOAD(&s->hold_ns);
+    if (idle > last && idle <= now) last = idle;
+    if (hold && hold < window) window = hold;
+  }
+  uint64_t age = now > last ? now - last : 0;
   if (age < window) {
     *until = last + window;
     return 1;
@@ -298,7 +309,8 @@ void gs_gate_enter(gs_launch_t *l) {
     }
     uint64_t ns = 50000ull << (round < 5 ? round++ : 5);
     if (until > now) ns = until - now + 20000;
-    if (ns > MAX_SLEEP_NS) ns = MAX_SLEEP_NS;
+    uint64_t max_sleep = LOAD(&g.hdr->window_policy) == GATE_WINDOW_LEARNED ? LEARNED_MAX_SLEEP_NS : MAX_SLEEP_NS;
+    if (ns > max_sleep) ns = max_sleep;
     sleep_ns(ns);
     uint64_t after = gs_now_ns();
     ADD(paused ? &me->paused_ns : &me->gated_ns, after - now);
@@ -335,6 +347,7 @@ void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
   }
   gate_proc_t *p = gs_proc(me);
   gs_proc_synced(me, p, snapshot); /* our launches only: a sibling's may still be queued */
+  if (LOAD(&me->synced_launches) == LOAD(&me->launches)) STORE(&me->idle_since_ns, gs_now_ns());
   if (LOAD(&p->launches) == snapshot) {
     STORE(&g_stream_key, 0);
     STORE(&g_streams_mixed, 0);
@@ -375,12 +388,51 @@ static void short_sync(gate_proc_t *p, CUstream stream, int ptsz, uint64_t launc
   else if (took > window && batch > 1) STORE(&g_sync_batch, batch / 2);
 }
 
+static int gap_bucket(uint64_t gap) {
+  int b = 63 - __builtin_clzll(gap | 1) - 10;
+  return b < 0 ? 0 : b >= (int)GAP_BUCKETS ? (int)GAP_BUCKETS - 1 : b;
+}
+
+/* A bucket is part of the pattern when it holds at least 1/32 of the gaps (and two). */
+static int gap_common(uint32_t b) { return g_gap_count[b] >= 2 && g_gap_count[b] * 32u >= g_gap_total; }
+
+/* The learned window (GATE_WINDOW_LEARNED): gaps inside a request (the framework's own work between a
+ * sync and its next kernel) form the lowest cluster of gap lengths; when an empty octave parts it from
+ * the gaps between requests, lower jobs are held twice its upper edge; when the gaps form one
+ * continuum (Poisson arrivals, one kernel per request) there is no such cluster: only the shortest
+ * common gaps are covered, and lower jobs use the rest. */
+static void learn_gap(gate_activity_t *me, uint64_t gap) {
+  if (pthread_mutex_trylock(&g_gap_mu) != 0) return; /* another thread learns: this sample is not needed */
+  g_gap_count[gap_bucket(gap)]++;
+  if (++g_gap_total >= GAP_DECAY_AT) {
+    g_gap_total = 0;
+    for (uint32_t b = 0; b < GAP_BUCKETS; b++) g_gap_total += (g_gap_count[b] /= 2);
+  }
+  ADD(&me->gap_samples, 1);
+  if (g_gap_total >= GAP_MIN_SAMPLES) {
+    uint32_t b0 = 0, b1, above = 0, cluster = 0;
+    while (b0 < GAP_BUCKETS && !gap_common(b0)) b0++;
+    if (b0 < GAP_BUCKETS) {
+      for (b1 = b0; b1 + 1 < GAP_BUCKETS && gap_common(b1 + 1); b1++) {}
+      for (uint32_t b = b0; b <= b1; b++) cluster += g_gap_count[b];
+      for (uint32_t b = b1 + 1; b < GAP_BUCKETS; b++) above |= gap_common(b);
+      uint64_t hold = above && cluster * 4u >= g_gap_total ? 2ull << (b1 + 11) : 1ull << (b0 + 11);
+      STORE(&me->hold_ns, hold);
+    }
+  }
+  pthread_mutex_unlock(&g_gap_mu);
+}
+
 void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
   gate_activity_t *me = l->slot;
   if (!me) return;
   gate_proc_t *p = l->proc;
   uint64_t now = gs_now_ns();
   int32_t self = gs_self_pid();
+  if (l->prio < GATE_PRIORITY_BEST_EFFORT && LOAD(&g.hdr->window_policy) == GATE_WINDOW_LEARNED) {
+    uint64_t idle = LOAD(&me->idle_since_ns); /* idle since then, launching now: a gap to learn from */
+    if (idle > LOAD(&me->last_launch_ns) && now > idle) learn_gap(me, now - idle);
+  }
   STORE(&me->last_launch_ns, now); /* step 5: visible before in_launch drops */
   if (GS_UNLIKELY(LOAD(&me->attached_pid) != self)) STORE(&me->attached_pid, self); /* who to check for liveness */
   if (rc == CUDA_SUCCESS) {

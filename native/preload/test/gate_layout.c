@@ -21,7 +21,7 @@ int main(void) {
   F(gate_header_t, magic); F(gate_header_t, version); F(gate_header_t, max_slots); F(gate_header_t, max_domains);
   F(gate_header_t, engine_pid); F(gate_header_t, heartbeat_ns); F(gate_header_t, active_window_ns);
   F(gate_header_t, outstanding_max_ns); F(gate_header_t, be_sync_window_ns); F(gate_header_t, engine_gone_ns);
-  F(gate_header_t, state); F(gate_header_t, file_size);
+  F(gate_header_t, state); F(gate_header_t, file_size); F(gate_header_t, window_policy);
   F(gate_domain_t, members); F(gate_domain_t, stuck);
   F(gate_slot_t, state); F(gate_slot_t, generation); F(gate_slot_t, pid); F(gate_slot_t, domain);
   F(gate_slot_t, priority); F(gate_slot_t, paused); F(gate_slot_t, config_seq); F(gate_slot_t, gpu);
@@ -32,7 +32,8 @@ int main(void) {
   F(gate_activity_t, gated_ns); F(gate_activity_t, paused_ns); F(gate_activity_t, attach_count);
   F(gate_activity_t, fail_open_count); F(gate_activity_t, oom_count); F(gate_activity_t, reclaimed_count);
   F(gate_activity_t, untracked_count); F(gate_activity_t, stuck_waits); F(gate_activity_t, held_ns);
-  F(gate_activity_t, truncated_count); F(gate_activity_t, procs); F(gate_activity_t, stuck_gen);
+  F(gate_activity_t, truncated_count); F(gate_activity_t, gap_samples); F(gate_activity_t, idle_since_ns);
+  F(gate_activity_t, hold_ns); F(gate_activity_t, procs); F(gate_activity_t, stuck_gen);
   F(gate_proc_t, pid); F(gate_proc_t, in_launch); F(gate_proc_t, used_bytes); F(gate_proc_t, launches);
   F(gate_proc_t, synced_launches); F(gate_proc_t, capturing);
   printf("}}\n");

@@ -6,6 +6,7 @@
  *   meminfo totalmem nvml self wait (reads one line from stdin)
  *   launch:N:US launchex:N:US coop:N:US ptsz:N:US (N kernels of US µs, then a sync)
  *   launchq:N:US (N kernels of US µs, no sync: left queued) sync (cuCtxSynchronize)
+ *   sleep:US (US µs of the program's own work: no CUDA call)
  *   map:I unmap:I (reserve a range and map the I-th vmm handle into it; unmap it)
  *   array:SIZE mipmap:SIZE (a 1-D float array of SIZE bytes; a 2-level mipmapped one: SIZE + SIZE/2)
  *   ctxnew ctxdestroy (a cuCtxCreate context, current; destroy it, primary current again)
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../include/cuda_abi.h"
@@ -270,6 +272,10 @@ int main(int argc, char **argv) {
       printf("{\"op\":\"catchbus\"}\n");
     } else if (!strcmp(op, "bus")) {
       printf("{\"op\":\"bus\",\"read\":%d}\n", own_bus());
+    } else if (!strcmp(op, "sleep")) { /* the program's own work between kernels: no CUDA call */
+      struct timespec ts = {(time_t)(x / 1000000ull), (long)(x % 1000000ull) * 1000L};
+      nanosleep(&ts, NULL);
+      printf("{\"op\":\"sleep\",\"us\":%llu}\n", x);
     } else if (!strcmp(op, "sync")) {
       rc = ctx_sync();
       printf("{\"op\":\"sync\",\"code\":%d}\n", rc);
