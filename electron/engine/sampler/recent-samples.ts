@@ -1,7 +1,6 @@
 // The last minutes of samples, held by the engine so a console opened now draws its timelines
 // from history instead of an empty chart. Bounded in time and in ticks; typed arrays per tick.
-import type { RecentSamples, SampleTick } from '../../../shared/recent-samples.js';
-import { RECENT_SAMPLES_MAX_SECONDS } from '../../../shared/recent-samples.js';
+import { RECENT_SAMPLES_MAX_SECONDS, toMiB, type ProcessSamples, type RecentSamples } from '../../../shared/recent-samples.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 
 /** At most this many ticks (10 minutes at 1 Hz; less time at a faster rate), whatever the rate. */
@@ -49,28 +48,44 @@ export class RecentSampleRing {
     if (drop > 0) this.ticks.splice(0, drop);
   }
 
-  /** The ticks of the last `seconds` before the newest, oldest first, with the labels of their pids. */
+  /** The ticks of the last `seconds` before the newest, oldest first: per process arrays (see shared/recent-samples.ts). */
   read(seconds = RECENT_SAMPLES_MAX_SECONDS): RecentSamples {
     const newest = this.ticks.at(-1)?.takenAt ?? 0;
     const since = newest - Math.min(seconds, RECENT_SAMPLES_MAX_SECONDS) * 1000;
     const held = new Set<number>();
-    const served = new Set<number>();
-    const ticks: SampleTick[] = [];
+    const recent: RecentSamples = { takenAt: [], gpus: [], processes: [] };
+    /** Series by GPU and pid: a process using two GPUs has one on each. */
+    const series = new Map<string, ProcessSamples>();
     for (const tick of this.ticks) {
       for (const pid of tick.pids) held.add(pid);
       if (tick.takenAt < since) continue;
-      const processes: SampleTick['processes'] = [];
+      const index = recent.takenAt.length;
+      recent.takenAt.push(tick.takenAt);
+      recent.gpus.push(tick.gpus);
       for (let i = 0; i < tick.pids.length; i++) {
+        const key = `${tick.gpuOf[i]}:${tick.pids[i]}`;
+        let samples = series.get(key);
+        if (!samples) {
+          const label = this.labels.get(tick.pids[i]) ?? { command: null, user: null };
+          samples = { pid: tick.pids[i], gpuIndex: tick.gpuOf[i], command: label.command, user: label.user, from: index, sm: [], memoryMiB: [], absent: [] };
+          series.set(key, samples);
+          recent.processes.push(samples);
+        }
+        // ticks it missed since its last sample are marked absent, not drawn as zero
+        while (samples.from + samples.sm.length < index) {
+          samples.absent.push(samples.from + samples.sm.length);
+          samples.sm.push(null);
+          samples.memoryMiB.push(null);
+        }
         const sm = tick.sm[i];
         const memory = tick.memory[i];
         // a Float32 SM % to one decimal: 33.3, not 33.29999923706055 on the wire
-        processes.push([tick.pids[i], tick.gpuOf[i], sm === sm ? Math.round(sm * 10) / 10 : null, memory === memory ? memory : null]);
-        served.add(tick.pids[i]);
+        samples.sm.push(sm === sm ? Math.round(sm * 10) / 10 : null);
+        samples.memoryMiB.push(memory === memory ? toMiB(memory) : null);
       }
-      ticks.push({ takenAt: tick.takenAt, gpus: tick.gpus, processes });
     }
     // labels of pids gone from every held tick are forgotten, so the map stays as small as the ring
     for (const pid of this.labels.keys()) if (!held.has(pid)) this.labels.delete(pid);
-    return { ticks, processes: [...served].map((pid) => ({ pid, ...(this.labels.get(pid) ?? { command: null, user: null }) })) };
+    return recent;
   }
 }

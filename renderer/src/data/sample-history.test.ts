@@ -73,8 +73,9 @@ describe('readTimeline', () => {
 
   test('the engine\'s recent ticks go in before live ones; a tick already held is not taken twice', () => {
     ingestRecent({
-      ticks: [0, 1, 2].map((second) => ({ takenAt: T0 + second * 1000, gpus: [0], processes: [[100, 0, 20, 2 * GIB]] })),
-      processes: [{ pid: 100, command: 'python', user: 'ana' }],
+      takenAt: [0, 1, 2].map((second) => T0 + second * 1000),
+      gpus: [[0], [0], [0]],
+      processes: [{ pid: 100, gpuIndex: 0, command: 'python', user: 'ana', from: 0, sm: [20, 20, 20], memoryMiB: [2048, 2048, 2048], absent: [] }],
     });
     tick(2, [process(100, 90, 2)]); // the live snapshot of the history's last tick: already held
     tick(3, [process(100, 40, 2)]);

@@ -1,7 +1,7 @@
 // Per-GPU, per-process samples kept OUT of React state: fixed-size typed-array rings,
 // filled by the transport and read by the timelines when they draw. Arrays are
 // allocated once per process slot and recycled, so the heap stays flat for hours.
-import type { RecentSamples } from '../../../shared/recent-samples.js';
+import { recentTicks, type RecentSamples } from '../../../shared/recent-samples.js';
 import type { GpuProcessView } from '../../../shared/snapshot.js';
 import { processColor, OTHERS_COLOR } from '../colors.js';
 import { jobIdOfPid, processLabel } from './process-label.js';
@@ -109,21 +109,7 @@ export function ingestSnapshot(snapshot: TickSamples): void {
 
 /** The engine's recent samples, into the rings (before live snapshots newer than them). */
 export function ingestRecent(recent: RecentSamples): void {
-  const labels = new Map(recent.processes.map((p) => [p.pid, p]));
-  for (const tick of recent.ticks) {
-    ingestSnapshot({
-      takenAt: tick.takenAt,
-      gpus: tick.gpus.map((index) => ({ index })),
-      processes: tick.processes.map(([pid, gpuIndex, smPercent, usedMemory]) => ({
-        pid,
-        gpuIndex,
-        smPercent,
-        usedMemory,
-        command: labels.get(pid)?.command ?? null,
-        user: labels.get(pid)?.user ?? null,
-      })),
-    });
-  }
+  for (const tick of recentTicks(recent)) ingestSnapshot({ takenAt: tick.takenAt, gpus: tick.gpus.map((index) => ({ index })), processes: tick.processes });
 }
 
 /** Oldest and newest sample time held for a GPU, or null before the first tick. */
