@@ -29,6 +29,8 @@ export const engineSettingsSchema = object({
   defaultPriority: optional(oneOf(PRIORITIES)),
   /** Serve Prometheus metrics here, as --metrics ([ADDR:]PORT); absent: off. */
   metrics: optional(string({ min: 1, max: 300 })),
+  /** Park a managed job idle this long when a queued job needs its memory; it comes back on its next CUDA call. Absent: off. */
+  autoParkIdleSeconds: optional(number({ integer: true, min: 10, max: 86_400, unit: 's' })),
 });
 export type EngineSettings = Infer<typeof engineSettingsSchema>;
 

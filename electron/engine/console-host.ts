@@ -28,6 +28,8 @@ export interface ConsoleHostOptions {
   metrics?: MetricsAddress | null;
   /** The usage database (default $XDG_DATA_HOME/gpushare/usage.db). */
   db?: string;
+  /** Idle managed jobs give their memory to queued jobs after this long (config engine.autoParkIdleSeconds); absent: off. */
+  autoParkIdleSeconds?: number;
 }
 
 export interface ConsoleHost {
@@ -60,7 +62,8 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   const dbPath = options.db ?? defaultUsageDbPath();
   keepStoreOwnerOnly(dbPath);
   const { store, jobStore } = await openEngineStores(dbPath, (line) => say(`gpushare: ${line}`));
-  const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined });
+  const autoPark = options.autoParkIdleSeconds ? { idleMs: options.autoParkIdleSeconds * 1000 } : null;
+  const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined, autoPark });
   // at once after the scheduler, before any event: a job's child processes are the job's
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);

@@ -49,7 +49,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const { store, jobStore } = await openEngineStores(dbPath, (line) => process.stderr.write(`gpushare: ${line}\n`));
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) process.stderr.write(others + '\n');
-  const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined }); // managed jobs outlive this engine: the next one re-adopts them
+  const autoPark = defaults.autoParkIdleSeconds ? { idleMs: defaults.autoParkIdleSeconds * 1000 } : null; // idle jobs' memory for queued jobs
+  const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined, autoPark }); // managed jobs outlive this engine: the next one re-adopts them
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid)); // the console keeps its choices in your config

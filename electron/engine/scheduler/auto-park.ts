@@ -186,7 +186,7 @@ export class AutoPark {
   private park(victims: JobRecord[], gpu: number, why: string): void {
     for (const v of victims) {
       const idleS = Math.round(this.policy.idleMs / 100) / 10;
-      this.act(v, gpu, () => parkJob(this.scheduler, v, `gpushare: idle for over ${idleS} s and ${why}`), () => {
+      this.act(v, gpu, () => parkJob(this.scheduler, v, `gpushare: idle for over ${idleS} s and ${why}`, true), () => {
         this.noteMoved(gpu, v.parked?.bytes ?? 0);
         this.parkedHere.add(v.view.id);
       });

@@ -32,7 +32,8 @@ function checkPossible(scheduler: Scheduler, record: JobRecord, action: 'park' |
   if (job.pid === null) throw new ApiError('conflict', `Cannot ${action} ${job.id}: it has no process.`);
 }
 
-export async function parkJob(scheduler: Scheduler, record: JobRecord, by: string): Promise<void> {
+/** comesBack: parked by auto-park, restored at its next CUDA call (no one needs to unpark it). */
+export async function parkJob(scheduler: Scheduler, record: JobRecord, by: string, comesBack = false): Promise<void> {
   const job = record.view;
   checkPossible(scheduler, record, 'park');
   if (job.state === 'parked') throw new ApiError('conflict', `${job.id} is already parked (since ${new Date(record.parked?.at ?? Date.now()).toLocaleTimeString()}).`);
@@ -66,7 +67,7 @@ export async function parkJob(scheduler: Scheduler, record: JobRecord, by: strin
     severity: 'info',
     gpu,
     jobId: job.id,
-    message: `${job.id} (${job.argv[0].split('/').pop()}) is parked: its ${formatByteSize(bytes)} on GPU ${gpu} moved to host memory and GPU ${gpu} is free for others. Unpark it to continue on GPU ${gpu}.`,
+    message: `${job.id} (${job.argv[0].split('/').pop()}) is parked: its ${formatByteSize(bytes)} on GPU ${gpu} moved to host memory and GPU ${gpu} is free for others. ${comesBack ? `It comes back on GPU ${gpu} by itself at its next CUDA call.` : `Unpark it to continue on GPU ${gpu}.`}`,
   });
 }
 
