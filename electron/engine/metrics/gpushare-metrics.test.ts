@@ -53,6 +53,12 @@ test('what the driver could not tell is left out, not shown as 0; a percentage i
   assert.deepEqual(seriesOf(samples, 'gpushare_user_processes').map((s) => s.value), [2], 'the process still counts');
 });
 
+test('a MIG slice\'s SM activity (GPM) is a ratio per slice; a slice without a reading has no series', async () => {
+  const slice = (gpuInstanceId: number, smPercent: number | null) => ({ uuid: `MIG-${gpuInstanceId}`, name: 'MIG 3g.40gb', profileName: '3g.40gb', gpuInstanceId, computeInstanceId: 0, smCount: 60, placement: { start: 0, size: 4 }, memoryTotal: 40, memoryUsed: 1, smPercent });
+  const samples = await render(sources(snapshotOf([gpu(1, { migEnabled: true, migSlices: [slice(1, 42), slice(2, null)] })], [])));
+  assert.deepEqual(seriesOf(samples, 'gpushare_mig_slice_sm_ratio').map((s) => [s.labels.slice, s.labels.profile, s.value]), [['MIG-1', '3g.40gb', 0.42]]);
+});
+
 test('with no snapshot yet: the engine\'s info, zero counts per state, no GPU or process series', async () => {
   const samples = await render(sources(null));
   assert.equal(seriesOf(samples, 'gpushare_engine_info', { kind: 'personal', driver_version: '' }).length, 1);

@@ -60,6 +60,7 @@ export class GpushareMetrics {
   private readonly gpuMigSlices;
   private readonly migSliceMemoryTotal;
   private readonly migSliceMemoryUsed;
+  private readonly migSliceSm;
   private readonly processMemory;
   private readonly processSm;
   private readonly userMemory;
@@ -112,8 +113,9 @@ export class GpushareMetrics {
     this.gpuMigSlices = gauge('gpushare_gpu_mig_slices', 'MIG slices (GPU and compute instance pairs) on the GPU.', ['gpu']);
     this.migSliceMemoryTotal = gauge('gpushare_mig_slice_memory_total_bytes', 'Memory of one MIG slice.', ['gpu', 'slice', 'profile']);
     this.migSliceMemoryUsed = gauge('gpushare_mig_slice_memory_used_bytes', 'Memory in use in one MIG slice.', ['gpu', 'slice', 'profile']);
+    this.migSliceSm = gauge('gpushare_mig_slice_sm_ratio', "Share of one MIG slice's SMs busy in the last sample period (0-1), from GPM (Hopper and later).", ['gpu', 'slice', 'profile']);
     this.processMemory = family('gpushare_process_memory_used_bytes', 'GPU memory a process holds on one GPU.');
-    this.processSm = family('gpushare_process_sm_ratio', "Share of the GPU's SM time a process held in the last sample period (0-1); absent where the driver cannot tell (MIG).");
+    this.processSm = family('gpushare_process_sm_ratio', "Share of the GPU's SM time a process held in the last sample period (0-1); absent where the driver cannot tell (a MIG slice shared by several processes, or before Hopper).");
     this.userMemory = gauge('gpushare_user_memory_used_bytes', "GPU memory a user's processes hold, all GPUs together.", ['user']);
     this.userSmShare = gauge('gpushare_user_sm_share_ratio', "Share of one GPU's SM time a user's processes held in the last sample period (0-1).", ['user', 'gpu']);
     this.userProcesses = gauge('gpushare_user_processes', "A user's GPU processes (one per process and GPU).", ['user']);
@@ -173,6 +175,7 @@ export class GpushareMetrics {
         const slice = { ...gpu, slice: s.uuid, profile: s.profileName ?? '' };
         setIfKnown(this.migSliceMemoryTotal, slice, s.memoryTotal);
         setIfKnown(this.migSliceMemoryUsed, slice, s.memoryUsed);
+        setIfKnown(this.migSliceSm, slice, s.smPercent ?? null, 100);
       }
     }
   }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
-import { Sampler } from './sampler.js';
+import { gpuShareOfSlice, Sampler } from './sampler.js';
 
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
@@ -66,7 +66,9 @@ test('a snapshot shows SM % per slice, and a MIG process alone in its slice gets
   const row = (pid: number) => snap.processes.find((p) => p.pid === pid)!;
   assert.ok((slices[2] ?? 0) > 0 && (slices[3] ?? 0) > 0, JSON.stringify(slices));
   assert.equal(slices[4], 0);
-  assert.equal(row(alone.pid).smPercent, slices[2], 'alone in its slice: the slice\'s SM %');
+  const slice2 = snap.gpus[1].migSlices.find((s) => s.gpuInstanceId === 2)!;
+  assert.equal(row(alone.pid).smPercent, gpuShareOfSlice(slices[2]!, slice2.smCount!, snap.gpus[1].smCount!), 'alone in its slice: the slice\'s SM %, as a share of the GPU');
+  assert.ok(row(alone.pid).smPercent! < slices[2]!, `a 2g slice is ${slice2.smCount} of ${snap.gpus[1].smCount} SMs`);
   assert.equal(row(pairA.pid).smPercent, null, 'GPM cannot split a slice between processes');
   assert.equal(row(pairB.pid).smPercent, null);
   assert.equal(row(idle.pid).smPercent, 0, 'an idle slice: every process in it is idle');

@@ -2,6 +2,7 @@
 // publishes one Snapshot per tick. A lost GPU or a vanished pid never breaks a tick.
 import type { DeviceInfo, DeviceSample, GpuProcessRecord, MigDeviceSample, NvmlBinding } from '../gpu/nvml-types.js';
 import { ProcessContextReader } from '../proc/context-reader.js';
+import { builtInMigProfileTable, fullGpuSmCount } from '../mig/profiles.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { DriverView, GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
 
@@ -116,7 +117,7 @@ export class Sampler {
       if (sample.lost) continue;
       const smByPid = new Map(sample.processUtilization.map((u) => [u.pid, u]));
       const perProcessSmKnown = sample.migMode?.current !== true; // NVML has no per-process SM % on MIG
-      const migSm = perProcessSmKnown ? null : migProcessSm(sample);
+      const migSm = perProcessSmKnown ? null : migProcessSm(sample, info);
       for (const record of sample.processes) {
         const who = this.procs.lookup(record.pid);
         const util = smByPid.get(record.pid);
@@ -196,14 +197,27 @@ export function checkRate(hz: number): number {
   return hz;
 }
 
+/** The GPU's SMs: NVML reads them only from MIG device handles, so a MIG GPU's come from its profile table (its 7g profile). */
+function gpuSmCount(info: DeviceInfo | null): number | null {
+  if (!info) return null;
+  if (info.smCount !== null) return info.smCount;
+  const table = info.migMode?.current ? builtInMigProfileTable(info.name, info.memoryTotal) : null;
+  return table ? fullGpuSmCount(table) : null;
+}
+
+/** A slice's SM % as a share of the whole GPU's SMs (what a process's SM % is everywhere). */
+export const gpuShareOfSlice = (sliceSmPercent: number, sliceSms: number, gpuSms: number): number =>
+  Math.round(((sliceSmPercent * sliceSms) / gpuSms) * 10) / 10;
+
 const sliceSm = (m: MigDeviceSample | undefined): number | null =>
   m?.smUtil === undefined || m.smUtil === null ? null : Math.round(m.smUtil * 10) / 10;
 
 /**
  * A process's SM % on a MIG GPU, from its slice's GPM reading: GPM measures a slice, not a process, so a
  * process gets it only when it is alone in its slice, or when the slice was idle (then every process in it was).
+ * As everywhere a process's SM % is a share of the whole GPU's SMs: the slice's % times its share of the SMs.
  */
-function migProcessSm(sample: DeviceSample): (record: GpuProcessRecord) => number | null {
+function migProcessSm(sample: DeviceSample, info: DeviceInfo | null): (record: GpuProcessRecord) => number | null {
   const pidsBySlice = new Map<number, Set<number>>();
   for (const p of sample.processes) {
     if (p.gpuInstanceId === null) continue;
@@ -213,7 +227,11 @@ function migProcessSm(sample: DeviceSample): (record: GpuProcessRecord) => numbe
     if (record.gpuInstanceId === null) return null;
     const sm = sliceSm(sample.migDevices.find((m) => m.gpuInstanceId === record.gpuInstanceId));
     if (sm === null) return null;
-    return sm === 0 || pidsBySlice.get(record.gpuInstanceId)?.size === 1 ? sm : null;
+    if (sm === 0) return 0;
+    if (pidsBySlice.get(record.gpuInstanceId)?.size !== 1) return null;
+    const sliceSms = info?.migDevices.find((m) => m.gpuInstanceId === record.gpuInstanceId)?.smCount ?? null;
+    const gpuSms = gpuSmCount(info);
+    return sliceSms === null || !gpuSms ? null : gpuShareOfSlice(sm, sliceSms, gpuSms);
   };
 }
 
@@ -235,7 +253,7 @@ function gpuView(sample: DeviceSample, info: DeviceInfo | null): GpuView {
     powerLimitWatts: sample.powerLimitMilliwatts === null ? null : sample.powerLimitMilliwatts / 1000,
     smClockMHz: sample.smClockMHz,
     memClockMHz: sample.memClockMHz,
-    smCount: info?.smCount ?? null,
+    smCount: gpuSmCount(info),
     computeMode: sample.computeMode,
     migEnabled: sample.migMode?.current ?? info?.migMode?.current ?? null,
     migPending: sample.migMode?.pending ?? info?.migMode?.pending ?? null,

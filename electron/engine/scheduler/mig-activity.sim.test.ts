@@ -9,6 +9,7 @@ import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { gpuShareOfSlice } from '../sampler/sampler.js';
 import { attachScheduler } from './attach.js';
 
 let driver: SimulatedDriver;
@@ -76,7 +77,8 @@ test('a high process and a best-effort one in one computing MIG slice: best-effo
     attached.scheduler.evaluate(snapshot);
     const seen = (await engine.call('jobs.list', {})).find((j) => j.id === high.id)!;
     if (seen.smPercent === null) continue;
-    assert.equal(seen.smPercent, snapshot.gpus[1].migSlices.find((m) => m.gpuInstanceId === 1)!.smPercent);
+    const slice = snapshot.gpus[1].migSlices.find((m) => m.gpuInstanceId === 1)!;
+    assert.equal(seen.smPercent, gpuShareOfSlice(slice.smPercent!, slice.smCount!, snapshot.gpus[1].smCount!), 'the slice\'s SM %, as a share of the GPU');
     return;
   }
   assert.fail('the high job never got its slice\'s SM %');

@@ -50,7 +50,7 @@ test('with the best-effort job held back, the slice\'s SM % is the high job\'s o
   const low = job(t, 'p2', { priority: 'best-effort', migSlice: 'MIG-1' });
   low.holds.add('priority');
   const activity = sliceActivity(snapshotWith([slice(1, 64.5)]), new Map([[sliceKey(1, 1), new Set([high, low])]]));
-  assert.deepEqual([...activity].map(([r, a]) => [r.view.id, a]), [['p1', 64.5]]);
+  assert.deepEqual([...activity].map(([r, a]) => [r.view.id, a]), [['p1', 29.3]], 'its slice\'s 64.5 % of 60 SMs is 29.3 % of the GPU\'s 132');
   // and a slice with no GPM reading (before Hopper) tells nothing
   assert.equal(sliceActivity(snapshotWith([slice(1, null)]), new Map([[sliceKey(1, 1), new Set([high, low])]])).size, 0);
 });
