@@ -4,6 +4,7 @@
 // asks (plus its queued work); high-priority p99 next to best-effort ≤ 1.10× alone
 // while best-effort keeps ≥ 90 % of what the GPU leaves idle (1 − load).
 //   --quick  the issue's shape only (2 ms high kernels, 1 ms best-effort, Poisson, one high job), 3 repeats
+//   --shape H,B,poisson|bursty,N  one shape only: high kernels of H ms, best-effort of B ms, N high jobs
 //   --json   prints one JSON object on stdout (launch cost per configuration, every cell of the table); the table goes to stderr
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -226,7 +227,20 @@ interface Cell {
   configs: Record<string, { p99Ratio: number; gpuP99Ratio: number; keptOfIdle: number; meetsGoal: boolean }>;
 }
 
+/** --shape HIGH_MS,BE_MS,poisson|bursty,JOBS: one shape only (e.g. --shape 0.5,0.1,poisson,1). */
+function shapeArg(): Shape | null {
+  const at = process.argv.indexOf('--shape');
+  if (at < 0) return null;
+  const [high, be, arrivals, jobs] = (process.argv[at + 1] ?? '').split(',');
+  const shape = { highKernelMs: Number(high), beKernelMs: Number(be), arrivals, highJobs: Number(jobs) };
+  if (!(shape.highKernelMs > 0 && shape.beKernelMs > 0 && (arrivals === 'poisson' || arrivals === 'bursty') && (shape.highJobs === 1 || shape.highJobs === 2)))
+    throw new Error(`--shape wants HIGH_MS,BE_MS,poisson|bursty,1|2 (e.g. 0.5,0.1,poisson,1), not ${JSON.stringify(process.argv[at + 1])}`);
+  return shape as Shape;
+}
+
 function shapes(): Shape[] {
+  const one = shapeArg();
+  if (one) return [one];
   if (QUICK) return [{ highKernelMs: 2, beKernelMs: 1, arrivals: 'poisson', highJobs: 1 }];
   // every kernel pairing with Poisson arrivals and one high job; arrivals and job count varied around the issue's shape
   const out: Shape[] = [];
