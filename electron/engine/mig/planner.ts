@@ -1,9 +1,9 @@
 // The MIG partition planner: an exact search over placements for the job mix of one GPU, starting from
 // today's layout: busy slices are kept as they are, and a plan changes as few slices as it can.
-import { formatByteSize } from '../../../shared/byte-size.js';
 import { jobMemoryBytes, type JobPriority, type MigInstance, type MigJobNeed } from './layout.js';
 import { MPS_MAX_CLIENTS, mpsShares, setPartitions } from './mps-sharing.js';
-import { fullGpuSmCount, largestProfile, type MigProfile, type MigProfileTable } from './profiles.js';
+import { fits, noRoomReason, tooLargeReason } from './plan-reasons.js';
+import { fullGpuSmCount, type MigProfile, type MigProfileTable } from './profiles.js';
 
 export interface UnplacedJob {
   jobId: string;
@@ -91,12 +91,7 @@ function compareOutcomes(a: Outcome, b: Outcome): number {
   return a.roomLeft - b.roomLeft;
 }
 
-// a busy slice holds a job only within the memory its running work leaves free now
-const fits = (job: Job, profile: MigProfile, freeNow = Infinity): boolean =>
-  Math.min(profile.memoryMiB * 2 ** 20, freeNow) >= job.bytes && profile.smCount + 1e-9 >= job.sms;
 
-// sizes as the CLI and console write them: G is GiB
-const formatGB = (bytes: number): string => formatByteSize(bytes);
 
 export interface PlanOptions {
   /** Let small jobs share a slice through MPS when that places more of them (default true). */
@@ -441,34 +436,4 @@ class SlotSearch {
     });
     return { indexes, occupied: mask, compute };
   }
-}
-
-function tooLargeReason(table: MigProfileTable, job: Job, fullSms: number): string {
-  const largest = largestProfile(table);
-  const largestBytes = largest.memoryMiB * 2 ** 20;
-  if (job.bytes > largestBytes) {
-    return `needs ${formatGB(job.bytes)} but the largest profile on ${table.model}, ${largest.name}, has ${formatGB(largestBytes)}`;
-  }
-  const mostSms = Math.max(...table.profiles.filter((p) => !p.mediaExtensions).map((p) => p.smCount));
-  if (job.sms > mostSms + 1e-9) {
-    return `needs ${Math.ceil(job.sms - 1e-9)} SMs (${Math.round((job.sms / fullSms) * 100)}% of the GPU) but no profile on ${table.model} has more than ${mostSms}`;
-  }
-  return `no profile on ${table.model} has both ${formatGB(job.bytes)} and ${Math.ceil(job.sms - 1e-9)} SMs`;
-}
-
-function noRoomReason(table: MigProfileTable, job: Job, placed: Job[], current: MigInstance[]): string {
-  const smallest = table.profiles
-    .filter((p) => !p.mediaExtensions && fits(job, p))
-    .sort((a, b) => a.memorySlices + a.computeSlices - (b.memorySlices + b.computeSlices))[0];
-  const higher = placed.filter((p) => p.rank < job.rank).map((p) => p.id);
-  const why = placed.length === 0
-    ? 'the slices are taken'
-    : higher.length > 0
-    ? `the slices went to higher-priority jobs (${higher.join(', ')})`
-    : `the ${table.memorySlices} memory and ${table.computeSlices} compute slices are taken by ${placed.map((p) => p.id).join(', ')}`;
-  const busy = current.filter((c) => c.busy);
-  const kept = busy.length === 0
-    ? ''
-    : `; busy slices are kept as they are: ${busy.map((c) => `${c.profile} at ${c.placement.start} (GI ${c.gpuInstanceId ?? '?'}, pid ${c.busy!.pids.join(', ')}, ${formatGB(c.busy!.memoryFreeBytes)} free now)`).join(', ')}`;
-  return `no room: it needs at least a ${smallest.name} and ${why}${kept}`;
 }
