@@ -74,6 +74,8 @@ export const daemonConfigSchema = object({
   /** Serve Prometheus metrics at [ADDR:]PORT (the engine checks the address); null: none. */
   metrics: optional(nullable(string({ min: 1, max: 64, describe: 'a port or ADDRESS:PORT, like "9400" or "0.0.0.0:9400"' }))),
   policy: optional(labPolicySchema),
+  /** Park a managed job idle this long when a queued job needs its memory; it comes back on its next CUDA call. Absent or null: off. */
+  autoParkIdleSeconds: optional(nullable(number({ integer: true, min: 10, max: 86_400, unit: 's' }))),
 });
 export type DaemonConfigInput = Infer<typeof daemonConfigSchema>;
 
@@ -90,6 +92,8 @@ export interface DaemonConfig {
   /** Where the metrics endpoint listens ([ADDR:]PORT); null: no endpoint. */
   metrics: string | null;
   policy: LabPolicy;
+  /** Idle memory given back after this long (auto-park); absent: off. */
+  autoParkIdleSeconds?: number;
 }
 
 export const DEFAULT_LAB_POLICY: LabPolicy = {
@@ -124,6 +128,7 @@ export function parseDaemonConfig(value: unknown): DaemonConfig {
     rateHz: input.rateHz ?? 1,
     metrics: input.metrics ?? null,
     policy: parseLabPolicy(input.policy ?? {}, 'policy'),
+    ...(input.autoParkIdleSeconds ? { autoParkIdleSeconds: input.autoParkIdleSeconds } : {}),
   };
 }
 

@@ -97,7 +97,7 @@ test('bad JSON: the file, line and column, and what is wrong there', () => {
 test('schema errors name the file and the key, one kind each', () => {
   const cases: Array<[unknown, string]> = [
     [{ policy: { limits: [{}, {}, { maxGpus: 99 }] } }, 'policy.limits[2].maxGpus: must be at most 64, got 99'],
-    [{ adminGrup: 'x' }, 'adminGrup: is not a known field (known: adminGroup, rateHz, metrics, policy)'],
+    [{ adminGrup: 'x' }, 'adminGrup: is not a known field (known: adminGroup, rateHz, metrics, policy, autoParkIdleSeconds)'],
     [{ rateHz: '1' }, 'rateHz: must be a number, got "1"'],
     [{ rateHz: 50 }, 'rateHz: must be at most 10 Hz, got 50'],
     [{ adminGroup: 'gpu admins' }, 'adminGroup: must be a user or group name, got "gpu admins"'],
@@ -119,7 +119,7 @@ test('schema errors name the file and the key, one kind each', () => {
 test('keys only Object.prototype knows (__proto__, constructor, toString) are unknown fields, at the top and nested', () => {
   for (const key of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
     const top = errorOf(`{"rateHz": 1, "${key}": {"adminGroup": "everyone"}}`);
-    assert.equal(top.message, `${top.file}: ${key}: is not a known field (known: adminGroup, rateHz, metrics, policy)`);
+    assert.equal(top.message, `${top.file}: ${key}: is not a known field (known: adminGroup, rateHz, metrics, policy, autoParkIdleSeconds)`);
     const nested = errorOf(`{"policy": {"limits": [{"user": "alice", "${key}": {"maxGpus": 64}}]}}`);
     assert.match(nested.message, new RegExp(`^${nested.file}: policy\\.limits\\[0\\]\\.${key}: is not a known field \\(known: user, group, maxGpus,`));
   }

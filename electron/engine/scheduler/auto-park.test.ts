@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Priority } from '../../../shared/jobs.js';
+import { parseDaemonConfig } from '../../../shared/lab-policy.js';
+import { userConfigSchema } from '../../../shared/settings.js';
 import { chooseVictims, protectedFromAutoPark } from './auto-park.js';
 import { JobTable, newJobView, type JobRecord } from './job-table.js';
 import { ParkRequests } from './park-requests.js';
@@ -68,4 +70,14 @@ test('park files: made fresh per job with the magic, read back as the preload li
   assert.throws(() => files.create('p42', null), /only managed jobs/);
   files.remove('j7');
   assert.throws(() => statSync(path), /ENOENT/);
+});
+
+test('the idle time is a setting of the daemon and of a personal engine, bounded, off when absent', () => {
+  assert.equal(parseDaemonConfig({}).autoParkIdleSeconds, undefined);
+  assert.equal(parseDaemonConfig({ autoParkIdleSeconds: null }).autoParkIdleSeconds, undefined);
+  assert.equal(parseDaemonConfig({ autoParkIdleSeconds: 600 }).autoParkIdleSeconds, 600);
+  assert.throws(() => parseDaemonConfig({ autoParkIdleSeconds: 5 }), /autoParkIdleSeconds: must be at least 10/);
+  assert.throws(() => parseDaemonConfig({ autoParkIdleSeconds: 1.5 }), /autoParkIdleSeconds: must be a whole number/);
+  assert.deepEqual(userConfigSchema.parse({ engine: { autoParkIdleSeconds: 300 } }, ''), { engine: { autoParkIdleSeconds: 300 } });
+  assert.throws(() => userConfigSchema.parse({ engine: { autoParkIdleSeconds: 100_000 } }, ''), /engine\.autoParkIdleSeconds: must be at most 86400/);
 });
