@@ -152,7 +152,7 @@ export class AutoPark {
     const bytes = record.parked?.bytes ?? 0;
     const free = this.freeOn(snapshot, gpu);
     if (bytes <= free) {
-      this.act(record, gpu, () => unparkJob(this.scheduler, record, 'gpushare: its program called CUDA again'), () => {
+      this.act(record, gpu, () => unparkJob(this.scheduler, record, 'gpushare: its program called CUDA again', true), () => {
         this.noteMoved(gpu, -bytes);
         this.parkedHere.delete(record.view.id);
         this.firstSeen.set(record.view.id, Date.now()); // idle afresh from its restore

@@ -32,8 +32,11 @@ function checkPossible(scheduler: Scheduler, record: JobRecord, action: 'park' |
   if (job.pid === null) throw new ApiError('conflict', `Cannot ${action} ${job.id}: it has no process.`);
 }
 
-/** comesBack: parked by auto-park, restored at its next CUDA call (no one needs to unpark it). */
-export async function parkJob(scheduler: Scheduler, record: JobRecord, by: string, comesBack = false): Promise<void> {
+/**
+ * automatic: parked by auto-park and restored at its next CUDA call; no one needs to act, so no
+ * alert is raised (its history says it; a notebook would raise two per cell).
+ */
+export async function parkJob(scheduler: Scheduler, record: JobRecord, by: string, automatic = false): Promise<void> {
   const job = record.view;
   checkPossible(scheduler, record, 'park');
   if (job.state === 'parked') throw new ApiError('conflict', `${job.id} is already parked (since ${new Date(record.parked?.at ?? Date.now()).toLocaleTimeString()}).`);
@@ -62,16 +65,17 @@ export async function parkJob(scheduler: Scheduler, record: JobRecord, by: strin
   job.usedMemory = 0;
   job.smPercent = 0;
   if (!scheduler.fire(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of GPU ${gpu} memory moved to host memory`)) return; // it ended meanwhile
+  if (automatic) return;
   scheduler.options.engine.raiseAlert({
     kind: 'parked',
     severity: 'info',
     gpu,
     jobId: job.id,
-    message: `${job.id} (${job.argv[0].split('/').pop()}) is parked: its ${formatByteSize(bytes)} on GPU ${gpu} moved to host memory and GPU ${gpu} is free for others. ${comesBack ? `It comes back on GPU ${gpu} by itself at its next CUDA call.` : `Unpark it to continue on GPU ${gpu}.`}`,
+    message: `${job.id} (${job.argv[0].split('/').pop()}) is parked: its ${formatByteSize(bytes)} on GPU ${gpu} moved to host memory and GPU ${gpu} is free for others. Unpark it to continue on GPU ${gpu}.`,
   });
 }
 
-export async function unparkJob(scheduler: Scheduler, record: JobRecord, by: string): Promise<void> {
+export async function unparkJob(scheduler: Scheduler, record: JobRecord, by: string, automatic = false): Promise<void> {
   const job = record.view;
   checkPossible(scheduler, record, 'unpark');
   if (job.state !== 'parked') throw new ApiError('conflict', `Cannot unpark ${job.id}: it is not parked (it is ${job.state}).`);
@@ -99,6 +103,7 @@ export async function unparkJob(scheduler: Scheduler, record: JobRecord, by: str
   if (!scheduler.fire(record, 'unparked', `unparked by ${by} on GPU ${gpu}`)) return;
   scheduler.settle(record, 'held back as before it was parked'); // a hold from before the park still applies
   scheduler.scheduleEvaluation(); // priority and quota apply to it again
+  if (automatic) return;
   scheduler.options.engine.raiseAlert({
     kind: 'resumed',
     severity: 'info',
