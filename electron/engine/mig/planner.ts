@@ -196,6 +196,8 @@ function searchMpsGroups(table: MigProfileTable, jobs: Job[], slots: Slot[], cur
   let bar = alone;
   for (const partition of setPartitions(jobs.length, groupFits)) {
     if (partition.length === jobs.length) continue; // every job alone: that is `alone`
+    const sharing = partition.reduce((sum, group) => sum + (group.length > 1 ? group.length : 0), 0);
+    if (placedCount(bar) === jobs.length && sharing >= bar.mps) continue; // all placed already, with no more sharing
     const groups = partition.map((group) => (group.length === 1 ? jobs[group[0]] : merged(group.map((i) => jobs[i]))));
     groups.sort((a, b) => a.rank - b.rank || a.order - b.order);
     const search = new SlotSearch(table, groups, slots, current);
@@ -203,7 +205,6 @@ function searchMpsGroups(table: MigProfileTable, jobs: Job[], slots: Slot[], cur
     if (compareOutcomes(best, bar) > 0) {
       found = { search, best, groups };
       bar = best;
-      if (placedCount(best) === jobs.length && best.mps === 2) break; // all placed with one pair: nothing beats it
     }
   }
   return found;
