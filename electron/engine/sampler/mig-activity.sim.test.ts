@@ -74,3 +74,19 @@ test('a snapshot shows SM % per slice, and a MIG process alone in its slice gets
   assert.equal(row(idle.pid).smPercent, 0, 'an idle slice: every process in it is idle');
   assert.equal(row(alone.pid).memPercent, null);
 });
+
+test('a driver whose GPM answers NOT_SUPPORTED (as before Hopper): slices without SM %, MIG processes\' SM % unknown, no error', async () => {
+  const sampler = new Sampler(nvml, { simulated: true });
+  await onSlice(2, ['--mem', '512M', 'train', '--kernel-ms', '5', '--duration', '30']);
+  await driver.fault(['--call', 'nvmlGpmMigSampleGet', '--code', '3', '--device', '1']);
+  try {
+    sampler.tick();
+    await sleep(30);
+    const snap = sampler.tick();
+    assert.deepEqual(snap.gpus[1].migSlices.map((s) => s.smPercent), [null, null, null, null]);
+    assert.ok(snap.processes.filter((p) => p.gpuIndex === 1).every((p) => p.smPercent === null));
+    assert.deepEqual(snap.gpus[1].errors, [], 'NOT_SUPPORTED is not an error');
+  } finally {
+    await driver.fault(['--call', 'nvmlGpmMigSampleGet', '--code', '0', '--device', '1']);
+  }
+});
