@@ -239,3 +239,15 @@ test('a job behind a wrapper script: its child is the job\'s, live and in the re
     assert.ok(Math.abs(byJob.totals[field] - byUser.totals[field]) < 1e-9 && Math.abs(byJob.totals[field] - byGpu.totals[field]) < 1e-9, `${field} totals agree: ${byJob.totals[field]} / ${byUser.totals[field]} / ${byGpu.totals[field]}`);
   }
 });
+
+test('gpushare run --keep-resident: the job is submitted as one never parked to give its memory to another job', async () => {
+  const run = await gpushare(['run', '--gpu', '0', '--keep-resident', '--json', '--', fakejob, '--mem', '256M', 'hold', '--duration', '1']);
+  assert.equal(run.code, 0, run.stderr);
+  const job = JSON.parse(run.stdout) as JobView;
+  assert.equal(job.keepResident, true);
+  const plain = await gpushare(['run', '--gpu', '0', '--json', '--', fakejob, '--mem', '256M', 'hold', '--duration', '1']);
+  assert.equal((JSON.parse(plain.stdout) as JobView).keepResident, undefined, 'without the flag it may be parked');
+  const bad = await gpushare(['run', '--keep-resident=yes', '--', fakejob, 'hold']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--keep-resident takes no value, got "--keep-resident=yes"/);
+});

@@ -42,6 +42,7 @@ export function splitRunArgs(argv: readonly string[]): { flags: Map<string, stri
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     if (name === 'json' || name === 'help' || name === 'keep-resident') {
+      if (eq >= 0) throw new UsageError(`--${name} takes no value, got "${arg}".`);
       flags.set(name, true);
       continue;
     }
