@@ -76,11 +76,11 @@ interface Outcome {
  * Constraint first: a busy slice of today (processes in it) is never destroyed or moved; the engine refuses
  * to touch one, so a plan that needs it could not be applied. Then the objective, lexicographic:
  * (1) place the most jobs by priority, high first, so a high job is never left out to place lower ones;
- * (1b) share the fewest slices through MPS (planMigLayout: MPS groups only where they place more jobs);
- * (2) put the fewest jobs beside running work (an idle slice that fits comes first);
- * (3) change the fewest slices: today's instances destroyed plus new ones created;
- * (4) hand out the fewest memory + compute slices (least waste);
- * (5) leave the largest placement free for the next job.
+ * (2) put the fewest jobs in MPS groups (so groups appear only where they place more jobs);
+ * (3) put the fewest jobs beside running work (an idle slice that fits comes first);
+ * (4) change the fewest slices: today's instances destroyed plus new ones created;
+ * (5) hand out the fewest memory + compute slices (least waste);
+ * (6) leave the largest placement free for the next job.
  */
 function compareOutcomes(a: Outcome, b: Outcome): number {
   for (let r = 0; r < PRIORITIES.length; r++) if (a.placed[r] !== b.placed[r]) return a.placed[r] - b.placed[r];
@@ -90,8 +90,6 @@ function compareOutcomes(a: Outcome, b: Outcome): number {
   if (a.slices !== b.slices) return b.slices - a.slices;
   return a.roomLeft - b.roomLeft;
 }
-
-
 
 export interface PlanOptions {
   /** Let small jobs share a slice through MPS when that places more of them (default true). */
