@@ -1,8 +1,9 @@
 // Idle memory given back (oversubscription). A managed job that has neither launched nor computed
 // for `idleMs` is parked (its GPU memory moved to host memory by the driver's checkpoint calls)
 // when a queued job needs that memory, and unparked as soon as its program calls CUDA again: a
-// parked process's launch waits inside the driver, and the launch gate's in_launch count, which
-// the preload library raises before every launch, is its request to have its memory back.
+// parked process's call waits inside the driver, and the preload library says it is in one (the
+// launch gate's in_launch for launches, the job's park file for the other calls it hooks): that is
+// its request to have its memory back.
 //
 // When the memory it asks for is taken, the restore waits: other idle jobs on that GPU are parked
 // for it, and otherwise it is restored once the job holding the memory ends or goes idle itself.
@@ -102,7 +103,7 @@ export class AutoPark {
     this.poll = null;
   }
 
-  /** Parked by this policy and its program waits in a launch. */
+  /** Its program waits in a CUDA call (a launch, a synchronisation, an allocation or free). */
   private wantsBack(record: JobRecord): boolean {
     return (this.scheduler.act.cudaCalls(record)?.inCall ?? 0) > 0;
   }
