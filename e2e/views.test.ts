@@ -300,6 +300,21 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     await h.screenshot('views-mig-dry-run');
   });
 
+  test('Plan MIG on GPU 1: six 4G jobs beside the busy 3g.40gb: four 1g.10gb, one beside the hog (it has the memory free now), two share a slice through MPS; the slices say so', async () => {
+    await openView('Plan MIG');
+    const view = h.page.locator('.mig-plan-view');
+    await view.getByLabel('GPU', { exact: true }).selectOption('1');
+    await view.locator('.slice-map').first().waitFor();
+    await view.getByLabel('Job specs').fill('4G,4G,4G,4G,4G,4G');
+    await view.getByRole('button', { name: 'Plan', exact: true }).click();
+    const proposed = view.locator('.slice-map').nth(1);
+    await eventually(async () => (await proposed.locator('.slice-job').allInnerTexts()).some((l) => l.endsWith('(MPS)')), 10_000, 'an MPS slice in the plan');
+    const labels = await proposed.locator('.slice-job').allInnerTexts();
+    assert.deepEqual(labels.filter((l) => l.endsWith('(MPS)')), ['4G 100% + 4G 100% (MPS)'], labels.join(' | '));
+    assert.equal(labels.filter((l) => l === '4G').length, 3, labels.join(' | '));
+    assert.equal(labels.filter((l) => /^4G, beside pid \d+/.test(l)).length, 1, labels.join(' | '));
+  });
+
   test('Plan MIG: a real Apply the engine refuses never reads "Dry run: nothing was changed"; a refused plan leaves no older plan under its error', async () => {
     await openView('Plan MIG');
     const view = h.page.locator('.mig-plan-view');

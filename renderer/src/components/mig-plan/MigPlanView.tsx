@@ -42,7 +42,12 @@ export function MigPlanView() {
     start: p.placement.start,
     size: p.placement.size,
     profile: p.profile,
-    label: p.jobId ? nameOf(p.jobId) : p.gpuInstanceId !== null ? `kept (GI ${p.gpuInstanceId})` : 'idle',
+    // an MPS group names every job in it, with each one's SM limit; a job beside running work says so
+    label: p.mps
+      ? `${p.mps.map((m) => `${nameOf(m.jobId)} ${m.activeThreadPercentage}%`).join(' + ')} (MPS)`
+      : p.jobId
+      ? `${nameOf(p.jobId)}${p.busy ? `, beside pid ${p.busy.pids.join(', ')}` : ''}`
+      : p.gpuInstanceId !== null ? `kept (GI ${p.gpuInstanceId})` : 'idle',
     tone: p.gpuInstanceId !== null ? 'kept' : 'new',
   }));
   return (
