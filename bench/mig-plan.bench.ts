@@ -5,21 +5,13 @@ import { performance } from 'node:perf_hooks';
 import type { MigInstance, MigJobNeed } from '../electron/engine/mig/layout.js';
 import { planMigLayout } from '../electron/engine/mig/planner.js';
 import { BUILT_IN_MIG_MODELS, builtInMigProfileTable, type MigProfileTable } from '../electron/engine/mig/profiles.js';
+import { seededRandom } from '../electron/engine/testing/seeded-random.js';
 
 const MIXES = Number(process.env.BENCH_MIXES ?? 200);
 const PRIORITIES = ['high', 'normal', 'best-effort'] as const;
 
-/** Small, seeded, reproducible (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small, seeded, reproducible: the same draws on every run. */
+const prng = (seed: number): (() => number) => seededRandom(seed).next;
 
 /** Seven jobs of 0.2-1.8 times the smallest slice's memory, half with an SM share: the mixes MPS can help. */
 function mix(table: MigProfileTable, random: () => number): MigJobNeed[] {

@@ -6,6 +6,7 @@ import { mpsShares, setPartitions } from './mps-sharing.js';
 import { planMigLayout } from './planner.js';
 import { BUILT_IN_MIG_MODELS, builtInMigProfileTable, fullGpuSmCount, type MigProfileTable } from './profiles.js';
 import { validateMigLayout } from './validator.js';
+import { seededRandom } from '../testing/seeded-random.js';
 
 const GiB = 2 ** 30;
 const table = (model: string): MigProfileTable => builtInMigProfileTable(model)!;
@@ -59,17 +60,8 @@ test('no MPS where a slice each places every job, and never past a slice\'s SMs'
   }
 });
 
-/** Small, seeded, reproducible (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small, seeded, reproducible: the same draws on every run. */
+const prng = (seed: number): (() => number) => seededRandom(seed).next;
 
 for (const model of BUILT_IN_MIG_MODELS) {
   test(`${model}: 40 random mixes of small jobs: MPS only where it places more, every group within its slice`, () => {

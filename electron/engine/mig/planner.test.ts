@@ -7,22 +7,14 @@ import type { JobPriority, MigInstance, MigJobNeed } from './layout.js';
 import { planMigLayout } from './planner.js';
 import { BUILT_IN_MIG_MODELS, builtInMigProfileTable, type MigProfile, type MigProfileTable } from './profiles.js';
 import { validateMigCommands, validateMigLayout } from './validator.js';
+import { seededRandom } from '../testing/seeded-random.js';
 
 const GB = 1e9;
 const tableFor = (model: string): MigProfileTable => builtInMigProfileTable(model)!;
 const PRIORITY_ORDER: JobPriority[] = ['high', 'normal', 'best-effort'];
 
-/** Small, seeded, reproducible (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small, seeded, reproducible: the same draws on every run. */
+const prng = (seed: number): (() => number) => seededRandom(seed).next;
 
 /** A job mix around the table's profile sizes, some too large, some wanting SMs, mixed priorities. */
 function randomJobs(table: MigProfileTable, random: () => number, count: number): MigJobNeed[] {

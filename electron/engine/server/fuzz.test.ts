@@ -14,7 +14,7 @@ import { fakegpuBuildDir } from '../paths.js';
 import { startEngineChild, type EngineChild } from './testing/engine-child.js';
 import { changesState, FUZZ_JOB, httpCases, wireCases, type WireCase } from './testing/fuzz-cases.js';
 import { rawHttp } from './testing/raw-http.js';
-import { seededRandom } from './testing/seeded-random.js';
+import { seededRandom } from '../testing/seeded-random.js';
 import { socketProbe, webSocketProbe, type Exchange, type Reply } from './testing/wire-probe.js';
 
 const SEED = 0x16f022;

@@ -2,7 +2,7 @@
 // envelopes and JSON, invalid UTF-8, oversized messages, odd HTTP requests, and each case issue 16 found.
 // A request to a method that changes state is always made invalid, so the engine must refuse it and change nothing.
 import { apiSchemas } from '../../../../shared/api.js';
-import type { SeededRandom } from './seeded-random.js';
+import type { SeededRandom } from '../../testing/seeded-random.js';
 
 /**
  * refused: every reply is a well-formed error; validation: an `invalid-request` error (a client's mistake, never `internal`);
