@@ -28,7 +28,10 @@ export function parseFlags<T extends Options>(argv: string[], options: T, option
   try {
     return parseArgs({ args: normalised, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    const message = error instanceof Error ? error.message : String(error);
+    // Node goes on to explain how to pass "-x" as a positional argument: no gpushare command takes one
+    if ((error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`${message.split('. ')[0]}; --help lists the options.`);
+    throw new UsageError(message);
   }
 }
 

@@ -86,7 +86,7 @@ test('usage errors exit 2 naming the problem; a failure exits 1', async () => {
   const cases: Array<[string[], number, RegExp]> = [
     [[], 2, /^gpushare: Which command\?/],
     [['frobnicate'], 2, /Unknown command "frobnicate"/],
-    [['ps', '--bogus'], 2, /Unknown option '--bogus'/],
+    [['ps', '--bogus'], 2, /^gpushare ps: Unknown option '--bogus'; --help lists the options\.\n$/],
     [['set', 'j1', '--mem', '-1G'], 2, /^gpushare set: --mem: "-1G" is not a memory size: it must be positive, like 20G \(GiB\)/],
     [['set', 'j1', '--wait', '-5'], 2, /^gpushare set: --wait must be a number of seconds, got "-5"/],
     [['run', '--mem', '-1G', '--', 'true'], 2, /^gpushare run: --mem: "-1G" is not a memory size: it must be positive/],
