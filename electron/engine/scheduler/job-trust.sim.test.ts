@@ -63,12 +63,14 @@ class RecordingGate {
 const rig = (name: string, options: Partial<AttachSchedulerOptions> = {}) => schedulerRig({ driver, nvml, dir }, name, options, cleanups);
 
 /** Pids of processes started for a job (GPUSHARE_JOB_ID in their environment). */
+/** This file's processes of job `jobId`: on this file's simulated box only (other tests and consoles on the machine have a j2 too). */
 function processesOf(jobId: string): number[] {
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`GPUSHARE_JOB_ID=${jobId}`)) pids.push(Number(name));
+      const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
+      if (env.includes(`GPUSHARE_JOB_ID=${jobId}`) && env.includes(`GPUSHARE_FAKEGPU_STATE=${driver.statePath}`)) pids.push(Number(name));
     } catch {
       // gone, or not ours to read
     }
