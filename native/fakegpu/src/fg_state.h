@@ -12,7 +12,7 @@
 #define FG_EXPORT __attribute__((visibility("default")))
 
 #define FG_MAGIC 0x3155504745414b46ULL /* "FAKEGPU1" */
-#define FG_LAYOUT_VERSION 1u
+#define FG_LAYOUT_VERSION 2u /* 2: an MPS daemon per MIG instance (mig_mps) */
 #define FG_MAX_GPUS 16
 #define FG_MAX_MIG 7
 #define FG_MAX_ENGINES (FG_MAX_MIG + 1) /* engine 0: whole GPU; 1+i: MIG index i */
@@ -74,15 +74,25 @@ typedef struct {
   uint32_t nvml_profile; /* NVML_GPU_INSTANCE_PROFILE_* index of profile_id */
 } fg_mig_t;
 
-/* One MPS client process with a kernel on the GPU's shared MPS context (cuda_mps.c). */
+/* One MPS client process with a kernel on an MPS context (cuda_mps.c): the whole GPU's or a MIG instance's. */
 typedef struct {
   int32_t pid; /* 0: free */
   uint32_t share;  /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
   uint32_t active; /* a kernel is running now */
-  uint32_t pad;
+  uint32_t engine; /* whose daemon serves it: 0 the whole GPU's, 1 + m MIG instance m's (overlap only within one) */
   uint64_t heartbeat_ns; /* refreshed while active; stale (stopped/dead client) entries do not count */
   uint64_t kernel_start_ns;
 } fg_mps_client_t;
+
+/* A simulated MPS control daemon inside one MIG instance (fakegpu mps --gi GI start). */
+typedef struct {
+  uint32_t running;
+  int32_t pid; /* who started it (0: none given) */
+  uint32_t uid;
+  uint32_t pad;
+  char user[32];
+  char pipe_dir[256]; /* clients of the instance whose CUDA_MPS_PIPE_DIRECTORY matches join it */
+} fg_mps_daemon_t;
 
 typedef struct {
   char name[FG_NAME_LEN];
@@ -113,6 +123,7 @@ typedef struct {
   int32_t mps_terminated[FG_MAX_MPS_TERMINATED]; /* terminate_client'ed pids (ring) */
   uint32_t mps_terminated_next;
   uint32_t mps_pad;
+  fg_mps_daemon_t mig_mps[FG_MAX_MIG]; /* by mig[] slot; cleared when the instance is created */
 } fg_gpu_t;
 
 typedef struct {
