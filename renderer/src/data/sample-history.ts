@@ -3,7 +3,7 @@
 // allocated once per process slot and recycled, so the heap stays flat for hours.
 import { recentTicks, type RecentSamples } from '../../../shared/recent-samples.js';
 import type { GpuProcessView } from '../../../shared/snapshot.js';
-import { processColor, OTHERS_COLOR } from '../colors.js';
+import { noteProcesses, processColor, OTHERS_COLOR } from '../colors.js';
 import { jobIdOfPid, processLabel } from './process-label.js';
 
 /** Ticks kept per GPU: one hour at the default 1 Hz. */
@@ -57,6 +57,7 @@ export interface TickSamples {
 }
 
 export function ingestSnapshot(snapshot: TickSamples): void {
+  noteProcesses(snapshot.processes); // newcomers get their colours before anything draws them
   const fresh = new Set<number>();
   for (const gpu of snapshot.gpus) {
     let history = histories.get(gpu.index);
