@@ -1,8 +1,11 @@
 /* Fake libcuda.so.1: MPS clients. A process is an MPS client of a GPU when the
  * simulated MPS control daemon serves that GPU (`fakegpu mps start`) and the
- * process's CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) is the daemon's.
- * Its kernels run on the GPU's shared MPS context: they overlap with the other
- * clients' kernels instead of taking turns on the engine. The model (README):
+ * process's CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) is the daemon's;
+ * in a MIG slice, when that slice's own daemon runs (`fakegpu mps --gi GI start`,
+ * as nvidia-cuda-mps-control -d with CUDA_VISIBLE_DEVICES=MIG-<uuid>).
+ * Its kernels run on the daemon's shared MPS context: they overlap with the other
+ * clients' kernels of that daemon instead of taking turns on the engine (the
+ * slice's engine in a MIG slice; clients of other slices never count). The model (README):
  * a kernel's nominal duration is its time on its share of the SMs
  * (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); while the shares of the clients with a
  * kernel running add up to S > 100, every one progresses at 100/S of its rate. */
@@ -74,13 +77,14 @@ static int same_dir(const char *a, const char *b) {
 void mps_setup(devctx_t *d) {
   d->mps_share = 0;
   d->mps_mem_limit = 0;
-  if (d->mig >= 0) return; /* MPS inside MIG instances is not simulated */
   const fg_gpu_t *g = &g_st->gpus[d->gpu];
-  if (!FG_LOAD(&g->mps_running)) return;
+  /* the daemon this device's clients would join: its MIG instance's, or the whole GPU's */
+  const fg_mps_daemon_t *slice = d->mig >= 0 && d->mig < FG_MAX_MIG ? &g->mig_mps[d->mig] : NULL;
+  if (!FG_LOAD(slice ? &slice->running : &g->mps_running)) return;
   const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
   if (!pipe || !*pipe) pipe = DEFAULT_PIPE_DIR;
   char daemon_dir[sizeof g->mps_pipe_dir];
-  memcpy(daemon_dir, g->mps_pipe_dir, sizeof daemon_dir);
+  memcpy(daemon_dir, slice ? slice->pipe_dir : g->mps_pipe_dir, sizeof daemon_dir);
   daemon_dir[sizeof daemon_dir - 1] = 0;
   if (!same_dir(pipe, daemon_dir[0] ? daemon_dir : DEFAULT_PIPE_DIR)) return;
   d->mps_share = parse_share();
@@ -100,7 +104,7 @@ static int fresh(const fg_mps_client_t *c, uint64_t now) {
 }
 
 /* This process's entry in the GPU's client table (claimed on first use); NULL if the table is full. */
-static fg_mps_client_t *claim(fg_gpu_t *g, int32_t me, uint64_t now) {
+static fg_mps_client_t *claim(fg_gpu_t *g, int32_t me, int engine, uint64_t now) {
   for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++)
     if (FG_LOAD(&g->mps_clients[i].pid) == me) return &g->mps_clients[i];
   for (int pass = 0; pass < 2; pass++) {
@@ -113,6 +117,7 @@ static fg_mps_client_t *claim(fg_gpu_t *g, int32_t me, uint64_t now) {
         continue; /* only entries of clients that are gone */
       if (__atomic_compare_exchange_n(&c->pid, &old, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         FG_STORE(&c->active, 0u);
+        FG_STORE(&c->engine, (uint32_t)engine);
         return c;
       }
     }
@@ -120,11 +125,13 @@ static fg_mps_client_t *claim(fg_gpu_t *g, int32_t me, uint64_t now) {
   return NULL;
 }
 
-static unsigned active_shares(const fg_gpu_t *g, uint64_t now) {
+/* The shares of the clients with a kernel running now on one daemon's context (engine: 0 GPU, 1 + m slice m). */
+static unsigned active_shares(const fg_gpu_t *g, int engine, uint64_t now) {
   unsigned total = 0;
   for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
     const fg_mps_client_t *c = &g->mps_clients[i];
-    if (FG_LOAD(&c->pid) && FG_LOAD(&c->active) && fresh(c, now)) total += FG_LOAD(&c->share);
+    if (FG_LOAD(&c->pid) && FG_LOAD(&c->active) && FG_LOAD(&c->engine) == (uint32_t)engine && fresh(c, now))
+      total += FG_LOAD(&c->share);
   }
   return total;
 }
@@ -133,8 +140,9 @@ void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end
   fg_gpu_t *g = &g_st->gpus[d->gpu];
   uint64_t t = fg_now_ns();
   *start = t;
-  fg_mps_client_t *c = claim(g, (int32_t)getpid(), t);
+  fg_mps_client_t *c = claim(g, (int32_t)getpid(), d->engine, t);
   if (c) {
+    FG_STORE(&c->engine, (uint32_t)d->engine);
     FG_STORE(&c->share, d->mps_share);
     FG_STORE(&c->kernel_start_ns, t);
     FG_STORE(&c->heartbeat_ns, t);
@@ -142,7 +150,7 @@ void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end
   }
   double left = (double)dur_ns; /* nominal ns still to run */
   while (left > 0 && !mps_terminated(d)) {
-    unsigned shares = c ? active_shares(g, t) : d->mps_share;
+    unsigned shares = c ? active_shares(g, d->engine, t) : d->mps_share;
     double rate = shares > 100 ? 100.0 / shares : 1.0;
     double wall = left / rate;
     uint64_t step = wall < (double)MPS_STEP_NS ? (uint64_t)wall + 1 : MPS_STEP_NS;

@@ -30,7 +30,7 @@ static const char *USAGE =
     "       fakegpu execlog --state PATH --device N [--mig GI] [--since-ns T]\n"
     "       fakegpu mig     --state PATH --device N list | create-gi PROFILE[:START] [-C] | destroy-gi GI\n"
     "                       | create-ci GI | destroy-ci GI CI | mode on|off\n"
-    "       fakegpu mps     --state PATH [--device N] status | start [--user NAME] [--uid U] [--pid P] [--pipe-dir DIR]\n"
+    "       fakegpu mps     --state PATH [--device N [--gi GI]] status | start [--user NAME] [--uid U] [--pid P] [--pipe-dir DIR]\n"
     "                       | stop | terminate-client PID\n"
     "--state defaults to $GPUSHARE_FAKEGPU_STATE\n";
 

@@ -20,7 +20,7 @@ int fakegpu_cmd_mps(int argc, char **argv);
 void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 typedef struct {
-  const char *state, *device, *user, *uid, *pid, *pipe_dir;
+  const char *state, *device, *user, *uid, *pid, *pipe_dir, *gi;
   const char *pos[8];
   int npos;
 } sargs_t;
@@ -35,6 +35,7 @@ static void parse(int argc, char **argv, sargs_t *a) {
     else if (!strcmp(argv[i], "--uid")) slot = &a->uid;
     else if (!strcmp(argv[i], "--pid")) slot = &a->pid;
     else if (!strcmp(argv[i], "--pipe-dir")) slot = &a->pipe_dir;
+    else if (!strcmp(argv[i], "--gi")) slot = &a->gi;
     else if (!strncmp(argv[i], "--", 2)) die(2, "%s: unknown option %s", argv[1], argv[i]);
     if (slot) {
       if (i + 1 >= argc) die(2, "%s: option %s needs a value", argv[1], argv[i]);
@@ -98,6 +99,18 @@ static void refuse_busy(fg_state_t *st, int dev, int m, const char *what) {
   int pid = st->procs[busy].pid;
   fg_unlock(st);
   die(1, "%s: in use by pid %d (device %d)", what, pid, dev);
+}
+
+/* A running MPS daemon holds its slice (slot m; any slot when m < 0) as a real MPS server holds its MIG device. */
+static void refuse_mps(fg_state_t *st, int dev, int m, const char *what) {
+  const fg_gpu_t *g = &st->gpus[dev];
+  for (int i = 0; i < FG_MAX_MIG; i++) {
+    if ((m >= 0 && i != m) || !g->mig_mps[i].running) continue;
+    char user[32];
+    snprintf(user, sizeof user, "%s", g->mig_mps[i].user);
+    fg_unlock(st);
+    die(1, "%s: its MPS daemon runs (user %s; stop it first: fakegpu mps --device %d --gi %u stop)", what, user, dev, g->mig[i].gi);
+  }
 }
 
 static void changed(fg_gpu_t *g) { FG_ADD(&g->mig_generation, 1u); }
@@ -180,6 +193,7 @@ static void create_gi(fg_state_t *st, int dev, const char *spec, int with_ci) {
   fg_mig_t *mi = &g->mig[free_slot];
   memset(mi, 0, sizeof *mi);
   memset(&g->engines[free_slot + 1], 0, sizeof g->engines[0]);
+  memset(&g->mig_mps[free_slot], 0, sizeof g->mig_mps[0]);
   mi->gi = gi;
   mi->ci = 0;
   unsigned gen = FG_LOAD(&g->mig_generation) + 1;
@@ -218,6 +232,7 @@ int fakegpu_cmd_mig(int argc, char **argv) {
     fg_reap(st, 1);
     fg_lock(st);
     refuse_busy(st, dev, -1, "mig mode: the GPU");
+    refuse_mps(st, dev, -1, "mig mode: a GPU instance");
     uint32_t on = !strcmp(a.pos[1], "on");
     if (!on)
       for (uint32_t m = 0; m < FG_MAX_MIG; m++) FG_STORE(&g->mig[m].present, (uint32_t)FG_MIG_FREE);
@@ -245,6 +260,7 @@ int fakegpu_cmd_mig(int argc, char **argv) {
       die(1, "destroy-gi: %s still has compute instance %u (destroy it first)", what, mi->ci);
     }
     refuse_busy(st, dev, m, what);
+    refuse_mps(st, dev, m, what);
     FG_STORE(&mi->present, (uint32_t)FG_MIG_FREE);
   } else if (!strcmp(op, "create-ci") && a.npos == 2) {
     if (mi->present == FG_MIG_GI_CI) {
@@ -263,6 +279,7 @@ int fakegpu_cmd_mig(int argc, char **argv) {
       die(1, "destroy-ci: %s has no compute instance %u", what, ci);
     }
     refuse_busy(st, dev, m, what);
+    refuse_mps(st, dev, m, what);
     FG_STORE(&mi->present, (uint32_t)FG_MIG_GI_ONLY);
   } else {
     fg_unlock(st);
@@ -275,23 +292,70 @@ int fakegpu_cmd_mig(int argc, char **argv) {
 
 /* ---- mps ---- */
 
+/* The clients of one daemon (engine 0: the whole GPU's, 1 + m: MIG slot m's), as a JSON array. */
+static void mps_clients(const fg_gpu_t *g, uint32_t engine) {
+  printf("[");
+  int first = 1;
+  for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
+    const fg_mps_client_t *c = &g->mps_clients[i];
+    if (!c->pid || c->engine != engine) continue;
+    printf("%s{\"pid\":%d,\"share\":%u,\"active\":%s}", first ? "" : ",", c->pid, c->share, c->active ? "true" : "false");
+    first = 0;
+  }
+  printf("]");
+}
+
 static void mps_status(const fg_state_t *st) {
   printf("[");
   for (uint32_t d = 0; d < st->gpu_count; d++) {
     const fg_gpu_t *g = &st->gpus[d];
-    printf("%s{\"device\":%u,\"running\":%s,\"user\":\"%s\",\"uid\":%u,\"pid\":%d,\"pipeDir\":\"%s\",\"clients\":[", d ? "," : "",
+    printf("%s{\"device\":%u,\"running\":%s,\"user\":\"%s\",\"uid\":%u,\"pid\":%d,\"pipeDir\":\"%s\",\"clients\":", d ? "," : "",
            d, g->mps_running ? "true" : "false", g->mps_running ? g->mps_user : "", g->mps_uid, g->mps_pid,
            g->mps_running ? g->mps_pipe_dir : "");
+    mps_clients(g, 0);
+    printf(",\"instances\":[");
     int first = 1;
-    for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
-      const fg_mps_client_t *c = &g->mps_clients[i];
-      if (!c->pid) continue;
-      printf("%s{\"pid\":%d,\"share\":%u,\"active\":%s}", first ? "" : ",", c->pid, c->share, c->active ? "true" : "false");
+    for (uint32_t m = 0; g->mig_current && m < g->mig_count && m < FG_MAX_MIG; m++) {
+      if (g->mig[m].present == FG_MIG_FREE) continue;
+      const fg_mps_daemon_t *md = &g->mig_mps[m];
+      printf("%s{\"gpuInstanceId\":%u,\"uuid\":\"%s\",\"running\":%s,\"user\":\"%s\",\"uid\":%u,\"pid\":%d,\"pipeDir\":\"%s\",\"clients\":",
+             first ? "" : ",", g->mig[m].gi, g->mig[m].present == FG_MIG_GI_CI ? g->mig[m].uuid : "", md->running ? "true" : "false",
+             md->running ? md->user : "", md->uid, md->pid, md->running ? md->pipe_dir : "");
+      mps_clients(g, m + 1);
+      printf("}");
       first = 0;
     }
     printf("]}");
   }
   printf("]\n");
+}
+
+/* One simulated daemon: the whole GPU's (fields of fg_gpu_t) or a MIG instance's (mig_mps[m]). */
+typedef struct {
+  uint32_t *running, *uid;
+  int32_t *pid;
+  char *user, *pipe_dir;
+  size_t user_size, pipe_size;
+  int mig; /* slot, -1: the whole GPU */
+  char what[64];
+} daemon_ref_t;
+
+static daemon_ref_t daemon_of(fg_state_t *st, int dev, const sargs_t *a) {
+  fg_gpu_t *g = &st->gpus[dev];
+  daemon_ref_t r;
+  if (!a->gi) {
+    r = (daemon_ref_t){&g->mps_running, &g->mps_uid, &g->mps_pid, g->mps_user, g->mps_pipe_dir, sizeof g->mps_user, sizeof g->mps_pipe_dir, -1, ""};
+    snprintf(r.what, sizeof r.what, "device %d", dev);
+    return r;
+  }
+  unsigned gi = (unsigned)number(a->gi, "--gi", 1000);
+  if (!g->mig_current) die(1, "mps: device %d is not in MIG mode", dev);
+  int m = find_gi(g, gi);
+  if (m < 0 || g->mig[m].present != FG_MIG_GI_CI) die(1, "mps: device %d has no GPU instance %u with a compute instance", dev, gi);
+  fg_mps_daemon_t *md = &g->mig_mps[m];
+  r = (daemon_ref_t){&md->running, &md->uid, &md->pid, md->user, md->pipe_dir, sizeof md->user, sizeof md->pipe_dir, m, ""};
+  snprintf(r.what, sizeof r.what, "GPU instance %u of device %d", gi, dev);
+  return r;
 }
 
 int fakegpu_cmd_mps(int argc, char **argv) {
@@ -306,6 +370,7 @@ int fakegpu_cmd_mps(int argc, char **argv) {
   }
   int dev = device(&a, st, "mps");
   fg_gpu_t *g = &st->gpus[dev];
+  daemon_ref_t dm = daemon_of(st, dev, &a);
   if (!strcmp(op, "start") && a.npos == 1) {
     unsigned uid = a.uid ? (unsigned)number(a.uid, "--uid", 0x7fffffff) : (unsigned)getuid();
     const char *user = a.user;
@@ -314,47 +379,49 @@ int fakegpu_cmd_mps(int argc, char **argv) {
       user = pw ? pw->pw_name : "unknown";
     }
     const char *pipe = a.pipe_dir ? a.pipe_dir : "/tmp/nvidia-mps";
-    if (strlen(user) >= sizeof g->mps_user || strlen(pipe) >= sizeof g->mps_pipe_dir) die(2, "mps start: --user or --pipe-dir too long");
+    if (strlen(user) >= dm.user_size || strlen(pipe) >= dm.pipe_size) die(2, "mps start: --user or --pipe-dir too long");
     fg_lock(st);
-    if (g->mps_running && strcmp(g->mps_user, user)) {
+    if (*dm.running && strcmp(dm.user, user)) {
       char held[32];
-      snprintf(held, sizeof held, "%s", g->mps_user);
+      snprintf(held, sizeof held, "%s", dm.user);
       fg_unlock(st);
-      die(1, "mps start: device %d already has an MPS daemon of user %s", dev, held);
+      if (dm.mig < 0) die(1, "mps start: device %d already has an MPS daemon of user %s", dev, held);
+      die(1, "mps start: GPU instance %u already has an MPS daemon of user %s", g->mig[dm.mig].gi, held);
     }
-    snprintf(g->mps_user, sizeof g->mps_user, "%s", user);
-    snprintf(g->mps_pipe_dir, sizeof g->mps_pipe_dir, "%s", pipe);
-    g->mps_uid = uid;
-    g->mps_pid = a.pid ? (int32_t)number(a.pid, "--pid", 0x7fffffff) : 0;
-    if (!g->mps_running)
+    snprintf(dm.user, dm.user_size, "%s", user);
+    snprintf(dm.pipe_dir, dm.pipe_size, "%s", pipe);
+    *dm.uid = uid;
+    *dm.pid = a.pid ? (int32_t)number(a.pid, "--pid", 0x7fffffff) : 0;
+    if (!g->mps_running && !FG_LOAD(dm.running))
       for (int i = 0; i < FG_MAX_MPS_TERMINATED; i++) FG_STORE(&g->mps_terminated[i], 0);
-    FG_STORE(&g->mps_running, 1u);
+    FG_STORE(dm.running, 1u);
     fg_unlock(st);
     return 0;
   }
   if (!strcmp(op, "stop") && a.npos == 1) {
     fg_lock(st);
-    FG_STORE(&g->mps_running, 0u);
+    FG_STORE(dm.running, 0u);
     fg_unlock(st);
     return 0;
   }
   if (!strcmp(op, "terminate-client") && a.npos == 2) {
     int32_t pid = (int32_t)number(a.pos[1], "client pid", 0x7fffffff);
+    uint32_t engine = (uint32_t)(dm.mig + 1);
     fg_lock(st);
     int known = 0;
-    for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) known |= g->mps_clients[i].pid == pid;
+    for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) known |= g->mps_clients[i].pid == pid && g->mps_clients[i].engine == engine;
     for (uint32_t i = 0; i < st->proc_hwm && i < FG_MAX_PROCS; i++)
       known |= st->procs[i].state == FG_PROC_USED && st->procs[i].pid == pid && st->procs[i].gpu == dev &&
-               st->procs[i].type == FG_TYPE_MPS;
-    if (!g->mps_running || !known) {
+               st->procs[i].mig == dm.mig && st->procs[i].type == FG_TYPE_MPS;
+    if (!*dm.running || !known) {
       fg_unlock(st);
-      die(1, "mps terminate-client: pid %d is not an MPS client on device %d", (int)pid, dev);
+      die(1, "mps terminate-client: pid %d is not an MPS client on %s", (int)pid, dm.what);
     }
     uint32_t at = g->mps_terminated_next++ % FG_MAX_MPS_TERMINATED;
     FG_STORE(&g->mps_terminated[at], pid);
     fg_unlock(st);
     return 0;
   }
-  die(2, "mps: bad command (start [--user NAME] [--uid U] [--pid P] [--pipe-dir DIR], stop, status, terminate-client PID)");
+  die(2, "mps: bad command ([--gi GI] start [--user NAME] [--uid U] [--pid P] [--pipe-dir DIR], stop, status, terminate-client PID)");
   return 2;
 }

@@ -328,13 +328,14 @@ void fg_ring_scan(const fg_state_t *st, int gpu, int engine, uint64_t from, uint
     if (rec.end_ns <= from || rec.start_ns >= to || rec.start_ns >= rec.end_ns) continue;
     fn(&rec, ctx);
   }
-  /* and MPS clients' kernels running now on the shared MPS context (whole GPU, cuda_mps.c) */
-  if (engine > 0) return;
+  /* and MPS clients' kernels running now on a shared MPS context (the whole GPU's or a slice's, cuda_mps.c) */
   uint64_t now = fg_now_ns();
   for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
     const fg_mps_client_t *c = &g->mps_clients[i];
     if (!FG_LOAD(&c->pid) || !FG_LOAD(&c->active) || (int64_t)(now - FG_LOAD(&c->heartbeat_ns)) > 50000000) continue;
-    fg_exec_rec_t rec = {0, 0, FG_LOAD(&c->kernel_start_ns), now, FG_LOAD(&c->pid), 0};
+    int on = (int)FG_LOAD(&c->engine);
+    if (engine >= 0 && on != engine) continue;
+    fg_exec_rec_t rec = {0, 0, FG_LOAD(&c->kernel_start_ns), now, FG_LOAD(&c->pid), on};
     if (rec.end_ns <= from || rec.start_ns >= to || rec.start_ns >= rec.end_ns) continue;
     fn(&rec, ctx);
   }

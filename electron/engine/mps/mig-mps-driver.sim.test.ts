@@ -1,0 +1,121 @@
+// MPS inside MIG slices on the simulated driver (two H100s, GPU 1 in MIG mode: GI 1 is a 3g.40gb, GI 2 a
+// 2g.20gb): a daemon per slice (`fakegpu mps --gi`), its clients overlap on that slice's engine within
+// their shares, a process in another slice is neither a client nor held back, and a slice whose daemon
+// runs cannot be destroyed. Everything is read from the driver's execution record and its MPS table.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { NvmlBinding } from '../gpu/nvml-types.js';
+import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
+import { fakegpuBuildDir } from '../paths.js';
+import { useSimulatedRig } from '../testing/simulated-rig.js';
+
+let driver: SimulatedDriver;
+let nvml: NvmlBinding;
+let dir: string;
+const cleanups = useSimulatedRig('h100x2-mig', 'gpushare-mig-mps-driver-', (rig) => ({ driver, nvml, dir } = rig));
+const FAKEGPU = join(fakegpuBuildDir(), 'fakegpu');
+
+const fakegpuMps = (...args: string[]): string => execFileSync(FAKEGPU, ['mps', '--state', driver.statePath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const sliceUuid = (gi: number): string => nvml.describeDevice(1).migDevices.find((m) => m.gpuInstanceId === gi)!.uuid;
+
+interface SliceDaemon {
+  gpuInstanceId: number;
+  running: boolean;
+  user: string;
+  pipeDir: string;
+  clients: Array<{ pid: number; share: number; active: boolean }>;
+}
+const sliceDaemons = (): SliceDaemon[] => (JSON.parse(fakegpuMps('status')) as Array<{ device: number; instances?: SliceDaemon[] }>)[1].instances ?? [];
+
+function startSliceDaemon(gi: number, name: string): string {
+  const pipeDir = join(dir, name, 'pipe');
+  mkdirSync(pipeDir, { recursive: true });
+  fakegpuMps('--device', '1', '--gi', String(gi), 'start', '--user', 'tester', '--pipe-dir', pipeDir);
+  cleanups.push(() => fakegpuMps('--device', '1', '--gi', String(gi), 'stop'));
+  return pipeDir;
+}
+
+/** Train loops in slice `gi`, as MPS clients of `pipeDir` with these shares (no pipe: plain processes of the slice). */
+async function trainIn(gi: number, pipeDir: string | null, shares: number[], iterations = 20): Promise<number[]> {
+  const jobs = shares.map((share) =>
+    driver.spawnFakejob(['--mem', '1G', 'train', '--kernel-ms', '10', '--iterations', String(iterations)], {
+      CUDA_VISIBLE_DEVICES: sliceUuid(gi),
+      ...(pipeDir ? { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(share) } : {}),
+    }),
+  );
+  const codes = await Promise.all(jobs.map((j) => j.exited));
+  assert.deepEqual(codes, shares.map(() => 0), 'every train loop finished');
+  return jobs.map((j) => j.pid);
+}
+
+const overlaps = (a: KernelRecord[], b: KernelRecord[]): boolean => a.some((x) => b.some((y) => x.startNs < y.endNs && y.startNs < x.endNs));
+const of = (records: KernelRecord[], pid: number): KernelRecord[] => records.filter((r) => r.pid === pid);
+/** Nanoseconds in which at least one of these kernels ran. */
+function unionNs(records: KernelRecord[]): number {
+  const sorted = [...records].sort((a, b) => a.startNs - b.startNs);
+  let total = 0;
+  let [from, to] = [-1, -1];
+  for (const r of sorted) {
+    if (r.startNs > to) {
+      total += to - from;
+      [from, to] = [r.startNs, r.endNs];
+    } else to = Math.max(to, r.endNs);
+  }
+  return total + (to - from);
+}
+
+test('two clients of a slice daemon at 50 % overlap on that slice; a process in another slice runs beside them, not as a client', async () => {
+  const pipeDir = startSliceDaemon(1, 'half');
+  const [pair, other] = await Promise.all([trainIn(1, pipeDir, [50, 50]), trainIn(2, null, [100])]);
+  const slice1 = await driver.execlog(1, 1);
+  const slice2 = await driver.execlog(1, 2);
+  assert.equal(of(slice1, pair[0]).length, 20);
+  assert.equal(of(slice1, pair[1]).length, 20);
+  assert.ok(overlaps(of(slice1, pair[0]), of(slice1, pair[1])), 'the two clients ran at the same time on the slice');
+  assert.equal(of(slice2, other[0]).length, 20, "the other slice's kernels are on its own engine");
+  assert.ok(overlaps(of(slice2, other[0]), slice1), 'it ran while the pair ran: nothing made it wait for them');
+  const daemon = sliceDaemons().find((d) => d.gpuInstanceId === 1)!;
+  assert.equal(daemon.running, true);
+  assert.equal(daemon.pipeDir, pipeDir);
+  assert.deepEqual(daemon.clients.map((c) => [c.pid, c.share]).sort(), pair.map((pid) => [pid, 50]).sort(), 'both, and only they, are clients of the slice daemon');
+  assert.ok(!sliceDaemons().some((d) => d.clients.some((c) => c.pid === other[0])), 'the other slice has no daemon and no client');
+});
+
+test("clients at 100 % each share the slice's SMs as the model says: together they progress no faster than one", async () => {
+  const pipeDir = startSliceDaemon(1, 'full');
+  const pair = await trainIn(1, pipeDir, [100, 100]);
+  const mine = (await driver.execlog(1, 1)).filter((r) => pair.includes(r.pid));
+  assert.ok(overlaps(of(mine, pair[0]), of(mine, pair[1])), 'they overlap');
+  // shares adding up to 200 %: each runs at half its rate while both run, so the slice is busy at least as
+  // long as the 40 kernels' nominal 400 ms (less 1 ms per kernel at most: the rate is re-read each 1 ms step)
+  assert.ok(unionNs(mine) >= (400 - 40) * 1e6, `slice busy ${(unionNs(mine) / 1e6).toFixed(0)} ms for 400 ms of nominal work`);
+});
+
+test('a slice process without the daemon running is no MPS client: processes of a slice take turns', async () => {
+  const pair = await trainIn(1, join(dir, 'nobody', 'pipe'), [50, 50], 10);
+  const mine = await driver.execlog(1, 1);
+  assert.equal(overlaps(of(mine, pair[0]), of(mine, pair[1])), false, 'time-sliced on the slice engine');
+});
+
+test("a slice whose MPS daemon runs cannot be destroyed; start and stop refuse what is not there", async () => {
+  startSliceDaemon(2, 'busy');
+  assert.throws(() => execFileSync(FAKEGPU, ['mig', '--state', driver.statePath, '--device', '1', 'destroy-ci', '2', '0'], { stdio: 'pipe' }), (e: Error & { stderr?: Buffer }) => {
+    assert.match(String(e.stderr), /GPU instance 2 \(2g\.20gb\): its MPS daemon runs \(user tester;/);
+    return true;
+  });
+  assert.throws(() => fakegpuMps('--device', '1', '--gi', '9', 'start'), (e: Error & { stderr?: Buffer }) => {
+    assert.match(String(e.stderr), /device 1 has no GPU instance 9/);
+    return true;
+  });
+  assert.throws(() => fakegpuMps('--device', '1', '--gi', '2', 'start', '--user', 'someone-else'), (e: Error & { stderr?: Buffer }) => {
+    assert.match(String(e.stderr), /GPU instance 2 already has an MPS daemon of user tester/);
+    return true;
+  });
+  assert.throws(() => fakegpuMps('--device', '0', '--gi', '1', 'start'), (e: Error & { stderr?: Buffer }) => {
+    assert.match(String(e.stderr), /device 0 is not in MIG mode/);
+    return true;
+  });
+});
