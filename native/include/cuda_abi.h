@@ -339,6 +339,11 @@ GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUgraphEdgeData) == 8, "CUgraphEdgeData is 8 byt
   X(cuMemMap, (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)) \
   X(cuMemUnmap, (CUdeviceptr ptr, size_t size)) \
   X(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)) \
+  X(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)) \
+  X(cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)) \
+  X(cuMemcpyDtoD_v2, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)) \
+  X(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N)) \
+  X(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N)) \
   X(cuModuleLoadData, (CUmodule *module, const void *image)) \
   X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
   X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)) \
@@ -443,6 +448,11 @@ GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
   X(cuMemMap, cuMemMap, 10020, 0) \
   X(cuMemUnmap, cuMemUnmap, 10020, 0) \
   X(cuMemSetAccess, cuMemSetAccess, 10020, 0) \
+  X(cuMemcpyHtoD, cuMemcpyHtoD_v2, 3020, 0) \
+  X(cuMemcpyDtoH, cuMemcpyDtoH_v2, 3020, 0) \
+  X(cuMemcpyDtoD, cuMemcpyDtoD_v2, 3020, 0) \
+  X(cuMemsetD8, cuMemsetD8_v2, 3020, 0) \
+  X(cuMemsetD32, cuMemsetD32_v2, 3020, 0) \
   X(cuModuleLoadData, cuModuleLoadData, 2000, 0) \
   X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0) \
   X(cuLaunchKernel, cuLaunchKernel, 4000, 0) \

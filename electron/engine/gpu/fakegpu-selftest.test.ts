@@ -1,6 +1,6 @@
 // The simulated driver's own self-test (native/fakegpu/test/selftest.sh) as part of the
 // suite: the CLI, fakejob, the fake NVML and the CUDA driver-API checks (capture, graphs,
-// graph memory, arrays, VMM, contexts, the bounded launch queue, the checkpoint lock).
+// graph memory, arrays, VMM, contexts, the bounded launch queue, the checkpoint lock, memory contents).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ test('the simulated driver passes its self-test, CUDA driver-API checks included
   const { code, output } = await runSelftest();
   const failures = output.split('\n').filter((l) => l.startsWith('FAIL'));
   assert.equal(code, 0, `selftest.sh exited ${code}; failures:\n${failures.join('\n')}\n--- output ---\n${output}`);
-  for (const check of ['capture', 'graphmem', 'arrays', 'vmm', 'ctx', 'queue', 'ckpt']) {
+  for (const check of ['capture', 'graphmem', 'arrays', 'vmm', 'ctx', 'queue', 'ckpt', 'contents']) {
     assert.match(output, new RegExp(`^ok   cuda ${check} \\(\\d+ checks\\)$`, 'm'), `the "${check}" checks did not run`);
   }
   assert.match(output, /^== 0 failure\(s\)$/m);

@@ -1,9 +1,10 @@
 /* Fake libcuda.so.1: cuCheckpointProcess*, called by another process (the
  * gpushare engine) on a target pid. The state lives in the target's shared
- * process slots: Lock holds back the target's new kernels and waits for the
- * one in flight; Checkpoint moves its device memory accounting to "host";
- * Restore moves it back onto the same GPU if it fits; Unlock lets it run. The
- * target's own executor and allocations wait while it is not RUNNING. */
+ * process slots: Lock holds back the target's new kernels and copies and waits
+ * for those in flight; Checkpoint moves its device memory, accounting and
+ * bytes (cuda_contents.c), to "host"; Restore moves both back onto the same
+ * GPU if they fit; Unlock lets it run. The target's own executor, allocations
+ * and copies wait while it is not RUNNING. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <linux/futex.h>
@@ -38,20 +39,21 @@ void ckpt_wait_running(int slot) {
 
 int ckpt_running(int slot) { return slot < 0 || FG_LOAD(&g_st->procs[slot].ckpt_state) == FG_CKPT_RUNNING; }
 
+/* busy counts the device operations in flight (the executor's kernel, copies of other threads). */
 void ckpt_kernel_begin(devctx_t *d) {
   if (d->slot < 0) return;
   fg_proc_t *p = &g_st->procs[d->slot];
   for (;;) {
     /* busy before state, the locker sets state before reading busy: one of us sees the other */
-    __atomic_store_n(&p->busy, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&p->busy, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&p->ckpt_state, __ATOMIC_SEQ_CST) == FG_CKPT_RUNNING) return;
-    __atomic_store_n(&p->busy, 0, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&p->busy, 1, __ATOMIC_SEQ_CST);
     ckpt_wait_running(d->slot);
   }
 }
 
 void ckpt_kernel_end(devctx_t *d) {
-  if (d->slot >= 0) __atomic_store_n(&g_st->procs[d->slot].busy, 0, __ATOMIC_SEQ_CST);
+  if (d->slot >= 0) __atomic_sub_fetch(&g_st->procs[d->slot].busy, 1, __ATOMIC_SEQ_CST);
 }
 
 /* ---------------- the caller's side ---------------- */
@@ -161,6 +163,17 @@ API cuCheckpointProcessLock(int pid, CUcheckpointLockArgs *args) {
   return rc;
 }
 
+/* The bytes of every slot of pid, under the state lock (no second caller moves them meanwhile;
+ * the target, locked, touches none): all move, or none (a failed slot's earlier ones go back). */
+static int move_all(int pid, const int *slots, int n, int to_host) {
+  for (int i = 0; i < n; i++)
+    if (contents_move(pid, slots[i], to_host) != 0) {
+      while (i-- > 0) contents_move(pid, slots[i], !to_host);
+      return -1;
+    }
+  return 0;
+}
+
 API cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args) {
   NEED_STATE();
   if (pid <= 0 || (args && !zero(args, sizeof *args))) return CUDA_ERROR_INVALID_VALUE;
@@ -169,6 +182,7 @@ API cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args) {
   fg_lock(st);
   int n = slots_of(st, pid, slots);
   CUresult rc = !n ? CUDA_ERROR_INVALID_VALUE : !all_in(st, slots, n, FG_CKPT_LOCKED) ? CUDA_ERROR_ILLEGAL_STATE : CUDA_SUCCESS;
+  if (rc == CUDA_SUCCESS && move_all(pid, slots, n, 1) != 0) rc = CUDA_ERROR_OPERATING_SYSTEM; /* still LOCKED */
   for (int i = 0; rc == CUDA_SUCCESS && i < n; i++) {
     fg_proc_t *p = &st->procs[slots[i]];
     fg_gpu_t *g = &st->gpus[p->gpu];
@@ -209,6 +223,7 @@ API cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args) {
     int n = slots_of(st, pid, slots);
     rc = !n ? CUDA_ERROR_INVALID_VALUE : !all_in(st, slots, n, FG_CKPT_CHECKPOINTED) ? CUDA_ERROR_ILLEGAL_STATE
          : !restore_fits(st, slots, n)                                                ? CUDA_ERROR_OUT_OF_MEMORY
+         : move_all(pid, slots, n, 0) != 0                                            ? CUDA_ERROR_OPERATING_SYSTEM
                                                                                       : CUDA_SUCCESS;
     for (int i = 0; rc == CUDA_SUCCESS && i < n; i++) {
       fg_proc_t *p = &st->procs[slots[i]];
@@ -223,7 +238,7 @@ API cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args) {
     if (rc != CUDA_ERROR_OUT_OF_MEMORY || attempt) break;
     fg_reap(st, 1); /* memory of processes that died since the last reap is free */
   }
-  return rc; /* out of memory: still CHECKPOINTED, nothing changed */
+  return rc; /* out of memory (or its bytes could not move): still CHECKPOINTED, nothing changed */
 }
 
 API cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs *args) {

@@ -121,6 +121,16 @@ FG_HIDDEN CUresult mem_charge(devctx_t *d, unsigned long long key, size_t size, 
 FG_HIDDEN size_t mem_uncharge(unsigned long long key, unsigned long long to);
 FG_HIDDEN unsigned long long mem_new_key(void);  /* unique charge key */
 FG_HIDDEN unsigned long long mem_reserve_va(size_t size); /* a fake device address range */
+/* cuda_mem.c: the cuMemAlloc-family allocation holding all of [ptr, ptr + n) and its device;
+ * INVALID_VALUE when none does (VMM mappings and graph memory are not searched). Takes g_mu. */
+FG_HIDDEN CUresult mem_find(unsigned long long ptr, size_t n, devctx_t **d);
+/* cuda_contents.c: device memory contents, at offset va - FG_VA_BASE of a memfd per process slot. */
+#define FG_VA_BASE 0x7f0000000000ull /* the first fake device address */
+FG_HIDDEN void contents_discard(devctx_t *d, unsigned long long va, size_t size); /* freed: its bytes go */
+FG_HIDDEN void contents_close(devctx_t *d); /* the device's last context is gone */
+/* cuda_contents.c, called by another process on a checkpointed/locked target: moves every byte of
+ * pid's slot between its device and host memfds (to_host: checkpoint). 0, or -1 with both as they were. */
+FG_HIDDEN int contents_move(int pid, int slot, int to_host);
 /* cuda_mem.c: frees every charge owned by ctx (the context is destroyed or reset). */
 FG_HIDDEN void mem_release_ctx(CUcontext ctx);
 /* cuda_exec.c: the stream a launch/sync argument names (ptsz: NULL is the per-thread stream). */
@@ -153,8 +163,9 @@ FG_HIDDEN void mps_setup(devctx_t *d);
 FG_HIDDEN void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end);
 /* cuda_mps.c: terminate_client was issued for this process on d's GPU. */
 FG_HIDDEN int mps_terminated(const devctx_t *d);
-/* cuda_ckpt.c: the target's side of cuCheckpointProcess*. Kernels and
- * allocations of a locked or checkpointed process wait until it is unlocked. */
+/* cuda_ckpt.c: the target's side of cuCheckpointProcess*. Kernels, allocations and memory
+ * copies of a locked or checkpointed process wait until it is unlocked. ckpt_kernel_begin/end
+ * bracket one device operation (a kernel, a copy): a lock waits until none is in flight. */
 FG_HIDDEN void ckpt_kernel_begin(devctx_t *d);
 FG_HIDDEN void ckpt_kernel_end(devctx_t *d);
 FG_HIDDEN void ckpt_wait_running(int slot);

@@ -26,7 +26,8 @@ typedef struct alloc_node {
   int counted;     /* accounted in the shared state */
 } alloc_node_t;
 
-static unsigned long long g_next_va = 0x7f0000000000ull;
+static unsigned long long g_next_va = FG_VA_BASE;
+static unsigned long long g_last_found; /* mem_find's last hit: copies come in runs on one allocation */
 static unsigned long long g_next_handle = 1;
 static alloc_node_t *g_allocs[HASH_BUCKETS]; /* under g_mu */
 static unsigned long long reserve_va(size_t size);
@@ -114,6 +115,30 @@ static alloc_node_t *lookup(unsigned long long key) {
   return NULL;
 }
 
+/* Allocations start on VA_GRANULE boundaries above FG_VA_BASE and never overlap: the one holding
+ * ptr, if any, is the nearest start at or below it. Keys of the VA range are device pointers only. */
+CUresult mem_find(unsigned long long ptr, size_t n, devctx_t **d) {
+  pthread_mutex_lock(&g_mu);
+  alloc_node_t *hit = NULL;
+  if (g_last_found && ptr >= g_last_found) hit = lookup(g_last_found);
+  if (!hit || ptr - hit->key >= hit->size) {
+    hit = NULL;
+    if (ptr >= FG_VA_BASE && ptr < g_next_va)
+      for (unsigned long long b = ptr - (ptr - FG_VA_BASE) % VA_GRANULE; !hit; b -= VA_GRANULE) {
+        hit = lookup(b);
+        if (b == FG_VA_BASE) break;
+      }
+  }
+  CUresult rc = CUDA_ERROR_INVALID_VALUE;
+  if (hit && ptr - hit->key < hit->size && n <= hit->size - (ptr - hit->key)) {
+    g_last_found = hit->key;
+    *d = hit->dc;
+    rc = CUDA_SUCCESS;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return rc;
+}
+
 CUcontext ctx_owner(devctx_t *d) {
   CUcontext c = t_cur;
   return (c && c->magic == MAGIC_CTX && c->dc == d) ? c : NULL;
@@ -161,6 +186,7 @@ size_t mem_uncharge(unsigned long long key, unsigned long long to) {
   pthread_mutex_unlock(&g_mu);
   if (!n) return 0;
   size_t size = n->size;
+  contents_discard(n->dc, key, n->size);
   if (n->counted) account_free(n->dc, n->size);
   free(n);
   return size;
@@ -328,6 +354,7 @@ API cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPoo
 
 static void free_node(alloc_node_t *n) {
   if (!n) return;
+  contents_discard(n->dc, n->key, n->size);
   if (n->counted) account_free(n->dc, n->size);
   free(n);
 }
@@ -363,4 +390,5 @@ void mem_release_device(devctx_t *d) {
       }
     }
   }
+  contents_close(d); /* its bytes go with the slot */
 }

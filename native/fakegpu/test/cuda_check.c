@@ -1,7 +1,7 @@
 /* cuda_check LIBCUDA CHECK...: driver-API checks of the simulated libcuda
  * (capture, graphs, graph memory, arrays, VMM, contexts, the bounded launch
- * queue, the checkpoint lock). It dlopens LIBCUDA as a framework does and
- * reads the execution record from the state file ($GPUSHARE_FAKEGPU_STATE)
+ * queue, the checkpoint lock; memory contents in cuda_check_contents.c). It
+ * dlopens LIBCUDA as a framework does and reads the execution record from the state file ($GPUSHARE_FAKEGPU_STATE)
  * to see which kernels really ran. Prints "ok"/"FAIL" lines; exit status =
  * number of failures. Expects device 0 idle and at least 8 GiB free. */
 #define _GNU_SOURCE
@@ -13,16 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../include/cuda_abi.h"
-#include "../src/fg_state.h"
+#include "cuda_check.h"
 
-#define MISSING ((CUresult)-1) /* the library lacks the entry point */
-#define MiB ((size_t)1024 * 1024)
-#define GiB (1024ull * MiB)
-
-#define DECLARE(name, params) static name##_fn p_##name;
-GPUSHARE_CUDA_FUNCS(DECLARE)
-#undef DECLARE
+#define DEFINE(name, params) name##_fn p_##name;
+GPUSHARE_CUDA_FUNCS(DEFINE)
+#undef DEFINE
 
 static CUresult missing(void) { return MISSING; }
 
@@ -34,28 +29,12 @@ static void load(void *h) {
 #undef LOAD
 }
 
-static int g_fails;
-static fg_state_t *g_st;
-static CUcontext g_ctx;
+int g_fails;
+fg_state_t *g_st;
+const char *g_build_dir;
+CUcontext g_ctx;
 static CUfunction g_fn;
 static CUstream g_s;
-
-#define EXPECT(what, cond, ...)                      \
-  do {                                               \
-    if (cond) {                                      \
-      printf("ok   %s\n", what);                     \
-    } else {                                         \
-      printf("FAIL %s: ", what);                     \
-      printf(__VA_ARGS__);                           \
-      printf("\n");                                  \
-      g_fails++;                                     \
-    }                                                \
-  } while (0)
-#define EXPECT_RC(what, call, want)                                           \
-  do {                                                                        \
-    CUresult r_ = (call);                                                     \
-    EXPECT(what, r_ == (want), "%s returned %d, want %d", #call, r_, (want)); \
-  } while (0)
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -466,10 +445,16 @@ static void check_ckpt_lock(void) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: cuda_check LIBCUDA capture|graphmem|arrays|vmm|ctx|queue|ckpt...\n");
+    fprintf(stderr, "usage: cuda_check LIBCUDA capture|graphmem|arrays|vmm|ctx|queue|ckpt|contents...\n");
     return 2;
   }
   void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  static char build_dir[4096];
+  snprintf(build_dir, sizeof build_dir, "%s", argv[1]);
+  char *slash = strrchr(build_dir, '/');
+  if (slash) *slash = 0;
+  else snprintf(build_dir, sizeof build_dir, ".");
+  g_build_dir = build_dir;
   if (!h) {
     fprintf(stderr, "cuda_check: %s\n", dlerror());
     return 2;
@@ -490,6 +475,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "ctx")) check_contexts();
     else if (!strcmp(argv[i], "queue")) check_queue();
     else if (!strcmp(argv[i], "ckpt")) check_ckpt_lock();
+    else if (!strcmp(argv[i], "contents")) check_contents();
     else {
       fprintf(stderr, "cuda_check: unknown check '%s'\n", argv[i]);
       return 2;

@@ -1,0 +1,304 @@
+/* Fake libcuda.so.1: device memory contents. A process's memory on one device
+ * (its process slot) lives in a memfd, "fakegpu-device-slotN", at offset
+ * va - FG_VA_BASE: sparse, so untouched GiBs cost nothing, and freed ranges are
+ * punched out (freed memory loses its contents, as on a GPU). A checkpoint,
+ * called by another process, reaches it through /proc/PID/fd and moves every
+ * data extent to a second memfd of the target, "fakegpu-host-slotN" (the
+ * process's host memory, as the real driver's checkpoint uses), and back on
+ * restore. Both die with the process: a reaped slot leaves nothing behind.
+ * Copies, memsets and discards run as device operations: they wait while the
+ * process is locked, and a lock waits for the one in flight (ckpt_kernel_*).
+ * Only memory of the cuMemAlloc family has contents here; pointers into VMM
+ * mappings or graph memory are not found (INVALID_VALUE). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cuda_internal.h"
+
+#define CHUNK (1u << 20) /* bytes per read/write of a copy */
+
+typedef struct {
+  int dev_fd, host_fd; /* -1: nothing written yet */
+  int slot;            /* the slot these belong to (a device re-registered gets new ones) */
+} store_t;
+
+static pthread_mutex_t g_store_mu = PTHREAD_MUTEX_INITIALIZER;
+static store_t g_store[MAX_VIS];
+static pthread_once_t g_store_once = PTHREAD_ONCE_INIT;
+
+static void store_init(void) {
+  for (int i = 0; i < MAX_VIS; i++) g_store[i] = (store_t){-1, -1, -1};
+}
+
+static void store_close(store_t *s) {
+  if (s->dev_fd >= 0) close(s->dev_fd);
+  if (s->host_fd >= 0) close(s->host_fd);
+  *s = (store_t){-1, -1, -1};
+}
+
+/* d's device memfd, made at the first write (create); -1 when nothing was ever written. */
+static int device_fd(devctx_t *d, int create) {
+  pthread_once(&g_store_once, store_init);
+  pthread_mutex_lock(&g_store_mu);
+  store_t *s = &g_store[d->vis];
+  if (s->dev_fd >= 0 && s->slot != d->slot) store_close(s);
+  if (s->dev_fd < 0 && create && d->slot >= 0) {
+    char name[64];
+    snprintf(name, sizeof name, "fakegpu-device-slot%d", d->slot);
+    int dev = memfd_create(name, MFD_CLOEXEC);
+    snprintf(name, sizeof name, "fakegpu-host-slot%d", d->slot);
+    int host = dev >= 0 ? memfd_create(name, MFD_CLOEXEC) : -1;
+    if (host >= 0) *s = (store_t){dev, host, d->slot};
+    else if (dev >= 0) close(dev);
+  }
+  int fd = s->dev_fd;
+  pthread_mutex_unlock(&g_store_mu);
+  return fd;
+}
+
+void contents_close(devctx_t *d) {
+  pthread_once(&g_store_once, store_init);
+  pthread_mutex_lock(&g_store_mu);
+  store_close(&g_store[d->vis]);
+  pthread_mutex_unlock(&g_store_mu);
+}
+
+static int punch(int fd, off_t off, size_t n) {
+  return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, (off_t)n);
+}
+
+void contents_discard(devctx_t *d, unsigned long long va, size_t size) {
+  if (va < FG_VA_BASE || (va >> 62)) return; /* handles and keys above the VA range hold no bytes */
+  ckpt_kernel_begin(d); /* parked bytes are on the host memfd: free them once they are back */
+  int fd = device_fd(d, 0);
+  if (fd >= 0) punch(fd, (off_t)(va - FG_VA_BASE), size);
+  ckpt_kernel_end(d);
+}
+
+/* ---------------- the owner's copies ---------------- */
+
+static int write_all(int fd, const void *buf, size_t n, off_t off) {
+  for (const char *p = buf; n;) {
+    ssize_t w = pwrite(fd, p, n, off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w, n -= (size_t)w, off += w;
+  }
+  return 0;
+}
+
+/* Holes and bytes past the end read as zeros. */
+static int read_all(int fd, void *buf, size_t n, off_t off) {
+  char *p = buf;
+  while (n && fd >= 0) {
+    ssize_t r = pread(fd, p, n, off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) break;
+    p += r, n -= (size_t)r, off += r;
+  }
+  memset(p, 0, n);
+  return 0;
+}
+
+/* The device and memfd offset of [ptr, ptr + n), all inside one allocation. */
+static CUresult locate(CUdeviceptr ptr, size_t n, devctx_t **d, off_t *off) {
+  CUresult rc = mem_find(ptr, n, d);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (dev_lost(*d)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+  *off = (off_t)(ptr - FG_VA_BASE);
+  return CUDA_SUCCESS;
+}
+
+/* Synchronous copies are prohibited while this thread's stream captures (global mode). */
+#define NO_UNSAFE_COPY()                          \
+  do {                                            \
+    if (cap_open()) {                             \
+      CUresult crc_ = cap_unsafe_call();          \
+      if (crc_ != CUDA_SUCCESS) return crc_;      \
+    }                                             \
+  } while (0)
+
+API cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
+  NEED_CTX(cur);
+  (void)cur;
+  if (!srcHost) return CUDA_ERROR_INVALID_VALUE;
+  if (ByteCount == 0) return CUDA_SUCCESS;
+  devctx_t *d;
+  off_t off;
+  CUresult rc = locate(dstDevice, ByteCount, &d, &off);
+  if (rc != CUDA_SUCCESS) return rc;
+  NO_UNSAFE_COPY();
+  ckpt_kernel_begin(d);
+  int fd = device_fd(d, 1);
+  rc = fd >= 0 && write_all(fd, srcHost, ByteCount, off) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
+  ckpt_kernel_end(d);
+  return rc;
+}
+
+API cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  NEED_CTX(cur);
+  (void)cur;
+  if (!dstHost) return CUDA_ERROR_INVALID_VALUE;
+  if (ByteCount == 0) return CUDA_SUCCESS;
+  devctx_t *d;
+  off_t off;
+  CUresult rc = locate(srcDevice, ByteCount, &d, &off);
+  if (rc != CUDA_SUCCESS) return rc;
+  NO_UNSAFE_COPY();
+  ckpt_kernel_begin(d);
+  rc = read_all(device_fd(d, 0), dstHost, ByteCount, off) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
+  ckpt_kernel_end(d);
+  return rc;
+}
+
+static int all_zero(const unsigned char *b, size_t n) {
+  return n == 0 || (b[0] == 0 && memcmp(b, b + 1, n - 1) == 0);
+}
+
+/* Zero chunks become holes: copying untouched memory keeps the copy sparse. */
+static int copy_chunk(int fd, unsigned char *buf, off_t from, off_t to, size_t n) {
+  if (read_all(fd, buf, n, from) != 0) return -1;
+  return all_zero(buf, n) ? punch(fd, to, n) : write_all(fd, buf, n, to);
+}
+
+API cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  NEED_CTX(cur);
+  (void)cur;
+  if (ByteCount == 0) return CUDA_SUCCESS;
+  devctx_t *dd, *sd;
+  off_t to, from;
+  CUresult rc = locate(dstDevice, ByteCount, &dd, &to);
+  if (rc == CUDA_SUCCESS) rc = locate(srcDevice, ByteCount, &sd, &from);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (dd != sd) return CUDA_ERROR_NOT_SUPPORTED; /* peer copies between devices are not simulated */
+  NO_UNSAFE_COPY();
+  unsigned char *buf = malloc(CHUNK);
+  if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  ckpt_kernel_begin(dd);
+  int fd = device_fd(dd, 1), bad = fd < 0;
+  int backwards = to > from && to < from + (off_t)ByteCount; /* overlapping: as memmove */
+  for (size_t done = 0; !bad && done < ByteCount;) {
+    size_t n = ByteCount - done < CHUNK ? ByteCount - done : CHUNK;
+    off_t at = backwards ? (off_t)(ByteCount - done - n) : (off_t)done;
+    bad = copy_chunk(fd, buf, from + at, to + at, n) != 0;
+    done += n;
+  }
+  ckpt_kernel_end(dd);
+  free(buf);
+  return bad ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
+}
+
+/* bytes of `pattern` (unit bytes, repeated) from ptr on; all zero: a hole, nothing stored. */
+static CUresult memset_bytes(CUdeviceptr ptr, const void *pattern, size_t unit, size_t bytes) {
+  devctx_t *d;
+  off_t off;
+  CUresult rc = locate(ptr, bytes, &d, &off);
+  if (rc != CUDA_SUCCESS) return rc;
+  NO_UNSAFE_COPY();
+  int zero = all_zero(pattern, unit);
+  unsigned char *buf = zero ? NULL : malloc(CHUNK);
+  if (!zero && !buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  for (size_t i = 0; buf && i < CHUNK; i += unit) memcpy(buf + i, pattern, unit); /* CHUNK is a multiple of 4 */
+  ckpt_kernel_begin(d);
+  int fd = device_fd(d, !zero), bad = 0;
+  if (zero) {
+    bad = fd >= 0 && punch(fd, off, bytes) != 0;
+  } else {
+    for (size_t done = 0; !bad && done < bytes;) {
+      size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
+      bad = fd < 0 || write_all(fd, buf, n, off + (off_t)done) != 0;
+      done += n;
+    }
+  }
+  ckpt_kernel_end(d);
+  free(buf);
+  return bad ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
+}
+
+API cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  NEED_CTX(cur);
+  (void)cur;
+  return N ? memset_bytes(dstDevice, &uc, 1, N) : CUDA_SUCCESS;
+}
+
+API cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+  NEED_CTX(cur);
+  (void)cur;
+  if (dstDevice % 4) return CUDA_ERROR_INVALID_VALUE; /* the driver wants 4-byte alignment */
+  if (N > SIZE_MAX / 4) return CUDA_ERROR_INVALID_VALUE;
+  return N ? memset_bytes(dstDevice, &ui, 4, N * 4) : CUDA_SUCCESS;
+}
+
+/* ---------------- the checkpointer's side (another process) ---------------- */
+
+/* A new descriptor of pid's "device" or "host" memfd of `slot`: -1 none (nothing was ever
+ * written there), -2 it exists but cannot be opened (no right to the target's files). */
+static int open_target_memfd(int pid, const char *which, int slot) {
+  char dir[64], path[128], link[256], want[64];
+  snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
+  snprintf(want, sizeof want, "/memfd:fakegpu-%s-slot%d ", which, slot); /* the kernel adds "(deleted)" */
+  DIR *dp = opendir(dir);
+  if (!dp) return -2;
+  int fd = -1;
+  for (struct dirent *e; fd == -1 && (e = readdir(dp));) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0) continue;
+    link[n] = 0;
+    if (strncmp(link, want, strlen(want)) == 0) {
+      fd = open(path, O_RDWR | O_CLOEXEC);
+      if (fd < 0) fd = -2;
+    }
+  }
+  closedir(dp);
+  return fd;
+}
+
+/* Copies every data extent of `from` into the empty `to` at the same offsets, then empties
+ * `from`. On failure `to` is emptied again and `from` is as it was. */
+static int move_extents(int from, int to) {
+  if (ftruncate(to, 0) != 0) return -1;
+  unsigned char *buf = malloc(CHUNK);
+  int bad = !buf;
+  for (off_t at = 0; !bad;) {
+    off_t data = lseek(from, at, SEEK_DATA);
+    if (data < 0) {
+      bad = errno != ENXIO; /* ENXIO: no data past `at` */
+      break;
+    }
+    off_t hole = lseek(from, data, SEEK_HOLE);
+    bad = hole < 0;
+    for (off_t o = data; !bad && o < hole;) {
+      size_t n = hole - o < CHUNK ? (size_t)(hole - o) : CHUNK;
+      bad = read_all(from, buf, n, o) != 0 || write_all(to, buf, n, o) != 0;
+      o += (off_t)n;
+    }
+    at = hole;
+  }
+  free(buf);
+  if (bad) {
+    ftruncate(to, 0);
+    return -1;
+  }
+  return ftruncate(from, 0);
+}
+
+int contents_move(int pid, int slot, int to_host) {
+  int dev = open_target_memfd(pid, "device", slot), host = open_target_memfd(pid, "host", slot);
+  int rc = 0;
+  if (dev == -2 || host == -2) rc = -1;
+  else if (dev >= 0 && host >= 0) rc = to_host ? move_extents(dev, host) : move_extents(host, dev);
+  /* neither: the process never wrote device memory there, nothing to move */
+  if (dev >= 0) close(dev);
+  if (host >= 0) close(host);
+  return rc;
+}

@@ -1,0 +1,229 @@
+/* cuda_check contents: device memory keeps what is written to it. Copies and
+ * memsets round-trip, stay inside their allocation, freed memory loses its
+ * bytes, and a checkpoint (here of this very process) moves them off the
+ * device and back. The driver keeps a process's device memory in a memfd per
+ * process slot ("fakegpu-device-slotN"), its checkpointed copy in another
+ * ("fakegpu-host-slotN"): this test looks at both through /proc/self/fd. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_check.h"
+
+static void fill(unsigned char *b, size_t n, uint32_t seed) {
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    b[i] = (unsigned char)x;
+  }
+}
+
+static int my_slot(void) {
+  for (uint32_t i = 0; i < FG_MAX_PROCS; i++) {
+    const fg_proc_t *p = &g_st->procs[i];
+    if (FG_LOAD(&p->state) == FG_PROC_USED && p->kind == FG_KIND_LIFELINE && p->pid == getpid() && p->gpu == 0) return (int)i;
+  }
+  return -1;
+}
+
+/* A new descriptor of this process's "device" or "host" memfd for `slot`, or -1. */
+static int open_memfd(const char *which, int slot) {
+  char want[64], link[256], path[64];
+  snprintf(want, sizeof want, "/memfd:fakegpu-%s-slot%d ", which, slot);
+  DIR *d = opendir("/proc/self/fd");
+  int fd = -1;
+  for (struct dirent *e; d && fd < 0 && (e = readdir(d));) {
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0) continue;
+    link[n] = 0;
+    if (!strncmp(link, want, strlen(want))) fd = open(path, O_RDONLY | O_CLOEXEC);
+  }
+  if (d) closedir(d);
+  return fd;
+}
+
+/* Bytes the file really holds (its data extents); -1 without the file. */
+static long long data_bytes(int fd) {
+  if (fd < 0) return -1;
+  long long n = 0;
+  for (off_t at = 0;;) {
+    off_t data = lseek(fd, at, SEEK_DATA);
+    if (data < 0) break;
+    off_t hole = lseek(fd, data, SEEK_HOLE);
+    n += hole - data;
+    at = hole;
+  }
+  return n;
+}
+
+static long long memfd_bytes(const char *which, int slot) {
+  int fd = open_memfd(which, slot);
+  long long n = data_bytes(fd);
+  if (fd >= 0) close(fd);
+  return n;
+}
+
+static int same(CUdeviceptr p, const unsigned char *want, size_t n) {
+  unsigned char *got = malloc(n);
+  memset(got, 0xEE, n);
+  int ok = p_cuMemcpyDtoH_v2(got, p, n) == CUDA_SUCCESS && memcmp(got, want, n) == 0;
+  free(got);
+  return ok;
+}
+
+static void check_round_trips(void) {
+  const size_t size = 4 * MiB, part = MiB + 123;
+  CUdeviceptr a = 0, b = 0;
+  EXPECT_RC("allocate 4 MiB", p_cuMemAlloc_v2(&a, size), CUDA_SUCCESS);
+  EXPECT_RC("allocate another 4 MiB", p_cuMemAlloc_v2(&b, size), CUDA_SUCCESS);
+  unsigned char *src = malloc(part), *got = malloc(size);
+  fill(src, part, 1);
+  EXPECT_RC("cuMemcpyHtoD_v2 at an unaligned offset inside the allocation", p_cuMemcpyHtoD_v2(a + 4097, src, part), CUDA_SUCCESS);
+  EXPECT("cuMemcpyDtoH_v2 reads the same bytes back", same(a + 4097, src, part), "different bytes");
+  EXPECT_RC("cuMemcpyDtoD_v2 to the other allocation", p_cuMemcpyDtoD_v2(b + 10, a + 4097, part), CUDA_SUCCESS);
+  EXPECT("the copy holds the same bytes", same(b + 10, src, part), "different bytes");
+  memset(got, 0x5A, 64);
+  EXPECT("memory never written reads as zeros", p_cuMemcpyDtoH_v2(got, a + size - 64, 64) == CUDA_SUCCESS && !memcmp(got, (unsigned char[64]){0}, 64),
+         "first byte %#x", got[0]);
+  EXPECT_RC("cuMemsetD8_v2", p_cuMemsetD8_v2(a, 0xAB, 100), CUDA_SUCCESS);
+  unsigned char d8[101];
+  memset(d8, 0xAB, 100);
+  d8[100] = 0; /* the byte after the memset: zero, as never written */
+  EXPECT("cuMemsetD8_v2 sets exactly N bytes", same(a, d8, 101), "different bytes");
+  EXPECT_RC("cuMemsetD32_v2", p_cuMemsetD32_v2(a + 4096, 0x11223344u, 3), CUDA_SUCCESS);
+  uint32_t d32[3] = {0x11223344u, 0x11223344u, 0x11223344u};
+  EXPECT("cuMemsetD32_v2 sets N 32-bit words", same(a + 4096, (unsigned char *)d32, sizeof d32), "different bytes");
+  EXPECT_RC("cuMemsetD32_v2 on an address not 4-byte aligned: INVALID_VALUE", p_cuMemsetD32_v2(a + 2, 1, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("a zero-byte copy is a no-op", p_cuMemcpyHtoD_v2(a, src, 0), CUDA_SUCCESS);
+
+  /* out of bounds: refused, nothing written */
+  fill(src, 64, 2);
+  EXPECT_RC("HtoD into the allocation's last 32 bytes and past its end: INVALID_VALUE", p_cuMemcpyHtoD_v2(a + size - 32, src, 64), CUDA_ERROR_INVALID_VALUE);
+  EXPECT("the refused copy wrote nothing", same(a + size - 64, (unsigned char[64]){0}, 64), "its bytes were written");
+  EXPECT_RC("DtoH past the end: INVALID_VALUE", p_cuMemcpyDtoH_v2(got, a + size - 1, 2), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("DtoD from past the end: INVALID_VALUE", p_cuMemcpyDtoD_v2(b, a + size - 8, 16), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("memset past the end: INVALID_VALUE", p_cuMemsetD8_v2(a + size - 8, 1, 16), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("an address no allocation holds: INVALID_VALUE", p_cuMemcpyHtoD_v2(b + size + 4096, src, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("a NULL host pointer: INVALID_VALUE", p_cuMemcpyDtoH_v2(NULL, a, 1), CUDA_ERROR_INVALID_VALUE);
+
+  /* freed memory loses its contents, as on a GPU */
+  int slot = my_slot();
+  long long before = memfd_bytes("device", slot);
+  EXPECT("the device memfd holds the bytes written", before >= (long long)part, "%lld bytes of data", before);
+  EXPECT_RC("free both", p_cuMemFree_v2(a) | p_cuMemFree_v2(b), CUDA_SUCCESS);
+  EXPECT("freeing punches the allocations out of the device memfd", memfd_bytes("device", slot) == 0, "%lld bytes left",
+         memfd_bytes("device", slot));
+  EXPECT_RC("a freed pointer: INVALID_VALUE", p_cuMemcpyDtoH_v2(got, a, 1), CUDA_ERROR_INVALID_VALUE);
+  CUdeviceptr c = 0;
+  p_cuMemAlloc_v2(&c, size);
+  EXPECT("a new allocation reads as zeros", same(c, (unsigned char[256]){0}, 256), "old bytes");
+  p_cuMemFree_v2(c);
+  free(src);
+  free(got);
+}
+
+/* A sleeping process charged with `bytes` on GPU 0 through the fakegpu CLI (it takes the free memory). */
+static pid_t hog(unsigned long long bytes) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execlp("sleep", "sleep", "60", (char *)NULL);
+    _exit(127);
+  }
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "'%s/fakegpu' attach --device 0 --pid %d --mem %llu", g_build_dir, (int)pid, bytes);
+  if (system(cmd) != 0) printf("FAIL hog: %s\n", cmd), g_fails++;
+  return pid;
+}
+
+static void check_checkpoint(void) {
+  const size_t size = 64 * MiB, part = 3 * MiB + 5;
+  CUdeviceptr p = 0;
+  int slot = my_slot();
+  EXPECT_RC("allocate 64 MiB", p_cuMemAlloc_v2(&p, size), CUDA_SUCCESS);
+  unsigned char *src = malloc(part);
+  fill(src, part, 3);
+  p_cuMemcpyHtoD_v2(p + 7, src, part);
+  p_cuMemsetD8_v2(p + size - 4096, 0xC3, 4096); /* the last bytes too */
+  long long on_device = memfd_bytes("device", slot);
+  EXPECT("the device memfd holds what was written", on_device >= (long long)(part + 4096), "%lld bytes", on_device);
+  EXPECT_RC("lock", p_cuCheckpointProcessLock(getpid(), NULL), CUDA_SUCCESS);
+  EXPECT_RC("checkpoint", p_cuCheckpointProcessCheckpoint(getpid(), NULL), CUDA_SUCCESS);
+  EXPECT("checkpointed: the device memfd holds no bytes", memfd_bytes("device", slot) == 0, "%lld bytes", memfd_bytes("device", slot));
+  EXPECT("checkpointed: the host memfd holds them all", memfd_bytes("host", slot) == on_device, "%lld of %lld bytes",
+         memfd_bytes("host", slot), on_device);
+
+  /* OOM on restore: nothing moves */
+  pid_t h = hog(fg_engine_capacity_free(g_st, 0, -1));
+  EXPECT_RC("restore with the memory taken: OUT_OF_MEMORY", p_cuCheckpointProcessRestore(getpid(), NULL), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT("after the failed restore the device memfd is still empty", memfd_bytes("device", slot) == 0, "%lld bytes",
+         memfd_bytes("device", slot));
+  EXPECT("and the host memfd still holds every byte", memfd_bytes("host", slot) == on_device, "%lld of %lld bytes",
+         memfd_bytes("host", slot), on_device);
+  kill(h, SIGKILL);
+  waitpid(h, NULL, 0);
+
+  EXPECT_RC("restore once the memory is free (the hog reaped)", p_cuCheckpointProcessRestore(getpid(), NULL), CUDA_SUCCESS);
+  EXPECT("restored: the bytes are back on the device memfd", memfd_bytes("device", slot) == on_device, "%lld of %lld bytes",
+         memfd_bytes("device", slot), on_device);
+  EXPECT("and gone from the host memfd", memfd_bytes("host", slot) == 0, "%lld bytes", memfd_bytes("host", slot));
+  EXPECT_RC("unlock", p_cuCheckpointProcessUnlock(getpid(), NULL), CUDA_SUCCESS);
+  EXPECT("the contents are intact, byte for byte", same(p + 7, src, part), "different bytes");
+  unsigned char tail[4096];
+  memset(tail, 0xC3, sizeof tail);
+  EXPECT("the allocation's last bytes too", same(p + size - 4096, tail, sizeof tail), "different bytes");
+  p_cuMemFree_v2(p);
+  free(src);
+}
+
+/* ---- a copy of a locked process waits for the unlock ---- */
+
+typedef struct {
+  CUdeviceptr p;
+  volatile int done, saw_unlock;
+  volatile int *unlocking;
+  CUresult rc;
+} locked_copy_t;
+
+static void *locked_copy(void *arg) {
+  locked_copy_t *c = arg;
+  p_cuCtxSetCurrent(g_ctx);
+  unsigned char b[16];
+  c->rc = p_cuMemcpyDtoH_v2(b, c->p, sizeof b);
+  c->saw_unlock = *c->unlocking;
+  c->done = 1;
+  return NULL;
+}
+
+static void check_locked_copy(void) {
+  volatile int unlocking = 0;
+  locked_copy_t c = {0, 0, 0, &unlocking, -1};
+  p_cuMemAlloc_v2(&c.p, MiB);
+  EXPECT_RC("lock (before cuMemcpyDtoH_v2)", p_cuCheckpointProcessLock(getpid(), NULL), CUDA_SUCCESS);
+  pthread_t t;
+  pthread_create(&t, NULL, locked_copy, &c);
+  struct timespec ts = {0, 200 * 1000000L};
+  nanosleep(&ts, NULL);
+  EXPECT("cuMemcpyDtoH_v2 blocks while the process is locked", !c.done, "it returned %d while locked", c.rc);
+  unlocking = 1;
+  p_cuCheckpointProcessUnlock(getpid(), NULL);
+  pthread_join(t, NULL);
+  EXPECT("cuMemcpyDtoH_v2 returns after the unlock", c.saw_unlock && c.rc == CUDA_SUCCESS, "rc %d, after unlock: %d", c.rc,
+         c.saw_unlock);
+  p_cuMemFree_v2(c.p);
+}
+
+void check_contents(void) {
+  check_round_trips();
+  check_checkpoint();
+  check_locked_copy();
+}
