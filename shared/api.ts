@@ -87,7 +87,8 @@ export const apiSchemas = {
   'mps.status': object({}),
   /** Start (or stop) the engine's MPS control daemon for one GPU; refused while another user's holds the box. */
   'mps.start': object({ gpu: gpuIndex }),
-  'mps.stop': object({ gpu: gpuIndex }),
+  /** With gpuInstanceId: the daemon inside that MIG slice of the GPU (a slice whose daemon runs is kept by mig apply). */
+  'mps.stop': object({ gpu: gpuIndex, gpuInstanceId: optional(number({ integer: true, min: 0, max: 1000 })) }),
   /** A GPU's MIG layout: GPU/compute instances, profiles, placements and the processes in each slice. */
   'mig.layout': object({ gpu: gpuIndex }),
   /**

@@ -15,6 +15,19 @@ export interface MpsGpuStatus {
   pipeDir: string | null;
   /** One sentence for the console, e.g. "MPS held by user alice (nvidia-cuda-mps-control pid 812)". */
   message: string;
+  /** The GPU's MIG slices with an MPS daemon of their own (jobs in mode mig with an MPS share); absent: none. */
+  slices?: MpsSliceStatus[];
+}
+
+/** The MPS daemon inside one MIG slice (started with CUDA_VISIBLE_DEVICES=MIG-…, its own pipe directory). */
+export interface MpsSliceStatus extends Omit<MpsGpuStatus, 'slices'> {
+  gpuInstanceId: number;
+  /** The slice's MIG-… UUID. */
+  uuid: string;
+  /** A daemon (anyone's, as far as this engine can see) runs inside this slice: mig apply keeps the slice. */
+  daemonRunning: boolean;
+  /** Whose daemon that is, when known. */
+  daemonUser?: string;
 }
 
 export interface MigSliceProcess {

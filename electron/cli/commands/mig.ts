@@ -100,7 +100,7 @@ function migPlan(argv: string[]): number {
     const jobCell = (id: string | null) => (id === null ? 'idle' : id.includes('+') ? `${id}  (MPS)` : `${id}  ${describe(id)!.spec}`);
     lines.push(...instanceRows(rows, jobCell));
   }
-  lines.push(...mpsLines(plan.instances));
+  lines.push(...mpsLines(plan.instances, null));
   if (plan.unplaced.length > 0) {
     lines.push('', 'Not placed:');
     for (const u of plan.unplaced) lines.push(`  ${u.jobId}  ${describe(u.jobId)!.spec}: ${u.reason}`);
@@ -113,12 +113,25 @@ function migPlan(argv: string[]): number {
   return 0;
 }
 
-/** What the plan shares through MPS: the slice, its jobs and each one's SM limit. */
-function mpsLines(planned: Array<{ profile: string; placement: { start: number }; mps?: Array<{ jobId: string; activeThreadPercentage: number }> }>): string[] {
+/**
+ * What the plan shares through MPS: the slice, its jobs and each one's SM limit, and the command that runs
+ * each job there (the engine starts the slice's MPS daemon with the first). `layout`: the slices as they
+ * are after applying (or today's, where a dry run keeps them), for their UUIDs; null: none known yet.
+ */
+export function mpsLines(
+  planned: Array<{ profile: string; placement: { start: number }; gpuInstanceId?: number | null; mps?: Array<{ jobId: string; activeThreadPercentage: number }> }>,
+  layout: { gpu: number; slices: MigLayoutView['slices']; applied: boolean } | null,
+): string[] {
   const shared = planned.filter((p) => p.mps);
   if (shared.length === 0) return [];
-  const lines = ['', 'Shared through MPS (more jobs placed than one slice each allows; run an MPS daemon in the slice and give each job CUDA_MPS_ACTIVE_THREAD_PERCENTAGE):'];
-  for (const p of shared) lines.push(`  ${p.profile} at ${p.placement.start}: ${p.mps!.map((m) => `${m.jobId} ${m.activeThreadPercentage}%`).join(', ')}`);
+  const lines = ['', 'Shared through MPS (more jobs placed than one slice each allows); run each job in its slice with its SM share:'];
+  for (const p of shared) {
+    lines.push(`  ${p.profile} at ${p.placement.start}: ${p.mps!.map((m) => `${m.jobId} ${m.activeThreadPercentage}%`).join(', ')}`);
+    const exists = layout !== null && (layout.applied || (p.gpuInstanceId ?? null) !== null);
+    const uuid = exists ? layout.slices.find((s) => s.profile === p.profile && s.placement.start === p.placement.start)?.uuids[0] : undefined;
+    for (const m of p.mps!) lines.push(`    ${m.jobId}: gpushare run --mig-slice ${uuid ?? 'MIG-UUID'} --mps-share ${m.activeThreadPercentage} -- COMMAND`);
+    if (!uuid) lines.push(`    (MIG-UUID: the ${p.profile} slice's once it is created; gpushare mig layout${layout ? ` --gpu ${layout.gpu}` : ''} lists it)`);
+  }
   return lines;
 }
 
@@ -205,11 +218,11 @@ function renderLayout(layout: MigLayoutView): string {
 function renderApply(result: MigApplyResult): string {
   const lines = [`GPU ${result.gpu}: ${result.applied ? 'MIG layout applied' : result.dryRun ? 'dry run (nothing changed)' : 'nothing to change'}`];
   if (result.commands.length) lines.push('', 'Commands:', ...result.commands.map((c) => `  ${c}`));
-  lines.push(...mpsLines(result.planned));
+  lines.push(...mpsLines(result.planned, result.layout && { gpu: result.gpu, slices: result.layout.slices, applied: result.applied }));
   const beside = result.planned.filter((p) => p.busy && p.jobId !== null);
   if (beside.length) {
     lines.push('', 'Beside running work (the slice is busy and kept; the job gets only the memory free now):');
-    for (const p of beside) lines.push(`  ${p.jobId}: ${p.profile} GI ${p.gpuInstanceId}, with pid ${p.busy!.pids.join(', ')}, ${formatByteSize(p.busy!.memoryFreeBytes)} free now`);
+    for (const p of beside) lines.push(`  ${p.jobId}: ${p.profile} GI ${p.gpuInstanceId}, with ${p.busy!.pids.length ? `pid ${p.busy!.pids.join(', ')}` : 'its MPS daemon'}, ${formatByteSize(p.busy!.memoryFreeBytes)} free now`);
   }
   if (result.unplaced.length) lines.push('', 'Not placed:', ...result.unplaced.map((u) => `  ${u.jobId}: ${u.reason}`));
   if (result.blockers.length) lines.push('', 'Would block applying:', ...result.blockers.map((b) => `  ${b}`));

@@ -4,27 +4,31 @@ import { parseFlags, UsageError } from '../args.js';
 import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { withEngine } from './jobs.js';
 
-export const mpsUsage = `Usage: gpushare mps status|start|stop [--gpu N] [--json]
-  status   per GPU: off, ours (the engine's daemon) or held (another user's: one user's MPS per box)
+export const mpsUsage = `Usage: gpushare mps status|start|stop [--gpu N] [--gi GI] [--json]
+  status   per GPU: off, ours (the engine's daemon) or held (another user's: one user's MPS per box),
+           and the engine's daemons inside MIG slices
   start    start the engine's MPS control daemon for GPU N (jobs in --mode mps start it themselves)
-  stop     stop it (its clients lose their server: stop them first)`;
+  stop     stop it (its clients lose their server: stop them first); with --gi GI the daemon inside
+           that MIG slice (jobs run with --mig-slice and --mps-share start and stop it themselves)`;
 
 export async function mpsCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined) throw new UsageError(`Which mps subcommand? status, start or stop.\n${mpsUsage}`);
   if (!['status', 'start', 'stop'].includes(sub)) throw new UsageError(`Unknown mps subcommand "${sub}": status, start or stop.\n${mpsUsage}`);
-  const { values, positionals } = parseFlags(rest, { gpu: { type: 'string' }, json: { type: 'boolean' } });
+  const { values, positionals } = parseFlags(rest, { gpu: { type: 'string' }, gi: { type: 'string' }, json: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`gpushare mps ${sub} takes no arguments, got "${positionals[0]}".`);
   if (values.gpu !== undefined && !/^\d+$/.test(values.gpu)) throw new UsageError(`--gpu must be a GPU index, got "${values.gpu}".`);
   const gpu = values.gpu === undefined ? undefined : Number(values.gpu);
   if (sub !== 'status' && gpu === undefined) throw new UsageError(`gpushare mps ${sub} needs --gpu N.`);
+  if (values.gi !== undefined && (sub !== 'stop' || !/^\d+$/.test(values.gi))) throw new UsageError(sub === 'stop' ? `--gi must be a GPU instance id, got "${values.gi}".` : `--gi is for gpushare mps stop only (a slice's daemon starts with its first job).`);
+  const gpuInstanceId = values.gi === undefined ? undefined : Number(values.gi);
   const statuses: MpsGpuStatus[] = await withEngine(async (engine) => {
     if (gpu !== undefined) await checkGpuOnEngine(engine, gpu);
     if (sub === 'start') return [await engine.call('mps.start', { gpu: gpu! })];
-    if (sub === 'stop') return [await engine.call('mps.stop', { gpu: gpu! })];
+    if (sub === 'stop') return [await engine.call('mps.stop', { gpu: gpu!, ...(gpuInstanceId === undefined ? {} : { gpuInstanceId }) })];
     return (await engine.call('mps.status', {})).filter((s) => gpu === undefined || s.gpu === gpu);
   });
   if (values.json) process.stdout.write(JSON.stringify(statuses, null, 2) + '\n');
-  else process.stdout.write(statuses.map((s) => `GPU ${s.gpu}  ${s.state.padEnd(4)}  ${s.message}`).join('\n') + '\n');
+  else process.stdout.write(statuses.flatMap((s) => [`GPU ${s.gpu}  ${s.state.padEnd(4)}  ${s.message}`, ...(s.slices ?? []).map((m) => `  GI ${m.gpuInstanceId}  ${m.state.padEnd(4)}  ${m.message}`)]).join('\n') + '\n');
   return 0;
 }

@@ -15,7 +15,8 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|nor
   Then follows it for up to --wait seconds (default 1) and says what it came to: running, queued
   and what it waits for, or failed (exit status 1 when it failed or could not start).
   --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the
-  pinned memory limit); --mode mig runs it in one MIG slice (see gpushare mig layout).
+  pinned memory limit); --mig-slice (mode mig) runs it in one MIG slice (see gpushare mig layout),
+  with --mps-share sharing the slice through the slice's own MPS daemon (percent of its SMs).
   --keep-resident: never park it to give its memory to another job while it is idle.
   SIZE like 20G (20 GiB: K, M, G, T are powers of 1024). Without --priority: engine.defaultPriority
   in $XDG_CONFIG_HOME/gpushare/config.json, else normal.`;
@@ -64,7 +65,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
     throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}; got "${priority}".`);
   }
-  const mode = text('mode');
+  const mode = text('mode') ?? (text('mig-slice') !== undefined ? 'mig' : undefined); // a slice says the mode
   if (mode !== undefined && !(SHARING_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${SHARING_MODES.join(', ')}, got "${mode}".`);
   const waitText = text('wait') ?? String(DEFAULT_WAIT_S);
   const waitS = Number(waitText);

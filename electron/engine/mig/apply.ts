@@ -1,6 +1,7 @@
 // Reading a GPU's MIG layout, and applying a planned one: only when MIG mode is on, every profile exists
 // on this GPU, the instances it destroys are idle and the engine may (root); otherwise say what blocks it.
-import type { MigApplyResult, MigLayoutView, MigSliceView } from '../../../shared/spatial.js';
+import type { MigApplyResult, MigLayoutView, MigSliceView, MpsSliceStatus } from '../../../shared/spatial.js';
+import type { SliceRef } from '../mps/mps-control.js';
 import type { DeviceSample, NvmlBinding } from '../gpu/nvml-types.js';
 import type { ProcessIdentity } from '../proc/proc-table.js';
 import { migCommands } from './commands.js';
@@ -15,6 +16,8 @@ export interface MigDeps {
   nvml: Pick<NvmlBinding, 'describeDevice' | 'sampleDevice'>;
   /** Who a pid is (user, command line), for "in use by pid 4242 (alice: python train.py)". */
   identify: (pid: number) => Pick<ProcessIdentity, 'user' | 'argv' | 'command'>;
+  /** The MPS daemon inside each slice (a slice whose daemon runs is busy: kept, never destroyed); absent: none known. */
+  sliceDaemons?: (slices: SliceRef[]) => Pick<MpsSliceStatus, 'gpuInstanceId' | 'daemonRunning' | 'daemonUser'>[];
 }
 
 export interface MigApplyRequest {
@@ -106,7 +109,12 @@ export async function applyMigLayout(request: MigApplyRequest, deps: MigDeps, ex
   if (!table) refuse([`No MIG profile table is known for ${device.name}: gpushare has built-in tables for A100, H100 and H200.`]);
 
   const current = migLayoutFromDevices(device.migDevices);
-  if (device.migMode?.current) markBusy(current, deps.nvml.sampleDevice(gpu));
+  const daemons = new Map<number, string>(); // GPU instance id -> whose MPS daemon runs inside it
+  if (device.migMode?.current) {
+    const refs = device.migDevices.map((m) => ({ gpu, gpuInstanceId: m.gpuInstanceId, uuid: m.uuid }));
+    for (const d of refs.length && deps.sliceDaemons ? deps.sliceDaemons(refs) : []) if (d.daemonRunning) daemons.set(d.gpuInstanceId, d.daemonUser ?? '?');
+    markBusy(current, deps.nvml.sampleDevice(gpu), new Set(daemons.keys()));
+  }
   let planned: MigInstance[];
   if (request.jobs !== undefined) {
     let needs;
@@ -148,6 +156,10 @@ export async function applyMigLayout(request: MigApplyRequest, deps: MigDeps, ex
         const what = who.argv.length ? who.argv.join(' ') : (who.command ?? '?');
         blockers.push(`GPU ${gpu} slice ${slice.profile} (GI ${slice.gpuInstanceId}) is in use by pid ${p.pid} (${who.user ?? '?'}: ${what})`);
       }
+      const daemonUser = daemons.get(slice.gpuInstanceId!);
+      if (daemonUser !== undefined) {
+        blockers.push(`GPU ${gpu} slice ${slice.profile} (GI ${slice.gpuInstanceId}) has an MPS daemon running (user ${daemonUser}): stop it first (\`gpushare mps stop --gpu ${gpu} --gi ${slice.gpuInstanceId}\` for gpushare's own; it stops by itself when the slice's last MPS job ends)`);
+      }
     }
   }
   const privilege = executor.privilegeProblem();
@@ -169,11 +181,11 @@ export async function applyMigLayout(request: MigApplyRequest, deps: MigDeps, ex
   return result;
 }
 
-/** Today's slices with processes in them, and the memory each leaves free now (what a job beside it gets). */
-export function markBusy(current: MigInstance[], sample: DeviceSample): void {
+/** Today's slices with processes (or an MPS daemon) in them, and the memory each leaves free now (what a job beside it gets). */
+export function markBusy(current: MigInstance[], sample: DeviceSample, withMpsDaemon: ReadonlySet<number> = new Set()): void {
   for (const instance of current) {
     const pids = sample.processes.filter((p) => p.gpuInstanceId === instance.gpuInstanceId).map((p) => p.pid);
-    if (pids.length === 0) continue;
+    if (pids.length === 0 && !withMpsDaemon.has(instance.gpuInstanceId!)) continue;
     const slice = sample.migDevices.find((d) => d.gpuInstanceId === instance.gpuInstanceId);
     const used = slice?.memoryUsed ?? sample.processes.filter((p) => p.gpuInstanceId === instance.gpuInstanceId).reduce((sum, p) => sum + (p.usedMemory ?? 0), 0);
     // a slice whose size the driver does not say has nothing known to be free

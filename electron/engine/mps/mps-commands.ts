@@ -1,15 +1,17 @@
-// The MPS commands of the engine's API: status per GPU (whose daemon runs, "MPS held by user NAME"),
-// start and stop the engine's daemon for one GPU.
+// The MPS commands of the engine's API: status per GPU (whose daemon runs, "MPS held by user NAME",
+// and our daemons inside its MIG slices), start and stop the engine's daemon for one GPU (stop: or slice).
 import type { MpsGpuStatus } from '../../../shared/spatial.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { requireBoxRight, type BoxRights } from '../api/rights.js';
-import type { GpuRef, MpsControl } from './mps-control.js';
+import type { GpuRef, MpsControl, SliceRef } from './mps-control.js';
 
 export interface MpsCommandOptions {
   mps: MpsControl;
   /** The GPUs of the latest snapshot. */
   gpus: () => GpuRef[];
+  /** The MIG slices of the latest snapshot (each may have a daemon of its own); absent: none. */
+  slices?: () => SliceRef[];
   /** Who may start and stop daemons: the engine's owner or an administrator. */
   rights: BoxRights;
 }
@@ -32,15 +34,25 @@ export function registerMpsCommands(dispatcher: Dispatcher, options: MpsCommandO
     }
   };
 
-  dispatcher.register('mps.status', () => options.mps.status(options.gpus()));
+  dispatcher.register('mps.status', () => {
+    const slices = options.slices?.() ?? [];
+    const running = slices.length ? options.mps.sliceStatus(slices).filter((s) => s.state === 'ours') : [];
+    return options.mps.status(options.gpus()).map((status) => {
+      const mine = running.filter((s) => s.gpu === status.gpu);
+      return mine.length ? { ...status, slices: mine } : status;
+    });
+  });
   dispatcher.register('mps.start', ({ gpu: index }, caller) => {
     allowed(caller, 'start MPS');
     const target = gpu(index);
     return act(() => options.mps.start(target));
   });
-  dispatcher.register('mps.stop', ({ gpu: index }, caller) => {
+  dispatcher.register('mps.stop', ({ gpu: index, gpuInstanceId }, caller) => {
     allowed(caller, 'stop MPS');
     const target = gpu(index);
-    return act(() => options.mps.stop(target));
+    if (gpuInstanceId === undefined) return act(() => options.mps.stop(target));
+    const slice = options.slices?.().find((s) => s.gpu === index && s.gpuInstanceId === gpuInstanceId);
+    if (!slice) throw new ApiError('invalid-request', `GPU ${index} has no MIG slice with GPU instance ${gpuInstanceId}; \`gpushare mig layout --gpu ${index}\` lists them.`);
+    return act(() => options.mps.stopSlice(slice));
   });
 }

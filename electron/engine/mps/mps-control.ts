@@ -1,12 +1,20 @@
-// MPS, one interface: start/stop a control daemon per GPU, say whose daemon runs, end a client
-// the safe way (terminate_client before any kill). Real (nvidia-cuda-mps-control) and simulated
-// (the fakegpu state) implementations; the scheduler never knows which.
+// MPS, one interface: start/stop a control daemon per GPU or per MIG slice, say whose daemon runs,
+// end a client the safe way (terminate_client before any kill). Real (nvidia-cuda-mps-control) and
+// simulated (the fakegpu state) implementations; the scheduler never knows which.
 import { join } from 'node:path';
-import type { MpsGpuStatus } from '../../../shared/spatial.js';
+import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 
 export interface GpuRef {
   index: number;
   /** GPU-… UUID: the daemon is started with CUDA_VISIBLE_DEVICES set to it. */
+  uuid: string;
+}
+
+/** A MIG slice with a daemon of its own: CUDA_VISIBLE_DEVICES=MIG-… for the daemon and its clients. */
+export interface SliceRef {
+  gpu: number;
+  gpuInstanceId: number;
+  /** MIG-… UUID. */
   uuid: string;
 }
 
@@ -27,11 +35,23 @@ export interface MpsControl {
   clientEnv(gpu: number): Record<string, string>;
   /** `terminate_client <server pid> <client pid>`: ends the client's GPU work; false when it was no client. */
   terminateClient(gpu: number, clientPid: number): boolean;
+  /** The same, for the daemon inside each MIG slice asked about. */
+  sliceStatus(slices: readonly SliceRef[]): MpsSliceStatus[];
+  startSlice(slice: SliceRef): MpsSliceStatus;
+  stopSlice(slice: SliceRef): MpsSliceStatus;
+  sliceClientEnv(slice: SliceRef): Record<string, string>;
+  terminateSliceClient(slice: SliceRef, clientPid: number): boolean;
 }
 
 /** Our per-GPU pipe and log directories (CUDA_MPS_PIPE_DIRECTORY / CUDA_MPS_LOG_DIRECTORY). */
 export function mpsDirectories(runtimeDir: string, gpu: number): { pipeDir: string; logDir: string } {
   const base = join(runtimeDir, 'mps', `gpu${gpu}`);
+  return { pipeDir: join(base, 'pipe'), logDir: join(base, 'log') };
+}
+
+/** A slice's own directories, by GPU and GPU instance id (short: the control socket's path must stay under 108 bytes). */
+export function mpsSliceDirectories(runtimeDir: string, slice: Pick<SliceRef, 'gpu' | 'gpuInstanceId'>): { pipeDir: string; logDir: string } {
+  const base = join(runtimeDir, 'mps', `gpu${slice.gpu}-gi${slice.gpuInstanceId}`);
   return { pipeDir: join(base, 'pipe'), logDir: join(base, 'log') };
 }
 
@@ -48,13 +68,28 @@ export function pinnedMemLimit(bytes: number, device = 0): string {
 
 /** The environment of a managed job in MPS mode: its daemon, its SM share, its memory quota as the pinned limit. */
 export function mpsJobEnv(control: MpsControl, gpu: number, sharePercent: number, quotaBytes: number | null): Record<string, string> {
+  return clientSettings(control.clientEnv(gpu), sharePercent, quotaBytes);
+}
+
+/**
+ * The environment of a managed job sharing a MIG slice through MPS: the slice's daemon, its SM share of
+ * the slice, its quota as the pinned limit (device 0: a slice client sees only its slice).
+ */
+export function mpsSliceJobEnv(control: MpsControl, slice: SliceRef, sharePercent: number, quotaBytes: number | null): Record<string, string> {
+  return { ...clientSettings(control.sliceClientEnv(slice), sharePercent, quotaBytes), CUDA_VISIBLE_DEVICES: slice.uuid };
+}
+
+function clientSettings(daemonEnv: Record<string, string>, sharePercent: number, quotaBytes: number | null): Record<string, string> {
   if (!Number.isInteger(sharePercent) || sharePercent < 1 || sharePercent > 100) {
     throw new RangeError(`The MPS share must be a whole percentage from 1 to 100, got ${sharePercent}.`);
   }
-  const env: Record<string, string> = { ...control.clientEnv(gpu), CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(sharePercent) };
+  const env: Record<string, string> = { ...daemonEnv, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(sharePercent) };
   if (quotaBytes !== null) env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = pinnedMemLimit(quotaBytes);
   return env;
 }
+
+/** "GPU 1 slice GI 2": how messages name a slice's daemon. */
+export const sliceLabel = (slice: Pick<SliceRef, 'gpu' | 'gpuInstanceId'>): string => `GPU ${slice.gpu} slice GI ${slice.gpuInstanceId}`;
 
 /** "MPS held by user alice (…)": the one sentence both implementations use. */
 export function heldMessage(user: string, detail: string): string {

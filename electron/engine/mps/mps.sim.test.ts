@@ -128,6 +128,11 @@ test('terminate_client goes to the MPS server before any signal', async () => {
     start: (g) => inner.start(g),
     stop: (g) => inner.stop(g),
     clientEnv: (g) => inner.clientEnv(g),
+    sliceStatus: (s) => inner.sliceStatus(s),
+    startSlice: (s) => inner.startSlice(s),
+    stopSlice: (s) => inner.stopSlice(s),
+    sliceClientEnv: (s) => inner.sliceClientEnv(s),
+    terminateSliceClient: (s, pid) => inner.terminateSliceClient(s, pid),
     terminateClient: (gpu, pid) => {
       let alive = true;
       try {
@@ -176,7 +181,7 @@ test('MPS requests are checked: a share outside 1-100, a missing share, a share 
     ['share 0', r.engine.call('jobs.submit', { argv: [FAKEJOB, 'hold'], cwd: dir, gpu: 0, mode: 'mps', mpsSharePercent: 0 }), /mpsSharePercent: must be at least 1/],
     ['share 101', r.engine.call('jobs.submit', { argv: [FAKEJOB, 'hold'], cwd: dir, gpu: 0, mode: 'mps', mpsSharePercent: 101 }), /mpsSharePercent: must be at most 100/],
     ['no share', r.engine.call('jobs.submit', { argv: [FAKEJOB, 'hold'], cwd: dir, gpu: 0, mode: 'mps' }), /Mode mps needs an MPS share/],
-    ['share without mps', r.engine.call('jobs.submit', { argv: [FAKEJOB, 'hold'], cwd: dir, gpu: 0, mpsSharePercent: 50 }), /An MPS share applies to mode mps only/],
+    ['share without mps', r.engine.call('jobs.submit', { argv: [FAKEJOB, 'hold'], cwd: dir, gpu: 0, mpsSharePercent: 50 }), /An MPS share applies to mode mps \(a GPU\) or mig \(a slice shared through MPS\) only/],
   ];
   for (const [what, call, message] of cases) {
     await assert.rejects(call, (e: Error & { code?: string }) => {

@@ -1,12 +1,24 @@
-// MPS on a real driver: nvidia-cuda-mps-control -d per GPU (its own pipe and log directories),
+// MPS on a real driver: nvidia-cuda-mps-control -d per GPU or per MIG slice (its own pipe and log
+// directories; a slice's daemon runs with CUDA_VISIBLE_DEVICES=MIG-<uuid>, as NVIDIA's MPS docs say),
 // commands through its pipe (`echo CMD | nvidia-cuda-mps-control`, here as stdin, never a shell),
 // and who runs MPS from /proc: the control daemons and servers and their owners.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { MpsGpuStatus } from '../../../shared/spatial.js';
+import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 import { lookupAccount } from '../accounts.js';
-import { DEFAULT_MPS_PIPE_DIR, heldMessage, mpsDirectories, type GpuRef, type MpsControl, type MpsIdentity } from './mps-control.js';
+import { DEFAULT_MPS_PIPE_DIR, heldMessage, mpsDirectories, mpsSliceDirectories, sliceLabel, type GpuRef, type MpsControl, type MpsIdentity, type SliceRef } from './mps-control.js';
+
+/** One daemon: a GPU's (slice null) or a MIG slice's. */
+interface Target {
+  gpu: number;
+  /** What the daemon is started with in CUDA_VISIBLE_DEVICES. */
+  visible: string;
+  slice: SliceRef | null;
+}
+const label = (target: Target): string => (target.slice ? sliceLabel(target.slice) : `GPU ${target.gpu}`);
+const gpuTarget = (gpu: number, uuid = String(gpu)): Target => ({ gpu, visible: uuid, slice: null });
+const sliceTarget = (slice: SliceRef): Target => ({ gpu: slice.gpu, visible: slice.uuid, slice });
 
 const CONTROL = 'nvidia-cuda-mps-control';
 const SERVER = 'nvidia-cuda-mps-server';
@@ -19,6 +31,8 @@ export interface MpsProcess {
   uid: number;
   /** From its environment when readable (our own processes, or as root); null otherwise. */
   pipeDir: string | null;
+  /** Its CUDA_VISIBLE_DEVICES (a slice daemon's MIG-… UUID), when readable and set. */
+  visibleDevices: string | null;
 }
 
 /** Every MPS control daemon and server /proc shows. */
@@ -40,7 +54,9 @@ export function findMpsProcesses(procRoot = '/proc'): MpsProcess[] {
       if (!role) continue;
       const stat = readFileSync(join(dir, 'stat'), 'latin1');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      found.push({ pid: Number(name), ppid, role, uid: statSync(dir).uid, pipeDir: readPipeDir(dir) });
+      const env = readEnviron(dir);
+      const pipeDir = env === null ? null : (env.get('CUDA_MPS_PIPE_DIRECTORY') ?? DEFAULT_MPS_PIPE_DIR);
+      found.push({ pid: Number(name), ppid, role, uid: statSync(dir).uid, pipeDir, visibleDevices: env?.get('CUDA_VISIBLE_DEVICES') ?? null });
     } catch {
       // exited while we looked, or not ours to read
     }
@@ -48,11 +64,10 @@ export function findMpsProcesses(procRoot = '/proc'): MpsProcess[] {
   return found.sort((a, b) => a.pid - b.pid);
 }
 
-function readPipeDir(dir: string): string | null {
+function readEnviron(dir: string): Map<string, string> | null {
   try {
-    const env = readFileSync(join(dir, 'environ'), 'latin1').split('\0');
-    const entry = env.find((e) => e.startsWith('CUDA_MPS_PIPE_DIRECTORY='));
-    return entry ? entry.slice('CUDA_MPS_PIPE_DIRECTORY='.length) : DEFAULT_MPS_PIPE_DIR;
+    const entries = readFileSync(join(dir, 'environ'), 'latin1').split('\0');
+    return new Map(entries.filter((e) => e.includes('=')).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
   } catch {
     return null; // another user's process: its environment is private
   }
@@ -79,18 +94,73 @@ export class RealMpsControl implements MpsControl {
 
   status(gpus: readonly GpuRef[]): MpsGpuStatus[] {
     const procs = findMpsProcesses(this.options.procRoot);
-    return gpus.map((gpu) => this.statusOf(gpu.index, procs));
+    return gpus.map((gpu) => this.statusOf(gpuTarget(gpu.index, gpu.uuid), procs));
   }
 
   start(gpu: GpuRef): MpsGpuStatus {
-    const now = this.statusOf(gpu.index, findMpsProcesses(this.options.procRoot));
+    return this.startTarget(gpuTarget(gpu.index, gpu.uuid));
+  }
+
+  stop(gpu: GpuRef): MpsGpuStatus {
+    return this.stopTarget(gpuTarget(gpu.index, gpu.uuid));
+  }
+
+  clientEnv(gpu: number): Record<string, string> {
+    return this.daemonEnv(gpuTarget(gpu));
+  }
+
+  terminateClient(gpu: number, clientPid: number): boolean {
+    return this.terminate(gpuTarget(gpu), clientPid);
+  }
+
+  sliceStatus(slices: readonly SliceRef[]): MpsSliceStatus[] {
+    const procs = findMpsProcesses(this.options.procRoot);
+    return slices.map((slice) => this.sliceView(slice, this.statusOf(sliceTarget(slice), procs), procs));
+  }
+
+  startSlice(slice: SliceRef): MpsSliceStatus {
+    const status = this.startTarget(sliceTarget(slice));
+    return this.sliceView(slice, status, findMpsProcesses(this.options.procRoot));
+  }
+
+  stopSlice(slice: SliceRef): MpsSliceStatus {
+    const status = this.stopTarget(sliceTarget(slice));
+    return this.sliceView(slice, status, findMpsProcesses(this.options.procRoot));
+  }
+
+  /** A control daemon runs inside the slice: ours (its pipe), or anyone's started with its MIG UUID (where /proc lets us read it). */
+  private sliceView(slice: SliceRef, status: MpsGpuStatus, procs: MpsProcess[]): MpsSliceStatus {
+    const { pipeDir } = mpsSliceDirectories(this.options.runtimeDir, slice);
+    const daemon = procs.find((p) => p.role === 'control' && ((p.uid === this.options.identity.uid && p.pipeDir === pipeDir) || p.visibleDevices === slice.uuid));
+    return { ...status, gpuInstanceId: slice.gpuInstanceId, uuid: slice.uuid, daemonRunning: daemon !== undefined, ...(daemon ? { daemonUser: this.userName(daemon.uid) } : {}) };
+  }
+
+  sliceClientEnv(slice: SliceRef): Record<string, string> {
+    return this.daemonEnv(sliceTarget(slice));
+  }
+
+  terminateSliceClient(slice: SliceRef, clientPid: number): boolean {
+    return this.terminate(sliceTarget(slice), clientPid);
+  }
+
+  private directories(target: Target): { pipeDir: string; logDir: string } {
+    return target.slice ? mpsSliceDirectories(this.options.runtimeDir, target.slice) : mpsDirectories(this.options.runtimeDir, target.gpu);
+  }
+
+  private daemonEnv(target: Target): Record<string, string> {
+    const { pipeDir, logDir } = this.directories(target);
+    return { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir };
+  }
+
+  private startTarget(target: Target): MpsGpuStatus {
+    const now = this.statusOf(target, findMpsProcesses(this.options.procRoot));
     if (now.state === 'ours') return now;
-    if (now.state === 'held') throw new Error(`Cannot start MPS on GPU ${gpu.index}: ${now.message}`);
-    const { pipeDir, logDir } = mpsDirectories(this.options.runtimeDir, gpu.index);
+    if (now.state === 'held') throw new Error(`Cannot start MPS on ${label(target)}: ${now.message}`);
+    const { pipeDir, logDir } = this.directories(target);
     mkdirSync(pipeDir, { recursive: true, mode: 0o755 });
     mkdirSync(logDir, { recursive: true, mode: 0o755 });
     const run = spawnSync(this.program, ['-d'], {
-      env: { ...process.env, CUDA_VISIBLE_DEVICES: gpu.uuid, CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir },
+      env: { ...process.env, CUDA_VISIBLE_DEVICES: target.visible, CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir },
       timeout: COMMAND_TIMEOUT_MS,
       encoding: 'utf8',
     });
@@ -99,38 +169,33 @@ export class RealMpsControl implements MpsControl {
       throw new Error(missing ? `${this.program} is not installed (it comes with the NVIDIA driver's compute utilities).` : `${this.program} -d failed: ${run.error.message}`);
     }
     if (run.status !== 0) throw new Error(`${this.program} -d exited ${run.status}: ${(run.stderr || run.stdout).trim() || 'no output'} (log: ${logDir}).`);
-    return this.statusOf(gpu.index, findMpsProcesses(this.options.procRoot));
+    return this.statusOf(target, findMpsProcesses(this.options.procRoot));
   }
 
-  stop(gpu: GpuRef): MpsGpuStatus {
-    const now = this.statusOf(gpu.index, findMpsProcesses(this.options.procRoot));
-    if (now.state === 'held') throw new Error(`Cannot stop MPS on GPU ${gpu.index}: it is not ours. ${now.message}`);
-    if (now.state === 'ours') this.control(gpu.index, 'quit');
-    return this.statusOf(gpu.index, findMpsProcesses(this.options.procRoot));
+  private stopTarget(target: Target): MpsGpuStatus {
+    const now = this.statusOf(target, findMpsProcesses(this.options.procRoot));
+    if (now.state === 'held') throw new Error(`Cannot stop MPS on ${label(target)}: it is not ours. ${now.message}`);
+    if (now.state === 'ours') this.control(target, 'quit');
+    return this.statusOf(target, findMpsProcesses(this.options.procRoot));
   }
 
-  clientEnv(gpu: number): Record<string, string> {
-    const { pipeDir, logDir } = mpsDirectories(this.options.runtimeDir, gpu);
-    return { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir };
-  }
-
-  terminateClient(gpu: number, clientPid: number): boolean {
-    const servers = this.control(gpu, 'get_server_list')
+  private terminate(target: Target, clientPid: number): boolean {
+    const servers = this.control(target, 'get_server_list')
       .split(/\s+/)
       .filter((t) => /^\d+$/.test(t));
     let done = false;
     for (const server of servers) {
-      const reply = this.control(gpu, `terminate_client ${server} ${clientPid}`);
+      const reply = this.control(target, `terminate_client ${server} ${clientPid}`);
       if (!/error|invalid|not found/i.test(reply)) done = true;
     }
     return done;
   }
 
-  /** One command through our pipe for this GPU; its reply. */
-  private control(gpu: number, command: string): string {
+  /** One command through our pipe for this daemon; its reply. */
+  private control(target: Target, command: string): string {
     const run = spawnSync(this.program, [], {
       input: command + '\n',
-      env: { ...process.env, ...this.clientEnv(gpu) },
+      env: { ...process.env, ...this.daemonEnv(target) },
       timeout: COMMAND_TIMEOUT_MS,
       encoding: 'utf8',
     });
@@ -138,13 +203,14 @@ export class RealMpsControl implements MpsControl {
     return `${run.stdout ?? ''}${run.stderr ?? ''}`.trim();
   }
 
-  private statusOf(gpu: number, procs: MpsProcess[]): MpsGpuStatus {
-    const { pipeDir } = mpsDirectories(this.options.runtimeDir, gpu);
+  private statusOf(target: Target, procs: MpsProcess[]): MpsGpuStatus {
+    const gpu = target.gpu;
+    const { pipeDir } = this.directories(target);
     const me = this.options.identity;
     const control = procs.find((p) => p.role === 'control' && p.uid === me.uid && p.pipeDir === pipeDir);
     if (control) {
       const servers = procs.filter((p) => p.role === 'server' && (p.ppid === control.pid || p.pipeDir === pipeDir)).map((p) => p.pid);
-      return { gpu, state: 'ours', user: me.user, controlPid: control.pid, serverPids: servers, pipeDir, message: `MPS runs for GPU ${gpu} (${CONTROL} pid ${control.pid}, pipe ${pipeDir}).` };
+      return { gpu, state: 'ours', user: me.user, controlPid: control.pid, serverPids: servers, pipeDir, message: `MPS runs for ${label(target)} (${CONTROL} pid ${control.pid}, pipe ${pipeDir}).` };
     }
     // servers our own daemons started run as their clients' users: they are ours too
     const ourControls = new Set(procs.filter((p) => p.role === 'control' && p.uid === me.uid).map((p) => p.pid));
@@ -161,8 +227,9 @@ export class RealMpsControl implements MpsControl {
         return { gpu, state: 'held', user, heldBy: user, controlPid: null, serverPids: [], pipeDir: DEFAULT_MPS_PIPE_DIR, message: heldMessage(user, `its pipe ${socket}; no daemon process is visible here`) };
       }
     }
-    const mine = procs.find((p) => p.role === 'control' && p.uid === me.uid);
+    const ourDirs = join(this.options.runtimeDir, 'mps') + '/'; // our other daemons (other GPUs, slices) are no stranger's
+    const mine = procs.find((p) => p.role === 'control' && p.uid === me.uid && !p.pipeDir?.startsWith(ourDirs));
     const note = mine ? ` A daemon of ${me.user} runs with pipe ${mine.pipeDir ?? '?'} (pid ${mine.pid}), not gpushare's.` : '';
-    return { gpu, state: 'off', user: null, controlPid: null, serverPids: [], pipeDir: null, message: `No MPS daemon serves GPU ${gpu}.${note}` };
+    return { gpu, state: 'off', user: null, controlPid: null, serverPids: [], pipeDir: null, message: `No MPS daemon serves ${label(target)}.${note}` };
   }
 }

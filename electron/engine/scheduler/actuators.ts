@@ -8,7 +8,7 @@ import type { ProcessCheckpointer } from '../control/checkpointer.js';
 import type { Freezer } from '../control/freezer.js';
 import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
-import { mpsJobEnv, type MpsControl } from '../mps/mps-control.js';
+import { mpsJobEnv, mpsSliceJobEnv, type MpsControl, type SliceRef } from '../mps/mps-control.js';
 import type { JobGate } from './job-gate.js';
 import type { JobRecord } from './job-table.js';
 import { launch } from './launcher.js';
@@ -30,7 +30,17 @@ export interface ActuatorOptions {
 const BEST_EFFORT_NICE = 19;
 type GpuView = Snapshot['gpus'][number];
 
+/** The slice whose own MPS daemon serves this job (mode mig with an MPS share), or null. */
+export function mpsSliceOf(job: Pick<JobRecord['view'], 'mode' | 'migSlice' | 'mpsSharePercent'>, gpuView: GpuView | undefined): SliceRef | null {
+  if (job.mode !== 'mig' || job.mpsSharePercent === null || job.migSlice === null || !gpuView) return null;
+  const slice = gpuView.migSlices.find((s) => s.uuid === job.migSlice);
+  return slice ? { gpu: gpuView.index, gpuInstanceId: slice.gpuInstanceId, uuid: slice.uuid } : null;
+}
+
 export class JobActuators {
+  /** The slice whose MPS daemon each slice client was started on, by job id (for terminate_client). */
+  private readonly sliceClients = new Map<string, SliceRef>();
+
   constructor(readonly options: ActuatorOptions) {}
 
   /** Managed jobs with a gate slot are held through the gate; everything else by signals. */
@@ -124,14 +134,35 @@ export class JobActuators {
     }
   }
 
-  /** MPS mode: our daemon for the GPU (started on demand), the SM share and the quota as the pinned memory limit. */
+  /**
+   * MPS mode: our daemon for the GPU (started on demand), the SM share and the quota as the pinned memory limit;
+   * a MIG job with an MPS share: the same with its slice's own daemon.
+   */
   private spatialEnv(record: JobRecord, gpu: number, gpuView: GpuView | undefined): Record<string, string> {
     const job = record.view;
-    if (job.mode !== 'mps') return {};
+    const slice = mpsSliceOf(job, gpuView);
+    if (job.mode !== 'mps' && !slice) return {};
     const mps = this.options.mps;
     if (!mps) throw new Error('MPS is not available in this engine');
+    if (slice) {
+      mps.startSlice(slice);
+      this.sliceClients.set(job.id, slice);
+      return mpsSliceJobEnv(mps, slice, job.mpsSharePercent!, job.memoryQuotaBytes);
+    }
     mps.start({ index: gpu, uuid: gpuView?.uuid ?? String(gpu) });
     return mpsJobEnv(mps, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes);
+  }
+
+  /** A slice client ended: its slice's daemon is stopped when no other job still uses it (`others`: live jobs on that daemon). */
+  leaveSliceMps(record: JobRecord, gpuView: GpuView | undefined, others: number): void {
+    const slice = this.sliceClients.get(record.view.id) ?? mpsSliceOf(record.view, gpuView);
+    this.sliceClients.delete(record.view.id);
+    if (!slice || others > 0 || !this.options.mps) return;
+    try {
+      this.options.mps.stopSlice(slice);
+    } catch {
+      // not ours (or gone with its slice): nothing of ours to stop
+    }
   }
 
   /** The job's process is known: the gate learns its pid, its priority reaches the CPU. */
@@ -191,11 +222,14 @@ export class JobActuators {
    * mid-work can hang the server and every other client), then SIGTERM → SIGKILL; a held job is let go so it can exit.
    */
   terminate(record: JobRecord): void {
-    const { pid, gpu, mode } = record.view;
+    const { pid, gpu, mode, migSlice, mpsSharePercent } = record.view;
     if (pid === null) return;
-    if (mode === 'mps' && gpu !== null && this.options.mps) {
+    const sliceClient = mode === 'mig' && mpsSharePercent !== null && migSlice !== null;
+    if ((mode === 'mps' || sliceClient) && gpu !== null && this.options.mps) {
       try {
-        this.options.mps.terminateClient(gpu, pid);
+        const slice = sliceClient ? this.sliceClients.get(record.view.id) : undefined;
+        if (slice) this.options.mps.terminateSliceClient(slice, pid);
+        else if (!sliceClient) this.options.mps.terminateClient(gpu, pid);
       } catch {
         // no server answers: nothing of it can hang any more
       }

@@ -156,10 +156,12 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   registerJobCommands(engine.dispatcher, scheduler, { logPath: (id, owner) => jobLogPath(logDir, id, owner), ready, rights: engine.rights, engineKind: engine.kind });
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
-  registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, rights: engine.rights });
+  const sliceRefs = () => scheduler.snapshot().gpus.flatMap((g) => g.migSlices.map((s) => ({ gpu: g.index, gpuInstanceId: s.gpuInstanceId, uuid: s.uuid })));
+  registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, slices: sliceRefs, rights: engine.rights });
   registerMigCommands(engine.dispatcher, {
     nvml: engine.backend.nvml,
     identify: (pid) => new ProcTable().lookup(pid),
+    sliceDaemons: (slices) => mps.sliceStatus(slices),
     executor: migExecutor,
     gpuCount: () => engine.backend.nvml.deviceCount(),
     rights: engine.rights,

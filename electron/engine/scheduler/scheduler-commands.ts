@@ -75,23 +75,30 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     }
   };
 
-  /** The mode's own settings, checked: an MPS share for 'mps', an existing slice (and so its GPU) for 'mig'. */
+  /** An MPS share, checked: a whole percentage of the GPU's (mode mps) or the slice's (mode mig) SMs. */
+  const mpsShare = (share: number, of: string, id: string): number => {
+    if (!Number.isInteger(share) || share < 1 || share > 100) throw new ApiError('invalid-request', `The MPS share must be a whole percentage from 1 to 100 (of ${of}'s SMs), got ${share}.`);
+    if (!scheduler.options.mps) throw new ApiError('unsupported', `MPS is not available in this engine, so ${id} cannot share ${of} through MPS.`);
+    return share;
+  };
+
+  /** The mode's own settings, checked: an MPS share for 'mps', an existing slice (and so its GPU) for 'mig', optionally shared through MPS. */
   const spatial = (request: SpatialRequest, gpu: number | 'auto', id: string) => {
     const { mode, mpsSharePercent, migSlice } = request;
-    if (mode !== 'mps' && mpsSharePercent !== undefined) throw new ApiError('invalid-request', `An MPS share applies to mode mps only; ${id} would run in mode ${mode}.`);
+    if (mode !== 'mps' && mode !== 'mig' && mpsSharePercent !== undefined) throw new ApiError('invalid-request', `An MPS share applies to mode mps (a GPU) or mig (a slice shared through MPS) only; ${id} would run in mode ${mode}.`);
     if (mode !== 'mig' && migSlice !== undefined) throw new ApiError('invalid-request', `A MIG slice applies to mode mig only; ${id} would run in mode ${mode}.`);
     if (mode === 'mps') {
       if (mpsSharePercent === undefined) throw new ApiError('invalid-request', `Mode mps needs an MPS share: the percentage of the GPU's SMs (1-100) ${id} may use, e.g. --mps-share 50.`);
-      if (!Number.isInteger(mpsSharePercent) || mpsSharePercent < 1 || mpsSharePercent > 100) throw new ApiError('invalid-request', `The MPS share must be a whole percentage from 1 to 100, got ${mpsSharePercent}.`);
-      if (!scheduler.options.mps) throw new ApiError('unsupported', `MPS is not available in this engine, so ${id} cannot run in mode mps.`);
-      return { gpu, mpsSharePercent, migSlice: null };
+      return { gpu, mpsSharePercent: mpsShare(mpsSharePercent, 'the GPU', id), migSlice: null };
     }
     if (mode === 'mig') {
       if (migSlice === undefined) throw new ApiError('invalid-request', `Mode mig needs a MIG slice UUID ("MIG-…"; see \`gpushare mig layout\`) for ${id} to run in.`);
       const owner = gpus().find((g) => g.migSlices.some((s) => s.uuid === migSlice));
       if (!owner) throw new ApiError('not-found', `No MIG slice ${migSlice} on this box; \`gpushare mig layout --gpu N\` lists the slices.`);
       if (gpu !== 'auto' && gpu !== owner.index) throw new ApiError('invalid-request', `MIG slice ${migSlice} is on GPU ${owner.index}, not GPU ${gpu}.`);
-      return { gpu: owner.index as number | 'auto', mpsSharePercent: null, migSlice };
+      // with a share, the job is a client of the slice's own MPS daemon (shares add up within the slice)
+      const share = mpsSharePercent === undefined ? null : mpsShare(mpsSharePercent, `slice ${migSlice}`, id);
+      return { gpu: owner.index as number | 'auto', mpsSharePercent: share, migSlice };
     }
     return { gpu, mpsSharePercent: null, migSlice: null };
   };
@@ -182,6 +189,10 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       throw new ApiError('conflict', `Cannot change ${job} ${mode === 'mps' && was.mode === 'mps' ? 'to another MPS share' : mode === 'mps' ? 'to MPS' : 'out of MPS'} while it runs: the MPS share is fixed when a client starts: terminate and resubmit it.`);
     }
     if (was.state !== 'queued' && (mode === 'mig' || was.mode === 'mig')) {
+      const sameShare = mpsSharePercent === undefined || mpsSharePercent === was.mpsSharePercent;
+      if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice) && !sameShare) {
+        throw new ApiError('conflict', `Cannot change ${job}'s MPS share of its slice while it runs: the MPS share is fixed when a client starts: terminate and resubmit it.`);
+      }
       if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice)) return view(r);
       throw new ApiError('conflict', `Cannot move ${job} ${mode === 'mig' ? 'into a MIG slice' : 'out of its MIG slice'} while it runs: a process keeps the GPU or slice it started on; terminate and resubmit it.`);
     }

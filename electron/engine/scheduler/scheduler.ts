@@ -176,7 +176,7 @@ export class Scheduler {
     const inPolicy = this.inPolicy();
     const lab = this.lab;
     const plan = planAdmission(snapshot.gpus, inPolicy, {
-      blocked: (job, gpu) => (job.mode === 'mps' ? this.act.mpsBlocked(gpu) : null) ?? this.autoPark?.admissionBlock(gpu.index) ?? null,
+      blocked: (job, gpu) => (job.mode === 'mps' || (job.mode === 'mig' && job.mpsSharePercent !== null) ? this.act.mpsBlocked(gpu) : null) ?? this.autoPark?.admissionBlock(gpu.index) ?? null,
       limits: lab?.admission(this.table.live().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too
       queueOrder: lab?.queueOrder(),
     });
@@ -447,6 +447,7 @@ export class Scheduler {
     if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(asAlert(outOfMemoryCondition(record)));
     this.act.releaseSlot(record);
     this.act.forgetProcess(record);
+    this.leaveSliceMps(record);
     record.holds.clear();
     record.parked = null;
     job.usedMemory = null;
@@ -463,6 +464,14 @@ export class Scheduler {
       message: `${job.id} (${job.argv[0].split('/').pop()}) ${verb}: ${reason}.${job.logPath ? ` Log: ${job.logPath}` : ''}`,
     });
     this.evaluate(); // its GPU may admit a queued job now (scheduled, when this is inside an evaluation)
+  }
+
+  /** A slice's MPS daemon lives while a job of its slice shares it: the last one to end stops it. */
+  private leaveSliceMps(record: JobRecord): void {
+    const { mode, migSlice, mpsSharePercent, gpu } = record.view;
+    if (mode !== 'mig' || mpsSharePercent === null) return;
+    const others = this.table.live().filter((r) => r !== record && r.view.state !== 'queued' && r.view.mode === 'mig' && r.view.migSlice === migSlice && r.view.mpsSharePercent !== null);
+    this.act.leaveSliceMps(record, this.snapshot().gpus.find((g) => g.index === gpu), others.length);
   }
 
   // ---- policies → actions ---------------------------------------------------------------

@@ -1,0 +1,88 @@
+// The pure parts of MPS in MIG slices: each slice's own pipe and log directories, a slice client's
+// environment, and the real backend's daemon for a slice (a stand-in nvidia-cuda-mps-control that records
+// how it was started and what it was told; /proc is a directory this test writes).
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { mpsDirectories, mpsSliceDirectories, mpsSliceJobEnv, type MpsControl, type SliceRef } from './mps-control.js';
+import { RealMpsControl } from './real-mps-control.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'gpushare-mps-control-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+const me = { uid: userInfo().uid, user: userInfo().username };
+const slice: SliceRef = { gpu: 1, gpuInstanceId: 2, uuid: 'MIG-75a4fe7e-671e-4aa2-bfd6-8de30c290b68' };
+
+test("each slice has its own pipe and log directories, apart from its GPU's and other slices'", () => {
+  const run = '/run/user/1000/gpushare';
+  const dirs = mpsSliceDirectories(run, slice);
+  assert.deepEqual(dirs, { pipeDir: `${run}/mps/gpu1-gi2/pipe`, logDir: `${run}/mps/gpu1-gi2/log` });
+  const others = [mpsDirectories(run, 1).pipeDir, mpsSliceDirectories(run, { gpu: 1, gpuInstanceId: 3 }).pipeDir, mpsSliceDirectories(run, { gpu: 0, gpuInstanceId: 2 }).pipeDir];
+  assert.equal(new Set([dirs.pipeDir, ...others]).size, 4);
+  // the daemon's control socket lives in the pipe directory: a Unix socket path has 108 bytes
+  assert.ok(`${dirs.pipeDir}/control`.length < 108);
+});
+
+test("a slice client's environment: its slice, the slice daemon's pipe, its share of the slice's SMs, its quota as the pinned limit", () => {
+  const control = { sliceClientEnv: (s: SliceRef) => ({ CUDA_MPS_PIPE_DIRECTORY: `/p/${s.gpuInstanceId}`, CUDA_MPS_LOG_DIRECTORY: `/l/${s.gpuInstanceId}` }) } as unknown as MpsControl;
+  assert.deepEqual(mpsSliceJobEnv(control, slice, 25, 3 * 2 ** 30), {
+    CUDA_MPS_PIPE_DIRECTORY: '/p/2',
+    CUDA_MPS_LOG_DIRECTORY: '/l/2',
+    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '25',
+    CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=3G', // device 0: the only one a slice client sees
+    CUDA_VISIBLE_DEVICES: slice.uuid,
+  });
+  assert.equal(mpsSliceJobEnv(control, slice, 100, null).CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, undefined);
+  for (const bad of [0, 101, 12.5]) assert.throws(() => mpsSliceJobEnv(control, slice, bad, null), /The MPS share must be a whole percentage from 1 to 100, got /);
+});
+
+/** A stand-in control program: `-d` records its environment and shows a daemon in the fake /proc; other calls record their command. */
+function fakeControl(dir: string, proc: string): string {
+  const program = join(dir, 'nvidia-cuda-mps-control');
+  writeFileSync(
+    program,
+    `#!/bin/sh
+if [ "$1" = "-d" ]; then
+  env | grep -E '^CUDA_(VISIBLE_DEVICES|MPS_PIPE_DIRECTORY|MPS_LOG_DIRECTORY)=' | sort > "${dir}/started"
+  mkdir -p "${proc}/4242"
+  printf 'nvidia-cuda-mps-control\\0-d\\0' > "${proc}/4242/cmdline"
+  echo '4242 (nvidia-cuda-mps) S 1 4242' > "${proc}/4242/stat"
+  printf 'CUDA_VISIBLE_DEVICES=%s\\0CUDA_MPS_PIPE_DIRECTORY=%s\\0' "$CUDA_VISIBLE_DEVICES" "$CUDA_MPS_PIPE_DIRECTORY" > "${proc}/4242/environ"
+  exit 0
+fi
+read cmd
+echo "$cmd via $CUDA_MPS_PIPE_DIRECTORY" >> "${dir}/commands"
+[ "$cmd" = quit ] && rm -rf "${proc}/4242"
+exit 0
+`,
+  );
+  chmodSync(program, 0o755);
+  return program;
+}
+
+test("the real backend starts a slice's daemon with the slice's MIG UUID and pipe, sees it as ours there only, and quits it through that pipe", () => {
+  const dir = join(scratch, 'real');
+  const proc = join(dir, 'proc');
+  mkdirSync(proc, { recursive: true });
+  const runtimeDir = join(dir, 'run');
+  const mps = new RealMpsControl({ runtimeDir, identity: me, procRoot: proc, controlProgram: fakeControl(dir, proc), userName: () => me.user });
+  const { pipeDir, logDir } = mpsSliceDirectories(runtimeDir, slice);
+  const other: SliceRef = { gpu: 1, gpuInstanceId: 1, uuid: 'MIG-e22e5724-e8d6-4d06-81c6-db2ec0fe387f' };
+
+  assert.deepEqual(mps.sliceStatus([slice]).map((s) => [s.state, s.daemonRunning]), [['off', false]]);
+  const started = mps.startSlice(slice);
+  assert.equal(readFileSync(join(dir, 'started'), 'utf8'), `CUDA_MPS_LOG_DIRECTORY=${logDir}\nCUDA_MPS_PIPE_DIRECTORY=${pipeDir}\nCUDA_VISIBLE_DEVICES=${slice.uuid}\n`);
+  assert.deepEqual([started.state, started.controlPid, started.pipeDir, started.daemonRunning, started.uuid], ['ours', 4242, pipeDir, true, slice.uuid]);
+  assert.match(started.message, /^MPS runs for GPU 1 slice GI 2 \(nvidia-cuda-mps-control pid 4242/);
+  const [otherSlice] = mps.sliceStatus([other]);
+  assert.deepEqual([otherSlice.state, otherSlice.daemonRunning], ['off', false], 'another slice has no daemon');
+  const [gpu] = mps.status([{ index: 1, uuid: 'GPU-1' }]);
+  assert.equal(gpu.state, 'off');
+  assert.equal(gpu.message, 'No MPS daemon serves GPU 1.', "the slice's daemon is gpushare's own, not a stranger's on the GPU");
+  assert.deepEqual(mps.sliceClientEnv(slice), { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir });
+
+  const stopped = mps.stopSlice(slice);
+  assert.equal(readFileSync(join(dir, 'commands'), 'utf8'), `quit via ${pipeDir}\n`);
+  assert.deepEqual([stopped.state, stopped.daemonRunning], ['off', false]);
+});
