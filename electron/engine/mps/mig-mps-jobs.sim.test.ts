@@ -62,15 +62,19 @@ test('two jobs share a slice through MPS at 50 %: the slice daemon starts with t
   const slice = sliceUuid(1);
   const submit = (argv: string[], extra: object) => r.engine.call('jobs.submit', { argv, cwd: dir, gpu: 1, mode: 'mig', memoryQuotaBytes: 2 * 2 ** 30, ...extra });
   assert.equal(sliceDaemon(1).running, false, 'no daemon before the first job');
-  const short = await submit(train(20), { migSlice: slice, mpsSharePercent: 50 });
   const long = await submit([FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '10', '--duration', '60'], { migSlice: slice, mpsSharePercent: 50 });
+  assert.equal(long.mpsSharePercent, 50);
+  assert.equal(long.migSlice, slice);
+  // the others come once the long one computes, so they all run at once however loaded the machine is
+  const running = await r.until('the long one runs', (all) => state(all, long.id) === 'running');
+  const longPid = running.find((j) => j.id === long.id)!.pid!;
+  for (let i = 0; i < 200 && !(await driver.execlog(1, 1)).some((k) => k.pid === longPid); i++) await sleep(25);
+  assert.equal(sliceDaemon(1).running, true, 'the first job started the slice daemon');
+  const short = await submit(train(20), { migSlice: slice, mpsSharePercent: 50 });
   const beside = await submit(train(20), { migSlice: sliceUuid(2) });
-  assert.equal(short.mpsSharePercent, 50);
-  assert.equal(short.migSlice, slice);
 
-  await r.until('all three running', (all) => [short, long, beside].every((j) => state(all, j.id) !== 'queued' && state(all, j.id) !== 'starting'));
+  await r.until('all three started', (all) => [short, long, beside].every((j) => state(all, j.id) !== 'queued' && state(all, j.id) !== 'starting'));
   const daemon = sliceDaemon(1);
-  assert.equal(daemon.running, true, 'the first job started the slice daemon');
   assert.equal(daemon.pipeDir, join(r.runDir, 'mps', 'gpu1-gi1', 'pipe'), "the slice's own pipe directory");
   assert.equal(sliceDaemon(2).running, false, 'a slice without MPS jobs gets no daemon');
   const [gpu1] = (await r.engine.call('mps.status', {})).filter((s) => s.gpu === 1);
