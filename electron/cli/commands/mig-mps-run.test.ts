@@ -77,13 +77,22 @@ test('mig apply prints a run line per job sharing a slice through MPS, and those
     assert.deepEqual(clients.map((c) => [c.pid, c.share]).sort(), mine.map((j) => [j.pid, 10]).sort(), "both are clients of the slice's daemon");
   }
   for (const id of ids) assert.equal((await gpushare(['set', id, '--terminate'])).code, 0);
+  for (let i = 0; i < 100 && !(await jobs()).filter((j) => ids.includes(j.id)).every((j) => ['finished', 'failed'].includes(j.state)); i++) await sleep(100);
+  const afterward = await gpushare(['mps', 'status', '--gpu', '1']);
+  assert.doesNotMatch(afterward.stdout, /GI \d+ {2}ours/, 'their slice daemon stopped with the last of them');
 });
 
-test('gpushare run --mig-slice is mode mig: an unknown slice is named, a share out of range refused', async () => {
+test('gpushare run --mig-slice is mode mig: an unknown slice is named, a share out of range refused; mps stop --gi names an unknown slice', async () => {
   const unknown = await gpushare(['run', '--mig-slice', 'MIG-nope', '--mps-share', '50', '--', fakejob, 'hold']);
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /No MIG slice MIG-nope on this box/);
   const share = await gpushare(['run', '--mig-slice', 'MIG-nope', '--mps-share', '150', '--', fakejob, 'hold']);
   assert.notEqual(share.code, 0);
   assert.match(share.stderr, /mpsSharePercent: must be at most 100/);
+  const noSlice = await gpushare(['mps', 'stop', '--gpu', '1', '--gi', '99']);
+  assert.equal(noSlice.code, 1);
+  assert.match(noSlice.stderr, /GPU 1 has no MIG slice with GPU instance 99/);
+  const startSlice = await gpushare(['mps', 'start', '--gpu', '1', '--gi', '1']);
+  assert.equal(startSlice.code, 2);
+  assert.match(startSlice.stderr, /--gi is for gpushare mps stop only \(a slice's daemon starts with its first job\)/);
 });

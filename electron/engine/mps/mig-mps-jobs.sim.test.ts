@@ -103,7 +103,7 @@ test('two jobs share a slice through MPS at 50 %: the slice daemon starts with t
 });
 const FINALS = new Set(['finished', 'failed', 'lost']);
 
-test('mig apply keeps a slice whose MPS daemon runs, even with no client in it', async () => {
+test('mig apply keeps a slice whose MPS daemon runs, even with no client in it; mps.stop with its GPU instance stops it', async () => {
   const r = rig('keep');
   // two 35G jobs: the second needs a 3g.40gb at 0, where the idle 2g.20gb (GI 2) and both 1g.10gb are
   const before = await r.engine.call('mig.apply', { gpu: 1, jobs: '35G,35G', dryRun: true });
@@ -118,6 +118,13 @@ test('mig apply keeps a slice whose MPS daemon runs, even with no client in it',
       assert.match(e.message, /slice 2g\.20gb \(GI 2\) has an MPS daemon running \(user [^)]+\): stop it first/);
       return true;
     });
+    assert.equal(nvml.describeDevice(1).migDevices.length, 4, 'nothing was destroyed');
+    await assert.rejects(r.engine.call('mps.stop', { gpu: 1, gpuInstanceId: 9 }), /GPU 1 has no MIG slice with GPU instance 9/);
+    const stopped = await r.engine.call('mps.stop', { gpu: 1, gpuInstanceId: 2 }); // started as this engine's user: ours to stop
+    assert.equal(stopped.state, 'off');
+    assert.equal(sliceDaemon(2).running, false);
+    const freed = await r.engine.call('mig.apply', { gpu: 1, jobs: '35G,35G', dryRun: true });
+    assert.ok(!freed.planned.some((p) => p.gpuInstanceId === 2), 'stopped, it is idle again');
   } finally {
     execFileSync(FAKEGPU, ['mps', '--state', driver.statePath, '--device', '1', '--gi', '2', 'stop']);
   }
