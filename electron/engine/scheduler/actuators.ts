@@ -141,6 +141,7 @@ export class JobActuators {
   private spatialEnv(record: JobRecord, gpu: number, gpuView: GpuView | undefined): Record<string, string> {
     const job = record.view;
     const slice = mpsSliceOf(job, gpuView);
+    if (job.mode === 'mig' && job.mpsSharePercent !== null && !slice) throw new Error(`MIG slice ${job.migSlice} is not on GPU ${gpu} any more, so its MPS daemon cannot serve ${job.id}`);
     if (job.mode !== 'mps' && !slice) return {};
     const mps = this.options.mps;
     if (!mps) throw new Error('MPS is not available in this engine');
