@@ -18,6 +18,7 @@
 
 #include "../../include/cuda_abi.h"
 #include "fakejob_hostile.h"
+#include "fakejob_memory.h"
 #include "fg_scenario.h"
 
 #define REQUEST_VERSION 12040
@@ -62,6 +63,8 @@ static struct {
   cuGraphLaunch_fn cuGraphLaunch;
   cuGraphExecDestroy_fn cuGraphExecDestroy;
   cuGraphDestroy_fn cuGraphDestroy;
+  cuMemcpyHtoD_v2_fn cuMemcpyHtoD_v2;
+  cuMemcpyDtoH_v2_fn cuMemcpyDtoH_v2;
 } api;
 
 /* field, exported symbol, name asked of cuGetProcAddress */
@@ -109,6 +112,8 @@ static const struct {
     ENTRY(cuGraphLaunch, cuGraphLaunch),
     ENTRY(cuGraphExecDestroy, cuGraphExecDestroy),
     ENTRY(cuGraphDestroy, cuGraphDestroy),
+    ENTRY(cuMemcpyHtoD_v2, cuMemcpyHtoD),
+    ENTRY(cuMemcpyDtoH_v2, cuMemcpyDtoH),
 };
 
 static volatile sig_atomic_t g_stop, g_advance;
@@ -118,6 +123,7 @@ static int g_device;
 static CUdevice g_dev;
 static CUcontext g_primary;
 static unsigned long long g_kernels;
+static fakejob_pattern_t g_pattern; /* the --mem allocation; base 0: none */
 static double g_busy_ms;
 static double g_t0;
 
@@ -168,16 +174,22 @@ static void fail_call(const char *call, CUresult rc) {
     if (rc_ != CUDA_SUCCESS) fail_call(#call, rc_); \
   } while (0)
 
+#define CHECK_PATTERN(call)                          \
+  do {                                               \
+    CUresult rc_ = (call);                           \
+    if (rc_ != CUDA_SUCCESS) fail_call("cuMemcpyHtoD_v2", rc_); \
+  } while (0)
+
 static void usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("fakejob: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputs("\nusage: fakejob [--resolve symbol|procaddress] [--device N] [--mem SIZE] PROFILE [options]\n"
-        "  hold [--duration S]\n"
+        "  hold [--duration S] [--fill SIZE]\n"
         "  train --kernel-ms K [--batch B] [--duration S | --iterations N]\n"
         "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M] [--burst B]\n"
-        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S]\n"
+        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S] [--check-memory]\n"
         "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm|array|array3d|mipmap] [--after S] [--hold]\n"
         "  capture --kernels K --kernel-ms M (--launches N | --duration S) [--mode global|thread_local|relaxed]\n"
         "          [--graph-mem SIZE] [--sync-during-capture]\n"
@@ -285,7 +297,7 @@ static int expired(double duration_s) { return g_stop || (duration_s > 0 && now_
 /* ---- profiles ---- */
 
 static void profile_hold(int run) {
-  static const char *const allowed[] = {"duration", NULL};
+  static const char *const allowed[] = {"duration", "fill", NULL};
   allow_only("hold", allowed);
   double dur = num_opt("duration", 0, 0, 1e9);
   if (!run) return;
@@ -369,8 +381,19 @@ static void profile_infer(int run) {
   free(lat);
 }
 
+/* --check-memory: each cell first reads back what the job wrote into its allocation at start, as a
+ * notebook cell reads a result; a parked notebook's first call of a cell is then this copy. */
+static void check_memory(void) {
+  unsigned long long bytes = 0;
+  int ok = 0;
+  CUresult rc = fakejob_pattern_check(&g_pattern, &bytes, &ok);
+  if (rc != CUDA_SUCCESS) fail_call("cuMemcpyDtoH_v2", rc);
+  emit("{\"event\":\"memory-check\",\"ok\":%s,\"bytes\":%llu}", ok ? "true" : "false", bytes);
+  if (!ok) exit(3);
+}
+
 static void profile_interactive(int run) {
-  static const char *const allowed[] = {"burst-ms", "idle-ms", "kernel-ms", "duration", NULL};
+  static const char *const allowed[] = {"burst-ms", "idle-ms", "kernel-ms", "duration", "check-memory", NULL};
   allow_only("interactive", allowed);
   if (!opt("burst-ms")) usage_error("interactive: missing --burst-ms");
   if (!opt("idle-ms")) usage_error("interactive: missing --idle-ms");
@@ -382,6 +405,7 @@ static void profile_interactive(int run) {
   for (unsigned long long b = 0; !expired(dur); b++) {
     double t = now_ms(), queued = 0;
     unsigned n = 0;
+    if (opt("check-memory")) check_memory();
     while (queued + 1e-9 < burst) {
       double this_k = fmin(k, burst - queued);
       launch(this_k);
@@ -664,7 +688,7 @@ static void run_profile(const char *profile, int run, int hold) {
 }
 
 static int is_flag(const char *arg) {
-  static const char *const flags[] = {"--sync-during-capture", "--release-first", "--reset", NULL};
+  static const char *const flags[] = {"--sync-during-capture", "--release-first", "--reset", "--check-memory", NULL};
   for (const char *const *f = flags; *f; f++)
     if (!strcmp(*f, arg)) return 1;
   return 0;
@@ -751,6 +775,9 @@ int main(int argc, char **argv) {
   unsigned long long mem = opt("mem") ? parse_size("--mem", opt("mem")) : 0;
   unsigned children = (unsigned)num_opt("children", 0, 0, 256);
   run_profile(profile, 0, hold_flag); /* validate every option before touching the driver */
+  if (opt("check-memory") && !mem) usage_error("--check-memory needs --mem (the allocation it writes and reads back)");
+  unsigned long long fill = opt("fill") ? parse_size("--fill", opt("fill")) : 0;
+  if (opt("fill") && (!mem || fill > mem)) usage_error("--fill %s needs --mem of at least that much", opt("fill"));
 
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -774,7 +801,15 @@ int main(int argc, char **argv) {
   if (mem) {
     CUdeviceptr p;
     CHECK(cuMemAlloc_v2, (&p, mem));
+    g_pattern = (fakejob_pattern_t){api.cuMemcpyHtoD_v2, api.cuMemcpyDtoH_v2, p, mem, (unsigned)getpid()};
   }
+  unsigned long long written = 0;
+  if (opt("check-memory")) CHECK_PATTERN(fakejob_pattern_write(&g_pattern, &written));
+  if (fill) {
+    CHECK_PATTERN(fakejob_pattern_fill(&g_pattern, fill));
+    written = fill;
+  }
+  if (written) emit("{\"event\":\"memory-written\",\"bytes\":%llu}", written); /* before ready: a parker sees it all */
   char name[128] = "";
   api.cuDeviceGetName(name, sizeof name, dev);
   emit("{\"event\":\"ready\",\"pid\":%d,\"device\":%d,\"name\":\"%s\",\"allocated\":%llu,\"resolve\":\"%s\"}",

@@ -161,6 +161,17 @@ expect_eq "infer latency event" "$(grep latency "$TMP/out" | js 'd.requests>0 &&
 "$JOB" interactive --burst-ms 20 --idle-ms 30 --duration 0.3 >"$TMP/out"
 expect_eq "interactive bursts" "$(grep -c burst "$TMP/out" | awk '{print ($1>=3)}')" 1
 
+echo "== fakejob --check-memory"
+"$FG" init --scenario a100-40gb
+"$JOB" --mem 1G interactive --burst-ms 2 --idle-ms 200 --duration 10 --check-memory >"$TMP/mc.out" & BG+=($!); mp=$!
+wait_line "$TMP/mc.out" '"memory-check"' || bad "--check-memory never checked"
+expect_eq "--check-memory: 64 KiB every 256 MiB and the last 64 KiB written, read back ok" \
+  "$(grep -m1 memory-written "$TMP/mc.out" | js 'd.bytes/65536')/$(grep -m1 memory-check "$TMP/mc.out" | js 'd.ok+":"+d.bytes/65536')" "5/true:5"
+# one byte of its first sample changed behind its back (its device memfd; the allocation is at offset 0)
+for f in /proc/$mp/fd/*; do [[ "$(readlink "$f")" == "/memfd:fakegpu-device-slot"* ]] && printf 'Z' | dd of="$f" bs=1 seek=5 conv=notrunc status=none; done
+wait "$mp"; rc=$?
+expect_eq "--check-memory: a changed byte is seen at the next cell, exit 3" "$rc/$(grep memory-check "$TMP/mc.out" | tail -1 | js 'd.ok')" "3/false"
+
 echo "== CUDA driver API (test/cuda_check.c)"
 "$FG" init --scenario a100-40gb
 for c in capture graphmem arrays vmm ctx queue ckpt contents; do

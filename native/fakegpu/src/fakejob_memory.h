@@ -1,0 +1,27 @@
+/* fakejob's memory contents (fakejob_memory.c): a seeded pattern written into
+ * the job's allocation and read back, to see that a park/restore kept it. */
+#ifndef FAKEJOB_MEMORY_H
+#define FAKEJOB_MEMORY_H
+
+#include "../../include/cuda_abi.h"
+
+typedef struct {
+  cuMemcpyHtoD_v2_fn htod;
+  cuMemcpyDtoH_v2_fn dtoh;
+  CUdeviceptr base;
+  unsigned long long bytes; /* the allocation's size */
+  unsigned seed;            /* the pattern differs per job (its pid) and per offset */
+} fakejob_pattern_t;
+
+/* Samples of the allocation: FAKEJOB_SAMPLE bytes at every FAKEJOB_STRIDE and its last bytes. */
+#define FAKEJOB_SAMPLE (64ull * 1024)
+#define FAKEJOB_STRIDE (256ull * 1024 * 1024)
+
+/* Writes the samples (*bytes: how many). */
+CUresult fakejob_pattern_write(const fakejob_pattern_t *p, unsigned long long *bytes);
+/* Reads them back: *ok 1 when every byte is as written. */
+CUresult fakejob_pattern_check(const fakejob_pattern_t *p, unsigned long long *bytes, int *ok);
+/* Writes the pattern over the first `bytes` of the allocation, densely (a bench's content). */
+CUresult fakejob_pattern_fill(const fakejob_pattern_t *p, unsigned long long bytes);
+
+#endif
