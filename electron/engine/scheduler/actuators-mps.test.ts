@@ -21,7 +21,7 @@ const SLICE = 'MIG-75a4fe7e-671e-4aa2-bfd6-8de30c290b68';
 type GpuView = Snapshot['gpus'][number];
 const gpuWith = (slices: Array<{ uuid: string; gpuInstanceId: number }>) => ({ index: 1, uuid: 'GPU-1', migSlices: slices }) as unknown as GpuView;
 
-function rig() {
+function rig(gpuView?: GpuView) {
   const calls: string[] = [];
   const sliceEnv = (s: SliceRef) => ({ CUDA_MPS_PIPE_DIRECTORY: `/run/mps/gpu${s.gpu}-gi${s.gpuInstanceId}/pipe`, CUDA_MPS_LOG_DIRECTORY: `/run/mps/gpu${s.gpu}-gi${s.gpuInstanceId}/log` });
   const mps = {
@@ -34,7 +34,7 @@ function rig() {
   } as unknown as MpsControl;
   const control = { terminate: (pid: number) => void calls.push(`signal ${pid}`), renice: () => undefined } as unknown as ProcessControl;
   const freezer = { forget: () => undefined } as unknown as Freezer;
-  const act = new JobActuators({ control, freezer, gate: null, checkpointer: {} as ProcessCheckpointer, mps });
+  const act = new JobActuators({ control, freezer, gate: null, checkpointer: {} as ProcessCheckpointer, mps, gpuView: () => gpuView });
   return { act, calls };
 }
 
@@ -79,8 +79,18 @@ test("terminate_client goes to the slice's daemon before any signal; the daemon 
   a.view.pid = 4242;
   act.terminate(a);
   assert.deepEqual(calls.slice(2), ['terminate_client 2 4242', 'signal 4242']);
-  act.leaveSliceMps(a, gpu, 1);
+  act.leaveSliceMps(a, 1);
   assert.deepEqual(calls.slice(4), [], 'another job still shares the slice');
-  act.leaveSliceMps(b, gpu, 0);
+  act.leaveSliceMps(b, 0);
   assert.deepEqual(calls.slice(4), ['stopSlice 1/2']);
+});
+
+test("a slice client of an earlier engine (adopted, not launched here) also gets terminate_client from its slice's daemon first", () => {
+  const { act, calls } = rig(gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]));
+  const adopted = record('j6', 50);
+  Object.assign(adopted.view, { state: 'running', pid: 4343 });
+  act.terminate(adopted);
+  assert.deepEqual(calls, ['terminate_client 2 4343', 'signal 4343']);
+  act.leaveSliceMps(adopted, 0);
+  assert.deepEqual(calls.slice(2), ['stopSlice 1/2']);
 });

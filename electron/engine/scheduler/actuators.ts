@@ -25,6 +25,8 @@ export interface ActuatorOptions {
   terminateGraceMs?: number;
   /** Park files, through which a parked job's CUDA calls ask for its memory back (auto-park); absent: none. */
   parkRequests?: ParkRequests | null;
+  /** A GPU as the latest snapshot shows it (its MIG slices, for the slice daemons of jobs an earlier engine started). */
+  gpuView?: (gpu: number) => GpuView | undefined;
 }
 
 const BEST_EFFORT_NICE = 19;
@@ -155,8 +157,8 @@ export class JobActuators {
   }
 
   /** A slice client ended: its slice's daemon is stopped when no other job still uses it (`others`: live jobs on that daemon). */
-  leaveSliceMps(record: JobRecord, gpuView: GpuView | undefined, others: number): void {
-    const slice = this.sliceClients.get(record.view.id) ?? mpsSliceOf(record.view, gpuView);
+  leaveSliceMps(record: JobRecord, others: number): void {
+    const slice = this.sliceOf(record);
     this.sliceClients.delete(record.view.id);
     if (!slice || others > 0 || !this.options.mps) return;
     try {
@@ -164,6 +166,12 @@ export class JobActuators {
     } catch {
       // not ours (or gone with its slice): nothing of ours to stop
     }
+  }
+
+  /** The slice daemon this job is a client of: where this engine started it, else (an earlier engine's job) from the snapshot. */
+  private sliceOf(record: JobRecord): SliceRef | null {
+    const { gpu } = record.view;
+    return this.sliceClients.get(record.view.id) ?? mpsSliceOf(record.view, gpu === null ? undefined : this.options.gpuView?.(gpu));
   }
 
   /** The job's process is known: the gate learns its pid, its priority reaches the CPU. */
@@ -228,7 +236,7 @@ export class JobActuators {
     const sliceClient = mode === 'mig' && mpsSharePercent !== null && migSlice !== null;
     if ((mode === 'mps' || sliceClient) && gpu !== null && this.options.mps) {
       try {
-        const slice = sliceClient ? this.sliceClients.get(record.view.id) : undefined;
+        const slice = sliceClient ? this.sliceOf(record) : null;
         if (slice) this.options.mps.terminateSliceClient(slice, pid);
         else if (!sliceClient) this.options.mps.terminateClient(gpu, pid);
       } catch {

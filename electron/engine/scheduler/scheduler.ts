@@ -91,6 +91,7 @@ export class Scheduler {
       jobEnv: options.jobEnv,
       terminateGraceMs: options.terminateGraceMs,
       parkRequests: options.parkRequests,
+      gpuView: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu),
     });
     this.autoPark = options.autoPark ? new AutoPark(this, options.autoPark) : null;
   }
@@ -468,10 +469,10 @@ export class Scheduler {
 
   /** A slice's MPS daemon lives while a job of its slice shares it: the last one to end stops it. */
   private leaveSliceMps(record: JobRecord): void {
-    const { mode, migSlice, mpsSharePercent, gpu } = record.view;
+    const { mode, migSlice, mpsSharePercent } = record.view;
     if (mode !== 'mig' || mpsSharePercent === null) return;
     const others = this.table.live().filter((r) => r !== record && r.view.state !== 'queued' && r.view.mode === 'mig' && r.view.migSlice === migSlice && r.view.mpsSharePercent !== null);
-    this.act.leaveSliceMps(record, this.snapshot().gpus.find((g) => g.index === gpu), others.length);
+    this.act.leaveSliceMps(record, others.length);
   }
 
   // ---- policies → actions ---------------------------------------------------------------
