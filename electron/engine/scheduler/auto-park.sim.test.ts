@@ -27,8 +27,13 @@ function rig(name: string, options: Partial<AttachSchedulerOptions> = {}) {
   return schedulerRig({ driver, nvml, dir }, name, { gate: undefined, autoPark: { idleMs: IDLE_MS, wakePollMs: 10 }, ...options }, cleanups);
 }
 
-/** A notebook: 30 GiB held, a 20 ms cell every `idleMs`. */
-const notebook = (idleMs: number, seconds: number) => [FAKEJOB, '--mem', '30G', 'interactive', '--burst-ms', '20', '--kernel-ms', '5', '--idle-ms', String(idleMs), '--duration', String(seconds)];
+/** A notebook: 30 GiB held, a 20 ms cell every `idleMs`. With --check-memory it writes a pattern into its
+ * memory at start and each cell first reads it back (its first CUDA call after a park is that copy). */
+const notebook = (idleMs: number, seconds: number, ...extra: string[]) =>
+  [FAKEJOB, '--mem', '30G', 'interactive', '--burst-ms', '20', '--kernel-ms', '5', '--idle-ms', String(idleMs), '--duration', String(seconds), ...extra];
+
+const events = <T>(logPath: string, event: string) =>
+  readFileSync(logPath, 'utf8').split('\n').filter((l) => l.includes(`"event":"${event}"`)).map((l) => JSON.parse(l) as T);
 
 function killIfAlive(pid: number): void {
   try {
@@ -40,7 +45,7 @@ function killIfAlive(pid: number): void {
 
 const states = (job: JobView) => job.history.map((h) => h.state);
 
-test('two 30 GiB notebooks and a 40 GiB training job share a 40 GiB GPU: idle notebooks are parked, and a cell waits for its restore', async (t) => {
+test('two 30 GiB notebooks and a 40 GiB training job share a 40 GiB GPU: idle notebooks are parked, a cell waits for its restore and finds its memory intact', async (t) => {
   const r = rig('notebooks');
   const free = r.engine.sampler.tick().gpus[0].memoryFree!;
   const trainGiB = Math.floor(free / GiB); // the whole GPU: 39 of its 40 GiB (the driver reserves 256 MiB)
@@ -48,13 +53,13 @@ test('two 30 GiB notebooks and a 40 GiB training job share a 40 GiB GPU: idle no
   const kill: number[] = [];
   t.after(() => kill.forEach(killIfAlive));
 
-  const nb1 = await submit(notebook(1200, 12), 30 * GiB);
+  const nb1 = await submit(notebook(1200, 12, '--check-memory'), 30 * GiB);
   const first = await r.until('notebook 1 holding its 30 GiB', async () => {
     const j = await r.job(nb1.id);
     return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
   });
   kill.push(first.pid!);
-  const nb2 = await submit(notebook(1200, 12), 30 * GiB);
+  const nb2 = await submit(notebook(1200, 12, '--check-memory'), 30 * GiB);
   const second = await r.until('notebook 2 started once notebook 1 was parked', async () => {
     const j = await r.job(nb2.id);
     return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
@@ -93,9 +98,21 @@ test('two 30 GiB notebooks and a 40 GiB training job share a 40 GiB GPU: idle no
     if (job.id === nb1.id || job.id === nb2.id) assert.ok(mine.length >= 8, `${job.id} ran cells before and after (${mine.length} kernels)`);
     assert.ok(trainedInGap || trainKernels.every((k) => k.endNs < mine[0].startNs), `${job.id}: training kernels ran while it was parked`);
     // every cell ran whole: 4 kernels of 5 ms, as many bursts as the log says
-    const bursts = readFileSync(job.logPath!, 'utf8').split('\n').filter((l) => l.includes('"event":"burst"')).map((l) => JSON.parse(l) as { kernels: number; ms: number });
+    const bursts = events<{ kernels: number; ms: number }>(job.logPath!, 'burst');
     assert.ok(bursts.length >= 2 && bursts.every((b) => b.kernels === 4), `${job.id}'s cells: ${JSON.stringify(bursts)}`);
     assert.equal(mine.length, bursts.length * 4, `${job.id}: every launched kernel of every cell ran on the GPU`);
+    // its memory came back intact: every cell read back the pattern written at start, the cells after its
+    // last park (those after the last gap with training kernels in it) included
+    const written = events<{ bytes: number }>(job.logPath!, 'memory-written');
+    const checks = events<{ ok: boolean; bytes: number }>(job.logPath!, 'memory-check');
+    assert.equal(written[0]?.bytes, 121 * 64 * 1024, `${job.id} wrote 64 KiB every 256 MiB of its 30 GiB and the last 64 KiB`);
+    assert.ok(checks.every((c) => c.ok && c.bytes === written[0].bytes), `${job.id}'s memory checks: ${JSON.stringify(checks)}`);
+    assert.equal(checks.length, bursts.length, `${job.id}: each cell checked its memory first`);
+    const lastParkGap = gaps.findLastIndex((g) => trainKernels.some((k) => k.startNs > g.before && k.endNs < g.after));
+    if (lastParkGap >= 0) {
+      const cellsAfterRestore = (mine.length - (lastParkGap + 1)) / 4;
+      assert.ok(cellsAfterRestore >= 1 && checks.length >= cellsAfterRestore, `${job.id}: ${cellsAfterRestore} cells after its restore, ${checks.length} checks`);
+    }
   }
   // the cell that waited for a restore saw the wait; the wait spans training kernels
   const waited = both.some((job) => {

@@ -1,6 +1,7 @@
 /* Memory the driver holds beyond plain allocations: VMM mappings (a released
  * handle lives until its last unmap), CUDA arrays, and contexts (destroying or
- * resetting one frees what was allocated in it). */
+ * resetting one frees what was allocated in it); and the synchronous copies,
+ * counted in the park file like synchronisations. */
 #define _GNU_SOURCE
 #include "hooks_quota.h"
 
@@ -145,6 +146,44 @@ GS_HIDDEN CUresult hook_cuCtxDestroy_v2(CUcontext ctx) {
   gs_depth--;
   if (rc == CUDA_SUCCESS) gs_quota_forget_ctx((uint64_t)(uintptr_t)ctx);
   return rc;
+}
+
+/* ---- synchronous copies and memsets: the call a parked job may make first (a notebook cell
+ * reading a result); it waits in the driver for the restore, so it is counted in the park file ---- */
+
+#define PARKED_CALL(real, call)         \
+  do {                                  \
+    if (!real) return NO_DRIVER;        \
+    if (gs_depth) return call;          \
+    gs_depth++;                         \
+    CUresult rc_ = GS_PARK_CALL(call);  \
+    gs_depth--;                         \
+    return rc_;                         \
+  } while (0)
+
+GS_HIDDEN CUresult hook_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
+  cuMemcpyHtoD_v2_fn real = REAL(cuMemcpyHtoD_v2);
+  PARKED_CALL(real, real(dstDevice, srcHost, ByteCount));
+}
+
+GS_HIDDEN CUresult hook_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  cuMemcpyDtoH_v2_fn real = REAL(cuMemcpyDtoH_v2);
+  PARKED_CALL(real, real(dstHost, srcDevice, ByteCount));
+}
+
+GS_HIDDEN CUresult hook_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  cuMemcpyDtoD_v2_fn real = REAL(cuMemcpyDtoD_v2);
+  PARKED_CALL(real, real(dstDevice, srcDevice, ByteCount));
+}
+
+GS_HIDDEN CUresult hook_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  cuMemsetD8_v2_fn real = REAL(cuMemsetD8_v2);
+  PARKED_CALL(real, real(dstDevice, uc, N));
+}
+
+GS_HIDDEN CUresult hook_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+  cuMemsetD32_v2_fn real = REAL(cuMemsetD32_v2);
+  PARKED_CALL(real, real(dstDevice, ui, N));
 }
 
 GS_HOOKS_MEMORY(GS_EXPORT_ROW)

@@ -60,7 +60,7 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, GS_LIB_CUDA)  \
   X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, 0, 0, GS_LIB_NVML)  \
   X(nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetMemoryInfo_v2, 0, 0, GS_LIB_NVML)
-/* hooks_memory.c: VMM mappings, arrays, contexts */
+/* hooks_memory.c: VMM mappings, arrays, contexts, synchronous copies and memsets */
 #define GS_HOOKS_MEMORY(X) \
   X(cuMemMap, cuMemMap, 10020, 0, GS_LIB_CUDA)  \
   X(cuMemUnmap, cuMemUnmap, 10020, 0, GS_LIB_CUDA)  \
@@ -72,7 +72,12 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0, GS_LIB_CUDA)  \
   X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, 0, GS_LIB_CUDA)  \
   X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, 0, GS_LIB_CUDA)  \
-  X(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0, GS_LIB_CUDA)
+  X(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoD_v2, cuMemcpyHtoD, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoH_v2, cuMemcpyDtoH, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoD_v2, cuMemcpyDtoD, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD8_v2, cuMemsetD8, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD32_v2, cuMemsetD32, 3020, 0, GS_LIB_CUDA)
 /* hooks_graph.c: stream capture, graphs and their memory */
 #define GS_HOOKS_GRAPH(X) \
   X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0, GS_LIB_CUDA)  \
