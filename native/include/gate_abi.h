@@ -94,6 +94,16 @@
  *   gap lengths) and holds lower jobs back only that long after going idle,
  *   instead of a fixed window after every launch. A job that claims a long
  *   hold_ns gains nothing it could not claim through last_launch_ns.
+ * With GATE_WINDOW_LEARNED a lower job that knows its own kernel duration
+ * (kernel_ns, learned from its short synchronisations) also treats a higher
+ * member H that is not ACTIVE as a blocker while its kernel would likely not
+ * finish before H's next launch: H publishes its idle gaps by octave
+ * (gap_hist, bucket b = [2^(b+10), 2^(b+11)) ns, taken as spread evenly inside
+ * it); with a = now - max(H.last_launch_ns, H.idle_since_ns) and N(x) the gaps
+ * longer than x, the launch waits when N(a) > 2 * N(a + kernel_ns), i.e. more
+ * than half the gaps that lasted a end within the kernel's run. A gap longer
+ * than any H has shown binds nobody. A job that fills its gap_hist with short
+ * gaps holds lower jobs back as a claimed last_launch_ns would, no more.
  *
  * Every gated launch of job J does (priority, domain and pause are read again
  * at every iteration):
@@ -152,6 +162,8 @@
 #define GATE_PROC_OFFSET 192u
 #define GATE_PROC_SIZE 40u
 #define GATE_STUCK_OFFSET 512u
+#define GATE_GAP_OFFSET 768u
+#define GATE_GAP_BUCKETS 24u /* idle gaps by octave, 1 µs .. 16 s */
 
 #define GATE_NO_QUOTA UINT64_MAX
 #define GATE_PROC_RECLAIMING (-1) /* gate_proc_t.pid while a process's entry is being given back */
@@ -248,10 +260,12 @@ typedef struct {
   uint32_t gap_samples;     /* 156: idle gaps the learned window has seen (informative) */
   uint64_t idle_since_ns;   /* 160: when a synchronise last found all the job's launches complete */
   uint64_t hold_ns;         /* 168: learned window (GATE_WINDOW_LEARNED): 0 = not learned yet */
-  uint8_t reserved2[16];    /* 176..191 */
+  uint64_t kernel_ns;       /* 176: a lower job's kernel duration, from its short synchronisations: 0 = not learned yet */
+  uint8_t reserved2[8];     /* 184..191 */
   gate_proc_t procs[GATE_MAX_PROCS];   /* 192..511 */
   uint32_t stuck_gen[GATE_MAX_SLOTS];  /* 512..767: slot i's generation when this job stopped waiting for it (0: never) */
-  uint8_t reserved3[GATE_ACTIVITY_SIZE - 768];
+  uint32_t gap_hist[GATE_GAP_BUCKETS]; /* 768..863: idle gaps by octave, decayed (GATE_WINDOW_LEARNED; see the protocol) */
+  uint8_t reserved3[GATE_ACTIVITY_SIZE - 864];
 } gate_activity_t;
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
@@ -262,6 +276,7 @@ _Static_assert(sizeof(gate_proc_t) == GATE_PROC_SIZE, "gate process entry is 40 
 _Static_assert(sizeof(gate_activity_t) == GATE_ACTIVITY_SIZE, "an activity file is one page");
 _Static_assert(__builtin_offsetof(gate_activity_t, procs) == GATE_PROC_OFFSET, "process table offset");
 _Static_assert(__builtin_offsetof(gate_activity_t, stuck_gen) == GATE_STUCK_OFFSET, "stuck reports offset");
+_Static_assert(__builtin_offsetof(gate_activity_t, gap_hist) == GATE_GAP_OFFSET, "gap histogram offset");
 _Static_assert(GATE_DOMAIN_OFFSET + GATE_MAX_DOMAINS * GATE_DOMAIN_SIZE <= GATE_SLOT_OFFSET, "domain table fits");
 #endif
 

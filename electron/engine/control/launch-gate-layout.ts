@@ -21,6 +21,8 @@ export const GATE_ACTIVITY_SIZE = 4096;
 export const GATE_PROC_OFFSET = 192;
 export const GATE_PROC_SIZE = 40;
 export const GATE_STUCK_OFFSET = 512;
+export const GATE_GAP_OFFSET = 768;
+export const GATE_GAP_BUCKETS = 24;
 export const GATE_NO_QUOTA = 0xffff_ffff_ffff_ffffn;
 export const GATE_PROC_RECLAIMING = -1;
 export const GATE_HOLD_MAX_NS = 1_000_000_000n;
@@ -97,8 +99,10 @@ export const ACTIVITY = {
   gapSamples: 156,
   idleSinceNs: 160,
   holdNs: 168,
+  kernelNs: 176,
   procs: GATE_PROC_OFFSET,
   stuckGen: GATE_STUCK_OFFSET,
+  gapHist: GATE_GAP_OFFSET,
 } as const;
 
 /** Byte offsets inside one process entry of an activity's table. */
@@ -133,7 +137,8 @@ export const C_FIELD_NAMES: Record<string, number> = {
     fail_open_count: ACTIVITY.failOpenCount, oom_count: ACTIVITY.oomCount, reclaimed_count: ACTIVITY.reclaimedCount,
     untracked_count: ACTIVITY.untrackedCount, stuck_waits: ACTIVITY.stuckWaits, held_ns: ACTIVITY.heldNs,
     truncated_count: ACTIVITY.truncatedCount, gap_samples: ACTIVITY.gapSamples, idle_since_ns: ACTIVITY.idleSinceNs,
-    hold_ns: ACTIVITY.holdNs, procs: ACTIVITY.procs, stuck_gen: ACTIVITY.stuckGen,
+    hold_ns: ACTIVITY.holdNs, kernel_ns: ACTIVITY.kernelNs, procs: ACTIVITY.procs, stuck_gen: ACTIVITY.stuckGen,
+    gap_hist: ACTIVITY.gapHist,
   }),
   ...prefixed('gate_proc_t', {
     pid: PROC.pid, in_launch: PROC.inLaunch, used_bytes: PROC.usedBytes, launches: PROC.launches,

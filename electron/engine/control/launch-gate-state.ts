@@ -61,6 +61,10 @@ export interface SlotState {
   holdNs: number | null;
   /** Idle gaps (its work seen complete, then a launch) it has learned from. */
   gapSamples: number;
+  /** Its idle gaps by octave (bucket b: [2^(b+10), 2^(b+11)) ns), as lower jobs read them to tell whether a kernel fits before its next launch. */
+  gapHistogram: number[];
+  /** A lower job's kernel duration as it learned it from its own synchronisations, in ns; null until learned. */
+  kernelNs: number | null;
   processes: SlotProcess[];
 }
 
@@ -123,6 +127,8 @@ export function slotState(slot: number, control: Buffer, a: Buffer, rec: SlotMem
     truncatedCount: a.readUInt32LE(L.ACTIVITY.truncatedCount),
     holdNs: num(L.ACTIVITY.holdNs) || null,
     gapSamples: a.readUInt32LE(L.ACTIVITY.gapSamples),
+    gapHistogram: Array.from({ length: L.GATE_GAP_BUCKETS }, (_, b) => a.readUInt32LE(L.ACTIVITY.gapHist + 4 * b)),
+    kernelNs: num(L.ACTIVITY.kernelNs) || null,
     processes,
   };
 }

@@ -53,6 +53,8 @@ describe('gate files', () => {
       procOffset: L.GATE_PROC_OFFSET,
       procSize: L.GATE_PROC_SIZE,
       stuckOffset: L.GATE_STUCK_OFFSET,
+      gapOffset: L.GATE_GAP_OFFSET,
+      gapBuckets: L.GATE_GAP_BUCKETS,
       noQuota: L.GATE_NO_QUOTA.toString(),
       procReclaiming: L.GATE_PROC_RECLAIMING,
       holdMaxNs: L.GATE_HOLD_MAX_NS.toString(),

@@ -337,7 +337,7 @@ export class LaunchGate {
     const control = Buffer.alloc(L.GATE_SLOT_SIZE);
     readSync(this.openFd(), control, 0, control.length, slotBase(slot));
     const rec = this.slots[slot];
-    const activity = F.readActivity(rec.activity?.fd ?? null, Buffer.alloc(L.ACTIVITY.stuckGen), 0);
+    const activity = F.readActivity(rec.activity?.fd ?? null, Buffer.alloc(L.ACTIVITY.gapHist + 4 * L.GATE_GAP_BUCKETS), 0);
     return slotState(slot, control, activity, rec.inUse ? rec : null);
   }
 

@@ -15,9 +15,6 @@
 #define DEAD_CHECK_AFTER_NS 100000000ull  /* a blocker this long gets its pid checked */
 #define MAX_SLEEP_NS 1000000ull
 #define LEARNED_MAX_SLEEP_NS 200000ull /* learned windows end at a sync: a waiter looks again soon after */
-#define GAP_BUCKETS 24u                /* idle gaps by octave: [2^(b+10), 2^(b+11)) ns, 1 µs .. 16 s */
-#define GAP_MIN_SAMPLES 16u
-#define GAP_DECAY_AT 256u              /* counts halve here: the window follows a job whose pattern changes */
 #define MAX_SYNC_BATCH 256u
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -43,10 +40,9 @@ static uint32_t g_held_gen[GATE_MAX_SLOTS];
 static uint64_t g_stream_key;              /* the one stream launched on since the last covering sync */
 static int g_streams_mixed;
 static uint32_t g_sync_batch = 1, g_since_sync;
-static uint64_t g_batch_t0;
+static uint64_t g_batch_t0, g_batch_waited0;
+static uint64_t g_waited_ns; /* this process's time held by the gate (the activity's sums are the job's) */
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
-static pthread_mutex_t g_gap_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t g_gap_count[GAP_BUCKETS], g_gap_total;
 
 static void attach(void) {
   if (!gs_gate_files_attach()) return;
@@ -127,6 +123,17 @@ static int slot_active(uint32_t i, uint64_t now, uint64_t *until) {
   }
   return LOAD(&s->launches) != LOAD(&s->synced_launches) &&
          age < hdr_ns(&g.hdr->outstanding_max_ns, GATE_DEFAULT_OUTSTANDING_MAX_NS);
+}
+
+/* `mask` without the slots whose blocker this process found dead. */
+static uint64_t without_dead(uint64_t mask) {
+  for (uint64_t m = mask; m;) {
+    uint32_t i = (uint32_t)__builtin_ctzll(m);
+    m &= m - 1;
+    int32_t dead = LOAD(&g_dead_pid[i]);
+    if (GS_UNLIKELY(dead) && dead == LOAD(&gs_activity(i)->attached_pid)) mask &= ~(1ull << i);
+  }
+  return mask;
 }
 
 /* The first ACTIVE slot among `mask`, or -1. */
@@ -285,6 +292,7 @@ void gs_gate_enter(gs_launch_t *l) {
       if (GS_LIKELY(!higher)) break;
       now = gs_now_ns();
       blocker = first_active(higher, now, &until); /* step 2 */
+      if (blocker < 0) blocker = gs_learned_unfit(without_dead(higher), now); /* our kernel would not fit its gap */
       if (blocker < 0) break;
     }
     SUB_SC(&me->in_launch, 1);
@@ -314,6 +322,7 @@ void gs_gate_enter(gs_launch_t *l) {
     sleep_ns(ns);
     uint64_t after = gs_now_ns();
     ADD(paused ? &me->paused_ns : &me->gated_ns, after - now);
+    ADD(&g_waited_ns, after - now);
   }
   l->prio = prio;
   l->domain = domain;
@@ -357,9 +366,12 @@ void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
 /* Lower jobs keep about be_sync_window_ns of work queued: the batch between
  * synchronisations doubles while a batch takes under half the window and
  * halves when it takes longer than the window. */
-static void short_sync(gate_proc_t *p, CUstream stream, int ptsz, uint64_t launched_at) {
+static void short_sync(gate_activity_t *me, gate_proc_t *p, CUstream stream, int ptsz, uint64_t launched_at) {
   uint32_t since = ADD(&g_since_sync, 1);
-  if (since == 1) STORE(&g_batch_t0, launched_at);
+  if (since == 1) {
+    STORE(&g_batch_t0, launched_at);
+    STORE(&g_batch_waited0, LOAD(&g_waited_ns));
+  }
   if (since < LOAD(&g_sync_batch)) return;
   STORE(&g_since_sync, 0);
   uint64_t snapshot = LOAD(&p->launches);
@@ -382,45 +394,12 @@ static void short_sync(gate_proc_t *p, CUstream stream, int ptsz, uint64_t launc
   if (rc != CUDA_SUCCESS) return;
   gs_gate_sync_end(snapshot, full, stream, ptsz);
   uint64_t took = gs_now_ns() - LOAD(&g_batch_t0);
+  uint64_t waited = LOAD(&g_waited_ns) - LOAD(&g_batch_waited0); /* held at the gate, not on the GPU */
+  if (took > waited) gs_learn_kernel(me, (took - waited) / since);
   uint64_t window = hdr_ns(&g.hdr->be_sync_window_ns, GATE_DEFAULT_BE_SYNC_WINDOW_NS);
   uint32_t batch = LOAD(&g_sync_batch);
   if (took < window / 2 && batch < MAX_SYNC_BATCH) STORE(&g_sync_batch, batch * 2);
   else if (took > window && batch > 1) STORE(&g_sync_batch, batch / 2);
-}
-
-static int gap_bucket(uint64_t gap) {
-  int b = 63 - __builtin_clzll(gap | 1) - 10;
-  return b < 0 ? 0 : b >= (int)GAP_BUCKETS ? (int)GAP_BUCKETS - 1 : b;
-}
-
-/* A bucket is part of the pattern when it holds at least 1/32 of the gaps (and two). */
-static int gap_common(uint32_t b) { return g_gap_count[b] >= 2 && g_gap_count[b] * 32u >= g_gap_total; }
-
-/* The learned window (GATE_WINDOW_LEARNED): gaps inside a request (the framework's own work between a
- * sync and its next kernel) form the lowest cluster of gap lengths; when an empty octave parts it from
- * the gaps between requests, lower jobs are held twice its upper edge; when the gaps form one
- * continuum (Poisson arrivals, one kernel per request) there is no such cluster: only the shortest
- * common gaps are covered, and lower jobs use the rest. */
-static void learn_gap(gate_activity_t *me, uint64_t gap) {
-  if (pthread_mutex_trylock(&g_gap_mu) != 0) return; /* another thread learns: this sample is not needed */
-  g_gap_count[gap_bucket(gap)]++;
-  if (++g_gap_total >= GAP_DECAY_AT) {
-    g_gap_total = 0;
-    for (uint32_t b = 0; b < GAP_BUCKETS; b++) g_gap_total += (g_gap_count[b] /= 2);
-  }
-  ADD(&me->gap_samples, 1);
-  if (g_gap_total >= GAP_MIN_SAMPLES) {
-    uint32_t b0 = 0, b1, above = 0, cluster = 0;
-    while (b0 < GAP_BUCKETS && !gap_common(b0)) b0++;
-    if (b0 < GAP_BUCKETS) {
-      for (b1 = b0; b1 + 1 < GAP_BUCKETS && gap_common(b1 + 1); b1++) {}
-      for (uint32_t b = b0; b <= b1; b++) cluster += g_gap_count[b];
-      for (uint32_t b = b1 + 1; b < GAP_BUCKETS; b++) above |= gap_common(b);
-      uint64_t hold = above && cluster * 4u >= g_gap_total ? 2ull << (b1 + 11) : 1ull << (b0 + 11);
-      STORE(&me->hold_ns, hold);
-    }
-  }
-  pthread_mutex_unlock(&g_gap_mu);
 }
 
 void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
@@ -431,7 +410,7 @@ void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
   int32_t self = gs_self_pid();
   if (l->prio < GATE_PRIORITY_BEST_EFFORT && LOAD(&g.hdr->window_policy) == GATE_WINDOW_LEARNED) {
     uint64_t idle = LOAD(&me->idle_since_ns); /* idle since then, launching now: a gap to learn from */
-    if (idle > LOAD(&me->last_launch_ns) && now > idle) learn_gap(me, now - idle);
+    if (idle > LOAD(&me->last_launch_ns) && now > idle) gs_learn_gap(me, now - idle);
   }
   STORE(&me->last_launch_ns, now); /* step 5: visible before in_launch drops */
   if (GS_UNLIKELY(LOAD(&me->attached_pid) != self)) STORE(&me->attached_pid, self); /* who to check for liveness */
@@ -445,5 +424,5 @@ void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
   if (rc != CUDA_SUCCESS || l->fail_open) return;
   if (l->prio == GATE_PRIORITY_BEST_EFFORT ||
       (l->prio == GATE_PRIORITY_NORMAL && LOAD(&g.domains[l->domain].members[GATE_PRIORITY_HIGH])))
-    short_sync(p, stream, ptsz, now);
+    short_sync(me, p, stream, ptsz, now);
 }

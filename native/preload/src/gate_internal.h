@@ -62,4 +62,10 @@ GS_HIDDEN void gs_proc_synced(gate_activity_t *me, gate_proc_t *p, uint64_t snap
 /* Sum of in_launch over the live processes of activity s, plus what untracked ones hold. */
 GS_HIDDEN uint32_t gs_live_in_launch(gate_activity_t *s);
 
+/* gate_learned.c: the learned window (GATE_WINDOW_LEARNED) */
+GS_HIDDEN void gs_learn_gap(gate_activity_t *me, uint64_t gap);         /* a higher job: idle for gap ns, then launched */
+GS_HIDDEN void gs_learn_kernel(gate_activity_t *me, uint64_t ns_per_kernel); /* a lower job: a synchronised batch */
+/* The first of `higher` (not ACTIVE) whose next launch our next kernel would likely not finish before, or -1. */
+GS_HIDDEN int gs_learned_unfit(uint64_t higher, uint64_t now);
+
 #endif

@@ -11,12 +11,12 @@ int main(void) {
   int first = 1;
   printf("{\"constants\":{\"magic\":\"%llu\",\"activityMagic\":\"%llu\",\"version\":%u,\"maxSlots\":%u,\"maxGpus\":%u,"
          "\"maxDomains\":%u,\"maxProcs\":%u,\"domainOffset\":%u,\"domainSize\":%u,\"slotOffset\":%u,\"slotSize\":%u,"
-         "\"controlSize\":%u,\"activitySize\":%u,\"procOffset\":%u,\"procSize\":%u,\"stuckOffset\":%u,\"noQuota\":\"%llu\","
+         "\"controlSize\":%u,\"activitySize\":%u,\"procOffset\":%u,\"procSize\":%u,\"stuckOffset\":%u,\"gapOffset\":%u,\"gapBuckets\":%u,\"noQuota\":\"%llu\","
          "\"procReclaiming\":%d,\"holdMaxNs\":\"%llu\",\"controlFile\":\"%s\",\"activityPrefix\":\"%s\"},\"offsets\":{",
          (unsigned long long)GATE_MAGIC, (unsigned long long)GATE_ACTIVITY_MAGIC, GATE_VERSION, GATE_MAX_SLOTS,
          GATE_MAX_GPUS, GATE_MAX_DOMAINS, GATE_MAX_PROCS, GATE_DOMAIN_OFFSET, GATE_DOMAIN_SIZE, GATE_SLOT_OFFSET,
          GATE_SLOT_SIZE, (unsigned)GATE_CONTROL_SIZE, GATE_ACTIVITY_SIZE, GATE_PROC_OFFSET, GATE_PROC_SIZE,
-         GATE_STUCK_OFFSET, (unsigned long long)GATE_NO_QUOTA, GATE_PROC_RECLAIMING, (unsigned long long)GATE_HOLD_MAX_NS,
+         GATE_STUCK_OFFSET, GATE_GAP_OFFSET, GATE_GAP_BUCKETS, (unsigned long long)GATE_NO_QUOTA, GATE_PROC_RECLAIMING, (unsigned long long)GATE_HOLD_MAX_NS,
          GATE_CONTROL_FILE, GATE_ACTIVITY_PREFIX);
   F(gate_header_t, magic); F(gate_header_t, version); F(gate_header_t, max_slots); F(gate_header_t, max_domains);
   F(gate_header_t, engine_pid); F(gate_header_t, heartbeat_ns); F(gate_header_t, active_window_ns);
@@ -33,7 +33,8 @@ int main(void) {
   F(gate_activity_t, fail_open_count); F(gate_activity_t, oom_count); F(gate_activity_t, reclaimed_count);
   F(gate_activity_t, untracked_count); F(gate_activity_t, stuck_waits); F(gate_activity_t, held_ns);
   F(gate_activity_t, truncated_count); F(gate_activity_t, gap_samples); F(gate_activity_t, idle_since_ns);
-  F(gate_activity_t, hold_ns); F(gate_activity_t, procs); F(gate_activity_t, stuck_gen);
+  F(gate_activity_t, hold_ns); F(gate_activity_t, kernel_ns); F(gate_activity_t, procs);
+  F(gate_activity_t, stuck_gen); F(gate_activity_t, gap_hist);
   F(gate_proc_t, pid); F(gate_proc_t, in_launch); F(gate_proc_t, used_bytes); F(gate_proc_t, launches);
   F(gate_proc_t, synced_launches); F(gate_proc_t, capturing);
   printf("}}\n");

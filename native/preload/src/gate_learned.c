@@ -1,0 +1,102 @@
+/* The learned window (header.window_policy == GATE_WINDOW_LEARNED), job side: what a higher job
+ * learns from its idle gaps (hold_ns, gap_hist), what a lower job learns of its own kernels
+ * (kernel_ns), and whether a lower job's next kernel fits before a higher job's next launch. */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "gate_internal.h"
+
+#define GAP_MIN_SAMPLES 16u
+#define GAP_DECAY_AT 256u /* counts halve here: the window follows a job whose pattern changes */
+#define KERNEL_RISE_SHIFT 4 /* a longer kernel moves the estimate up by 1/16 of the difference per sample */
+
+static pthread_mutex_t g_gap_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t g_gap_count[GATE_GAP_BUCKETS], g_gap_total;
+static uint64_t g_kernel_ns;
+
+/* Bucket b holds gaps of [2^(b+10), 2^(b+11)) ns; the first and last also what falls below and above. */
+static int gap_bucket(uint64_t gap) {
+  int b = 63 - __builtin_clzll(gap | 1) - 10;
+  return b < 0 ? 0 : b >= (int)GATE_GAP_BUCKETS ? (int)GATE_GAP_BUCKETS - 1 : b;
+}
+
+/* A bucket is part of the pattern when it holds at least 1/32 of the gaps (and two). */
+static int gap_common(uint32_t b) { return g_gap_count[b] >= 2 && g_gap_count[b] * 32u >= g_gap_total; }
+
+/* The hold: gaps inside a request (the framework's own work between a sync and its next kernel) form
+ * the lowest cluster of gap lengths; when an empty octave parts it from the gaps between requests,
+ * lower jobs are held twice its upper edge; when the gaps form one continuum (Poisson arrivals, one
+ * kernel per request) there is no such cluster: only the shortest common gaps are covered, and lower
+ * jobs use the rest, as far as their kernels fit (gs_learned_unfit). */
+void gs_learn_gap(gate_activity_t *me, uint64_t gap) {
+  if (pthread_mutex_trylock(&g_gap_mu) != 0) return; /* another thread learns: this sample is not needed */
+  g_gap_count[gap_bucket(gap)]++;
+  if (++g_gap_total >= GAP_DECAY_AT) {
+    g_gap_total = 0;
+    for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) g_gap_total += (g_gap_count[b] /= 2);
+  }
+  for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) STORE(&me->gap_hist[b], g_gap_count[b]);
+  ADD(&me->gap_samples, 1);
+  if (g_gap_total >= GAP_MIN_SAMPLES) {
+    uint32_t b0 = 0, b1, above = 0, cluster = 0;
+    while (b0 < GATE_GAP_BUCKETS && !gap_common(b0)) b0++;
+    if (b0 < GATE_GAP_BUCKETS) {
+      for (b1 = b0; b1 + 1 < GATE_GAP_BUCKETS && gap_common(b1 + 1); b1++) {}
+      for (uint32_t b = b0; b <= b1; b++) cluster += g_gap_count[b];
+      for (uint32_t b = b1 + 1; b < GATE_GAP_BUCKETS; b++) above |= gap_common(b);
+      uint64_t hold = above && cluster * 4u >= g_gap_total ? 2ull << (b1 + 11) : 1ull << (b0 + 11);
+      STORE(&me->hold_ns, hold);
+    }
+  }
+  pthread_mutex_unlock(&g_gap_mu);
+}
+
+/* One synchronised batch took ns_per_kernel of GPU time per kernel. The estimate follows shorter
+ * batches at once and longer ones slowly: a batch that also waited behind a higher job's kernel
+ * reads long, and one such wait should not make every later launch wait for a longer gap. */
+void gs_learn_kernel(gate_activity_t *me, uint64_t ns_per_kernel) {
+  uint64_t est = LOAD(&g_kernel_ns);
+  if (!ns_per_kernel) return;
+  if (!est || ns_per_kernel < est) est = ns_per_kernel;
+  else est += (ns_per_kernel - est) >> KERNEL_RISE_SHIFT;
+  STORE(&g_kernel_ns, est);
+  STORE(&me->kernel_ns, est);
+}
+
+/* Gaps of the histogram longer than x ns, each octave's spread evenly over it. */
+static double gaps_longer(const uint32_t *hist, double x) {
+  double n = 0;
+  for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) {
+    double c = LOAD(&hist[b]);
+    if (c == 0) continue;
+    double lo = b ? (double)(1ull << (b + 10)) : 0, hi = (double)(1ull << (b + 11));
+    if (x < lo) n += c;
+    else if (x < hi) n += c * (hi - x) / (hi - lo);
+  }
+  return n;
+}
+
+/* 1 when higher slot s, idle (not ACTIVE), would likely launch again before our kernel ends. */
+static int kernel_unfit(gate_activity_t *s, uint64_t now, uint64_t kernel) {
+  uint32_t samples = 0;
+  for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) samples += LOAD(&s->gap_hist[b]);
+  if (samples < GAP_MIN_SAMPLES) return 0; /* nothing learned yet: the window alone decides */
+  uint64_t last = LOAD(&s->last_launch_ns), idle = LOAD(&s->idle_since_ns);
+  if (idle > last) last = idle;
+  if (!last || last > now) return 0;
+  double age = (double)(now - last), lasted = gaps_longer(s->gap_hist, age);
+  return lasted > 0 && lasted > 2 * gaps_longer(s->gap_hist, age + (double)kernel);
+}
+
+/* The first slot among `higher` (none of them ACTIVE) whose next launch our next kernel would
+ * likely not finish before, or -1; -1 too until this process has learned its kernel duration. */
+int gs_learned_unfit(uint64_t higher, uint64_t now) {
+  uint64_t kernel = LOAD(&g_kernel_ns);
+  if (!kernel || LOAD(&gs_g.hdr->window_policy) != GATE_WINDOW_LEARNED) return -1;
+  while (higher) {
+    int i = __builtin_ctzll(higher);
+    higher &= higher - 1;
+    if (LOAD(&gs_g.slots[i].state) == GATE_SLOT_IN_USE && kernel_unfit(gs_activity((uint32_t)i), now, kernel)) return i;
+  }
+  return -1;
+}
