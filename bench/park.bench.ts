@@ -1,10 +1,13 @@
 // bench/park: idle memory given back, on the simulated driver. (1) Park (lock + checkpoint) and
 // restore (restore + unlock) time against the bytes moved, through the engine's checkpoint binding.
-// The simulated driver moves the memory's accounting, not bytes: these are the calls' own cost, a
-// floor for a real GPU, where the bytes cross PCIe. (2) The wait a notebook cell sees: two 30 GiB
-// notebooks on a 40 GiB A100 take turns (each cell parks the other, idle one and restores its own),
-// against the same cells with nothing parked. Prints figures; never fails on time.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// The simulated driver keeps device memory contents in a memfd and moves every byte written
+// (between memfds, host memory to host memory): allocations with nothing written move only their
+// accounting (the calls' own cost), filled ones (fakejob hold --fill) their bytes too; a real GPU
+// moves them across PCIe instead. (2) The wait a notebook cell sees: two 30 GiB notebooks (each
+// cell first reads back its --check-memory pattern) on a 40 GiB A100 take turns (each cell parks
+// the other, idle one and restores its own), against the same cells with nothing parked. Prints
+// figures; never fails on time.
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobView } from '../shared/jobs.js';
@@ -23,6 +26,20 @@ const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const fmt = (v: number) => v.toFixed(2).padStart(8);
 const ms = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e6;
+const MiB = 1024 ** 2;
+
+/** Bytes the simulated driver holds for pid in its `which` memfd (its allocated pages). */
+function memfdBytes(pid: number, which: 'device' | 'host'): number {
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    const path = `/proc/${pid}/fd/${fd}`;
+    try {
+      if (readlinkSync(path).startsWith(`/memfd:fakegpu-${which}-slot`)) return statSync(path).blocks * 512;
+    } catch {
+      // a descriptor closed meanwhile
+    }
+  }
+  return 0;
+}
 
 const driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
 process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath; // the fake libcuda in this process reads it
@@ -30,18 +47,23 @@ const dir = mkdtempSync(join(tmpdir(), 'gpushare-bench-park-'));
 const cleanups: Array<() => unknown> = [];
 try {
   console.log(`bench/park: simulated A100-40GB, Node ${process.version}; ${REPS} park/restore cycles per size`);
-  console.log('(1) park = lock + checkpoint, restore = restore + unlock, per call of the engine\'s binding (simulated: accounting moves, no bytes copied)');
+  console.log('(1) park = lock + checkpoint, restore = restore + unlock, per call of the engine\'s binding; "bytes moved" is what the job\'s host memfd held once parked');
   const ckpt = openCudaCheckpoint(driver.cudaLibraryPath);
-  for (const gib of [1, 4, 16, 32]) {
-    const job = driver.spawnFakejob(['--device', '0', '--mem', `${gib}G`, 'hold', '--duration', '600']);
-    await job.ready;
+  const FILLS_MIB = (process.env.BENCH_FILL_MIB ?? '64,256,1024').split(',').map(Number);
+  const cases = [...[1, 4, 16, 32].map((gib) => ({ gib, fillMiB: 0 })), ...FILLS_MIB.map((fillMiB) => ({ gib: Math.max(1, Math.ceil(fillMiB / 1024)), fillMiB }))];
+  for (const { gib, fillMiB } of cases) {
+    const fill = fillMiB ? ['--fill', `${fillMiB}M`] : [];
+    const job = driver.spawnFakejob(['--device', '0', '--mem', `${gib}G`, 'hold', '--duration', '600', ...fill]);
+    await job.ready; // after its fill: ready comes once the content is written
     const park: number[] = [];
     const restore: number[] = [];
+    let moved = -1;
     for (let i = 0; i < REPS; i++) {
       let t = process.hrtime.bigint();
       await ckpt.lock(job.pid, 0);
       await ckpt.checkpoint(job.pid);
       park.push(ms(t));
+      if (moved < 0) moved = memfdBytes(job.pid, 'host');
       t = process.hrtime.bigint();
       await ckpt.restore(job.pid);
       await ckpt.unlock(job.pid);
@@ -51,13 +73,17 @@ try {
     await job.exited;
     park.sort((a, b) => a - b);
     restore.sort((a, b) => a - b);
-    console.log(`  ${String(gib).padStart(2)} GiB moved   park median ${fmt(pct(park, 50))} ms  p99 ${fmt(pct(park, 99))} ms   restore median ${fmt(pct(restore, 50))} ms  p99 ${fmt(pct(restore, 99))} ms`);
+    const rate = (t: number) => (moved > 0 ? `${(moved / MiB / t).toFixed(2).padStart(6)} MiB/ms` : '     -      ');
+    console.log(
+      `  ${String(gib).padStart(2)} GiB held, ${String(Math.round(moved / MiB)).padStart(5)} MiB moved   park median ${fmt(pct(park, 50))} ms  p99 ${fmt(pct(park, 99))} ms (${rate(pct(park, 50))})` +
+        `   restore median ${fmt(pct(restore, 50))} ms  p99 ${fmt(pct(restore, 99))} ms (${rate(pct(restore, 50))})`,
+    );
   }
 
-  console.log(`(2) a notebook cell (4 kernels, 20 ms of GPU work) as its program sees it; the engine samples every ${TICK_MS} ms`);
+  console.log(`(2) a notebook cell (reads back 7.5 MiB of its 30 GiB, then 4 kernels, 20 ms of GPU work) as its program sees it; the engine samples every ${TICK_MS} ms`);
   const nvml = openNvml(driver.nvmlLibraryPath);
   cleanups.push(() => nvml.close());
-  const notebook = (idleMs: number) => [FAKEJOB, '--mem', '30G', 'interactive', '--burst-ms', '20', '--kernel-ms', '5', '--idle-ms', String(idleMs), '--duration', String(((CELLS + 1) * idleMs) / 1000)];
+  const notebook = (idleMs: number) => [FAKEJOB, '--mem', '30G', 'interactive', '--burst-ms', '20', '--kernel-ms', '5', '--idle-ms', String(idleMs), '--duration', String(((CELLS + 1) * idleMs) / 1000), '--check-memory'];
   const cellsOf = (logPath: string) =>
     readFileSync(logPath, 'utf8').split('\n').filter((l) => l.includes('"event":"burst"')).map((l) => (JSON.parse(l) as { ms: number }).ms);
   const run = async (name: string, count: number, idleMs: number): Promise<{ cells: number[]; parks: number }> => {
