@@ -140,3 +140,15 @@ test("a slice whose MPS daemon runs cannot be destroyed; start and stop refuse w
     return true;
   });
 });
+
+test("terminate-client through a slice's daemon ends that client's work; a pid that is not its client is refused", async () => {
+  const pipeDir = startSliceDaemon(4, 'terminate');
+  const [job] = trainIn(4, pipeDir, [50]);
+  await whileAllRan(4, [job.pid], 3);
+  assert.throws(() => fakegpuMps('--device', '1', '--gi', '3', 'terminate-client', String(job.pid)), (e: Error & { stderr?: Buffer }) => {
+    assert.match(String(e.stderr), new RegExp(`pid ${job.pid} is not an MPS client on GPU instance 3 of device 1`));
+    return true;
+  });
+  fakegpuMps('--device', '1', '--gi', '4', 'terminate-client', String(job.pid));
+  assert.notEqual(await job.exited, 0, 'its next launch failed (CUDA_ERROR_LAUNCH_FAILED), so the train loop gave up');
+});
