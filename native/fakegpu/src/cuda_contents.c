@@ -246,7 +246,7 @@ static int open_target_memfd(int pid, const char *which, int slot) {
   snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
   snprintf(want, sizeof want, "/memfd:fakegpu-%s-slot%d ", which, slot); /* the kernel adds "(deleted)" */
   DIR *dp = opendir(dir);
-  if (!dp) return -2;
+  if (!dp) return errno == ENOENT ? -1 : -2; /* gone (its bytes with it), or not ours to read */
   int fd = -1;
   for (struct dirent *e; fd == -1 && (e = readdir(dp));) {
     if (e->d_name[0] == '.') continue;
