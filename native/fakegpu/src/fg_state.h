@@ -138,7 +138,7 @@ typedef struct {
   pthread_mutex_t alive; /* held by the owner's lifeline thread (robust) */
   /* cuCheckpointProcess*: changed by the caller (another process), obeyed by the owner */
   uint32_t ckpt_state; /* FG_CKPT_* */
-  uint32_t busy;       /* 1 while the owner's executor runs (or is about to start) a kernel */
+  uint32_t busy;       /* device operations of the owner in flight: its executor's kernel, copies (cuda_contents.c) */
   uint64_t parked_mem; /* bytes moved to host memory by a checkpoint (not in used_mem) */
   int32_t restore_tid; /* the owner's lifeline thread */
   uint32_t ckpt_pad;
