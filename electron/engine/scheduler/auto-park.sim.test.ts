@@ -59,7 +59,8 @@ test('two 30 GiB notebooks and a 40 GiB training job share a 40 GiB GPU: idle no
     return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
   });
   kill.push(first.pid!);
-  const nb2 = await submit(notebook(1200, 12, '--check-memory'), 30 * GiB);
+  // notebook 2 finds its entry points with dlsym, notebook 1 through cuGetProcAddress: the preload's copy hooks on both paths
+  const nb2 = await submit(notebook(1200, 12, '--check-memory', '--resolve', 'symbol'), 30 * GiB);
   const second = await r.until('notebook 2 started once notebook 1 was parked', async () => {
     const j = await r.job(nb2.id);
     return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
