@@ -2,6 +2,10 @@
 // 8 GPUs × 64 processes at one snapshot per simulated second, 10-minute window.
 // Prints main-thread milliseconds per update (median, p95) and the JS heap after 1 and
 // 30 simulated minutes. Budget (DESIGN.md §7): < 8 ms per update, a flat heap. Never fails on time.
+// To find where the time goes: BENCH_PROFILE=1 (JS by function, and what the slowest updates run
+// beyond the median), BENCH_TRACE=1 (the main thread by trace event, and the slowest updates'),
+// BENCH_ALLOC=1 (bytes allocated per update by function: garbage is what makes the slow ones),
+// BENCH_SERIES=1 (each update's CPU in order), BENCH_QUICK=1 (the first figure only, for A/B runs).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -177,7 +181,7 @@ if (process.env.BENCH_PROFILE) {
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
   await cdp.send('Profiler.start');
-  await measureUpdates(30);
+  await measureUpdates(Number(process.env.BENCH_PROFILE_UPDATES ?? 30));
   const { profile } = await cdp.send('Profiler.stop');
   if (process.env.BENCH_PROFILE_OUT) writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profile));
   const self = new Map<string, number>();
@@ -188,6 +192,57 @@ if (process.env.BENCH_PROFILE) {
     self.set(key, (self.get(key) ?? 0) + (dt.get(node.id) ?? 0) / 1000);
   }
   for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(v.toFixed(0).padStart(6), 'ms', k);
+  // per update (samples in bursts parted by the bench's pauses): what the slowest run that the median does not
+  const keyOf = new Map(profile.nodes.map((node) => [node.id, `${node.callFrame.functionName || '(anon)'} ${node.callFrame.url.split('/').pop()}:${node.callFrame.lineNumber}`]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  const updates: Array<Map<string, number>> = [];
+  let quiet = Infinity;
+  profile.samples?.forEach((id, i) => {
+    const ms = (profile.timeDeltas?.[i] ?? 0) / 1000;
+    const key = keyOf.get(id) ?? '';
+    if (key.startsWith('(idle)')) {
+      quiet += ms;
+      return;
+    }
+    if (quiet > 80) updates.push(new Map());
+    quiet = 0;
+    // inclusive time: the sample counts for its function and every caller
+    const seen = new Set<string>();
+    for (let node: number | undefined = id; node !== undefined; node = parentOf.get(node)) {
+      const k = keyOf.get(node)!;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      updates[updates.length - 1].set(k, (updates[updates.length - 1].get(k) ?? 0) + ms);
+    }
+  });
+  const totalOf = (u: Map<string, number>): number => u.get('(root) :-1') ?? 0;
+  updates.sort((a, b) => totalOf(a) - totalOf(b));
+  const mid = updates[Math.floor(updates.length / 2)];
+  console.log(`${updates.length} updates profiled: median ${totalOf(mid).toFixed(1)} ms of JS and page work; the slowest, inclusive time beyond the median:`);
+  for (const slow of updates.slice(-Math.max(1, Math.ceil(updates.length / 10)))) {
+    const extra = [...slow].map(([k, ms]) => [k, ms - (mid.get(k) ?? 0)] as const).filter(([k]) => !k.startsWith('(root)')).sort((a, b) => b[1] - a[1]).slice(0, 8);
+    console.log(`  ${totalOf(slow).toFixed(1)} ms: ${extra.map(([k, ms]) => `${k} +${ms.toFixed(1)}`).join(', ')}`);
+  }
+}
+if (process.env.BENCH_ALLOC) {
+  // what the updates allocate (garbage makes the slow updates: major GCs), by allocating function
+  await cdp.send('HeapProfiler.enable');
+  await cdp.send('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  const sampled = 30;
+  await measureUpdates(sampled);
+  const { profile } = await cdp.send('HeapProfiler.stopSampling');
+  type Node = { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: Node[] };
+  const bytes = new Map<string, number>();
+  const walk = (node: Node): void => {
+    const key = `${node.callFrame.functionName || '(anon)'} ${node.callFrame.url.split('/').pop()}:${node.callFrame.lineNumber}`;
+    bytes.set(key, (bytes.get(key) ?? 0) + node.selfSize);
+    node.children.forEach(walk);
+  };
+  walk(profile.head as unknown as Node);
+  const total = [...bytes.values()].reduce((a, b) => a + b, 0);
+  console.log(`allocated ${(total / sampled / 1024).toFixed(0)} KiB per update (sampled), by function:`);
+  for (const [k, v] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${(v / sampled / 1024).toFixed(0).padStart(6)} KiB  ${k}`);
 }
 if (process.env.BENCH_TRACE) {
   // where the main thread's time goes: exclusive time per trace event name, per update
@@ -196,7 +251,7 @@ if (process.env.BENCH_TRACE) {
   cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as TraceEvent[])));
   const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
   await cdp.send('Tracing.start', { categories: 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel', transferMode: 'ReportEvents' });
-  const traced = 20;
+  const traced = Number(process.env.BENCH_TRACE_UPDATES ?? 20);
   await measureUpdates(traced);
   await cdp.send('Tracing.end');
   await done;
@@ -214,9 +269,46 @@ if (process.env.BENCH_TRACE) {
     open.push(e);
   }
   for (const [name, us] of [...exclusive].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`${(us / 1000 / traced).toFixed(2).padStart(8)} ms/update  ${name}`);
+  // the slow updates (p95): the thread's work in bursts parted by the bench's 150 ms pauses, slowest against the median
+  const bursts: TraceEvent[][] = [];
+  let burstEnd = -Infinity;
+  for (const e of onThread) {
+    if (e.ts - burstEnd > 80_000) bursts.push([]);
+    bursts[bursts.length - 1].push(e);
+    burstEnd = Math.max(burstEnd, e.ts + e.dur!);
+  }
+  const profileOf = (burst: TraceEvent[]): { total: number; names: Map<string, number> } => {
+    const names = new Map<string, number>();
+    const stack: TraceEvent[] = [];
+    let total = 0;
+    for (const e of burst) {
+      while (stack.length > 0 && stack[stack.length - 1].ts + stack[stack.length - 1].dur! <= e.ts) stack.pop();
+      const parent = stack[stack.length - 1];
+      if (!parent) total += e.dur!;
+      names.set(e.name, (names.get(e.name) ?? 0) + e.dur!);
+      if (parent) names.set(parent.name, (names.get(parent.name) ?? 0) - e.dur!);
+      stack.push(e);
+    }
+    return { total, names };
+  };
+  const profiles = bursts.map(profileOf).sort((a, b) => a.total - b.total);
+  const median = profiles[Math.floor(profiles.length / 2)];
+  console.log(`${profiles.length} updates traced: median ${(median.total / 1000).toFixed(1)} ms; the slowest:`);
+  for (const slow of profiles.slice(-Math.max(1, Math.ceil(profiles.length / 20)))) {
+    const extra = [...slow.names].map(([name, us]) => [name, us - (median.names.get(name) ?? 0)] as const).sort((a, b) => b[1] - a[1]).slice(0, 6);
+    console.log(`  ${(slow.total / 1000).toFixed(1)} ms, more than the median in: ${extra.map(([name, us]) => `${name} +${(us / 1000).toFixed(1)}`).join(', ')}`);
+  }
 }
-show('update at 10 min (window full), top of the page', await measureUpdates(MEASURED_UPDATES));
+const atTop = await measureUpdates(MEASURED_UPDATES);
+show('update at 10 min (window full), top of the page', atTop);
+// each update's CPU in order: a pattern (every nth slow) points at what runs every nth update
+if (process.env.BENCH_SERIES) console.log(atTop.map((c) => (c.cpu - baseline.cpu).toFixed(1)).join(' '));
 if (process.env.BENCH_SCREENSHOT) await page.screenshot({ path: process.env.BENCH_SCREENSHOT, fullPage: true });
+if (process.env.BENCH_QUICK) {
+  // the first figure only, to compare builds back to back
+  await browser.close();
+  process.exit(0);
+}
 // scrolled down to the process table: the GPU cards and timelines above pause while out of view
 await page.locator('.process-panel').scrollIntoViewIfNeeded();
 await feed(1);
