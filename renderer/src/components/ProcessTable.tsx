@@ -11,6 +11,8 @@ import { formatBytes, formatPercent, shortCommand, shownBytes } from '../format.
 import { highlight, uiStore, type SortKey } from '../stores/ui-store.js';
 import { useBoardJobs, useGpus, useUi } from '../stores/hooks.js';
 import { TableFilters } from './TableFilters.js';
+import { fitsWidth, pageFont } from './text-fit.js';
+import { useElementWidth } from './use-element-width.js';
 import { useVirtualRows } from './use-virtual-rows.js';
 
 /** Must match `.process-table td` height in styles.css: the scroll math counts on it. */
@@ -34,6 +36,11 @@ const COLUMNS: ReadonlyArray<{ key: SortKey; title: string; numeric?: boolean; w
 const ID_WIDTH = 96;
 /** Where a process runs (container, Slurm job, kernel, unit, ssh), after the command; not sortable. */
 const WHERE_WIDTH = 170;
+/** A cell's horizontal padding (`.process-table td`): its text has the column less this. */
+const CELL_PADDING = 16;
+/** `.process-table td.command`'s font; the Where column's is the page's at 12px. */
+const COMMAND_FONT = '12px ui-monospace, "DejaVu Sans Mono", monospace';
+let whereFont: string | null = null;
 
 const sortValue = (job: JobView, key: SortKey): string | number => {
   switch (key) {
@@ -50,7 +57,12 @@ const sortValue = (job: JobView, key: SortKey): string | number => {
 
 const leaveRow = (): void => highlight(null);
 
-function ProcessRowView({ job: j, highlighted, index, where }: RowProps) {
+/** A Command or Where cell: clipped with an ellipsis only when its text overflows (the full text is its tooltip either way). */
+const cellClass = (name: string, text: string, font: string, room: number): string => (fitsWidth(text, font, room) ? name : `${name} clipped`);
+
+function ProcessRowView({ job: j, highlighted, index, where, commandRoom, whereRoom }: RowProps) {
+  const command = shortCommand(j.argv, null);
+  const shownWhere = where || '–';
   return (
     <tr aria-rowindex={index + 2} data-job={j.id} data-pid={j.pid ?? undefined} className={highlighted ? 'highlighted' : undefined} onMouseEnter={() => highlight(j.id)} onMouseLeave={leaveRow}>
       <td>
@@ -58,8 +70,8 @@ function ProcessRowView({ job: j, highlighted, index, where }: RowProps) {
         {j.id}
       </td>
       <td>{j.owner}</td>
-      <td className="command" title={j.argv.join(' ')}>{shortCommand(j.argv, null)}</td>
-      <td className="where" title={where}>{where || '–'}</td>
+      <td className={cellClass('command', command, COMMAND_FONT, commandRoom)} title={j.argv.join(' ')}>{command}</td>
+      <td className={cellClass('where', shownWhere, (whereFont ??= pageFont(12)), whereRoom)} title={where}>{shownWhere}</td>
       <td className="num">{j.gpu ?? '–'}</td>
       <td className="num">{formatPercent(j.smPercent)}</td>
       <td className="num">{formatBytes(j.usedMemory)}</td>
@@ -79,10 +91,10 @@ const Spacer = ({ height }: { height: number }) => (
   </tr>
 );
 
-type RowProps = { job: JobView; highlighted: boolean; index: number; where: string };
+type RowProps = { job: JobView; highlighted: boolean; index: number; where: string; commandRoom: number; whereRoom: number };
 /** Re-render a row only when a cell it shows changed (jobs arrive as new objects every tick). */
 const sameRow = (a: RowProps, b: RowProps): boolean =>
-  a.index === b.index && a.highlighted === b.highlighted && a.where === b.where && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
+  a.index === b.index && a.highlighted === b.highlighted && a.where === b.where && a.commandRoom === b.commandRoom && a.whereRoom === b.whereRoom && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
   formatPercent(a.job.smPercent) === formatPercent(b.job.smPercent) && formatBytes(a.job.usedMemory) === formatBytes(b.job.usedMemory) &&
   a.job.memoryQuotaBytes === b.job.memoryQuotaBytes && a.job.priority === b.job.priority && a.job.state === b.job.state && sameArgv(a.job.argv, b.job.argv);
 
@@ -111,6 +123,11 @@ export function ProcessTable() {
   const boxHeight = ROW_HEIGHT * (1 + Math.max(1, Math.min(VISIBLE_ROWS, rows.length)));
   const users = useMemo(() => [...new Set(jobs.map((j) => j.owner))].sort(), [jobs]);
   const whereByPid = useMemo(() => new Map((snapshot?.processes ?? []).map((p) => [p.pid, describeContext(p.context)])), [snapshot]);
+  // the room the Command and Where columns give their text, measured on their headers
+  const [commandHead, commandWidth] = useElementWidth<HTMLTableCellElement>();
+  const [whereHead, whereWidth] = useElementWidth<HTMLTableCellElement>();
+  const commandRoom = Math.max(0, commandWidth - CELL_PADDING);
+  const whereRoom = Math.max(0, whereWidth - CELL_PADDING);
   const sortBy = (key: SortKey): void => uiStore.setState((s) => ({ sortKey: key, sortDescending: s.sortKey === key ? !s.sortDescending : key !== 'user' && key !== 'command' }));
   return (
     <section className="panel process-panel" aria-label="Processes and jobs">
@@ -135,13 +152,13 @@ export function ProcessTable() {
               <th>ID</th>
               {COLUMNS.map((c) => (
                 <Fragment key={c.key}>
-                  <th className={c.numeric ? 'num' : undefined} aria-sort={sortKey === c.key ? (sortDescending ? 'descending' : 'ascending') : 'none'}>
+                  <th ref={c.key === 'command' ? commandHead : undefined} className={c.numeric ? 'num' : undefined} aria-sort={sortKey === c.key ? (sortDescending ? 'descending' : 'ascending') : 'none'}>
                     <button type="button" onClick={() => sortBy(c.key)}>
                       {c.title}
                       {sortKey === c.key ? (sortDescending ? ' ▾' : ' ▴') : ''}
                     </button>
                   </th>
-                  {c.key === 'command' && <th className="where">Where</th>}
+                  {c.key === 'command' && <th ref={whereHead} className="where">Where</th>}
                 </Fragment>
               ))}
             </tr>
@@ -149,7 +166,7 @@ export function ProcessTable() {
           <tbody>
             {padTop > 0 && <Spacer height={padTop} />}
             {rows.slice(first, end).map((j, i) => (
-              <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} where={j.pid === null ? '' : (whereByPid.get(j.pid) ?? '')} />
+              <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} where={j.pid === null ? '' : (whereByPid.get(j.pid) ?? '')} commandRoom={commandRoom} whereRoom={whereRoom} />
             ))}
             {padBottom > 0 && <Spacer height={padBottom} />}
             {rows.length === 0 && (
