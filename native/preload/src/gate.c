@@ -281,22 +281,31 @@ void gs_gate_enter(gs_launch_t *l) {
     if (prio >= GATE_PRIORITIES) prio = GATE_PRIORITY_BEST_EFFORT;
     if (domain >= GATE_MAX_DOMAINS) domain = 0;
     D = &g.domains[domain];
-    ADD(&p->in_launch, 1);      /* our share first: a reclaim may take one too many, never too few */
-    ADD_SC(&me->in_launch, 1);  /* step 1: publish "launching" (a full fence) */
-    int paused = LOAD(&g.my->paused) != 0, blocker = -1;
+    int paused = 0, blocker = -1;
     uint64_t now = 0, until = 0;
-    if (GS_LIKELY(!paused)) {
+    /* does our kernel fit an idle higher job's gap? Asked before step 1: while we hold in_launch, higher jobs wait at step 3 */
+    if (GS_UNLIKELY(gs_learned_kernel_ns()) && !LOAD(&g.my->paused)) {
       uint64_t higher = 0;
       for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
       higher &= ~(1ull << g.index);
-      if (GS_LIKELY(!higher)) break;
-      now = gs_now_ns();
-      blocker = first_active(higher, now, &until); /* step 2 */
-      if (blocker < 0) blocker = gs_learned_unfit(without_dead(higher), now); /* our kernel would not fit its gap */
-      if (blocker < 0) break;
+      if (higher) blocker = gs_learned_unfit(without_dead(higher), now = gs_now_ns());
     }
-    SUB_SC(&me->in_launch, 1);
-    SUB(&p->in_launch, 1);
+    if (blocker < 0) {
+      ADD(&p->in_launch, 1);      /* our share first: a reclaim may take one too many, never too few */
+      ADD_SC(&me->in_launch, 1);  /* step 1: publish "launching" (a full fence) */
+      paused = LOAD(&g.my->paused) != 0;
+      if (GS_LIKELY(!paused)) {
+        uint64_t higher = 0;
+        for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
+        higher &= ~(1ull << g.index);
+        if (GS_LIKELY(!higher)) break;
+        now = gs_now_ns();
+        blocker = first_active(higher, now, &until); /* step 2 */
+        if (blocker < 0) break;
+      }
+      SUB_SC(&me->in_launch, 1);
+      SUB(&p->in_launch, 1);
+    }
     /* slow path: paused, or a higher job is active */
     if (!gate_me()) { /* released while we waited: run ungated */
       l->slot = NULL;

@@ -65,6 +65,7 @@ GS_HIDDEN uint32_t gs_live_in_launch(gate_activity_t *s);
 /* gate_learned.c: the learned window (GATE_WINDOW_LEARNED) */
 GS_HIDDEN void gs_learn_gap(gate_activity_t *me, uint64_t gap);         /* a higher job: idle for gap ns, then launched */
 GS_HIDDEN void gs_learn_kernel(gate_activity_t *me, uint64_t ns_per_kernel); /* a lower job: a synchronised batch */
+GS_HIDDEN uint64_t gs_learned_kernel_ns(void); /* this process's, 0 until learned */
 /* The first of `higher` (not ACTIVE) whose next launch our next kernel would likely not finish before, or -1. */
 GS_HIDDEN int gs_learned_unfit(uint64_t higher, uint64_t now);
 

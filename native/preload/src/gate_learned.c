@@ -63,6 +63,8 @@ void gs_learn_kernel(gate_activity_t *me, uint64_t ns_per_kernel) {
   STORE(&me->kernel_ns, est);
 }
 
+uint64_t gs_learned_kernel_ns(void) { return LOAD(&g_kernel_ns); }
+
 /* Gaps of the histogram longer than x ns, each octave's spread evenly over it. */
 static double gaps_longer(const uint32_t *hist, double x) {
   double n = 0;
