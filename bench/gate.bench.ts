@@ -129,6 +129,19 @@ interface Run {
   p99Ms: number[]; // per high job
   gpuP99Ms: number; // the high kernels' enqueue to end, all high jobs: the GPU's share of the latency
   beBusy: number; // fraction of the high jobs' span the best-effort job's kernels ran
+  foundBeRunning: number; // fraction of high kernels enqueued while a best-effort kernel ran (they wait for its rest)
+  beStartedAhead: number; // best-effort kernels that started while a high kernel waited: queued work ahead of it
+}
+
+/** What high kernels waited for: a best-effort kernel running when they were enqueued, best-effort kernels starting before them. */
+function waitedFor(high: KernelRecord[], be: KernelRecord[]): { foundBeRunning: number; beStartedAhead: number } {
+  let running = 0;
+  let ahead = 0;
+  for (const h of high) {
+    if (be.some((b) => b.startNs <= h.enqueueNs && b.endNs > h.enqueueNs)) running++;
+    ahead += be.filter((b) => b.startNs > h.enqueueNs && b.startNs < h.startNs).length;
+  }
+  return { foundBeRunning: high.length ? running / high.length : 0, beStartedAhead: ahead };
 }
 
 /** The fraction of [from, to] covered by the kernels (each clipped to it). */
@@ -162,7 +175,8 @@ async function run(config: Config | null, shape: Shape, load: number): Promise<R
     const from = Math.min(...highRecs.map((r) => r.enqueueNs));
     const to = Math.max(...highRecs.map((r) => r.endNs));
     const gpuP99Ms = pct(highRecs.map((r) => (r.endNs - r.enqueueNs) / 1e6), 99);
-    return { p99Ms: latencies.map((l) => l.p99Ms as number), gpuP99Ms, beBusy: be ? busyFraction(recordsOf(log, be.pid), from, to) : 0 };
+    const beRecs = be ? recordsOf(log, be.pid) : [];
+    return { p99Ms: latencies.map((l) => l.p99Ms as number), gpuP99Ms, beBusy: be ? busyFraction(beRecs, from, to) : 0, ...waitedFor(highRecs, beRecs) };
   } finally {
     be?.kill('SIGKILL');
     gate?.close();
@@ -224,7 +238,7 @@ interface Cell {
   arrivals: Shape['arrivals'];
   highJobs: number;
   aloneP99Ms: number;
-  configs: Record<string, { p99Ratio: number; gpuP99Ratio: number; keptOfIdle: number; meetsGoal: boolean }>;
+  configs: Record<string, { p99Ratio: number; gpuP99Ratio: number; keptOfIdle: number; meetsGoal: boolean; foundBeRunning: number; beStartedAhead: number }>;
 }
 
 /** --shape HIGH_MS,BE_MS,poisson|bursty,JOBS: one shape only (e.g. --shape 0.5,0.1,poisson,1). */
@@ -256,6 +270,8 @@ async function table(): Promise<Cell[]> {
       `\n   p99 ×alone: the high job's own p99 (arrival to synchronise; with two high jobs the worse ratio);` +
       `\n   the JSON also carries gpuP99Ratio (kernel enqueue to end), less moved by CPU noise on a busy box.` +
       `\n   kept: best-effort GPU time during the high jobs' span, over best-effort alone, as a fraction of (1 − load).` +
+      `\n   Without preemption a high kernel enqueued while a best-effort kernel runs waits for its rest: the JSON's foundBeRunning` +
+      `\n   (fraction of high kernels) and beStartedAhead (best-effort kernels queued ahead of a waiting high kernel) say how often.` +
       `\n   Goal (DESIGN.md §7): p99 ≤ ${GOAL.p99Ratio.toFixed(2)}× AND kept ≥ ${GOAL.keptOfIdle * 100} % of (1 − load): ✓ where both hold.`,
   );
   const W = 24;
@@ -267,7 +283,7 @@ async function table(): Promise<Cell[]> {
     if (!aloneBusy.has(shape.beKernelMs)) aloneBusy.set(shape.beKernelMs, await beAloneBusy(shape.beKernelMs));
     for (const load of LOADS) {
       const alone: number[] = [];
-      const per = CONFIGS.map(() => ({ ratio: [] as number[], gpu: [] as number[], kept: [] as number[] }));
+      const per = CONFIGS.map(() => ({ ratio: [] as number[], gpu: [] as number[], kept: [] as number[], running: [] as number[], ahead: [] as number[] }));
       for (let r = 0; r < REPEATS; r++) {
         const base = await run(null, shape, load);
         alone.push(Math.max(...base.p99Ms));
@@ -276,13 +292,22 @@ async function table(): Promise<Cell[]> {
           per[c].ratio.push(Math.max(...shared.p99Ms.map((p, i) => p / base.p99Ms[i])));
           per[c].gpu.push(shared.gpuP99Ms / base.gpuP99Ms);
           per[c].kept.push(shared.beBusy / aloneBusy.get(shape.beKernelMs)! / (1 - load));
+          per[c].running.push(shared.foundBeRunning);
+          per[c].ahead.push(shared.beStartedAhead);
         }
       }
       const cell: Cell = { load, ...shape, aloneP99Ms: round(median(alone)), configs: {} };
       CONFIGS.forEach((c, i) => {
         const p99Ratio = round(median(per[i].ratio));
         const keptOfIdle = round(median(per[i].kept));
-        cell.configs[c.name] = { p99Ratio, gpuP99Ratio: round(median(per[i].gpu)), keptOfIdle, meetsGoal: p99Ratio <= GOAL.p99Ratio && keptOfIdle >= GOAL.keptOfIdle };
+        cell.configs[c.name] = {
+          p99Ratio,
+          gpuP99Ratio: round(median(per[i].gpu)),
+          keptOfIdle,
+          meetsGoal: p99Ratio <= GOAL.p99Ratio && keptOfIdle >= GOAL.keptOfIdle,
+          foundBeRunning: round(median(per[i].running)),
+          beStartedAhead: median(per[i].ahead),
+        };
       });
       cells.push(cell);
       const text = CONFIGS.map((c) => {
@@ -290,6 +315,8 @@ async function table(): Promise<Cell[]> {
         return `${f(x.p99Ratio)}×  ${f(100 * x.keptOfIdle, 0).padStart(4)} % ${x.meetsGoal ? '✓' : '✗'}`.padStart(W + 4);
       });
       say(`   ${shapeLabel(shape).padEnd(42)}${f(load, 1).padEnd(6)}${`${f(cell.aloneP99Ms, 1)} ms`.padStart(10)}${text.join('')}`);
+      const learned = cell.configs.learned;
+      say(`   ${''.padEnd(48)}learned: ${f(100 * learned.foundBeRunning, 0)} % of high kernels found a best-effort kernel running; ${learned.beStartedAhead} best-effort kernels started ahead of a waiting one`);
     }
   }
   const met = CONFIGS.map((c) => `${c.label}: ${cells.filter((x) => x.configs[c.name].meetsGoal).length}/${cells.length}`);
