@@ -37,6 +37,19 @@ describe('learned window', { skip }, () => {
     assert.equal(existsSync(join(dir, 'bad')), false, 'a refused policy leaves no gate directory behind');
   });
 
+  test('a high job publishes its hold after its first 8 gaps', async () => {
+    const high = gate.allocateSlot({ gpu: 0, priority: 'high' });
+    try {
+      const probe = runProbe(driver, Array.from({ length: 9 }, () => ['launch:1:500', 'sleep:3000']).flat(), high.env);
+      assert.equal(await probe.exited, 0, JSON.stringify(probe.steps.at(-1)));
+      const state = gate.readSlot(high.slot);
+      assert.equal(state.gapSamples, 8, 'nine requests, eight gaps between them');
+      assert.ok(state.holdNs !== null, 'a hold is published after 8 gaps');
+    } finally {
+      gate.releaseSlot(high.slot);
+    }
+  });
+
   test('a best-effort job launches into the gaps between requests and never into a gap inside a request shorter than the hold the high job learned', async () => {
     const high = gate.allocateSlot({ gpu: 0, priority: 'high' });
     const be = gate.allocateSlot({ gpu: 0, priority: 'best-effort' });

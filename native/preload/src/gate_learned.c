@@ -6,7 +6,8 @@
 
 #include "gate_internal.h"
 
-#define GAP_MIN_SAMPLES 16u
+#define GAP_MIN_SAMPLES 8u /* until then the active window holds lower jobs: two high jobs at half the rate each took 1/4 s to learn 16 */
+#define FIT_MIN_SAMPLES 16u
 #define GAP_DECAY_AT 256u /* counts halve here: the window follows a job whose pattern changes */
 #define KERNEL_RISE_SHIFT 4 /* a longer kernel moves the estimate up by 1/16 of the difference per sample */
 
@@ -82,7 +83,7 @@ static double gaps_longer(const uint32_t *hist, double x) {
 static int kernel_unfit(gate_activity_t *s, uint64_t now, uint64_t kernel) {
   uint32_t samples = 0;
   for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) samples += LOAD(&s->gap_hist[b]);
-  if (samples < GAP_MIN_SAMPLES) return 0; /* nothing learned yet: the window alone decides */
+  if (samples < FIT_MIN_SAMPLES) return 0; /* too little learned: the window alone decides */
   uint64_t last = LOAD(&s->last_launch_ns), idle = LOAD(&s->idle_since_ns);
   if (idle > last) last = idle;
   if (!last || last > now) return 0;
