@@ -344,6 +344,25 @@ GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUgraphEdgeData) == 8, "CUgraphEdgeData is 8 byt
   X(cuMemcpyDtoD_v2, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)) \
   X(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N)) \
   X(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N)) \
+  X(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)) \
+  X(cuMemcpyDtoH_v2_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)) \
+  X(cuMemcpyDtoD_v2_ptds, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)) \
+  X(cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N)) \
+  X(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N)) \
+  X(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)) \
+  X(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)) \
+  X(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyHtoDAsync_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyDtoHAsync_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyDtoHAsync_v2_ptsz, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyDtoDAsync_v2, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)) \
+  X(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)) \
+  X(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)) \
+  X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
+  X(cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
   X(cuModuleLoadData, (CUmodule *module, const void *image)) \
   X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
   X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)) \
@@ -453,6 +472,25 @@ GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
   X(cuMemcpyDtoD, cuMemcpyDtoD_v2, 3020, 0) \
   X(cuMemsetD8, cuMemsetD8_v2, 3020, 0) \
   X(cuMemsetD32, cuMemsetD32_v2, 3020, 0) \
+  X(cuMemcpyHtoD, cuMemcpyHtoD_v2_ptds, 7000, 1) \
+  X(cuMemcpyDtoH, cuMemcpyDtoH_v2_ptds, 7000, 1) \
+  X(cuMemcpyDtoD, cuMemcpyDtoD_v2_ptds, 7000, 1) \
+  X(cuMemsetD8, cuMemsetD8_v2_ptds, 7000, 1) \
+  X(cuMemsetD32, cuMemsetD32_v2_ptds, 7000, 1) \
+  X(cuMemcpy, cuMemcpy, 4000, 0) \
+  X(cuMemcpy, cuMemcpy_ptds, 7000, 1) \
+  X(cuMemcpyAsync, cuMemcpyAsync, 4000, 0) \
+  X(cuMemcpyAsync, cuMemcpyAsync_ptsz, 7000, 1) \
+  X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, 3020, 0) \
+  X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2_ptsz, 7000, 1) \
+  X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, 3020, 0) \
+  X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2_ptsz, 7000, 1) \
+  X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, 3020, 0) \
+  X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2_ptsz, 7000, 1) \
+  X(cuMemsetD8Async, cuMemsetD8Async, 3020, 0) \
+  X(cuMemsetD8Async, cuMemsetD8Async_ptsz, 7000, 1) \
+  X(cuMemsetD32Async, cuMemsetD32Async, 3020, 0) \
+  X(cuMemsetD32Async, cuMemsetD32Async_ptsz, 7000, 1) \
   X(cuModuleLoadData, cuModuleLoadData, 2000, 0) \
   X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0) \
   X(cuLaunchKernel, cuLaunchKernel, 4000, 0) \

@@ -8,6 +8,8 @@
  * restore. Both die with the process: a reaped slot leaves nothing behind.
  * Copies, memsets and discards run as device operations: they wait while the
  * process is locked, and a lock waits for the one in flight (ckpt_kernel_*).
+ * Every copy and memset (synchronous, _ptds, asynchronous, _ptsz, cuMemcpy*)
+ * runs in its stream's order and is complete when its call returns.
  * Only memory of the cuMemAlloc family has contents here; pointers into VMM
  * mappings or graph memory are not found (INVALID_VALUE). */
 #define _GNU_SOURCE
@@ -117,16 +119,51 @@ static CUresult locate(CUdeviceptr ptr, size_t n, devctx_t **d, off_t *off) {
   return CUDA_SUCCESS;
 }
 
-/* Synchronous copies are prohibited while this thread's stream captures (global mode). */
-#define NO_UNSAFE_COPY()                          \
-  do {                                            \
-    if (cap_open()) {                             \
-      CUresult crc_ = cap_unsafe_call();          \
-      if (crc_ != CUDA_SUCCESS) return crc_;      \
-    }                                             \
-  } while (0)
+/* ---- stream order ----
+ * The executor runs a stream's kernels on its own thread (cuda_exec.c), so a copy keeps stream
+ * order by waiting, before it touches memory, until the work queued ahead of it on its stream has
+ * run (on the legacy stream: all of the device's work, which the legacy stream synchronises
+ * with), and then completes at once: an asynchronous copy is done when its call returns, which
+ * CUDA allows (the driver copies pageable host memory so), and nothing can overtake it. */
+typedef struct {
+  CUstream stream;
+  int per_thread; /* _ptds/_ptsz entry point: NULL names this thread's stream */
+  int async;
+} order_t;
+#define SYNC_LEGACY ((order_t){NULL, 0, 0})
+#define SYNC_PTDS ((order_t){NULL, 1, 0})
+#define ASYNC(s) ((order_t){(s), 0, 1})
+#define ASYNC_PTSZ(s) ((order_t){(s), 1, 1})
 
-API cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
+static void wait_stream(struct CUstream_st *s) {
+  devctx_t *d = s->dc;
+  pthread_mutex_lock(&d->mu);
+  for (uint64_t target = s->enq; s->done < target;) pthread_cond_wait(&d->cv_done, &d->mu);
+  pthread_mutex_unlock(&d->mu);
+}
+
+static CUresult in_order(order_t o) {
+  CUresult rc;
+  struct CUstream_st *s = stream_resolve(o.stream, o.per_thread, &rc);
+  if (!s) return rc;
+  devctx_t *d = s->dc;
+  int legacy = s == &d->null_stream;
+  if (cap_open()) {
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!o.async) rc = cap_unsafe_call(); /* synchronous copies: prohibited while this thread's stream captures */
+    else if (legacy) rc = cap_ctx_sync(d); /* the legacy stream would wait for a capturing stream */
+    else if (cuStreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE)
+      rc = cap_stream_sync(s); /* copy nodes are not simulated: the capture fails as on an unsupported call */
+    if (rc != CUDA_SUCCESS) return rc;
+  }
+  if (legacy) dc_sync(d);
+  else wait_stream(s);
+  return CUDA_SUCCESS;
+}
+
+/* ---- copies and memsets ---- */
+
+static CUresult htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, order_t o) {
   NEED_CTX(cur);
   (void)cur;
   if (!srcHost) return CUDA_ERROR_INVALID_VALUE;
@@ -134,8 +171,8 @@ API cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount
   devctx_t *d;
   off_t off;
   CUresult rc = locate(dstDevice, ByteCount, &d, &off);
+  if (rc == CUDA_SUCCESS) rc = in_order(o);
   if (rc != CUDA_SUCCESS) return rc;
-  NO_UNSAFE_COPY();
   ckpt_kernel_begin(d);
   int fd = device_fd(d, 1);
   rc = fd >= 0 && write_all(fd, srcHost, ByteCount, off) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
@@ -143,7 +180,7 @@ API cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount
   return rc;
 }
 
-API cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+static CUresult dtoh(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, order_t o) {
   NEED_CTX(cur);
   (void)cur;
   if (!dstHost) return CUDA_ERROR_INVALID_VALUE;
@@ -151,8 +188,8 @@ API cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
   devctx_t *d;
   off_t off;
   CUresult rc = locate(srcDevice, ByteCount, &d, &off);
+  if (rc == CUDA_SUCCESS) rc = in_order(o);
   if (rc != CUDA_SUCCESS) return rc;
-  NO_UNSAFE_COPY();
   ckpt_kernel_begin(d);
   rc = read_all(device_fd(d, 0), dstHost, ByteCount, off) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
   ckpt_kernel_end(d);
@@ -169,7 +206,7 @@ static int copy_chunk(int fd, unsigned char *buf, off_t from, off_t to, size_t n
   return all_zero(buf, n) ? punch(fd, to, n) : write_all(fd, buf, n, to);
 }
 
-API cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+static CUresult dtod(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, order_t o) {
   NEED_CTX(cur);
   (void)cur;
   if (ByteCount == 0) return CUDA_SUCCESS;
@@ -179,7 +216,7 @@ API cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCou
   if (rc == CUDA_SUCCESS) rc = locate(srcDevice, ByteCount, &sd, &from);
   if (rc != CUDA_SUCCESS) return rc;
   if (dd != sd) return CUDA_ERROR_NOT_SUPPORTED; /* peer copies between devices are not simulated */
-  NO_UNSAFE_COPY();
+  if ((rc = in_order(o)) != CUDA_SUCCESS) return rc;
   unsigned char *buf = malloc(CHUNK);
   if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
   ckpt_kernel_begin(dd);
@@ -196,13 +233,30 @@ API cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCou
   return bad ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
 }
 
+/* cuMemcpy under unified addressing: the fake's device addresses are [FG_VA_BASE, mem_va_end()),
+ * everything else is host memory (the range is not reserved on the host: a host buffer that
+ * happens to lie in it is taken for device memory, and refused unless an allocation holds it). */
+static int is_device(CUdeviceptr p) { return p >= FG_VA_BASE && p < mem_va_end(); }
+
+static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, order_t o) {
+  if (is_device(dst) && is_device(src)) return dtod(dst, src, ByteCount, o);
+  if (is_device(dst)) return htod(dst, (const void *)(uintptr_t)src, ByteCount, o);
+  if (is_device(src)) return dtoh((void *)(uintptr_t)dst, src, ByteCount, o);
+  NEED_CTX(cur);
+  (void)cur;
+  if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+  CUresult rc = ByteCount ? in_order(o) : CUDA_SUCCESS;
+  if (rc == CUDA_SUCCESS && ByteCount) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, ByteCount);
+  return rc;
+}
+
 /* bytes of `pattern` (unit bytes, repeated) from ptr on; all zero: a hole, nothing stored. */
-static CUresult memset_bytes(CUdeviceptr ptr, const void *pattern, size_t unit, size_t bytes) {
+static CUresult memset_bytes(CUdeviceptr ptr, const void *pattern, size_t unit, size_t bytes, order_t o) {
   devctx_t *d;
   off_t off;
   CUresult rc = locate(ptr, bytes, &d, &off);
+  if (rc == CUDA_SUCCESS) rc = in_order(o);
   if (rc != CUDA_SUCCESS) return rc;
-  NO_UNSAFE_COPY();
   int zero = all_zero(pattern, unit);
   unsigned char *buf = zero ? NULL : malloc(CHUNK);
   if (!zero && !buf) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -223,18 +277,52 @@ static CUresult memset_bytes(CUdeviceptr ptr, const void *pattern, size_t unit, 
   return bad ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
 }
 
-API cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+static CUresult memset_d8(CUdeviceptr dstDevice, unsigned char uc, size_t N, order_t o) {
   NEED_CTX(cur);
   (void)cur;
-  return N ? memset_bytes(dstDevice, &uc, 1, N) : CUDA_SUCCESS;
+  return N ? memset_bytes(dstDevice, &uc, 1, N, o) : CUDA_SUCCESS;
 }
 
-API cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+static CUresult memset_d32(CUdeviceptr dstDevice, unsigned int ui, size_t N, order_t o) {
   NEED_CTX(cur);
   (void)cur;
   if (dstDevice % 4) return CUDA_ERROR_INVALID_VALUE; /* the driver wants 4-byte alignment */
   if (N > SIZE_MAX / 4) return CUDA_ERROR_INVALID_VALUE;
-  return N ? memset_bytes(dstDevice, &ui, 4, N * 4) : CUDA_SUCCESS;
+  return N ? memset_bytes(dstDevice, &ui, 4, N * 4, o) : CUDA_SUCCESS;
+}
+
+/* The entry points: one per stream convention (legacy, per-thread, asynchronous on a stream). */
+#define HTOD_ARGS CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount
+#define DTOH_ARGS void *dstHost, CUdeviceptr srcDevice, size_t ByteCount
+#define DTOD_ARGS CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount
+#define UNIFIED_ARGS CUdeviceptr dst, CUdeviceptr src, size_t ByteCount
+API cuMemcpyHtoD_v2(HTOD_ARGS) { return htod(dstDevice, srcHost, ByteCount, SYNC_LEGACY); }
+API cuMemcpyHtoD_v2_ptds(HTOD_ARGS) { return htod(dstDevice, srcHost, ByteCount, SYNC_PTDS); }
+API cuMemcpyHtoDAsync_v2(HTOD_ARGS, CUstream s) { return htod(dstDevice, srcHost, ByteCount, ASYNC(s)); }
+API cuMemcpyHtoDAsync_v2_ptsz(HTOD_ARGS, CUstream s) { return htod(dstDevice, srcHost, ByteCount, ASYNC_PTSZ(s)); }
+API cuMemcpyDtoH_v2(DTOH_ARGS) { return dtoh(dstHost, srcDevice, ByteCount, SYNC_LEGACY); }
+API cuMemcpyDtoH_v2_ptds(DTOH_ARGS) { return dtoh(dstHost, srcDevice, ByteCount, SYNC_PTDS); }
+API cuMemcpyDtoHAsync_v2(DTOH_ARGS, CUstream s) { return dtoh(dstHost, srcDevice, ByteCount, ASYNC(s)); }
+API cuMemcpyDtoHAsync_v2_ptsz(DTOH_ARGS, CUstream s) { return dtoh(dstHost, srcDevice, ByteCount, ASYNC_PTSZ(s)); }
+API cuMemcpyDtoD_v2(DTOD_ARGS) { return dtod(dstDevice, srcDevice, ByteCount, SYNC_LEGACY); }
+API cuMemcpyDtoD_v2_ptds(DTOD_ARGS) { return dtod(dstDevice, srcDevice, ByteCount, SYNC_PTDS); }
+API cuMemcpyDtoDAsync_v2(DTOD_ARGS, CUstream s) { return dtod(dstDevice, srcDevice, ByteCount, ASYNC(s)); }
+API cuMemcpyDtoDAsync_v2_ptsz(DTOD_ARGS, CUstream s) { return dtod(dstDevice, srcDevice, ByteCount, ASYNC_PTSZ(s)); }
+API cuMemcpy(UNIFIED_ARGS) { return copy_unified(dst, src, ByteCount, SYNC_LEGACY); }
+API cuMemcpy_ptds(UNIFIED_ARGS) { return copy_unified(dst, src, ByteCount, SYNC_PTDS); }
+API cuMemcpyAsync(UNIFIED_ARGS, CUstream s) { return copy_unified(dst, src, ByteCount, ASYNC(s)); }
+API cuMemcpyAsync_ptsz(UNIFIED_ARGS, CUstream s) { return copy_unified(dst, src, ByteCount, ASYNC_PTSZ(s)); }
+API cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) { return memset_d8(dstDevice, uc, N, SYNC_LEGACY); }
+API cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) { return memset_d8(dstDevice, uc, N, SYNC_PTDS); }
+API cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream s) { return memset_d8(dstDevice, uc, N, ASYNC(s)); }
+API cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream s) {
+  return memset_d8(dstDevice, uc, N, ASYNC_PTSZ(s));
+}
+API cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) { return memset_d32(dstDevice, ui, N, SYNC_LEGACY); }
+API cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N) { return memset_d32(dstDevice, ui, N, SYNC_PTDS); }
+API cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream s) { return memset_d32(dstDevice, ui, N, ASYNC(s)); }
+API cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream s) {
+  return memset_d32(dstDevice, ui, N, ASYNC_PTSZ(s));
 }
 
 /* ---------------- the checkpointer's side (another process) ---------------- */

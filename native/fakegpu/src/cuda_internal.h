@@ -121,6 +121,7 @@ FG_HIDDEN CUresult mem_charge(devctx_t *d, unsigned long long key, size_t size, 
 FG_HIDDEN size_t mem_uncharge(unsigned long long key, unsigned long long to);
 FG_HIDDEN unsigned long long mem_new_key(void);  /* unique charge key */
 FG_HIDDEN unsigned long long mem_reserve_va(size_t size); /* a fake device address range */
+FG_HIDDEN unsigned long long mem_va_end(void); /* device addresses are [FG_VA_BASE, this) */
 /* cuda_mem.c: the cuMemAlloc-family allocation holding all of [ptr, ptr + n) and its device;
  * INVALID_VALUE when none does (VMM mappings and graph memory are not searched). Takes g_mu. */
 FG_HIDDEN CUresult mem_find(unsigned long long ptr, size_t n, devctx_t **d);

@@ -145,6 +145,7 @@ CUcontext ctx_owner(devctx_t *d) {
 }
 
 unsigned long long mem_reserve_va(size_t size) { return reserve_va(size); }
+unsigned long long mem_va_end(void) { return __atomic_load_n(&g_next_va, __ATOMIC_RELAXED); }
 
 static unsigned long long reserve_va(size_t size) {
   unsigned long long span = (size + VA_GRANULE - 1) / VA_GRANULE * VA_GRANULE;

@@ -222,8 +222,187 @@ static void check_locked_copy(void) {
   p_cuMemFree_v2(c.p);
 }
 
+/* ---- the asynchronous copies, the per-thread-stream variants and cuMemcpy (unified addressing) ---- */
+
+/* Kernel records of this process on GPU 0 in the simulated driver's execution record. */
+static unsigned long kernels_recorded(void) {
+  const fg_ring_t *r = &g_st->rings[0];
+  uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), from = head > FG_RING_SIZE ? head - FG_RING_SIZE : 0;
+  unsigned long n = 0;
+  for (uint64_t i = from; i < head; i++) n += r->recs[i % FG_RING_SIZE].pid == getpid();
+  return n;
+}
+
+static CUfunction kernel(void) {
+  CUmodule mod;
+  CUfunction f = NULL;
+  if (p_cuModuleLoadData(&mod, "image") || p_cuModuleGetFunction(&f, mod, "k")) printf("FAIL no kernel to launch\n"), g_fails++;
+  return f;
+}
+
+static CUresult launch_ms(CUfunction f, CUstream s, unsigned long long ms) {
+  unsigned long long us = ms * 1000;
+  void *params[] = {&us};
+  return p_cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
+}
+
+static void check_async_round_trips(void) {
+  const size_t size = 4 * MiB, part = MiB + 77;
+  CUdeviceptr a = 0, b = 0;
+  CUstream s = NULL;
+  p_cuMemAlloc_v2(&a, size);
+  p_cuMemAlloc_v2(&b, size);
+  p_cuStreamCreate(&s, 0);
+  unsigned char *src = malloc(part), *got = malloc(part);
+  fill(src, part, 11);
+  EXPECT_RC("cuMemcpyHtoDAsync_v2 on a stream", p_cuMemcpyHtoDAsync_v2(a + 3, src, part, s), CUDA_SUCCESS);
+  memset(got, 0xEE, part);
+  EXPECT_RC("cuMemcpyDtoHAsync_v2 on the stream", p_cuMemcpyDtoHAsync_v2(got, a + 3, part, s), CUDA_SUCCESS);
+  EXPECT_RC("cuStreamSynchronize", p_cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT("cuMemcpyDtoHAsync_v2 reads the bytes cuMemcpyHtoDAsync_v2 wrote", !memcmp(got, src, part), "different bytes");
+  EXPECT_RC("cuMemcpyDtoDAsync_v2_ptsz on the per-thread stream (NULL)", p_cuMemcpyDtoDAsync_v2_ptsz(b + 1, a + 3, part, NULL), CUDA_SUCCESS);
+  memset(got, 0xEE, part);
+  EXPECT_RC("cuMemcpyDtoHAsync_v2_ptsz", p_cuMemcpyDtoHAsync_v2_ptsz(got, b + 1, part, NULL), CUDA_SUCCESS);
+  p_cuStreamSynchronize_ptsz(NULL);
+  EXPECT("the _ptsz copies carry the same bytes", !memcmp(got, src, part), "different bytes");
+  EXPECT_RC("cuMemcpyDtoDAsync_v2 on the legacy stream", p_cuMemcpyDtoDAsync_v2(a, b + 1, part, CU_STREAM_LEGACY), CUDA_SUCCESS);
+  EXPECT("and its copy holds them too", same(a, src, part), "different bytes");
+
+  fill(src, part, 12);
+  EXPECT_RC("cuMemcpyHtoDAsync_v2_ptsz", p_cuMemcpyHtoDAsync_v2_ptsz(b, src, part, CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+  EXPECT("reads back", same(b, src, part), "different bytes");
+  fill(src, part, 13);
+  EXPECT_RC("cuMemcpyHtoD_v2_ptds", p_cuMemcpyHtoD_v2_ptds(a + 9, src, part), CUDA_SUCCESS);
+  memset(got, 0xEE, part);
+  EXPECT("cuMemcpyDtoH_v2_ptds reads it back", p_cuMemcpyDtoH_v2_ptds(got, a + 9, part) == CUDA_SUCCESS && !memcmp(got, src, part),
+         "different bytes");
+  EXPECT_RC("cuMemcpyDtoD_v2_ptds", p_cuMemcpyDtoD_v2_ptds(b + 5, a + 9, part), CUDA_SUCCESS);
+  EXPECT("its copy holds the same bytes", same(b + 5, src, part), "different bytes");
+
+  /* cuMemcpy / cuMemcpyAsync: the kind of each pointer is told by where it points */
+  fill(src, part, 14);
+  EXPECT_RC("cuMemcpy host to device", p_cuMemcpy(a, (CUdeviceptr)(uintptr_t)src, part), CUDA_SUCCESS);
+  EXPECT("lands on the device", same(a, src, part), "different bytes");
+  EXPECT_RC("cuMemcpy_ptds device to device", p_cuMemcpy_ptds(b + 100, a, part), CUDA_SUCCESS);
+  memset(got, 0xEE, part);
+  EXPECT_RC("cuMemcpyAsync device to host", p_cuMemcpyAsync((CUdeviceptr)(uintptr_t)got, b + 100, part, s), CUDA_SUCCESS);
+  p_cuStreamSynchronize(s);
+  EXPECT("reads the bytes back", !memcmp(got, src, part), "different bytes");
+  unsigned char h2[64] = {0};
+  EXPECT_RC("cuMemcpyAsync_ptsz host to host", p_cuMemcpyAsync_ptsz((CUdeviceptr)(uintptr_t)h2, (CUdeviceptr)(uintptr_t)src, 64, NULL), CUDA_SUCCESS);
+  EXPECT("copies the host bytes", !memcmp(h2, src, 64), "different bytes");
+
+  /* memsets */
+  unsigned char d8[65];
+  memset(d8, 0x5C, 64);
+  d8[64] = 0;
+  p_cuMemsetD8_v2(a, 0, 4096);
+  EXPECT_RC("cuMemsetD8Async", p_cuMemsetD8Async(a, 0x5C, 64, s), CUDA_SUCCESS);
+  p_cuStreamSynchronize(s);
+  EXPECT("sets exactly N bytes", same(a, d8, 65), "different bytes");
+  EXPECT_RC("cuMemsetD8Async_ptsz", p_cuMemsetD8Async_ptsz(a + 1000, 0x5C, 64, NULL), CUDA_SUCCESS);
+  EXPECT_RC("cuMemsetD8_v2_ptds", p_cuMemsetD8_v2_ptds(a + 2000, 0x5C, 64), CUDA_SUCCESS);
+  EXPECT("both set their bytes", same(a + 1000, d8, 65) && same(a + 2000, d8, 65), "different bytes");
+  uint32_t d32[4] = {0xA1B2C3D4u, 0xA1B2C3D4u, 0xA1B2C3D4u, 0};
+  EXPECT_RC("cuMemsetD32Async", p_cuMemsetD32Async(b, 0xA1B2C3D4u, 3, s), CUDA_SUCCESS);
+  EXPECT_RC("cuMemsetD32Async_ptsz", p_cuMemsetD32Async_ptsz(b + 64, 0xA1B2C3D4u, 3, NULL), CUDA_SUCCESS);
+  EXPECT_RC("cuMemsetD32_v2_ptds", p_cuMemsetD32_v2_ptds(b + 128, 0xA1B2C3D4u, 3), CUDA_SUCCESS);
+  p_cuMemsetD32_v2(b + 12, 0, 1), p_cuMemsetD32_v2(b + 76, 0, 1), p_cuMemsetD32_v2(b + 140, 0, 1);
+  p_cuStreamSynchronize(s);
+  EXPECT("the three D32 memsets set N words each", same(b, (unsigned char *)d32, 16) && same(b + 64, (unsigned char *)d32, 16) &&
+         same(b + 128, (unsigned char *)d32, 16), "different bytes");
+
+  /* refused: out of bounds, misaligned, bad stream; nothing written */
+  unsigned char zeros[64] = {0};
+  p_cuMemsetD8_v2(a + size - 64, 0, 64);
+  EXPECT_RC("cuMemcpyHtoDAsync_v2 past the allocation's end: INVALID_VALUE", p_cuMemcpyHtoDAsync_v2(a + size - 32, src, 64, s),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT("the refused copy wrote nothing", same(a + size - 64, zeros, 64), "its bytes were written");
+  EXPECT_RC("cuMemcpyDtoHAsync_v2_ptsz past the end: INVALID_VALUE", p_cuMemcpyDtoHAsync_v2_ptsz(got, a + size - 1, 2, NULL),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("cuMemcpyDtoDAsync_v2 from past the end: INVALID_VALUE", p_cuMemcpyDtoDAsync_v2(b, a + size - 8, 16, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("cuMemsetD8Async past the end: INVALID_VALUE", p_cuMemsetD8Async(a + size - 8, 1, 16, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("cuMemsetD32Async not 4-byte aligned: INVALID_VALUE", p_cuMemsetD32Async(a + 2, 1, 1, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_RC("cuMemcpy into the device past the end: INVALID_VALUE", p_cuMemcpy(a + size - 32, (CUdeviceptr)(uintptr_t)src, 64),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT("nothing written by them", same(a + size - 64, zeros, 64), "bytes were written");
+  EXPECT_RC("cuMemcpyAsync from a freed device pointer: INVALID_VALUE",
+            (p_cuMemFree_v2(b), p_cuMemcpyAsync((CUdeviceptr)(uintptr_t)got, b, 16, s)), CUDA_ERROR_INVALID_VALUE);
+  struct { uint32_t magic; } not_a_stream = {0};
+  EXPECT_RC("an async copy on something that is not a stream: INVALID_HANDLE",
+            p_cuMemcpyDtoHAsync_v2(got, a, 16, (CUstream)(void *)&not_a_stream), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_RC("an async copy to a NULL host pointer: INVALID_VALUE", p_cuMemcpyDtoHAsync_v2(NULL, a, 16, s), CUDA_ERROR_INVALID_VALUE);
+  p_cuMemFree_v2(a);
+  p_cuStreamDestroy_v2(s);
+  free(src);
+  free(got);
+}
+
+/* A copy on a stream runs after the kernels queued before it there: when it returns, they ran. */
+static void check_async_stream_order(void) {
+  CUfunction f = kernel();
+  CUdeviceptr a = 0;
+  CUstream s = NULL, other = NULL;
+  p_cuMemAlloc_v2(&a, MiB);
+  p_cuStreamCreate(&s, 0);
+  p_cuStreamCreate(&other, 0);
+  unsigned char got[64], src[64];
+  fill(src, sizeof src, 21);
+  unsigned long before = kernels_recorded();
+  EXPECT_RC("a 300 ms kernel on a stream", launch_ms(f, s, 300), CUDA_SUCCESS);
+  EXPECT_RC("then cuMemcpyHtoDAsync_v2 on that stream", p_cuMemcpyHtoDAsync_v2(a, src, sizeof src, s), CUDA_SUCCESS);
+  EXPECT("it ran after the kernel: the kernel is in the execution record", kernels_recorded() == before + 1, "%lu kernels recorded",
+         kernels_recorded() - before);
+  before = kernels_recorded();
+  launch_ms(f, other, 300);
+  EXPECT_RC("a 300 ms kernel on another stream, then cuMemcpyDtoHAsync_v2 on the legacy stream",
+            p_cuMemcpyDtoHAsync_v2(got, a, sizeof got, NULL), CUDA_SUCCESS);
+  EXPECT("the legacy stream's copy waited for the other stream's kernel", kernels_recorded() == before + 1, "%lu kernels recorded",
+         kernels_recorded() - before);
+  EXPECT("and read what the first copy wrote", !memcmp(got, src, sizeof got), "different bytes");
+  before = kernels_recorded();
+  launch_ms(f, CU_STREAM_PER_THREAD, 300);
+  EXPECT_RC("a 300 ms kernel on the per-thread stream, then cuMemsetD8Async_ptsz (NULL)", p_cuMemsetD8Async_ptsz(a, 1, 64, NULL),
+            CUDA_SUCCESS);
+  EXPECT("the memset ran after the kernel", kernels_recorded() == before + 1, "%lu kernels recorded", kernels_recorded() - before);
+  p_cuMemFree_v2(a);
+  p_cuStreamDestroy_v2(s);
+  p_cuStreamDestroy_v2(other);
+}
+
+static void *locked_async_copy(void *arg) {
+  locked_copy_t *c = arg;
+  p_cuCtxSetCurrent(g_ctx);
+  unsigned char b[16];
+  c->rc = p_cuMemcpyDtoHAsync_v2_ptsz(b, c->p, sizeof b, NULL);
+  c->saw_unlock = *c->unlocking;
+  c->done = 1;
+  return NULL;
+}
+
+static void check_locked_async_copy(void) {
+  volatile int unlocking = 0;
+  locked_copy_t c = {0, 0, 0, &unlocking, -1};
+  p_cuMemAlloc_v2(&c.p, MiB);
+  EXPECT_RC("lock (before cuMemcpyDtoHAsync_v2_ptsz)", p_cuCheckpointProcessLock(getpid(), NULL), CUDA_SUCCESS);
+  pthread_t t;
+  pthread_create(&t, NULL, locked_async_copy, &c);
+  struct timespec ts = {0, 200 * 1000000L};
+  nanosleep(&ts, NULL);
+  EXPECT("cuMemcpyDtoHAsync_v2_ptsz blocks while the process is locked", !c.done, "it returned %d while locked", c.rc);
+  unlocking = 1;
+  p_cuCheckpointProcessUnlock(getpid(), NULL);
+  pthread_join(t, NULL);
+  EXPECT("cuMemcpyDtoHAsync_v2_ptsz returns after the unlock", c.saw_unlock && c.rc == CUDA_SUCCESS, "rc %d, after unlock: %d", c.rc,
+         c.saw_unlock);
+  p_cuMemFree_v2(c.p);
+}
+
 void check_contents(void) {
   check_round_trips();
   check_checkpoint();
   check_locked_copy();
+  check_async_round_trips();
+  check_async_stream_order();
+  check_locked_async_copy();
 }
