@@ -174,3 +174,43 @@ test('a parked job whose next CUDA call is a synchronisation, not a launch, gets
   assert.equal(bursts.length, 1, 'no launch after the park: its one cell ran before it');
   assert.equal((await r.job(other.id))?.state, 'finished');
 });
+
+test('a parked job whose next cell begins with an asynchronous copy (cuMemcpyDtoHAsync, and its _ptsz variant found through cuGetProcAddress) gets its memory back and reads its bytes intact', async (t) => {
+  const r = rig('async-copy');
+  const kill: number[] = [];
+  t.after(() => kill.forEach(killIfAlive));
+  // a cell every 2 s whose first call reads its memory back as a framework's .cpu() does; dlsym finds
+  // cuMemcpyDtoHAsync_v2, cuGetProcAddress with PER_THREAD_DEFAULT_STREAM cuMemcpyDtoHAsync_v2_ptsz
+  for (const [copy, resolve] of [['async', 'symbol'], ['ptsz', 'procaddress']] as const) {
+    const argv = notebook(2000, 5, '--check-memory', '--check-copy', copy, '--resolve', resolve);
+    const nb = await r.engine.call('jobs.submit', { argv, cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
+    const running = await r.until(`the ${copy} notebook holding 30 GiB`, async () => {
+      const j = await r.job(nb.id);
+      return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
+    });
+    kill.push(running.pid!);
+    const other = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '30G', 'hold', '--duration', '0.5'], cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
+    await r.until(`a job started in the ${copy} notebook's memory`, async () => (await r.job(other.id))?.state === 'running');
+    const parkedAt = (await r.job(nb.id))!.history.findIndex((h) => h.state === 'parked');
+    assert.ok(parkedAt > 0, `the ${copy} notebook was parked for it`);
+    // without the copy counted in the park file, the cell waits in its copy for ever and this gives up
+    const done = await r.until(`the ${copy} notebook finished`, async () => {
+      const j = await r.job(nb.id);
+      return j?.state === 'finished' || j?.state === 'failed' ? j : undefined;
+    }, 80);
+    assert.equal(done.state, 'finished', `${copy}: ${JSON.stringify(done.history)}\n${readFileSync(done.logPath!, 'utf8')}`);
+    const after = done.history.slice(parkedAt + 1).map((h) => [h.state, h.reason]);
+    assert.deepEqual(after[0], ['unparking', 'unparking, asked by gpushare: its program called CUDA again'], `${copy}: ${JSON.stringify(after)}`);
+    // the cells after the restore read the pattern written at start, byte for byte
+    const bursts = events<{ kernels: number }>(done.logPath!, 'burst');
+    const checks = events<{ ok: boolean; bytes: number }>(done.logPath!, 'memory-check');
+    const written = events<{ bytes: number }>(done.logPath!, 'memory-written');
+    assert.ok(bursts.length >= 2, `${copy}: a cell ran after the park (${bursts.length} cells)`);
+    assert.equal(checks.length, bursts.length, `${copy}: each cell read its memory back first`);
+    assert.ok(checks.every((c) => c.ok && c.bytes === written[0]?.bytes), `${copy}: memory checks ${JSON.stringify(checks)}`);
+    const log = await driver.execlog(0);
+    const mine = log.filter((k) => k.pid === done.pid).sort((a, b) => a.startNs - b.startNs);
+    assert.equal(mine.length, bursts.length * 4, `${copy}: every kernel of every cell ran`);
+    assert.equal((await r.job(other.id))?.state, 'finished');
+  }
+});

@@ -65,13 +65,17 @@ static struct {
   cuGraphDestroy_fn cuGraphDestroy;
   cuMemcpyHtoD_v2_fn cuMemcpyHtoD_v2;
   cuMemcpyDtoH_v2_fn cuMemcpyDtoH_v2;
+  cuMemcpyDtoHAsync_v2_fn cuMemcpyDtoHAsync_v2;
+  cuMemcpyDtoHAsync_v2_fn cuMemcpyDtoHAsync_v2_ptsz;
 } api;
 
-/* field, exported symbol, name asked of cuGetProcAddress */
-#define ENTRY(field, base) {(void **)&api.field, #field, #base}
+/* field, exported symbol, name asked of cuGetProcAddress (ENTRY_PTSZ: asked with PER_THREAD_DEFAULT_STREAM) */
+#define ENTRY(field, base) {(void **)&api.field, #field, #base, CU_GET_PROC_ADDRESS_DEFAULT}
+#define ENTRY_PTSZ(field, base) {(void **)&api.field, #field, #base, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM}
 static const struct {
   void **slot;
   const char *symbol, *base;
+  cuuint64_t flags;
 } ENTRIES[] = {
     ENTRY(cuInit, cuInit),
     ENTRY(cuDeviceGet, cuDeviceGet),
@@ -114,6 +118,8 @@ static const struct {
     ENTRY(cuGraphDestroy, cuGraphDestroy),
     ENTRY(cuMemcpyHtoD_v2, cuMemcpyHtoD),
     ENTRY(cuMemcpyDtoH_v2, cuMemcpyDtoH),
+    ENTRY(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync),
+    ENTRY_PTSZ(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync),
 };
 
 static volatile sig_atomic_t g_stop, g_advance;
@@ -189,7 +195,7 @@ static void usage_error(const char *fmt, ...) {
         "  hold [--duration S] [--fill SIZE]\n"
         "  train --kernel-ms K [--batch B] [--duration S | --iterations N]\n"
         "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M] [--burst B]\n"
-        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S] [--check-memory]\n"
+        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S] [--check-memory [--check-copy sync|async|ptsz]]\n"
         "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm|array|array3d|mipmap] [--after S] [--hold]\n"
         "  capture --kernels K --kernel-ms M (--launches N | --duration S) [--mode global|thread_local|relaxed]\n"
         "          [--graph-mem SIZE] [--sync-during-capture]\n"
@@ -262,7 +268,7 @@ static void resolve(int by_procaddress) {
     void *fn = NULL;
     if (by_procaddress) {
       CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      CUresult rc = gpa(ENTRIES[i].base, &fn, REQUEST_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+      CUresult rc = gpa(ENTRIES[i].base, &fn, REQUEST_VERSION, ENTRIES[i].flags, &status);
       if (rc != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS) fn = NULL;
     } else {
       fn = dlsym(h, ENTRIES[i].symbol);
@@ -387,13 +393,13 @@ static void check_memory(void) {
   unsigned long long bytes = 0;
   int ok = 0;
   CUresult rc = fakejob_pattern_check(&g_pattern, &bytes, &ok);
-  if (rc != CUDA_SUCCESS) fail_call("cuMemcpyDtoH_v2", rc);
+  if (rc != CUDA_SUCCESS) fail_call(g_pattern.dtoh_async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2", rc);
   emit("{\"event\":\"memory-check\",\"ok\":%s,\"bytes\":%llu}", ok ? "true" : "false", bytes);
   if (!ok) exit(3);
 }
 
 static void profile_interactive(int run) {
-  static const char *const allowed[] = {"burst-ms", "idle-ms", "kernel-ms", "duration", "check-memory", NULL};
+  static const char *const allowed[] = {"burst-ms", "idle-ms", "kernel-ms", "duration", "check-memory", "check-copy", NULL};
   allow_only("interactive", allowed);
   if (!opt("burst-ms")) usage_error("interactive: missing --burst-ms");
   if (!opt("idle-ms")) usage_error("interactive: missing --idle-ms");
@@ -776,6 +782,12 @@ int main(int argc, char **argv) {
   unsigned children = (unsigned)num_opt("children", 0, 0, 256);
   run_profile(profile, 0, hold_flag); /* validate every option before touching the driver */
   if (opt("check-memory") && !mem) usage_error("--check-memory needs --mem (the allocation it writes and reads back)");
+  /* --check-copy: the read-back's API: cuMemcpyDtoH_v2, cuMemcpyDtoHAsync_v2 on the job's stream, or its _ptsz
+   * variant on the per-thread stream (found with PER_THREAD_DEFAULT_STREAM), as a framework's .cpu() copies */
+  const char *check_copy = opt("check-copy") ? opt("check-copy") : "sync";
+  if (strcmp(check_copy, "sync") && strcmp(check_copy, "async") && strcmp(check_copy, "ptsz"))
+    usage_error("bad --check-copy '%s' (sync, async or ptsz)", check_copy);
+  if (opt("check-copy") && !opt("check-memory")) usage_error("--check-copy is how --check-memory reads back: give both");
   unsigned long long fill = opt("fill") ? parse_size("--fill", opt("fill")) : 0;
   if (opt("fill") && (!mem || fill > mem)) usage_error("--fill %s needs --mem of at least that much", opt("fill"));
 
@@ -801,7 +813,14 @@ int main(int argc, char **argv) {
   if (mem) {
     CUdeviceptr p;
     CHECK(cuMemAlloc_v2, (&p, mem));
-    g_pattern = (fakejob_pattern_t){api.cuMemcpyHtoD_v2, api.cuMemcpyDtoH_v2, p, mem, (unsigned)getpid()};
+    g_pattern = (fakejob_pattern_t){.htod = api.cuMemcpyHtoD_v2, .dtoh = api.cuMemcpyDtoH_v2, .base = p, .bytes = mem, .seed = (unsigned)getpid()};
+    if (strcmp(check_copy, "sync")) {
+      int ptsz = !strcmp(check_copy, "ptsz");
+      g_pattern.dtoh_async = ptsz ? api.cuMemcpyDtoHAsync_v2_ptsz : api.cuMemcpyDtoHAsync_v2;
+      g_pattern.stream = ptsz ? NULL : g_stream; /* _ptsz: NULL is this thread's stream */
+      g_pattern.sync_stream = ptsz ? CU_STREAM_PER_THREAD : g_stream;
+      g_pattern.sync = api.cuStreamSynchronize;
+    }
   }
   unsigned long long written = 0;
   if (opt("check-memory")) CHECK_PATTERN(fakejob_pattern_write(&g_pattern, &written));

@@ -55,7 +55,8 @@ CUresult fakejob_pattern_check(const fakejob_pattern_t *p, unsigned long long *b
     size_t n = sample(p, i, &off);
     if (!n) break;
     pattern(p->seed, off, want, n);
-    CUresult rc = p->dtoh(got, p->base + off, n);
+    CUresult rc = p->dtoh_async ? p->dtoh_async(got, p->base + off, n, p->stream) : p->dtoh(got, p->base + off, n);
+    if (rc == CUDA_SUCCESS && p->dtoh_async) rc = p->sync(p->sync_stream);
     if (rc != CUDA_SUCCESS) return rc;
     if (memcmp(want, got, n) != 0) *ok = 0;
     *bytes += n;

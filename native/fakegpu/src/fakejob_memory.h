@@ -8,6 +8,11 @@
 typedef struct {
   cuMemcpyHtoD_v2_fn htod;
   cuMemcpyDtoH_v2_fn dtoh;
+  /* set: the check reads with this asynchronous copy on `stream`, then sync(sync_stream), as a
+   * framework's .cpu() does (a parked job's first call of a cell is then the asynchronous copy) */
+  cuMemcpyDtoHAsync_v2_fn dtoh_async;
+  CUstream stream, sync_stream;
+  cuStreamSynchronize_fn sync;
   CUdeviceptr base;
   unsigned long long bytes; /* the allocation's size */
   unsigned seed;            /* the pattern differs per job (its pid) and per offset */

@@ -1,6 +1,6 @@
 /* Memory the driver holds beyond plain allocations: VMM mappings (a released
  * handle lives until its last unmap), CUDA arrays, and contexts (destroying or
- * resetting one frees what was allocated in it); and the synchronous copies,
+ * resetting one frees what was allocated in it); and the copies and memsets,
  * counted in the park file like synchronisations. */
 #define _GNU_SOURCE
 #include "hooks_quota.h"
@@ -148,8 +148,10 @@ GS_HIDDEN CUresult hook_cuCtxDestroy_v2(CUcontext ctx) {
   return rc;
 }
 
-/* ---- synchronous copies and memsets: the call a parked job may make first (a notebook cell
- * reading a result); it waits in the driver for the restore, so it is counted in the park file ---- */
+/* ---- copies and memsets: the call a parked job may make first (a notebook cell reading a
+ * result: cuMemcpyDtoH, or a framework's .cpu() with cuMemcpyDtoHAsync on its stream); it waits
+ * in the driver for the restore, so it is counted in the park file. Every variant: synchronous,
+ * per-thread default stream (_ptds), asynchronous and its _ptsz, and cuMemcpy (unified addressing). ---- */
 
 #define PARKED_CALL(real, call)         \
   do {                                  \
@@ -161,29 +163,48 @@ GS_HIDDEN CUresult hook_cuCtxDestroy_v2(CUcontext ctx) {
     return rc_;                         \
   } while (0)
 
-GS_HIDDEN CUresult hook_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
-  cuMemcpyHtoD_v2_fn real = REAL(cuMemcpyHtoD_v2);
-  PARKED_CALL(real, real(dstDevice, srcHost, ByteCount));
-}
+/* One hook per exported variant: hook_<name> calls the driver's <name> inside PARKED_CALL. */
+#define PARKED_HOOK(name, params, args)     \
+  GS_HIDDEN CUresult hook_##name params {   \
+    name##_fn real = REAL(name);            \
+    PARKED_CALL(real, real args);           \
+  }
+#define HTOD (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+#define DTOH (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+#define DTOD (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+#define UNIFIED (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+#define HTOD_ASYNC (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+#define DTOH_ASYNC (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+#define DTOD_ASYNC (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+#define UNIFIED_ASYNC (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+#define D8 (CUdeviceptr dstDevice, unsigned char uc, size_t N)
+#define D32 (CUdeviceptr dstDevice, unsigned int ui, size_t N)
+#define D8_ASYNC (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+#define D32_ASYNC (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 
-GS_HIDDEN CUresult hook_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  cuMemcpyDtoH_v2_fn real = REAL(cuMemcpyDtoH_v2);
-  PARKED_CALL(real, real(dstHost, srcDevice, ByteCount));
-}
-
-GS_HIDDEN CUresult hook_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  cuMemcpyDtoD_v2_fn real = REAL(cuMemcpyDtoD_v2);
-  PARKED_CALL(real, real(dstDevice, srcDevice, ByteCount));
-}
-
-GS_HIDDEN CUresult hook_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
-  cuMemsetD8_v2_fn real = REAL(cuMemsetD8_v2);
-  PARKED_CALL(real, real(dstDevice, uc, N));
-}
-
-GS_HIDDEN CUresult hook_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
-  cuMemsetD32_v2_fn real = REAL(cuMemsetD32_v2);
-  PARKED_CALL(real, real(dstDevice, ui, N));
-}
+PARKED_HOOK(cuMemcpyHtoD_v2, HTOD, (dstDevice, srcHost, ByteCount))
+PARKED_HOOK(cuMemcpyHtoD_v2_ptds, HTOD, (dstDevice, srcHost, ByteCount))
+PARKED_HOOK(cuMemcpyDtoH_v2, DTOH, (dstHost, srcDevice, ByteCount))
+PARKED_HOOK(cuMemcpyDtoH_v2_ptds, DTOH, (dstHost, srcDevice, ByteCount))
+PARKED_HOOK(cuMemcpyDtoD_v2, DTOD, (dstDevice, srcDevice, ByteCount))
+PARKED_HOOK(cuMemcpyDtoD_v2_ptds, DTOD, (dstDevice, srcDevice, ByteCount))
+PARKED_HOOK(cuMemcpy, UNIFIED, (dst, src, ByteCount))
+PARKED_HOOK(cuMemcpy_ptds, UNIFIED, (dst, src, ByteCount))
+PARKED_HOOK(cuMemcpyHtoDAsync_v2, HTOD_ASYNC, (dstDevice, srcHost, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyHtoDAsync_v2_ptsz, HTOD_ASYNC, (dstDevice, srcHost, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyDtoHAsync_v2, DTOH_ASYNC, (dstHost, srcDevice, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyDtoHAsync_v2_ptsz, DTOH_ASYNC, (dstHost, srcDevice, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyDtoDAsync_v2, DTOD_ASYNC, (dstDevice, srcDevice, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyDtoDAsync_v2_ptsz, DTOD_ASYNC, (dstDevice, srcDevice, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyAsync, UNIFIED_ASYNC, (dst, src, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyAsync_ptsz, UNIFIED_ASYNC, (dst, src, ByteCount, hStream))
+PARKED_HOOK(cuMemsetD8_v2, D8, (dstDevice, uc, N))
+PARKED_HOOK(cuMemsetD8_v2_ptds, D8, (dstDevice, uc, N))
+PARKED_HOOK(cuMemsetD32_v2, D32, (dstDevice, ui, N))
+PARKED_HOOK(cuMemsetD32_v2_ptds, D32, (dstDevice, ui, N))
+PARKED_HOOK(cuMemsetD8Async, D8_ASYNC, (dstDevice, uc, N, hStream))
+PARKED_HOOK(cuMemsetD8Async_ptsz, D8_ASYNC, (dstDevice, uc, N, hStream))
+PARKED_HOOK(cuMemsetD32Async, D32_ASYNC, (dstDevice, ui, N, hStream))
+PARKED_HOOK(cuMemsetD32Async_ptsz, D32_ASYNC, (dstDevice, ui, N, hStream))
 
 GS_HOOKS_MEMORY(GS_EXPORT_ROW)

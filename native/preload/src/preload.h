@@ -60,7 +60,7 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, GS_LIB_CUDA)  \
   X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, 0, 0, GS_LIB_NVML)  \
   X(nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetMemoryInfo_v2, 0, 0, GS_LIB_NVML)
-/* hooks_memory.c: VMM mappings, arrays, contexts, synchronous copies and memsets */
+/* hooks_memory.c: VMM mappings, arrays, contexts, copies and memsets (every stream variant) */
 #define GS_HOOKS_MEMORY(X) \
   X(cuMemMap, cuMemMap, 10020, 0, GS_LIB_CUDA)  \
   X(cuMemUnmap, cuMemUnmap, 10020, 0, GS_LIB_CUDA)  \
@@ -77,7 +77,26 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuMemcpyDtoH_v2, cuMemcpyDtoH, 3020, 0, GS_LIB_CUDA)  \
   X(cuMemcpyDtoD_v2, cuMemcpyDtoD, 3020, 0, GS_LIB_CUDA)  \
   X(cuMemsetD8_v2, cuMemsetD8, 3020, 0, GS_LIB_CUDA)  \
-  X(cuMemsetD32_v2, cuMemsetD32, 3020, 0, GS_LIB_CUDA)
+  X(cuMemsetD32_v2, cuMemsetD32, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD8_v2_ptds, cuMemsetD8, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD32_v2_ptds, cuMemsetD32, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy, cuMemcpy, 4000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy_ptds, cuMemcpy, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyAsync, cuMemcpyAsync, 4000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyAsync_ptsz, cuMemcpyAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD8Async, cuMemsetD8Async, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD8Async_ptsz, cuMemsetD8Async, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD32Async, cuMemsetD32Async, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, 1, GS_LIB_CUDA)
 /* hooks_graph.c: stream capture, graphs and their memory */
 #define GS_HOOKS_GRAPH(X) \
   X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0, GS_LIB_CUDA)  \
