@@ -137,7 +137,7 @@ static pid_t g_children[256];
 static int g_nchildren;
 
 static void on_signal(int sig) {
-  if (sig == SIGUSR1) g_advance = 1; /* ends the current --pause early */
+  if (sig == SIGUSR1) g_advance = 1; /* ends the current --pause, or an interactive idle, early */
   else g_stop = 1;
   for (int i = 0; i < g_nchildren; i++) kill(g_children[i], sig); /* a job's processes get what it gets */
 }
@@ -421,7 +421,8 @@ static void profile_interactive(int run) {
     sync_stream();
     emit("{\"event\":\"burst\",\"i\":%llu,\"kernels\":%u,\"ms\":%.3f}", b, n, now_ms() - t);
     double until = now_ms() + idle;
-    while (!expired(dur) && now_ms() < until) sleep_ms(fmin(until - now_ms(), 100));
+    while (!expired(dur) && !g_advance && now_ms() < until) sleep_ms(fmin(until - now_ms(), 100));
+    g_advance = 0; /* SIGUSR1: the next cell now (a test's user at the keyboard) */
   }
 }
 
