@@ -253,7 +253,8 @@ describe('launch gate', { skip }, () => {
   });
 
   test('a best-effort job whose slot is released, or whose engine closed the gate, runs on at once', async () => {
-    const own = LaunchGate.create({ dir: join(dir, 'second'), heartbeatIntervalMs: 200 });
+    // the suite's fixed 50 ms window, not the learned default: a loaded box's pause in the high trainer must not let a kernel in before the close
+    const own = LaunchGate.create({ dir: join(dir, 'second'), heartbeatIntervalMs: 200, activeWindowMs: 50, windowPolicy: 'fixed' });
     try {
       for (const how of ['release', 'close'] as const) {
         const g = how === 'release' ? gate : own;
