@@ -98,15 +98,19 @@ function paintBands(canvas: HTMLCanvasElement, layout: StackLayout, plot: PlotAr
   context.setTransform(scale, 0, 0, scale, -plot.x * scale, -plot.y * scale);
   context.clearRect(plot.x, plot.y, plot.width, plot.height);
   for (const shape of layout.shapes) {
-    if (!shape.area) continue;
+    if (shape.xs.length === 0) continue;
     const style = bandStyle(shape.key, highlighted);
     context.globalAlpha = style.fillOpacity;
     context.fillStyle = shape.color;
-    context.fill(new Path2D(shape.area));
+    context.beginPath();
+    shape.traceArea(context);
+    context.fill();
     context.globalAlpha = 1;
     context.strokeStyle = shape.color;
     context.lineWidth = style.strokeWidth;
-    context.stroke(new Path2D(shape.line));
+    context.beginPath();
+    shape.traceLine(context);
+    context.stroke();
   }
 }
 

@@ -49,3 +49,19 @@ test('a lone row is drawn across its column, so the first column of a window sho
   assert.equal(shapes[0].line, 'M50,90L150,90');
   assert.equal(stackShapes(lone, 2000, x, y).xs.length, 1, 'without a column width it stays one point');
 });
+
+test('the canvas is traced through the same points as the SVG paths', () => {
+  const { shapes } = stackShapes(data, 2000, x, y);
+  const recorder = () => {
+    let path = '';
+    return { sink: { moveTo: (px: number, py: number) => (path += `M${px},${py}`), lineTo: (px: number, py: number) => (path += `L${px},${py}`), closePath: () => (path += 'Z') }, path: () => path };
+  };
+  for (const shape of shapes) {
+    const line = recorder();
+    shape.traceLine(line.sink);
+    assert.equal(line.path(), shape.line);
+    const area = recorder();
+    shape.traceArea(area.sink);
+    assert.equal(area.path(), shape.area);
+  }
+});

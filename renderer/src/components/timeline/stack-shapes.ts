@@ -1,19 +1,58 @@
-// The stacked bands of a timeline as SVG paths, in the pixels of the chart's own scales.
-// Kept pure: rows and scales in, path strings and band edges out.
+// The stacked bands of a timeline in the pixels of the chart's own scales: each band's edges
+// as numbers, which the canvas traces directly (its SVG path strings are built only when read:
+// writing and parsing them was most of a redraw). Kept pure: rows and scales in, edges out.
 import type { TimelineData } from '../../data/sample-history.js';
 
 export type Scale = (value: number) => number | undefined;
 
-export interface StackShape {
-  key: string;
-  color: string;
-  /** The filled band between this series and the ones under it. */
-  area: string;
-  /** The band's upper edge, stroked. */
-  line: string;
-  /** Pixel y of the band's upper and lower edge at each row, for finding the band under the pointer. */
-  top: Float32Array;
-  bottom: Float32Array;
+/** What a band is traced onto: a canvas context (or a Path2D), kept DOM-free for the unit tests. */
+export interface PathSink {
+  moveTo(x: number, y: number): void;
+  lineTo(x: number, y: number): void;
+  closePath(): void;
+}
+
+export class StackShape {
+  constructor(
+    readonly key: string,
+    readonly color: string,
+    /** Pixel x of each row (shared by the layout's shapes). */
+    readonly xs: Float32Array,
+    /** Pixel y of the band's upper and lower edge at each row. */
+    readonly top: Float32Array,
+    readonly bottom: Float32Array,
+  ) {}
+
+  /** The band's upper edge as an SVG path, stroked. */
+  get line(): string {
+    let line = '';
+    for (let i = 0; i < this.xs.length; i++) line += `${i === 0 ? 'M' : 'L'}${this.xs[i]},${this.top[i]}`;
+    return line;
+  }
+
+  /** The filled band between this series and the ones under it, as an SVG path ('' with no rows). */
+  get area(): string {
+    if (this.xs.length === 0) return '';
+    let area = this.line;
+    for (let i = this.xs.length - 1; i >= 0; i--) area += `L${this.xs[i]},${this.bottom[i]}`;
+    return `${area}Z`;
+  }
+
+  /** The band's upper edge onto a canvas path (the same points as `line`). */
+  traceLine(context: PathSink): void {
+    for (let i = 0; i < this.xs.length; i++) {
+      if (i === 0) context.moveTo(this.xs[i], this.top[i]);
+      else context.lineTo(this.xs[i], this.top[i]);
+    }
+  }
+
+  /** The band onto a canvas path (the same points as `area`). */
+  traceArea(context: PathSink): void {
+    if (this.xs.length === 0) return;
+    this.traceLine(context);
+    for (let i = this.xs.length - 1; i >= 0; i--) context.lineTo(this.xs[i], this.bottom[i]);
+    context.closePath();
+  }
 }
 
 export interface StackLayout {
@@ -43,16 +82,12 @@ export function stackShapes(data: TimelineData, offset: number, x: Scale, y: Sca
   const shapes: StackShape[] = [];
   for (const series of data.series) {
     const top = new Float32Array(n);
-    let line = '';
     for (let i = 0; i < n; i++) {
       const value = data.rows[i][series.key];
       sums[i] += value === value && value !== undefined ? value : 0;
       top[i] = round(y(sums[i]) ?? 0);
-      line += `${i === 0 ? 'M' : 'L'}${xs[i]},${top[i]}`;
     }
-    let area = line;
-    for (let i = n - 1; i >= 0; i--) area += `L${xs[i]},${bottom[i]}`;
-    shapes.push({ key: series.key, color: series.color, area: n > 0 ? `${area}Z` : '', line, top, bottom });
+    shapes.push(new StackShape(series.key, series.color, xs, top, bottom));
     bottom = top;
   }
   return { xs, shapes };
