@@ -12,7 +12,9 @@
  *   ctxnew ctxdestroy (a cuCtxCreate context, current; destroy it, primary current again)
  *   reset (cuDevicePrimaryCtxReset_v2, then retain the primary context again)
  *   catchbus (installs its own SIGBUS handler: it prints {"op":"caught"} and exits 7)
- *   bus (maps a file of its own, truncates it and reads it: a SIGBUS that is not the gate's) */
+ *   bus (maps a file of its own, truncates it and reads it: a SIGBUS that is not the gate's)
+ *   copies:I (every copy and memset variant once on the I-th allocation (>= 8 KiB), one line each:
+ *     its name, code and the library its entry point came from) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -69,6 +71,56 @@ static int own_bus(void) {
   volatile char *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED || ftruncate(fd, 0) != 0) return -1;
   return p[0];
+}
+
+/* ---- copies:I ---- */
+
+#define COPY_BYTES 64
+static const struct {
+  const char *symbol, *base;
+  int per_thread;
+} COPIES[] = {
+    {"cuMemcpyHtoD_v2", "cuMemcpyHtoD", 0},  {"cuMemcpyHtoD_v2_ptds", "cuMemcpyHtoD", 1},
+    {"cuMemcpyDtoH_v2", "cuMemcpyDtoH", 0},  {"cuMemcpyDtoH_v2_ptds", "cuMemcpyDtoH", 1},
+    {"cuMemcpyDtoD_v2", "cuMemcpyDtoD", 0},  {"cuMemcpyDtoD_v2_ptds", "cuMemcpyDtoD", 1},
+    {"cuMemcpy", "cuMemcpy", 0},  {"cuMemcpy_ptds", "cuMemcpy", 1},
+    {"cuMemcpyAsync", "cuMemcpyAsync", 0},  {"cuMemcpyAsync_ptsz", "cuMemcpyAsync", 1},
+    {"cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", 0},  {"cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyHtoDAsync", 1},
+    {"cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync", 0},  {"cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyDtoHAsync", 1},
+    {"cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync", 0},  {"cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpyDtoDAsync", 1},
+    {"cuMemsetD8_v2", "cuMemsetD8", 0},  {"cuMemsetD8_v2_ptds", "cuMemsetD8", 1},
+    {"cuMemsetD32_v2", "cuMemsetD32", 0},  {"cuMemsetD32_v2_ptds", "cuMemsetD32", 1},
+    {"cuMemsetD8Async", "cuMemsetD8Async", 0},  {"cuMemsetD8Async_ptsz", "cuMemsetD8Async", 1},
+    {"cuMemsetD32Async", "cuMemsetD32Async", 0},  {"cuMemsetD32Async_ptsz", "cuMemsetD32Async", 1},
+};
+
+/* The i-th entry of COPIES through fn: host buffer h, device d (its second 4 KiB the DtoD target). */
+static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUstream stream) {
+  CUstream s = COPIES[i].per_thread ? NULL : stream; /* _ptsz: NULL is this thread's stream */
+  CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
+  switch (i / 2) {
+    case 0: return ((cuMemcpyHtoD_v2_fn)fn)(d, h, COPY_BYTES);
+    case 1: return ((cuMemcpyDtoH_v2_fn)fn)(h, d, COPY_BYTES);
+    case 2: return ((cuMemcpyDtoD_v2_fn)fn)(d + 4096, d, COPY_BYTES);
+    case 3: return ((cuMemcpy_fn)fn)(d, hp, COPY_BYTES);
+    case 4: return ((cuMemcpyAsync_fn)fn)(hp, d, COPY_BYTES, s);
+    case 5: return ((cuMemcpyHtoDAsync_v2_fn)fn)(d, h, COPY_BYTES, s);
+    case 6: return ((cuMemcpyDtoHAsync_v2_fn)fn)(h, d, COPY_BYTES, s);
+    case 7: return ((cuMemcpyDtoDAsync_v2_fn)fn)(d + 4096, d, COPY_BYTES, s);
+    case 8: return ((cuMemsetD8_v2_fn)fn)(d, 7, COPY_BYTES);
+    case 9: return ((cuMemsetD32_v2_fn)fn)(d, 7, COPY_BYTES / 4);
+    case 10: return ((cuMemsetD8Async_fn)fn)(d, 7, COPY_BYTES, s);
+    default: return ((cuMemsetD32Async_fn)fn)(d, 7, COPY_BYTES / 4, s);
+  }
+}
+
+static void copies(CUdeviceptr d, CUstream stream) {
+  static unsigned char h[COPY_BYTES];
+  for (int i = 0; i < (int)(sizeof COPIES / sizeof COPIES[0]); i++) {
+    void *fn = resolve(COPIES[i].symbol, COPIES[i].base, COPIES[i].per_thread);
+    CUresult rc = fn ? copy_call(i, fn, h, d, stream) : CUDA_ERROR_NOT_FOUND;
+    printf("{\"op\":\"copy\",\"name\":\"%s\",\"code\":%d,\"from\":\"%s\"}\n", COPIES[i].symbol, rc, lib_of(fn));
+  }
 }
 
 typedef struct {
@@ -238,6 +290,14 @@ int main(int argc, char **argv) {
              "\"launchFrom\":\"%s\",\"launchPtszFrom\":\"%s\"}\n",
              rc, lib_of(got), got == (void *)g_gpa ? "true" : "false", lib_of((void *)mem_alloc),
              lib_of((void *)launch), lib_of((void *)launch_ptsz));
+    } else if (!strcmp(op, "copies")) {
+      if (x >= (unsigned long long)nallocs || strcmp(allocs[x].kind, "alloc") || allocs[x].bytes < 8192) {
+        printf("{\"op\":\"error\",\"what\":\"copies:%llu needs an alloc of 8 KiB or more\"}\n", x);
+        return 2;
+      }
+      copies(allocs[x].key, stream);
+      printf("{\"op\":\"copies\"}\n");
+      continue;
     } else if (!strcmp(op, "wait")) {
       char line[64];
       if (!fgets(line, sizeof line, stdin)) line[0] = 0;

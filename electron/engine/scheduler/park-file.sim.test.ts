@@ -1,0 +1,67 @@
+// The park file counts every copy and memset a parked program may make first: synchronous or
+// asynchronous, on the legacy or the per-thread default stream, found by dlsym or through
+// cuGetProcAddress (with PER_THREAD_DEFAULT_STREAM for the _ptds/_ptsz variants). A variant the
+// preload library does not hook would leave a parked job waiting in it for ever.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { preloadLibraryPath } from '../control/launch-gate.js';
+import { ensurePreloadBuilt, runProbe } from '../control/launch-gate-sim.js';
+import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
+import { ParkRequests } from './park-requests.js';
+
+const MiB = 1024 * 1024;
+const COPIES = [
+  'cuMemcpyHtoD_v2', 'cuMemcpyHtoD_v2_ptds', 'cuMemcpyDtoH_v2', 'cuMemcpyDtoH_v2_ptds', 'cuMemcpyDtoD_v2', 'cuMemcpyDtoD_v2_ptds',
+  'cuMemcpy', 'cuMemcpy_ptds', 'cuMemcpyAsync', 'cuMemcpyAsync_ptsz',
+  'cuMemcpyHtoDAsync_v2', 'cuMemcpyHtoDAsync_v2_ptsz', 'cuMemcpyDtoHAsync_v2', 'cuMemcpyDtoHAsync_v2_ptsz',
+  'cuMemcpyDtoDAsync_v2', 'cuMemcpyDtoDAsync_v2_ptsz',
+  'cuMemsetD8_v2', 'cuMemsetD8_v2_ptds', 'cuMemsetD32_v2', 'cuMemsetD32_v2_ptds',
+  'cuMemsetD8Async', 'cuMemsetD8Async_ptsz', 'cuMemsetD32Async', 'cuMemsetD32Async_ptsz',
+];
+
+const ready = simulatedDriverBuilt() && ensurePreloadBuilt();
+const skip = ready ? false : 'the simulated driver or the preload library is not built (npm run build:native; make -C native/preload)';
+let driver: SimulatedDriver;
+let dir: string;
+let requests: ParkRequests;
+before(async () => {
+  if (!ready) return;
+  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
+  dir = mkdtempSync(join(tmpdir(), 'gpushare-parkfile-'));
+  requests = new ParkRequests(join(dir, 'park'), false);
+});
+after(async () => {
+  if (!ready) return;
+  await driver.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+for (const [i, resolve] of ['symbol', 'procaddress'].entries()) {
+  test(`--resolve ${resolve}: each of the ${COPIES.length} copy and memset entry points is the preload's hook, succeeds, and counts once in the park file`, { skip }, async () => {
+    const job = `j${i + 1}`;
+    const env = { LD_PRELOAD: preloadLibraryPath(), GPUSHARE_PARK_FILE: requests.create(job, null) };
+    const probe = runProbe(driver, ['--resolve', resolve, `alloc:${MiB}`, 'wait', 'copies:0', 'wait'], env);
+    assert.equal((await probe.next()).op, 'ready');
+    assert.equal((await probe.next()).code, 0, 'the allocation the copies use');
+    const before = requests.read(job)!; // the probe waits for a line on stdin now
+    probe.resume();
+    assert.equal((await probe.next()).op, 'wait');
+    const copies = [];
+    let step = await probe.next();
+    for (; step.op === 'copy'; step = await probe.next()) copies.push(step);
+    assert.equal(step.op, 'copies');
+    assert.deepEqual(copies.map((c) => c.name), COPIES, 'every variant, in order');
+    for (const c of copies) assert.deepEqual([c.name, c.code, c.from], [c.name, 0, 'libgpushare-preload.so'], `${String(c.name)} through the hook`);
+    const afterCopies = requests.read(job)!; // waiting again: every copy has returned
+    assert.equal(afterCopies.calls - before.calls, COPIES.length, 'one park-file call per copy or memset');
+    assert.equal(afterCopies.inCall, 0, 'no thread left inside a call');
+    assert.ok(afterCopies.lastCallNs > before.lastCallNs, 'the last call time moved on');
+    probe.resume();
+    assert.equal((await probe.next()).op, 'wait');
+    assert.equal(await probe.exited, 0);
+    requests.remove(job);
+  });
+}
