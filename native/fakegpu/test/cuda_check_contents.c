@@ -365,9 +365,50 @@ static void check_async_stream_order(void) {
   EXPECT_RC("a 300 ms kernel on the per-thread stream, then cuMemsetD8Async_ptsz (NULL)", p_cuMemsetD8Async_ptsz(a, 1, 64, NULL),
             CUDA_SUCCESS);
   EXPECT("the memset ran after the kernel", kernels_recorded() == before + 1, "%lu kernels recorded", kernels_recorded() - before);
+  before = kernels_recorded();
+  launch_ms(f, s, 300);
+  EXPECT_RC("a 300 ms kernel on a stream, then the synchronous cuMemcpyDtoH_v2", p_cuMemcpyDtoH_v2(got, a, sizeof got), CUDA_SUCCESS);
+  EXPECT("the synchronous copy (legacy stream) waited for it", kernels_recorded() == before + 1, "%lu kernels recorded",
+         kernels_recorded() - before);
+  before = kernels_recorded();
+  launch_ms(f, CU_STREAM_PER_THREAD, 300);
+  EXPECT_RC("a 300 ms kernel on the per-thread stream, then cuMemcpyHtoD_v2_ptds", p_cuMemcpyHtoD_v2_ptds(a, src, sizeof src), CUDA_SUCCESS);
+  EXPECT("the _ptds copy waited for it", kernels_recorded() == before + 1, "%lu kernels recorded", kernels_recorded() - before);
   p_cuMemFree_v2(a);
   p_cuStreamDestroy_v2(s);
   p_cuStreamDestroy_v2(other);
+}
+
+/* Copy nodes are not simulated: an asynchronous copy on a capturing stream fails and invalidates the capture;
+ * one on another stream is no unsafe call and runs. */
+static void check_async_capture(void) {
+  CUdeviceptr a = 0;
+  CUstream c = NULL, s = NULL;
+  CUgraph g = NULL;
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  unsigned char src[64], got[64];
+  fill(src, sizeof src, 31);
+  p_cuMemAlloc_v2(&a, MiB);
+  p_cuStreamCreate(&c, 0);
+  p_cuStreamCreate(&s, 0);
+  p_cuStreamBeginCapture_v2(c, CU_STREAM_CAPTURE_MODE_RELAXED);
+  EXPECT_RC("cuMemcpyHtoDAsync_v2 on a capturing stream: STREAM_CAPTURE_UNSUPPORTED", p_cuMemcpyHtoDAsync_v2(a, src, sizeof src, c),
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT("and the capture is invalidated", p_cuStreamIsCapturing(c, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_INVALIDATED,
+         "status %d", st);
+  p_cuStreamEndCapture(c, &g);
+  if (g) p_cuGraphDestroy(g), g = NULL;
+  p_cuStreamBeginCapture_v2(c, CU_STREAM_CAPTURE_MODE_GLOBAL);
+  EXPECT_RC("while another stream captures (global mode), cuMemcpyHtoDAsync_v2 on a stream that does not",
+            p_cuMemcpyHtoDAsync_v2(a, src, sizeof src, s), CUDA_SUCCESS);
+  EXPECT_RC("and cuMemcpyDtoHAsync_v2", p_cuMemcpyDtoHAsync_v2(got, a, sizeof got, s), CUDA_SUCCESS);
+  EXPECT("run, and leave the capture as it was", !memcmp(got, src, sizeof got) && p_cuStreamIsCapturing(c, &st) == CUDA_SUCCESS &&
+         st == CU_STREAM_CAPTURE_STATUS_ACTIVE, "status %d", st);
+  EXPECT_RC("the capture ends", p_cuStreamEndCapture(c, &g), CUDA_SUCCESS);
+  if (g) p_cuGraphDestroy(g);
+  p_cuMemFree_v2(a);
+  p_cuStreamDestroy_v2(c);
+  p_cuStreamDestroy_v2(s);
 }
 
 static void *locked_async_copy(void *arg) {
@@ -404,5 +445,6 @@ void check_contents(void) {
   check_locked_copy();
   check_async_round_trips();
   check_async_stream_order();
+  check_async_capture();
   check_locked_async_copy();
 }
