@@ -100,7 +100,7 @@ function migPlan(argv: string[]): number {
     const jobCell = (id: string | null) => (id === null ? 'idle' : id.includes('+') ? `${id}  (MPS)` : `${id}  ${describe(id)!.spec}`);
     lines.push(...instanceRows(rows, jobCell));
   }
-  lines.push(...mpsLines(plan.instances, null));
+  lines.push(...runLines(plan.instances, null));
   if (plan.unplaced.length > 0) {
     lines.push('', 'Not placed:');
     for (const u of plan.unplaced) lines.push(`  ${u.jobId}  ${describe(u.jobId)!.spec}: ${u.reason}`);
@@ -113,24 +113,38 @@ function migPlan(argv: string[]): number {
   return 0;
 }
 
+type PlannedForRun = { profile: string; placement: { start: number }; jobId?: string | null; gpuInstanceId?: number | null; mps?: Array<{ jobId: string; activeThreadPercentage: number }> };
+type LayoutForRun = { gpu: number; slices: MigLayoutView['slices']; applied: boolean };
+
 /**
- * What the plan shares through MPS: the slice, its jobs and each one's SM limit, and the command that runs
- * each job there (the engine starts the slice's MPS daemon with the first). `layout`: the slices as they
- * are after applying (or today's, where a dry run keeps them), for their UUIDs; null: none known yet.
+ * The command that runs each placed job in its slice: after `mig apply` (or its dry run) every job, in a slice of its
+ * own or sharing one through MPS with its SM share (the engine starts the slice's MPS daemon with the first); an offline
+ * `mig plan` only the MPS groups. `layout`: the slices as they are after applying (or today's, where a dry run keeps
+ * them), for their UUIDs; null: no box.
  */
-export function mpsLines(
-  planned: Array<{ profile: string; placement: { start: number }; gpuInstanceId?: number | null; mps?: Array<{ jobId: string; activeThreadPercentage: number }> }>,
-  layout: { gpu: number; slices: MigLayoutView['slices']; applied: boolean } | null,
-): string[] {
+export function runLines(planned: PlannedForRun[], layout: LayoutForRun | null): string[] {
+  const uuidOf = (p: PlannedForRun): string | undefined => {
+    const exists = layout !== null && (layout.applied || (p.gpuInstanceId ?? null) !== null);
+    return exists ? layout.slices.find((s) => s.profile === p.profile && s.placement.start === p.placement.start)?.uuids[0] : undefined;
+  };
+  const whereUuid = (p: PlannedForRun) => `    (MIG-UUID: the ${p.profile} slice's once it is created; gpushare mig layout${layout ? ` --gpu ${layout.gpu}` : ''} lists it)`;
+  const lines: string[] = [];
+  const alone = layout === null ? [] : planned.filter((p) => !p.mps && p.jobId);
+  if (alone.length > 0) {
+    lines.push('', 'Run each job in its slice:');
+    for (const p of alone) {
+      const uuid = uuidOf(p);
+      lines.push(`    ${p.jobId}: gpushare run --mig-slice ${uuid ?? 'MIG-UUID'} -- COMMAND`);
+      if (!uuid) lines.push(whereUuid(p));
+    }
+  }
   const shared = planned.filter((p) => p.mps);
-  if (shared.length === 0) return [];
-  const lines = ['', 'Shared through MPS (more jobs placed than one slice each allows); run each job in its slice with its SM share:'];
+  if (shared.length > 0) lines.push('', 'Shared through MPS (more jobs placed than one slice each allows); run each job in its slice with its SM share:');
   for (const p of shared) {
     lines.push(`  ${p.profile} at ${p.placement.start}: ${p.mps!.map((m) => `${m.jobId} ${m.activeThreadPercentage}%`).join(', ')}`);
-    const exists = layout !== null && (layout.applied || (p.gpuInstanceId ?? null) !== null);
-    const uuid = exists ? layout.slices.find((s) => s.profile === p.profile && s.placement.start === p.placement.start)?.uuids[0] : undefined;
+    const uuid = uuidOf(p);
     for (const m of p.mps!) lines.push(`    ${m.jobId}: gpushare run --mig-slice ${uuid ?? 'MIG-UUID'} --mps-share ${m.activeThreadPercentage} -- COMMAND`);
-    if (!uuid) lines.push(`    (MIG-UUID: the ${p.profile} slice's once it is created; gpushare mig layout${layout ? ` --gpu ${layout.gpu}` : ''} lists it)`);
+    if (!uuid) lines.push(whereUuid(p));
   }
   return lines;
 }
@@ -218,7 +232,7 @@ function renderLayout(layout: MigLayoutView): string {
 function renderApply(result: MigApplyResult): string {
   const lines = [`GPU ${result.gpu}: ${result.applied ? 'MIG layout applied' : result.dryRun ? 'dry run (nothing changed)' : 'nothing to change'}`];
   if (result.commands.length) lines.push('', 'Commands:', ...result.commands.map((c) => `  ${c}`));
-  lines.push(...mpsLines(result.planned, result.layout && { gpu: result.gpu, slices: result.layout.slices, applied: result.applied }));
+  lines.push(...runLines(result.planned, result.layout && { gpu: result.gpu, slices: result.layout.slices, applied: result.applied }));
   const beside = result.planned.filter((p) => p.busy && p.jobId !== null);
   if (beside.length) {
     lines.push('', 'Beside running work (the slice is busy and kept; the job gets only the memory free now):');
