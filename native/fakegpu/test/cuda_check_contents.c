@@ -192,35 +192,42 @@ typedef struct {
   volatile int done, saw_unlock;
   volatile int *unlocking;
   CUresult rc;
+  CUresult (*copy)(void *dst, CUdeviceptr src, size_t n);
 } locked_copy_t;
 
 static void *locked_copy(void *arg) {
   locked_copy_t *c = arg;
   p_cuCtxSetCurrent(g_ctx);
   unsigned char b[16];
-  c->rc = p_cuMemcpyDtoH_v2(b, c->p, sizeof b);
+  c->rc = c->copy(b, c->p, sizeof b);
   c->saw_unlock = *c->unlocking;
   c->done = 1;
   return NULL;
 }
 
-static void check_locked_copy(void) {
+/* `name` (made by `copy`) blocks while this process is locked and returns after the unlock. */
+static void check_locked_copy(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n)) {
   volatile int unlocking = 0;
-  locked_copy_t c = {0, 0, 0, &unlocking, -1};
+  locked_copy_t c = {0, 0, 0, &unlocking, -1, copy};
+  char what[160];
   p_cuMemAlloc_v2(&c.p, MiB);
-  EXPECT_RC("lock (before cuMemcpyDtoH_v2)", p_cuCheckpointProcessLock(getpid(), NULL), CUDA_SUCCESS);
+  snprintf(what, sizeof what, "lock (before %s)", name);
+  EXPECT_RC(what, p_cuCheckpointProcessLock(getpid(), NULL), CUDA_SUCCESS);
   pthread_t t;
   pthread_create(&t, NULL, locked_copy, &c);
   struct timespec ts = {0, 200 * 1000000L};
   nanosleep(&ts, NULL);
-  EXPECT("cuMemcpyDtoH_v2 blocks while the process is locked", !c.done, "it returned %d while locked", c.rc);
+  snprintf(what, sizeof what, "%s blocks while the process is locked", name);
+  EXPECT(what, !c.done, "it returned %d while locked", c.rc);
   unlocking = 1;
   p_cuCheckpointProcessUnlock(getpid(), NULL);
   pthread_join(t, NULL);
-  EXPECT("cuMemcpyDtoH_v2 returns after the unlock", c.saw_unlock && c.rc == CUDA_SUCCESS, "rc %d, after unlock: %d", c.rc,
-         c.saw_unlock);
+  snprintf(what, sizeof what, "%s returns after the unlock", name);
+  EXPECT(what, c.saw_unlock && c.rc == CUDA_SUCCESS, "rc %d, after unlock: %d", c.rc, c.saw_unlock);
   p_cuMemFree_v2(c.p);
 }
+
+static CUresult dtoh_sync(void *dst, CUdeviceptr src, size_t n) { return p_cuMemcpyDtoH_v2(dst, src, n); }
 
 /* ---- the asynchronous copies, the per-thread-stream variants and cuMemcpy (unified addressing) ---- */
 
@@ -411,40 +418,14 @@ static void check_async_capture(void) {
   p_cuStreamDestroy_v2(s);
 }
 
-static void *locked_async_copy(void *arg) {
-  locked_copy_t *c = arg;
-  p_cuCtxSetCurrent(g_ctx);
-  unsigned char b[16];
-  c->rc = p_cuMemcpyDtoHAsync_v2_ptsz(b, c->p, sizeof b, NULL);
-  c->saw_unlock = *c->unlocking;
-  c->done = 1;
-  return NULL;
-}
-
-static void check_locked_async_copy(void) {
-  volatile int unlocking = 0;
-  locked_copy_t c = {0, 0, 0, &unlocking, -1};
-  p_cuMemAlloc_v2(&c.p, MiB);
-  EXPECT_RC("lock (before cuMemcpyDtoHAsync_v2_ptsz)", p_cuCheckpointProcessLock(getpid(), NULL), CUDA_SUCCESS);
-  pthread_t t;
-  pthread_create(&t, NULL, locked_async_copy, &c);
-  struct timespec ts = {0, 200 * 1000000L};
-  nanosleep(&ts, NULL);
-  EXPECT("cuMemcpyDtoHAsync_v2_ptsz blocks while the process is locked", !c.done, "it returned %d while locked", c.rc);
-  unlocking = 1;
-  p_cuCheckpointProcessUnlock(getpid(), NULL);
-  pthread_join(t, NULL);
-  EXPECT("cuMemcpyDtoHAsync_v2_ptsz returns after the unlock", c.saw_unlock && c.rc == CUDA_SUCCESS, "rc %d, after unlock: %d", c.rc,
-         c.saw_unlock);
-  p_cuMemFree_v2(c.p);
-}
+static CUresult dtoh_async_ptsz(void *dst, CUdeviceptr src, size_t n) { return p_cuMemcpyDtoHAsync_v2_ptsz(dst, src, n, NULL); }
 
 void check_contents(void) {
   check_round_trips();
   check_checkpoint();
-  check_locked_copy();
+  check_locked_copy("cuMemcpyDtoH_v2", dtoh_sync);
   check_async_round_trips();
   check_async_stream_order();
   check_async_capture();
-  check_locked_async_copy();
+  check_locked_copy("cuMemcpyDtoHAsync_v2_ptsz", dtoh_async_ptsz);
 }
