@@ -99,7 +99,7 @@ test('two clients of a slice daemon at 50 % overlap on that slice; a process in 
   assert.ok(!sliceDaemons().some((d) => d.clients.some((c) => c.pid === other[0])), 'the other slice has no daemon and no client');
 });
 
-test("clients at 100 % each share the slice's SMs as the model says: together they progress no faster than one", async () => {
+test("clients at 100 % each share the slice's SMs as the model says: they overlap, and their work keeps the slice busy for at least 3/4 of their nominal time", async () => {
   const pipeDir = startSliceDaemon(1, 'full');
   const jobs = trainIn(1, pipeDir, [100, 100]);
   const pair = jobs.map((j) => j.pid);

@@ -45,7 +45,7 @@ function killIfAlive(pid: number): void {
 
 const states = (job: JobView) => job.history.map((h) => h.state);
 
-test('two 30 GiB notebooks and a 40 GiB training job share a 40 GiB GPU: idle notebooks are parked, a cell waits for its restore and finds its memory intact', async (t) => {
+test('two 30 GiB notebooks and a training job needing the whole GPU (39 GiB) share a 40 GiB GPU: idle notebooks are parked, a cell waits for its restore and finds its memory intact', async (t) => {
   const r = rig('notebooks');
   const free = r.engine.sampler.tick().gpus[0].memoryFree!;
   const trainGiB = Math.floor(free / GiB); // the whole GPU: 39 of its 40 GiB (the driver reserves 256 MiB)
