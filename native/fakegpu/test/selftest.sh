@@ -167,8 +167,15 @@ echo "== fakejob --check-memory"
 wait_line "$TMP/mc.out" '"memory-check"' || bad "--check-memory never checked"
 expect_eq "--check-memory: 64 KiB every 256 MiB and the last 64 KiB written, read back ok" \
   "$(grep -m1 memory-written "$TMP/mc.out" | js 'd.bytes/65536')/$(grep -m1 memory-check "$TMP/mc.out" | js 'd.ok+":"+d.bytes/65536')" "5/true:5"
-# one byte of its first sample changed behind its back (its device memfd; the allocation is at offset 0)
-for f in /proc/$mp/fd/*; do [[ "$(readlink "$f")" == "/memfd:fakegpu-device-slot"* ]] && printf 'Z' | dd of="$f" bs=1 seek=5 conv=notrunc status=none; done
+# one byte of its first sample changed behind its back (its device memfd; the allocation is at offset 0):
+# flipped, not set to a fixed value, which the pid-seeded pattern holds there for 1 pid in 256
+changed=0
+for f in /proc/$mp/fd/*; do
+  [[ "$(readlink "$f")" == "/memfd:fakegpu-device-slot"* ]] || continue
+  was=$(dd if="$f" bs=1 skip=5 count=1 status=none | od -An -tu1 | tr -d ' ')
+  printf "\\$(printf '%03o' $((255 - was)))" | dd of="$f" bs=1 seek=5 conv=notrunc status=none && changed=$((changed + 1))
+done
+expect_eq "--check-memory: the job's device memfd found and one byte flipped" "$changed" 1
 wait "$mp"; rc=$?
 expect_eq "--check-memory: a changed byte is seen at the next cell, exit 3" "$rc/$(grep memory-check "$TMP/mc.out" | tail -1 | js 'd.ok')" "3/false"
 
