@@ -117,7 +117,10 @@ typedef enum CUmemAllocationHandleType_enum {
 } CUmemAllocationHandleType;
 typedef enum CUmemLocationType_enum {
   CU_MEM_LOCATION_TYPE_INVALID = 0x0,
-  CU_MEM_LOCATION_TYPE_DEVICE = 0x1
+  CU_MEM_LOCATION_TYPE_DEVICE = 0x1,
+  CU_MEM_LOCATION_TYPE_HOST = 0x2,
+  CU_MEM_LOCATION_TYPE_HOST_NUMA = 0x3,
+  CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4
 } CUmemLocationType;
 typedef enum CUmemAccess_flags_enum {
   CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
@@ -243,6 +246,90 @@ typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
   unsigned int Flags;
 } CUDA_ARRAY3D_DESCRIPTOR;
 
+/* 2D/3D copies: where each side lives (CUmemorytype) and the rectangle or box moved */
+typedef enum CUmemorytype_enum {
+  CU_MEMORYTYPE_HOST = 0x01,
+  CU_MEMORYTYPE_DEVICE = 0x02,
+  CU_MEMORYTYPE_ARRAY = 0x03,
+  CU_MEMORYTYPE_UNIFIED = 0x04
+} CUmemorytype;
+/* 128 bytes on LP64 (CUDA_MEMCPY2D_v2) */
+typedef struct CUDA_MEMCPY2D_st {
+  size_t srcXInBytes;
+  size_t srcY;
+  CUmemorytype srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes;
+  size_t dstY;
+  CUmemorytype dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes;
+  size_t Height;
+} CUDA_MEMCPY2D;
+/* 200 bytes on LP64 (CUDA_MEMCPY3D_v2) */
+typedef struct CUDA_MEMCPY3D_st {
+  size_t srcXInBytes;
+  size_t srcY;
+  size_t srcZ;
+  size_t srcLOD;
+  CUmemorytype srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  void *reserved0;
+  size_t srcPitch;
+  size_t srcHeight;
+  size_t dstXInBytes;
+  size_t dstY;
+  size_t dstZ;
+  size_t dstLOD;
+  CUmemorytype dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  void *reserved1;
+  size_t dstPitch;
+  size_t dstHeight;
+  size_t WidthInBytes;
+  size_t Height;
+  size_t Depth;
+} CUDA_MEMCPY3D;
+/* 200 bytes on LP64 (CUDA_MEMCPY3D_PEER_v1): CUDA_MEMCPY3D with each side's context */
+typedef struct CUDA_MEMCPY3D_PEER_st {
+  size_t srcXInBytes;
+  size_t srcY;
+  size_t srcZ;
+  size_t srcLOD;
+  CUmemorytype srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  CUcontext srcContext;
+  size_t srcPitch;
+  size_t srcHeight;
+  size_t dstXInBytes;
+  size_t dstY;
+  size_t dstZ;
+  size_t dstLOD;
+  CUmemorytype dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  CUcontext dstContext;
+  size_t dstPitch;
+  size_t dstHeight;
+  size_t WidthInBytes;
+  size_t Height;
+  size_t Depth;
+} CUDA_MEMCPY3D_PEER;
+#define CU_DEVICE_CPU ((CUdevice)-1) /* cuMemPrefetchAsync: to host memory */
+
 /* Process checkpointing (CUDA 12.8, driver 570+). Called by ANOTHER process
  * on the target pid. Every args struct is 64 bytes; args may be NULL and
  * reserved fields must be zero. Layouts as in cuda.h of CUDA 13.0. */
@@ -296,6 +383,12 @@ GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS) == 120, "CUDA_MEM_AL
 GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_ARRAY_DESCRIPTOR) == 24, "CUDA_ARRAY_DESCRIPTOR is 24 bytes on LP64");
 GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_ARRAY3D_DESCRIPTOR) == 40, "CUDA_ARRAY3D_DESCRIPTOR is 40 bytes on LP64");
 GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUgraphEdgeData) == 8, "CUgraphEdgeData is 8 bytes");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEMCPY2D) == 128, "CUDA_MEMCPY2D is 128 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUDA_MEMCPY2D, WidthInBytes) == 112, "CUDA_MEMCPY2D.WidthInBytes at 112");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D is 200 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUDA_MEMCPY3D, dstXInBytes) == 88, "CUDA_MEMCPY3D.dstXInBytes at 88");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEMCPY3D_PEER) == 200, "CUDA_MEMCPY3D_PEER is 200 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUDA_MEMCPY3D_PEER, dstContext) == offsetof(CUDA_MEMCPY3D, reserved1), "CUDA_MEMCPY3D_PEER.dstContext");
 #undef GPUSHARE_CUDA_ABI_ASSERT
 
 /* Every entry point: X(exported symbol, parameter list). The real driver
@@ -363,6 +456,28 @@ GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUgraphEdgeData) == 8, "CUgraphEdgeData is 8 byt
   X(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)) \
   X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
   X(cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
+  X(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy)) \
+  X(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy)) \
+  X(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy)) \
+  X(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy)) \
+  X(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream)) \
+  X(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream)) \
+  X(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy)) \
+  X(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy)) \
+  X(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream)) \
+  X(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream)) \
+  X(cuMemcpyPeer, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)) \
+  X(cuMemcpyPeer_ptds, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)) \
+  X(cuMemcpyPeerAsync, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyPeerAsync_ptsz, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy)) \
+  X(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy)) \
+  X(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)) \
+  X(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)) \
+  X(cuMemPrefetchAsync, (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)) \
+  X(cuMemPrefetchAsync_ptsz, (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)) \
+  X(cuMemPrefetchAsync_v2, (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)) \
+  X(cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)) \
   X(cuModuleLoadData, (CUmodule *module, const void *image)) \
   X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
   X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)) \
@@ -491,6 +606,28 @@ GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
   X(cuMemsetD8Async, cuMemsetD8Async_ptsz, 7000, 1) \
   X(cuMemsetD32Async, cuMemsetD32Async, 3020, 0) \
   X(cuMemsetD32Async, cuMemsetD32Async_ptsz, 7000, 1) \
+  X(cuMemcpy2D, cuMemcpy2D_v2, 3020, 0) \
+  X(cuMemcpy2D, cuMemcpy2D_v2_ptds, 7000, 1) \
+  X(cuMemcpy2DUnaligned, cuMemcpy2DUnaligned_v2, 3020, 0) \
+  X(cuMemcpy2DUnaligned, cuMemcpy2DUnaligned_v2_ptds, 7000, 1) \
+  X(cuMemcpy2DAsync, cuMemcpy2DAsync_v2, 3020, 0) \
+  X(cuMemcpy2DAsync, cuMemcpy2DAsync_v2_ptsz, 7000, 1) \
+  X(cuMemcpy3D, cuMemcpy3D_v2, 3020, 0) \
+  X(cuMemcpy3D, cuMemcpy3D_v2_ptds, 7000, 1) \
+  X(cuMemcpy3DAsync, cuMemcpy3DAsync_v2, 3020, 0) \
+  X(cuMemcpy3DAsync, cuMemcpy3DAsync_v2_ptsz, 7000, 1) \
+  X(cuMemcpyPeer, cuMemcpyPeer, 4000, 0) \
+  X(cuMemcpyPeer, cuMemcpyPeer_ptds, 7000, 1) \
+  X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, 0) \
+  X(cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz, 7000, 1) \
+  X(cuMemcpy3DPeer, cuMemcpy3DPeer, 4000, 0) \
+  X(cuMemcpy3DPeer, cuMemcpy3DPeer_ptds, 7000, 1) \
+  X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync, 4000, 0) \
+  X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync_ptsz, 7000, 1) \
+  X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, 0) \
+  X(cuMemPrefetchAsync, cuMemPrefetchAsync_ptsz, 8000, 1) \
+  X(cuMemPrefetchAsync, cuMemPrefetchAsync_v2, 12020, 0) \
+  X(cuMemPrefetchAsync, cuMemPrefetchAsync_v2_ptsz, 12020, 1) \
   X(cuModuleLoadData, cuModuleLoadData, 2000, 0) \
   X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0) \
   X(cuLaunchKernel, cuLaunchKernel, 4000, 0) \

@@ -8,8 +8,9 @@
  * restore. Both die with the process: a reaped slot leaves nothing behind.
  * Copies, memsets and discards run as device operations: they wait while the
  * process is locked, and a lock waits for the one in flight (ckpt_kernel_*).
- * Every copy and memset (synchronous, _ptds, asynchronous, _ptsz, cuMemcpy*)
- * runs in its stream's order and is complete when its call returns.
+ * Every copy and memset (synchronous, _ptds, asynchronous, _ptsz, cuMemcpy*;
+ * the 2D/3D and peer copies of cuda_copy2d.c too) runs in its stream's order
+ * and is complete when its call returns.
  * Only memory of the cuMemAlloc family has contents here; pointers into VMM
  * mappings or graph memory are not found (INVALID_VALUE). */
 #define _GNU_SOURCE
@@ -125,11 +126,7 @@ static CUresult locate(CUdeviceptr ptr, size_t n, devctx_t **d, off_t *off) {
  * run (on the legacy stream: all of the device's work, which the legacy stream synchronises
  * with), and then completes at once: an asynchronous copy is done when its call returns, which
  * CUDA allows (the driver copies pageable host memory so), and nothing can overtake it. */
-typedef struct {
-  CUstream stream;
-  int per_thread; /* _ptds/_ptsz entry point: NULL names this thread's stream */
-  int async;
-} order_t;
+typedef copy_order_t order_t;
 #define SYNC_LEGACY ((order_t){NULL, 0, 0})
 #define SYNC_PTDS ((order_t){NULL, 1, 0})
 #define ASYNC(s) ((order_t){(s), 0, 1})
@@ -159,6 +156,15 @@ static CUresult in_order(order_t o) {
   if (legacy) dc_sync(d);
   else wait_stream(s);
   return CUDA_SUCCESS;
+}
+
+CUresult contents_in_order(copy_order_t o) { return in_order(o); }
+
+int contents_io(devctx_t *d, void *buf, size_t n, unsigned long long va, int write) {
+  off_t off = (off_t)(va - FG_VA_BASE);
+  if (!write) return read_all(device_fd(d, 0), buf, n, off);
+  int fd = device_fd(d, 1);
+  return fd >= 0 ? write_all(fd, buf, n, off) : -1;
 }
 
 /* ---- copies and memsets ---- */
@@ -236,12 +242,12 @@ static CUresult dtod(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCo
 /* cuMemcpy under unified addressing: the fake's device addresses are [FG_VA_BASE, mem_va_end()),
  * everything else is host memory (the range is not reserved on the host: a host buffer that
  * happens to lie in it is taken for device memory, and refused unless an allocation holds it). */
-static int is_device(CUdeviceptr p) { return p >= FG_VA_BASE && p < mem_va_end(); }
+int contents_is_device(unsigned long long p) { return p >= FG_VA_BASE && p < mem_va_end(); }
 
 static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, order_t o) {
-  if (is_device(dst) && is_device(src)) return dtod(dst, src, ByteCount, o);
-  if (is_device(dst)) return htod(dst, (const void *)(uintptr_t)src, ByteCount, o);
-  if (is_device(src)) return dtoh((void *)(uintptr_t)dst, src, ByteCount, o);
+  if (contents_is_device(dst) && contents_is_device(src)) return dtod(dst, src, ByteCount, o);
+  if (contents_is_device(dst)) return htod(dst, (const void *)(uintptr_t)src, ByteCount, o);
+  if (contents_is_device(src)) return dtoh((void *)(uintptr_t)dst, src, ByteCount, o);
   NEED_CTX(cur);
   (void)cur;
   if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;

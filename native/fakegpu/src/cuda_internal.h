@@ -2,6 +2,7 @@
  * devices, contexts, resolution; cuda_mem.c: memory and its charges;
  * cuda_vmm.c: VMM; cuda_array.c: arrays; cuda_exec.c: modules, streams,
  * kernels; cuda_graph.c: capture and graphs; cuda_ckpt.c: checkpointing;
+ * cuda_contents.c: memory contents; cuda_copy2d.c: 2D/3D, peer copies, prefetch;
  * cuda_mps.c: MPS clients). */
 #ifndef FG_CUDA_INTERNAL_H
 #define FG_CUDA_INTERNAL_H
@@ -132,6 +133,18 @@ FG_HIDDEN void contents_close(devctx_t *d); /* the device's last context is gone
 /* cuda_contents.c, called by another process on a checkpointed/locked target: moves every byte of
  * pid's slot between its device and host memfds (to_host: checkpoint). 0, or -1 with both as they were. */
 FG_HIDDEN int contents_move(int pid, int slot, int to_host);
+/* cuda_contents.c, the steps every copy shares (cuda_copy2d.c's too). A copy keeps its stream's
+ * order: contents_in_order waits for the work queued ahead of it (per_thread: a _ptds/_ptsz entry
+ * point, where NULL names this thread's stream; async: an asynchronous copy, capture rules). */
+typedef struct {
+  CUstream stream;
+  int per_thread;
+  int async;
+} copy_order_t;
+FG_HIDDEN CUresult contents_in_order(copy_order_t o);
+FG_HIDDEN int contents_is_device(unsigned long long p); /* in the fake's device address range */
+/* n bytes of d's memory at va to (write 0) or from (write 1) buf: 0, or -1. Between ckpt_kernel_begin/end. */
+FG_HIDDEN int contents_io(devctx_t *d, void *buf, size_t n, unsigned long long va, int write);
 /* cuda_mem.c: frees every charge owned by ctx (the context is destroyed or reset). */
 FG_HIDDEN void mem_release_ctx(CUcontext ctx);
 /* cuda_exec.c: the stream a launch/sync argument names (ptsz: NULL is the per-thread stream). */

@@ -1,6 +1,7 @@
 /* cuda_check LIBCUDA CHECK...: driver-API checks of the simulated libcuda
  * (capture, graphs, graph memory, arrays, VMM, contexts, the bounded launch
- * queue, the checkpoint lock; memory contents in cuda_check_contents.c). It
+ * queue, the checkpoint lock; memory contents in cuda_check_contents.c, 2D/3D
+ * and peer copies and prefetches in cuda_check_copy2d.c). It
  * dlopens LIBCUDA as a framework does and reads the execution record from the state file ($GPUSHARE_FAKEGPU_STATE)
  * to see which kernels really ran. Prints "ok"/"FAIL" lines; exit status =
  * number of failures. Expects device 0 idle and at least 8 GiB free. */
@@ -445,7 +446,7 @@ static void check_ckpt_lock(void) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: cuda_check LIBCUDA capture|graphmem|arrays|vmm|ctx|queue|ckpt|contents...\n");
+    fprintf(stderr, "usage: cuda_check LIBCUDA capture|graphmem|arrays|vmm|ctx|queue|ckpt|contents|copy2d...\n");
     return 2;
   }
   void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -476,6 +477,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "queue")) check_queue();
     else if (!strcmp(argv[i], "ckpt")) check_ckpt_lock();
     else if (!strcmp(argv[i], "contents")) check_contents();
+    else if (!strcmp(argv[i], "copy2d")) check_copy2d();
     else {
       fprintf(stderr, "cuda_check: unknown check '%s'\n", argv[i]);
       return 2;

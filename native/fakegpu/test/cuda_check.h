@@ -3,6 +3,7 @@
 #ifndef FG_CUDA_CHECK_H
 #define FG_CUDA_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../../include/cuda_abi.h"
@@ -40,5 +41,16 @@ extern CUcontext g_ctx;
 
 /* cuda_check_contents.c: device memory contents, and the checkpoint moving them. */
 void check_contents(void);
+/* ... and what the other contents checks share: a seeded byte pattern; device bytes at p are want (read
+ * with cuMemcpyDtoH_v2); `name` (made by `copy`) blocks while this process is locked and returns after the
+ * unlock; kernels of this process in the execution record; a kernel; a launch of one lasting ms. */
+void fill(unsigned char *b, size_t n, uint32_t seed);
+int same(CUdeviceptr p, const unsigned char *want, size_t n);
+void check_locked_copy(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n));
+unsigned long kernels_recorded(void);
+CUfunction kernel(void);
+CUresult launch_ms(CUfunction f, CUstream s, unsigned long long ms);
+/* cuda_check_copy2d.c: 2D/3D copies, peer copies and prefetches. */
+void check_copy2d(void);
 
 #endif

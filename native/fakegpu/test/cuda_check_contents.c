@@ -19,7 +19,7 @@
 
 #include "cuda_check.h"
 
-static void fill(unsigned char *b, size_t n, uint32_t seed) {
+void fill(unsigned char *b, size_t n, uint32_t seed) {
   uint32_t x = seed * 2654435761u + 1;
   for (size_t i = 0; i < n; i++) {
     x ^= x << 13, x ^= x >> 17, x ^= x << 5;
@@ -73,7 +73,7 @@ static long long memfd_bytes(const char *which, int slot) {
   return n;
 }
 
-static int same(CUdeviceptr p, const unsigned char *want, size_t n) {
+int same(CUdeviceptr p, const unsigned char *want, size_t n) {
   unsigned char *got = malloc(n);
   memset(got, 0xEE, n);
   int ok = p_cuMemcpyDtoH_v2(got, p, n) == CUDA_SUCCESS && memcmp(got, want, n) == 0;
@@ -206,7 +206,7 @@ static void *locked_copy(void *arg) {
 }
 
 /* `name` (made by `copy`) blocks while this process is locked and returns after the unlock. */
-static void check_locked_copy(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n)) {
+void check_locked_copy(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n)) {
   volatile int unlocking = 0;
   locked_copy_t c = {0, 0, 0, &unlocking, -1, copy};
   char what[160];
@@ -232,7 +232,7 @@ static CUresult dtoh_sync(void *dst, CUdeviceptr src, size_t n) { return p_cuMem
 /* ---- the asynchronous copies, the per-thread-stream variants and cuMemcpy (unified addressing) ---- */
 
 /* Kernel records of this process on GPU 0 in the simulated driver's execution record. */
-static unsigned long kernels_recorded(void) {
+unsigned long kernels_recorded(void) {
   const fg_ring_t *r = &g_st->rings[0];
   uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), from = head > FG_RING_SIZE ? head - FG_RING_SIZE : 0;
   unsigned long n = 0;
@@ -240,14 +240,14 @@ static unsigned long kernels_recorded(void) {
   return n;
 }
 
-static CUfunction kernel(void) {
+CUfunction kernel(void) {
   CUmodule mod;
   CUfunction f = NULL;
   if (p_cuModuleLoadData(&mod, "image") || p_cuModuleGetFunction(&f, mod, "k")) printf("FAIL no kernel to launch\n"), g_fails++;
   return f;
 }
 
-static CUresult launch_ms(CUfunction f, CUstream s, unsigned long long ms) {
+CUresult launch_ms(CUfunction f, CUstream s, unsigned long long ms) {
   unsigned long long us = ms * 1000;
   void *params[] = {&us};
   return p_cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
