@@ -16,8 +16,13 @@ export async function runJobUnderMps(job: JobView, gpu: number, sharePercent: nu
   return done;
 }
 
-export function runJobInMigSlice(job: JobView, slice: string): Promise<boolean> {
-  return apply(job, {}, [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mig', migSlice: slice } }], `${job.id} could not run in MIG slice ${slice}`, [`.mig-slice[data-slice="${slice}"]`]);
+/** Run a queued job in a MIG slice; with a share, as a client of the slice's own MPS daemon (the first one starts it). */
+export async function runJobInMigSlice(job: JobView, slice: string, mpsSharePercent: number | null = null): Promise<boolean> {
+  const params = { job: job.id, mode: 'mig' as const, migSlice: slice, ...(mpsSharePercent === null ? {} : { mpsSharePercent }) };
+  const refusal = `${job.id} could not run in MIG slice ${slice}${mpsSharePercent === null ? '' : ` with a ${mpsSharePercent}% SM share through MPS`}`;
+  const done = await apply(job, {}, [{ method: 'jobs.setMode', params }], refusal, [`.mig-slice[data-slice="${slice}"]`]);
+  if (done && mpsSharePercent !== null) void refreshMpsStatus();
+  return done;
 }
 
 /** Start (on) or stop the engine's MPS daemon for a GPU; a refusal shows the engine's message. */

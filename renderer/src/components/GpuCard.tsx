@@ -6,6 +6,7 @@ import { draggedJob, endJobDrag, JOB_DRAG_TYPE } from '../data/drag-state.js';
 import { formatBytes, formatPercent } from '../format.js';
 import { MemoryBar } from './MemoryBar.js';
 import { MigDiagram } from './MigDiagram.js';
+import { MpsSliceList } from './mps/MpsSliceList.js';
 import { MpsZone } from './mps/MpsZone.js';
 
 const MODE_NAMES: Record<string, string> = {
@@ -100,6 +101,7 @@ export function GpuCard({ gpu, processes }: { gpu: GpuView; processes: readonly 
       </div>
       <MemoryBar total={gpu.memoryTotal} used={gpu.memoryUsed} processes={sorted} />
       {gpu.migEnabled && <MigDiagram gpu={gpu.index} slices={gpu.migSlices} processes={processes} />}
+      {gpu.migEnabled && <MpsSliceList gpu={gpu.index} slices={gpu.migSlices} />}
       {!gpu.migEnabled && !gpu.lost && <MemoMpsZone gpu={gpu.index} />}
       {gpu.errors.length > 0 && <div className="gpu-errors">{gpu.errors.join(' · ')}</div>}
       {dropping && <div className="drop-hint">Drop to place the job on GPU {gpu.index}</div>}

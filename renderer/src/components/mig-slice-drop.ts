@@ -1,10 +1,10 @@
-// A MIG slice in the diagram as a drop target: a queued job dropped on it runs in that slice.
+// A MIG slice in the diagram as a drop target: a queued job dropped on it opens the slice's prompt with
+// that job chosen (run it there, alone or sharing the slice through MPS).
 // Plain DOM class toggling (no state), so the diagram stays a plain render of the snapshot.
 import type { DragEvent } from 'react';
-import { runJobInMigSlice } from '../actions/spatial-actions.js';
 import { draggedJob, endJobDrag, JOB_DRAG_TYPE } from '../data/drag-state.js';
 
-export function migSliceDropProps(slice: string) {
+export function migSliceDropProps(slice: string, onJobDropped: (jobId: string) => void) {
   return {
     'data-slice': slice,
     onDragOver(e: DragEvent<HTMLElement>): void {
@@ -22,7 +22,7 @@ export function migSliceDropProps(slice: string) {
       e.currentTarget.classList.remove('drop-target');
       const job = draggedJob();
       endJobDrag();
-      if (job) void runJobInMigSlice(job, slice);
+      if (job) onJobDropped(job.id);
     },
   };
 }
