@@ -1,5 +1,5 @@
-// The park file counts every copy and memset a parked program may make first: synchronous or
-// asynchronous, on the legacy or the per-thread default stream, found by dlsym or through
+// The park file counts every copy, memset and prefetch a parked program may make first (2D/3D and
+// peer copies too): synchronous or asynchronous, on the legacy or the per-thread default stream, found by dlsym or through
 // cuGetProcAddress (with PER_THREAD_DEFAULT_STREAM for the _ptds/_ptsz variants). A variant the
 // preload library does not hook would leave a parked job waiting in it for ever.
 import assert from 'node:assert/strict';
@@ -20,6 +20,11 @@ const COPIES = [
   'cuMemcpyDtoDAsync_v2', 'cuMemcpyDtoDAsync_v2_ptsz',
   'cuMemsetD8_v2', 'cuMemsetD8_v2_ptds', 'cuMemsetD32_v2', 'cuMemsetD32_v2_ptds',
   'cuMemsetD8Async', 'cuMemsetD8Async_ptsz', 'cuMemsetD32Async', 'cuMemsetD32Async_ptsz',
+  'cuMemcpy2D_v2', 'cuMemcpy2D_v2_ptds', 'cuMemcpy2DUnaligned_v2', 'cuMemcpy2DUnaligned_v2_ptds',
+  'cuMemcpy2DAsync_v2', 'cuMemcpy2DAsync_v2_ptsz', 'cuMemcpy3D_v2', 'cuMemcpy3D_v2_ptds', 'cuMemcpy3DAsync_v2', 'cuMemcpy3DAsync_v2_ptsz',
+  'cuMemcpyPeer', 'cuMemcpyPeer_ptds', 'cuMemcpyPeerAsync', 'cuMemcpyPeerAsync_ptsz',
+  'cuMemcpy3DPeer', 'cuMemcpy3DPeer_ptds', 'cuMemcpy3DPeerAsync', 'cuMemcpy3DPeerAsync_ptsz',
+  'cuMemPrefetchAsync', 'cuMemPrefetchAsync_ptsz', 'cuMemPrefetchAsync_v2', 'cuMemPrefetchAsync_v2_ptsz',
 ];
 
 const ready = simulatedDriverBuilt() && ensurePreloadBuilt();
@@ -40,7 +45,7 @@ after(async () => {
 });
 
 for (const [i, resolve] of ['symbol', 'procaddress'].entries()) {
-  test(`--resolve ${resolve}: each of the ${COPIES.length} copy and memset entry points is the preload's hook, succeeds, and counts once in the park file`, { skip }, async () => {
+  test(`--resolve ${resolve}: each of the ${COPIES.length} copy, memset and prefetch entry points is the preload's hook, succeeds, and counts once in the park file`, { skip }, async () => {
     const job = `j${i + 1}`;
     const env = { LD_PRELOAD: preloadLibraryPath(), GPUSHARE_PARK_FILE: requests.create(job, null) };
     const probe = runProbe(driver, ['--resolve', resolve, `alloc:${MiB}`, 'wait', 'copies:0', 'wait'], env);
@@ -56,7 +61,7 @@ for (const [i, resolve] of ['symbol', 'procaddress'].entries()) {
     assert.deepEqual(copies.map((c) => c.name), COPIES, 'every variant, in order');
     for (const c of copies) assert.deepEqual([c.name, c.code, c.from], [c.name, 0, 'libgpushare-preload.so'], `${String(c.name)} through the hook`);
     const afterCopies = requests.read(job)!; // waiting again: every copy has returned
-    assert.equal(afterCopies.calls - before.calls, COPIES.length, 'one park-file call per copy or memset');
+    assert.equal(afterCopies.calls - before.calls, COPIES.length, 'one park-file call per copy, memset or prefetch');
     assert.equal(afterCopies.inCall, 0, 'no thread left inside a call');
     assert.ok(afterCopies.lastCallNs > before.lastCallNs, 'the last call time moved on');
     probe.resume();

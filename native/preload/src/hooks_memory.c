@@ -1,7 +1,7 @@
 /* Memory the driver holds beyond plain allocations: VMM mappings (a released
  * handle lives until its last unmap), CUDA arrays, and contexts (destroying or
- * resetting one frees what was allocated in it); and the copies and memsets,
- * counted in the park file like synchronisations. */
+ * resetting one frees what was allocated in it); and the copies (2D/3D and
+ * peer too), memsets and prefetches, counted in the park file like synchronisations. */
 #define _GNU_SOURCE
 #include "hooks_quota.h"
 
@@ -206,5 +206,41 @@ PARKED_HOOK(cuMemsetD8Async, D8_ASYNC, (dstDevice, uc, N, hStream))
 PARKED_HOOK(cuMemsetD8Async_ptsz, D8_ASYNC, (dstDevice, uc, N, hStream))
 PARKED_HOOK(cuMemsetD32Async, D32_ASYNC, (dstDevice, ui, N, hStream))
 PARKED_HOOK(cuMemsetD32Async_ptsz, D32_ASYNC, (dstDevice, ui, N, hStream))
+
+/* 2D/3D and peer copies (a notebook cell's first call may be any of them: an image read back, a tensor
+ * moved to another GPU's memory) and prefetches of managed memory: each waits in the driver like a copy. */
+#define C2D (const CUDA_MEMCPY2D *pCopy)
+#define C2D_ASYNC (const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+#define C3D (const CUDA_MEMCPY3D *pCopy)
+#define C3D_ASYNC (const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+#define C3D_PEER (const CUDA_MEMCPY3D_PEER *pCopy)
+#define C3D_PEER_ASYNC (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
+#define PEER (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
+#define PEER_ASYNC (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
+#define PREFETCH (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
+#define PREFETCH_V2 (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)
+
+PARKED_HOOK(cuMemcpy2D_v2, C2D, (pCopy))
+PARKED_HOOK(cuMemcpy2D_v2_ptds, C2D, (pCopy))
+PARKED_HOOK(cuMemcpy2DUnaligned_v2, C2D, (pCopy))
+PARKED_HOOK(cuMemcpy2DUnaligned_v2_ptds, C2D, (pCopy))
+PARKED_HOOK(cuMemcpy2DAsync_v2, C2D_ASYNC, (pCopy, hStream))
+PARKED_HOOK(cuMemcpy2DAsync_v2_ptsz, C2D_ASYNC, (pCopy, hStream))
+PARKED_HOOK(cuMemcpy3D_v2, C3D, (pCopy))
+PARKED_HOOK(cuMemcpy3D_v2_ptds, C3D, (pCopy))
+PARKED_HOOK(cuMemcpy3DAsync_v2, C3D_ASYNC, (pCopy, hStream))
+PARKED_HOOK(cuMemcpy3DAsync_v2_ptsz, C3D_ASYNC, (pCopy, hStream))
+PARKED_HOOK(cuMemcpyPeer, PEER, (dstDevice, dstContext, srcDevice, srcContext, ByteCount))
+PARKED_HOOK(cuMemcpyPeer_ptds, PEER, (dstDevice, dstContext, srcDevice, srcContext, ByteCount))
+PARKED_HOOK(cuMemcpyPeerAsync, PEER_ASYNC, (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyPeerAsync_ptsz, PEER_ASYNC, (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
+PARKED_HOOK(cuMemcpy3DPeer, C3D_PEER, (pCopy))
+PARKED_HOOK(cuMemcpy3DPeer_ptds, C3D_PEER, (pCopy))
+PARKED_HOOK(cuMemcpy3DPeerAsync, C3D_PEER_ASYNC, (pCopy, hStream))
+PARKED_HOOK(cuMemcpy3DPeerAsync_ptsz, C3D_PEER_ASYNC, (pCopy, hStream))
+PARKED_HOOK(cuMemPrefetchAsync, PREFETCH, (devPtr, count, dstDevice, hStream))
+PARKED_HOOK(cuMemPrefetchAsync_ptsz, PREFETCH, (devPtr, count, dstDevice, hStream))
+PARKED_HOOK(cuMemPrefetchAsync_v2, PREFETCH_V2, (devPtr, count, location, flags, hStream))
+PARKED_HOOK(cuMemPrefetchAsync_v2_ptsz, PREFETCH_V2, (devPtr, count, location, flags, hStream))
 
 GS_HOOKS_MEMORY(GS_EXPORT_ROW)

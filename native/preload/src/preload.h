@@ -60,7 +60,7 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, GS_LIB_CUDA)  \
   X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, 0, 0, GS_LIB_NVML)  \
   X(nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetMemoryInfo_v2, 0, 0, GS_LIB_NVML)
-/* hooks_memory.c: VMM mappings, arrays, contexts, copies and memsets (every stream variant) */
+/* hooks_memory.c: VMM mappings, arrays, contexts, copies (2D/3D and peer too), memsets and prefetches (every stream variant) */
 #define GS_HOOKS_MEMORY(X) \
   X(cuMemMap, cuMemMap, 10020, 0, GS_LIB_CUDA)  \
   X(cuMemUnmap, cuMemUnmap, 10020, 0, GS_LIB_CUDA)  \
@@ -96,7 +96,29 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuMemsetD8Async, cuMemsetD8Async, 3020, 0, GS_LIB_CUDA)  \
   X(cuMemsetD8Async_ptsz, cuMemsetD8Async, 7000, 1, GS_LIB_CUDA)  \
   X(cuMemsetD32Async, cuMemsetD32Async, 3020, 0, GS_LIB_CUDA)  \
-  X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, 1, GS_LIB_CUDA)
+  X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy2D_v2, cuMemcpy2D, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy2D_v2_ptds, cuMemcpy2D, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy2DAsync_v2, cuMemcpy2DAsync, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy3D_v2, cuMemcpy3D, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy3D_v2_ptds, cuMemcpy3D, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy3DAsync_v2, cuMemcpy3DAsync, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyPeer, cuMemcpyPeer, 4000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyPeer_ptds, cuMemcpyPeer, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyPeerAsync_ptsz, cuMemcpyPeerAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy3DPeer, cuMemcpy3DPeer, 4000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy3DPeer_ptds, cuMemcpy3DPeer, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync, 4000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeerAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, 0, GS_LIB_CUDA)  \
+  X(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync, 8000, 1, GS_LIB_CUDA)  \
+  X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, 0, GS_LIB_CUDA)  \
+  X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync, 12020, 1, GS_LIB_CUDA)
 /* hooks_graph.c: stream capture, graphs and their memory */
 #define GS_HOOKS_GRAPH(X) \
   X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0, GS_LIB_CUDA)  \

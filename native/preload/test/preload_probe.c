@@ -13,8 +13,8 @@
  *   reset (cuDevicePrimaryCtxReset_v2, then retain the primary context again)
  *   catchbus (installs its own SIGBUS handler: it prints {"op":"caught"} and exits 7)
  *   bus (maps a file of its own, truncates it and reads it: a SIGBUS that is not the gate's)
- *   copies:I (every copy and memset variant once on the I-th allocation (>= 8 KiB), one line each:
- *     its name, code and the library its entry point came from) */
+ *   copies:I (every copy and memset variant, the 2D/3D and peer copies and the prefetches included, once
+ *     on the I-th allocation (>= 8 KiB), one line each: its name, code and the library its entry point came from) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -37,14 +37,16 @@ static void *g_lib;
 static cuGetProcAddress_v2_fn g_gpa;
 static int g_by_proc = 1;
 
-static void *resolve(const char *symbol, const char *base, int per_thread) {
+static void *resolve_at(const char *symbol, const char *base, int per_thread, int version) {
   if (!g_by_proc) return dlsym(g_lib, symbol);
   void *fn = NULL;
   CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   cuuint64_t flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
-  if (g_gpa(base, &fn, VERSION, flags, &st) != CUDA_SUCCESS || st != CU_GET_PROC_ADDRESS_SUCCESS) return NULL;
+  if (g_gpa(base, &fn, version, flags, &st) != CUDA_SUCCESS || st != CU_GET_PROC_ADDRESS_SUCCESS) return NULL;
   return fn;
 }
+
+static void *resolve(const char *symbol, const char *base, int per_thread) { return resolve_at(symbol, base, per_thread, VERSION); }
 
 #define R(var, type, symbol, base, ptsz) type var = (type)resolve(symbol, base, ptsz)
 
@@ -79,25 +81,47 @@ static int own_bus(void) {
 static const struct {
   const char *symbol, *base;
   int per_thread;
+  int version; /* asked of cuGetProcAddress; 0: VERSION (an older one finds a variant a newer one replaced) */
 } COPIES[] = {
-    {"cuMemcpyHtoD_v2", "cuMemcpyHtoD", 0},  {"cuMemcpyHtoD_v2_ptds", "cuMemcpyHtoD", 1},
-    {"cuMemcpyDtoH_v2", "cuMemcpyDtoH", 0},  {"cuMemcpyDtoH_v2_ptds", "cuMemcpyDtoH", 1},
-    {"cuMemcpyDtoD_v2", "cuMemcpyDtoD", 0},  {"cuMemcpyDtoD_v2_ptds", "cuMemcpyDtoD", 1},
-    {"cuMemcpy", "cuMemcpy", 0},  {"cuMemcpy_ptds", "cuMemcpy", 1},
-    {"cuMemcpyAsync", "cuMemcpyAsync", 0},  {"cuMemcpyAsync_ptsz", "cuMemcpyAsync", 1},
-    {"cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", 0},  {"cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyHtoDAsync", 1},
-    {"cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync", 0},  {"cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyDtoHAsync", 1},
-    {"cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync", 0},  {"cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpyDtoDAsync", 1},
-    {"cuMemsetD8_v2", "cuMemsetD8", 0},  {"cuMemsetD8_v2_ptds", "cuMemsetD8", 1},
-    {"cuMemsetD32_v2", "cuMemsetD32", 0},  {"cuMemsetD32_v2_ptds", "cuMemsetD32", 1},
-    {"cuMemsetD8Async", "cuMemsetD8Async", 0},  {"cuMemsetD8Async_ptsz", "cuMemsetD8Async", 1},
-    {"cuMemsetD32Async", "cuMemsetD32Async", 0},  {"cuMemsetD32Async_ptsz", "cuMemsetD32Async", 1},
+    {"cuMemcpyHtoD_v2", "cuMemcpyHtoD", 0, 0},  {"cuMemcpyHtoD_v2_ptds", "cuMemcpyHtoD", 1, 0},
+    {"cuMemcpyDtoH_v2", "cuMemcpyDtoH", 0, 0},  {"cuMemcpyDtoH_v2_ptds", "cuMemcpyDtoH", 1, 0},
+    {"cuMemcpyDtoD_v2", "cuMemcpyDtoD", 0, 0},  {"cuMemcpyDtoD_v2_ptds", "cuMemcpyDtoD", 1, 0},
+    {"cuMemcpy", "cuMemcpy", 0, 0},  {"cuMemcpy_ptds", "cuMemcpy", 1, 0},
+    {"cuMemcpyAsync", "cuMemcpyAsync", 0, 0},  {"cuMemcpyAsync_ptsz", "cuMemcpyAsync", 1, 0},
+    {"cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", 0, 0},  {"cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyHtoDAsync", 1, 0},
+    {"cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync", 0, 0},  {"cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyDtoHAsync", 1, 0},
+    {"cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync", 0, 0},  {"cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpyDtoDAsync", 1, 0},
+    {"cuMemsetD8_v2", "cuMemsetD8", 0, 0},  {"cuMemsetD8_v2_ptds", "cuMemsetD8", 1, 0},
+    {"cuMemsetD32_v2", "cuMemsetD32", 0, 0},  {"cuMemsetD32_v2_ptds", "cuMemsetD32", 1, 0},
+    {"cuMemsetD8Async", "cuMemsetD8Async", 0, 0},  {"cuMemsetD8Async_ptsz", "cuMemsetD8Async", 1, 0},
+    {"cuMemsetD32Async", "cuMemsetD32Async", 0, 0},  {"cuMemsetD32Async_ptsz", "cuMemsetD32Async", 1, 0},
+    {"cuMemcpy2D_v2", "cuMemcpy2D", 0, 0},  {"cuMemcpy2D_v2_ptds", "cuMemcpy2D", 1, 0},
+    {"cuMemcpy2DUnaligned_v2", "cuMemcpy2DUnaligned", 0, 0},  {"cuMemcpy2DUnaligned_v2_ptds", "cuMemcpy2DUnaligned", 1, 0},
+    {"cuMemcpy2DAsync_v2", "cuMemcpy2DAsync", 0, 0},  {"cuMemcpy2DAsync_v2_ptsz", "cuMemcpy2DAsync", 1, 0},
+    {"cuMemcpy3D_v2", "cuMemcpy3D", 0, 0},  {"cuMemcpy3D_v2_ptds", "cuMemcpy3D", 1, 0},
+    {"cuMemcpy3DAsync_v2", "cuMemcpy3DAsync", 0, 0},  {"cuMemcpy3DAsync_v2_ptsz", "cuMemcpy3DAsync", 1, 0},
+    {"cuMemcpyPeer", "cuMemcpyPeer", 0, 0},  {"cuMemcpyPeer_ptds", "cuMemcpyPeer", 1, 0},
+    {"cuMemcpyPeerAsync", "cuMemcpyPeerAsync", 0, 0},  {"cuMemcpyPeerAsync_ptsz", "cuMemcpyPeerAsync", 1, 0},
+    {"cuMemcpy3DPeer", "cuMemcpy3DPeer", 0, 0},  {"cuMemcpy3DPeer_ptds", "cuMemcpy3DPeer", 1, 0},
+    {"cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 0, 0},  {"cuMemcpy3DPeerAsync_ptsz", "cuMemcpy3DPeerAsync", 1, 0},
+    {"cuMemPrefetchAsync", "cuMemPrefetchAsync", 0, 11080},  {"cuMemPrefetchAsync_ptsz", "cuMemPrefetchAsync", 1, 11080},
+    {"cuMemPrefetchAsync_v2", "cuMemPrefetchAsync", 0, 0},  {"cuMemPrefetchAsync_v2_ptsz", "cuMemPrefetchAsync", 1, 0},
 };
 
-/* The i-th entry of COPIES through fn: host buffer h, device d (its second 4 KiB the DtoD target). */
-static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUstream stream) {
+/* The i-th entry of COPIES through fn: host buffer h, device d (its second 4 KiB the DtoD target), context ctx. */
+static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUstream stream, CUcontext ctx) {
   CUstream s = COPIES[i].per_thread ? NULL : stream; /* _ptsz: NULL is this thread's stream */
   CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
+  /* 2D: 4 rows of 16 bytes host to device; 3D and 3D peer: 2 slices of 2 such rows, device to device */
+  CUDA_MEMCPY2D c2 = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = h, .srcPitch = 16, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                      .dstDevice = d, .dstPitch = 16, .WidthInBytes = 16, .Height = COPY_BYTES / 16};
+  CUDA_MEMCPY3D c3 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = d, .srcPitch = 16, .srcHeight = 2,
+                      .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = d + 4096, .dstPitch = 16, .dstHeight = 2,
+                      .WidthInBytes = 16, .Height = 2, .Depth = COPY_BYTES / 32};
+  CUDA_MEMCPY3D_PEER cp = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = d, .srcContext = ctx, .srcPitch = 16, .srcHeight = 2,
+                           .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = d + 4096, .dstContext = ctx, .dstPitch = 16,
+                           .dstHeight = 2, .WidthInBytes = 16, .Height = 2, .Depth = COPY_BYTES / 32};
+  CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
   switch (i / 2) {
     case 0: return ((cuMemcpyHtoD_v2_fn)fn)(d, h, COPY_BYTES);
     case 1: return ((cuMemcpyDtoH_v2_fn)fn)(h, d, COPY_BYTES);
@@ -110,15 +134,26 @@ static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUst
     case 8: return ((cuMemsetD8_v2_fn)fn)(d, 7, COPY_BYTES);
     case 9: return ((cuMemsetD32_v2_fn)fn)(d, 7, COPY_BYTES / 4);
     case 10: return ((cuMemsetD8Async_fn)fn)(d, 7, COPY_BYTES, s);
-    default: return ((cuMemsetD32Async_fn)fn)(d, 7, COPY_BYTES / 4, s);
+    case 11: return ((cuMemsetD32Async_fn)fn)(d, 7, COPY_BYTES / 4, s);
+    case 12: return ((cuMemcpy2D_v2_fn)fn)(&c2);
+    case 13: return ((cuMemcpy2DUnaligned_v2_fn)fn)(&c2);
+    case 14: return ((cuMemcpy2DAsync_v2_fn)fn)(&c2, s);
+    case 15: return ((cuMemcpy3D_v2_fn)fn)(&c3);
+    case 16: return ((cuMemcpy3DAsync_v2_fn)fn)(&c3, s);
+    case 17: return ((cuMemcpyPeer_fn)fn)(d + 4096, ctx, d, ctx, COPY_BYTES);
+    case 18: return ((cuMemcpyPeerAsync_fn)fn)(d + 4096, ctx, d, ctx, COPY_BYTES, s);
+    case 19: return ((cuMemcpy3DPeer_fn)fn)(&cp);
+    case 20: return ((cuMemcpy3DPeerAsync_fn)fn)(&cp, s);
+    case 21: return ((cuMemPrefetchAsync_fn)fn)(d, COPY_BYTES, 0, s);
+    default: return ((cuMemPrefetchAsync_v2_fn)fn)(d, COPY_BYTES, dev0, 0, s);
   }
 }
 
-static void copies(CUdeviceptr d, CUstream stream) {
+static void copies(CUdeviceptr d, CUstream stream, CUcontext ctx) {
   static unsigned char h[COPY_BYTES];
   for (int i = 0; i < (int)(sizeof COPIES / sizeof COPIES[0]); i++) {
-    void *fn = resolve(COPIES[i].symbol, COPIES[i].base, COPIES[i].per_thread);
-    CUresult rc = fn ? copy_call(i, fn, h, d, stream) : CUDA_ERROR_NOT_FOUND;
+    void *fn = resolve_at(COPIES[i].symbol, COPIES[i].base, COPIES[i].per_thread, COPIES[i].version ? COPIES[i].version : VERSION);
+    CUresult rc = fn ? copy_call(i, fn, h, d, stream, ctx) : CUDA_ERROR_NOT_FOUND;
     printf("{\"op\":\"copy\",\"name\":\"%s\",\"code\":%d,\"from\":\"%s\"}\n", COPIES[i].symbol, rc, lib_of(fn));
   }
 }
@@ -295,7 +330,7 @@ int main(int argc, char **argv) {
         printf("{\"op\":\"error\",\"what\":\"copies:%llu needs an alloc of 8 KiB or more\"}\n", x);
         return 2;
       }
-      copies(allocs[x].key, stream);
+      copies(allocs[x].key, stream, ctx);
       printf("{\"op\":\"copies\"}\n");
       continue;
     } else if (!strcmp(op, "wait")) {
