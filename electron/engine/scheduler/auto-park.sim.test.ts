@@ -175,44 +175,58 @@ test('a parked job whose next CUDA call is a synchronisation, not a launch, gets
   assert.equal((await r.job(other.id))?.state, 'finished');
 });
 
+/** A notebook idle for 10 minutes after its first cell, parked for another job; its next cell, woken by
+ * SIGUSR1, first reads its memory back with `copy` (fakejob --check-copy): the first CUDA call since the
+ * park. Without that copy counted in the park file, the cell waits in it for ever and this gives up. */
+async function parkedCellReadsBack(r: ReturnType<typeof rig>, kill: number[], copy: string, resolve: 'symbol' | 'procaddress') {
+  const argv = notebook(600_000, 600, '--check-memory', '--check-copy', copy, '--resolve', resolve);
+  const nb = await r.engine.call('jobs.submit', { argv, cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
+  const running = await r.until(`the ${copy} notebook holding 30 GiB`, async () => {
+    const j = await r.job(nb.id);
+    return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
+  });
+  kill.push(running.pid!);
+  const other = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '30G', 'hold', '--duration', '0.5'], cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
+  await r.until(`the job that took the ${copy} notebook's memory finished`, async () => (await r.job(other.id))?.state === 'finished');
+  const parked = (await r.job(nb.id))!;
+  const parkedAt = parked.history.findIndex((h) => h.state === 'parked');
+  assert.ok(parkedAt > 0 && parked.state === 'parked', `the ${copy} notebook was parked for it and stays so while it makes no call: ${JSON.stringify(parked.history)}`);
+  process.kill(running.pid!, 'SIGUSR1'); // its next cell, now: the first CUDA call since the park is the copy
+  // without the copy counted in the park file, the cell waits in it for ever and this gives up
+  await r.until(`the ${copy} notebook's second cell ran`, async () => events(running.logPath!, 'burst').length >= 2);
+  process.kill(running.pid!, 'SIGTERM'); // the notebook ends: fakejob synchronises and exits 0
+  const done = await r.until(`the ${copy} notebook finished`, async () => {
+    const j = await r.job(nb.id);
+    return j?.state === 'finished' || j?.state === 'failed' ? j : undefined;
+  });
+  assert.equal(done.state, 'finished', `${copy}: ${JSON.stringify(done.history)}\n${readFileSync(done.logPath!, 'utf8')}`);
+  const after = done.history.slice(parkedAt + 1).map((h) => [h.state, h.reason]);
+  assert.deepEqual(after[0], ['unparking', 'unparking, asked by gpushare: its program called CUDA again'], `${copy}: ${JSON.stringify(after)}`);
+  // both cells read the pattern written at start back byte for byte, the one after the restore included
+  const bursts = events<{ kernels: number }>(done.logPath!, 'burst');
+  const checks = events<{ ok: boolean; bytes: number }>(done.logPath!, 'memory-check');
+  const written = events<{ bytes: number }>(done.logPath!, 'memory-written');
+  assert.equal(bursts.length, 2, `${copy}: one cell before the park, one after`);
+  assert.equal(checks.length, 2, `${copy}: each cell read its memory back first`);
+  assert.ok(checks.every((c) => c.ok && c.bytes === written[0]?.bytes), `${copy}: memory checks ${JSON.stringify(checks)}`);
+  const mine = (await driver.execlog(0)).filter((k) => k.pid === done.pid);
+  assert.equal(mine.length, 2 * 4, `${copy}: every kernel of both cells ran`);
+}
+
 test('a parked job whose next cell begins with an asynchronous copy (cuMemcpyDtoHAsync, and its _ptsz variant found through cuGetProcAddress) gets its memory back and reads its bytes intact', async (t) => {
   const r = rig('async-copy');
   const kill: number[] = [];
   t.after(() => kill.forEach(killIfAlive));
   // each cell's first call reads its memory back as a framework's .cpu() does; dlsym finds
   // cuMemcpyDtoHAsync_v2, cuGetProcAddress with PER_THREAD_DEFAULT_STREAM cuMemcpyDtoHAsync_v2_ptsz
-  for (const [copy, resolve] of [['async', 'symbol'], ['ptsz', 'procaddress']] as const) {
-    const argv = notebook(600_000, 600, '--check-memory', '--check-copy', copy, '--resolve', resolve);
-    const nb = await r.engine.call('jobs.submit', { argv, cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
-    const running = await r.until(`the ${copy} notebook holding 30 GiB`, async () => {
-      const j = await r.job(nb.id);
-      return j?.state === 'running' && j.usedMemory === 30 * GiB ? j : undefined;
-    });
-    kill.push(running.pid!);
-    const other = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '30G', 'hold', '--duration', '0.5'], cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
-    await r.until(`the job that took the ${copy} notebook's memory finished`, async () => (await r.job(other.id))?.state === 'finished');
-    const parked = (await r.job(nb.id))!;
-    const parkedAt = parked.history.findIndex((h) => h.state === 'parked');
-    assert.ok(parkedAt > 0 && parked.state === 'parked', `the ${copy} notebook was parked for it and stays so while it makes no call: ${JSON.stringify(parked.history)}`);
-    process.kill(running.pid!, 'SIGUSR1'); // its next cell, now: the first CUDA call since the park is the copy
-    // without the copy counted in the park file, the cell waits in it for ever and this gives up
-    await r.until(`the ${copy} notebook's second cell ran`, async () => events(running.logPath!, 'burst').length >= 2);
-    process.kill(running.pid!, 'SIGTERM'); // the notebook ends: fakejob synchronises and exits 0
-    const done = await r.until(`the ${copy} notebook finished`, async () => {
-      const j = await r.job(nb.id);
-      return j?.state === 'finished' || j?.state === 'failed' ? j : undefined;
-    });
-    assert.equal(done.state, 'finished', `${copy}: ${JSON.stringify(done.history)}\n${readFileSync(done.logPath!, 'utf8')}`);
-    const after = done.history.slice(parkedAt + 1).map((h) => [h.state, h.reason]);
-    assert.deepEqual(after[0], ['unparking', 'unparking, asked by gpushare: its program called CUDA again'], `${copy}: ${JSON.stringify(after)}`);
-    // both cells read the pattern written at start back byte for byte, the one after the restore included
-    const bursts = events<{ kernels: number }>(done.logPath!, 'burst');
-    const checks = events<{ ok: boolean; bytes: number }>(done.logPath!, 'memory-check');
-    const written = events<{ bytes: number }>(done.logPath!, 'memory-written');
-    assert.equal(bursts.length, 2, `${copy}: one cell before the park, one after`);
-    assert.equal(checks.length, 2, `${copy}: each cell read its memory back first`);
-    assert.ok(checks.every((c) => c.ok && c.bytes === written[0]?.bytes), `${copy}: memory checks ${JSON.stringify(checks)}`);
-    const mine = (await driver.execlog(0)).filter((k) => k.pid === done.pid);
-    assert.equal(mine.length, 2 * 4, `${copy}: every kernel of both cells ran`);
-  }
+  for (const [copy, resolve] of [['async', 'symbol'], ['ptsz', 'procaddress']] as const) await parkedCellReadsBack(r, kill, copy, resolve);
+});
+
+test('a parked job whose next cell begins with a 2D copy (cuMemcpy2D_v2) or a peer copy (cuMemcpyPeer) gets its memory back and reads its bytes intact', async (t) => {
+  const r = rig('2d-peer-copy');
+  const kill: number[] = [];
+  t.after(() => kill.forEach(killIfAlive));
+  // 2d: each sample read back as 16 rows into a wider host pitch; peer: each sample peer-copied within
+  // the allocation, then read from there (cuGetProcAddress for one, dlsym for the other)
+  for (const [copy, resolve] of [['2d', 'procaddress'], ['peer', 'symbol']] as const) await parkedCellReadsBack(r, kill, copy, resolve);
 });

@@ -67,6 +67,8 @@ static struct {
   cuMemcpyDtoH_v2_fn cuMemcpyDtoH_v2;
   cuMemcpyDtoHAsync_v2_fn cuMemcpyDtoHAsync_v2;
   cuMemcpyDtoHAsync_v2_fn cuMemcpyDtoHAsync_v2_ptsz;
+  cuMemcpy2D_v2_fn cuMemcpy2D_v2;
+  cuMemcpyPeer_fn cuMemcpyPeer;
 } api;
 
 /* field, exported symbol, name asked of cuGetProcAddress (ENTRY_PTSZ: asked with PER_THREAD_DEFAULT_STREAM) */
@@ -120,6 +122,8 @@ static const struct {
     ENTRY(cuMemcpyDtoH_v2, cuMemcpyDtoH),
     ENTRY(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync),
     ENTRY_PTSZ(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync),
+    ENTRY(cuMemcpy2D_v2, cuMemcpy2D),
+    ENTRY(cuMemcpyPeer, cuMemcpyPeer),
 };
 
 static volatile sig_atomic_t g_stop, g_advance;
@@ -195,7 +199,7 @@ static void usage_error(const char *fmt, ...) {
         "  hold [--duration S] [--fill SIZE]\n"
         "  train --kernel-ms K [--batch B] [--duration S | --iterations N]\n"
         "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M] [--burst B]\n"
-        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S] [--check-memory [--check-copy sync|async|ptsz]]\n"
+        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S] [--check-memory [--check-copy sync|async|ptsz|2d|peer]]\n"
         "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm|array|array3d|mipmap] [--after S] [--hold]\n"
         "  capture --kernels K --kernel-ms M (--launches N | --duration S) [--mode global|thread_local|relaxed]\n"
         "          [--graph-mem SIZE] [--sync-during-capture]\n"
@@ -393,7 +397,8 @@ static void check_memory(void) {
   unsigned long long bytes = 0;
   int ok = 0;
   CUresult rc = fakejob_pattern_check(&g_pattern, &bytes, &ok);
-  if (rc != CUDA_SUCCESS) fail_call(g_pattern.dtoh_async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2", rc);
+  if (rc != CUDA_SUCCESS)
+    fail_call(g_pattern.copy2d ? "cuMemcpy2D_v2" : g_pattern.peer ? "cuMemcpyPeer" : g_pattern.dtoh_async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2", rc);
   emit("{\"event\":\"memory-check\",\"ok\":%s,\"bytes\":%llu}", ok ? "true" : "false", bytes);
   if (!ok) exit(3);
 }
@@ -784,10 +789,14 @@ int main(int argc, char **argv) {
   run_profile(profile, 0, hold_flag); /* validate every option before touching the driver */
   if (opt("check-memory") && !mem) usage_error("--check-memory needs --mem (the allocation it writes and reads back)");
   /* --check-copy: the read-back's API: cuMemcpyDtoH_v2, cuMemcpyDtoHAsync_v2 on the job's stream, or its _ptsz
-   * variant on the per-thread stream (found with PER_THREAD_DEFAULT_STREAM), as a framework's .cpu() copies */
+   * variant on the per-thread stream (found with PER_THREAD_DEFAULT_STREAM), as a framework's .cpu() copies;
+   * cuMemcpy2D_v2 (an image read back row by row), or cuMemcpyPeer to a scratch place, then cuMemcpyDtoH_v2 */
   const char *check_copy = opt("check-copy") ? opt("check-copy") : "sync";
-  if (strcmp(check_copy, "sync") && strcmp(check_copy, "async") && strcmp(check_copy, "ptsz"))
-    usage_error("bad --check-copy '%s' (sync, async or ptsz)", check_copy);
+  if (strcmp(check_copy, "sync") && strcmp(check_copy, "async") && strcmp(check_copy, "ptsz") && strcmp(check_copy, "2d") &&
+      strcmp(check_copy, "peer"))
+    usage_error("bad --check-copy '%s' (sync, async, ptsz, 2d or peer)", check_copy);
+  if (!strcmp(check_copy, "peer") && (mem < FAKEJOB_PEER_MIN || opt("fill")))
+    usage_error("--check-copy peer lands each sample in the allocation's second 64 KiB: it needs --mem of 192K or more, and no --fill");
   if (opt("check-copy") && !opt("check-memory")) usage_error("--check-copy is how --check-memory reads back: give both");
   unsigned long long fill = opt("fill") ? parse_size("--fill", opt("fill")) : 0;
   if (opt("fill") && (!mem || fill > mem)) usage_error("--fill %s needs --mem of at least that much", opt("fill"));
@@ -815,7 +824,12 @@ int main(int argc, char **argv) {
     CUdeviceptr p;
     CHECK(cuMemAlloc_v2, (&p, mem));
     g_pattern = (fakejob_pattern_t){.htod = api.cuMemcpyHtoD_v2, .dtoh = api.cuMemcpyDtoH_v2, .base = p, .bytes = mem, .seed = (unsigned)getpid()};
-    if (strcmp(check_copy, "sync")) {
+    if (!strcmp(check_copy, "2d")) {
+      g_pattern.copy2d = api.cuMemcpy2D_v2;
+    } else if (!strcmp(check_copy, "peer")) {
+      g_pattern.peer = api.cuMemcpyPeer;
+      g_pattern.ctx = g_primary;
+    } else if (strcmp(check_copy, "sync")) {
       int ptsz = !strcmp(check_copy, "ptsz");
       g_pattern.dtoh_async = ptsz ? api.cuMemcpyDtoHAsync_v2_ptsz : api.cuMemcpyDtoHAsync_v2;
       g_pattern.stream = ptsz ? NULL : g_stream; /* _ptsz: NULL is this thread's stream */

@@ -46,6 +46,26 @@ CUresult fakejob_pattern_write(const fakejob_pattern_t *p, unsigned long long *b
   return CUDA_SUCCESS;
 }
 
+/* One sample read back into got, with the copy the job was told to use. */
+static CUresult read_sample(const fakejob_pattern_t *p, unsigned long long off, unsigned char *got, size_t n) {
+  if (p->copy2d) { /* 16 rows (1 when n is no multiple of 16) into a host image 8 bytes wider per row */
+    static unsigned char wide[FAKEJOB_SAMPLE + 16 * 8];
+    size_t rows = n % 16 ? 1 : 16, w = n / rows;
+    CUDA_MEMCPY2D c = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = p->base + off, .srcPitch = w,
+                       .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = wide, .dstPitch = w + 8, .WidthInBytes = w, .Height = rows};
+    CUresult rc = p->copy2d(&c);
+    for (size_t r = 0; rc == CUDA_SUCCESS && r < rows; r++) memcpy(got + r * w, wide + r * (w + 8), w);
+    return rc;
+  }
+  if (p->peer) {
+    CUresult rc = p->peer(p->base + FAKEJOB_PEER_SCRATCH, p->ctx, p->base + off, p->ctx, n);
+    return rc == CUDA_SUCCESS ? p->dtoh(got, p->base + FAKEJOB_PEER_SCRATCH, n) : rc;
+  }
+  if (!p->dtoh_async) return p->dtoh(got, p->base + off, n);
+  CUresult rc = p->dtoh_async(got, p->base + off, n, p->stream);
+  return rc == CUDA_SUCCESS ? p->sync(p->sync_stream) : rc;
+}
+
 CUresult fakejob_pattern_check(const fakejob_pattern_t *p, unsigned long long *bytes, int *ok) {
   unsigned char want[FAKEJOB_SAMPLE], got[FAKEJOB_SAMPLE];
   *bytes = 0;
@@ -55,8 +75,7 @@ CUresult fakejob_pattern_check(const fakejob_pattern_t *p, unsigned long long *b
     size_t n = sample(p, i, &off);
     if (!n) break;
     pattern(p->seed, off, want, n);
-    CUresult rc = p->dtoh_async ? p->dtoh_async(got, p->base + off, n, p->stream) : p->dtoh(got, p->base + off, n);
-    if (rc == CUDA_SUCCESS && p->dtoh_async) rc = p->sync(p->sync_stream);
+    CUresult rc = read_sample(p, off, got, n);
     if (rc != CUDA_SUCCESS) return rc;
     if (memcmp(want, got, n) != 0) *ok = 0;
     *bytes += n;

@@ -13,6 +13,11 @@ typedef struct {
   cuMemcpyDtoHAsync_v2_fn dtoh_async;
   CUstream stream, sync_stream;
   cuStreamSynchronize_fn sync;
+  /* set: the check reads each sample with this 2D copy (rows into a wider host pitch) */
+  cuMemcpy2D_v2_fn copy2d;
+  /* set: the check first copies each sample with this peer copy (ctx both sides) to FAKEJOB_PEER_SCRATCH, then reads it there */
+  cuMemcpyPeer_fn peer;
+  CUcontext ctx;
   CUdeviceptr base;
   unsigned long long bytes; /* the allocation's size */
   unsigned seed;            /* the pattern differs per job (its pid) and per offset */
@@ -21,6 +26,9 @@ typedef struct {
 /* Samples of the allocation: FAKEJOB_SAMPLE bytes at every FAKEJOB_STRIDE and its last bytes. */
 #define FAKEJOB_SAMPLE (64ull * 1024)
 #define FAKEJOB_STRIDE (256ull * 1024 * 1024)
+/* The peer check's landing place: the 64 KiB after the first sample, never a sample itself (with --mem >= FAKEJOB_PEER_MIN) */
+#define FAKEJOB_PEER_SCRATCH FAKEJOB_SAMPLE
+#define FAKEJOB_PEER_MIN (3 * FAKEJOB_SAMPLE)
 
 /* Writes the samples (*bytes: how many). */
 CUresult fakejob_pattern_write(const fakejob_pattern_t *p, unsigned long long *bytes);
