@@ -49,8 +49,12 @@ static devctx_t *ctx_dc(CUcontext c) { return c && c->magic == MAGIC_CTX ? c->dc
 /* The side's first byte and the span of bytes its box touches, checked; nothing is touched here. */
 static CUresult resolve_side(const side_desc_t *s, box_t b, int peer, side_t *out) {
   CUmemorytype type = s->type;
+  const void *host = s->host;
   if (type == CU_MEMORYTYPE_ARRAY) return CUDA_ERROR_NOT_SUPPORTED; /* arrays hold no contents in the fake */
-  if (type == CU_MEMORYTYPE_UNIFIED) type = contents_is_device(s->device) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  if (type == CU_MEMORYTYPE_UNIFIED) { /* one pointer, in the Device field, either kind */
+    type = contents_is_device(s->device) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    host = (const void *)(uintptr_t)s->device;
+  }
   if (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
   if (s->lod) return CUDA_ERROR_INVALID_VALUE; /* a mipmap level: arrays only */
   if ((b.height > 1 || b.depth > 1) && s->pitch < b.width) return CUDA_ERROR_INVALID_VALUE; /* rows would overlap */
@@ -65,8 +69,8 @@ static CUresult resolve_side(const side_desc_t *s, box_t b, int peer, side_t *ou
     return CUDA_ERROR_INVALID_VALUE;
   *out = (side_t){NULL, NULL, 0, s->pitch, slice};
   if (type == CU_MEMORYTYPE_HOST) {
-    if (!s->host) return CUDA_ERROR_INVALID_VALUE;
-    out->host = (unsigned char *)(uintptr_t)s->host + start;
+    if (!host) return CUDA_ERROR_INVALID_VALUE;
+    out->host = (unsigned char *)(uintptr_t)host + start;
     return CUDA_SUCCESS;
   }
   unsigned long long va;

@@ -73,6 +73,16 @@ static void check_2d(void) {
   model_2d(devb, 1024, 64, 5, dev, DP, 0, 0, DP, 16);
   EXPECT("the other allocation holds the rectangle, the rest as it was", same(b, devb, AREA), "different bytes");
 
+  fill(host, 256 * 12, 45);
+  memcpy(want, host, 256 * 12);
+  cp = (CUDA_MEMCPY2D){.srcXInBytes = 64, .srcY = 5, .srcMemoryType = CU_MEMORYTYPE_UNIFIED, .srcDevice = b, .srcPitch = 1024,
+                       .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = (CUdeviceptr)(uintptr_t)host, .dstPitch = 256,
+                       .WidthInBytes = 200, .Height = 12};
+  EXPECT_RC("cuMemcpy2D_v2 with both sides UNIFIED (the host side's pointer in dstDevice): device to host", p_cuMemcpy2D_v2(&cp),
+            CUDA_SUCCESS);
+  model_2d(want, 256, 0, 0, devb, 1024, 64, 5, 200, 12);
+  EXPECT("the host image holds the rectangle", !memcmp(host, want, 256 * 12), "different bytes");
+
   /* every variant: a rectangle in, read back by the same variant */
   static const struct {
     const char *name;
