@@ -45,7 +45,7 @@ describe('MPS inside MIG slices in the console (simulated h100x2-mig)', { skip: 
   });
   after(async () => h?.close());
 
-  test('a job dropped on a slice shares it through MPS at the share given (0, 101 and "half" are named in the prompt and change nothing); a second job joins the same daemon; the tile and the MPS list show both clients with their shares', async () => {
+  test('a job dropped on a slice shares it through MPS at the share given (0, 101 and "half" are named in the prompt and change nothing); a second job dropped there joins the same daemon; the tile and the MPS list show both clients with their shares', async () => {
     const uuid = await sliceUuid(2); // the 2g.20gb
     const first = await submitForMigGpu();
     await live('.job-board');
@@ -108,13 +108,15 @@ describe('MPS inside MIG slices in the console (simulated h100x2-mig)', { skip: 
     assert.ok(rowText.includes(`${first.id} 50%`), `the client in "${rowText}"`);
     assert.match((await list.locator('.mps-slices-head').textContent()) ?? '', /^MPS\s*whole GPU: off$/, 'the whole-GPU daemon\'s state comes first');
 
-    // a second job, from the keyboard: the prompt offers to join the daemon that runs there
+    // a second job dropped on the same slice: the prompt offers to join the daemon that runs there
     const second = await submitForMigGpu();
-    await eventually(async () => (await jobById(second.id))?.state === 'queued', 5000, `${second.id} queued`);
-    await tile(uuid).focus();
-    await h.page.keyboard.press('Enter');
+    await live('.job-board');
+    const secondCard = h.page.locator(`.job-card[data-job="${second.id}"]`);
+    await secondCard.waitFor({ timeout: 15_000 });
+    await live('.gpu-grid');
+    await secondCard.dragTo(tile(uuid));
     await prompt.waitFor({ timeout: 5000 });
-    await prompt.getByLabel('Job', { exact: true }).selectOption(second.id);
+    assert.equal(await prompt.getByLabel('Job', { exact: true }).inputValue(), second.id, 'the dropped job is the one chosen');
     assert.equal(await shares.isChecked(), true, 'a slice whose daemon runs is shared by default');
     await share.fill('30');
     await h.screenshot('mig-mps-second-prompt');
@@ -141,7 +143,7 @@ describe('MPS inside MIG slices in the console (simulated h100x2-mig)', { skip: 
     await h.screenshot('mig-mps-two-clients');
   });
 
-  test('a narrow 1g slice shares through MPS too: its mark stays inside the tile, counting its clients, with the clients and shares in its label', async () => {
+  test('a narrow 1g slice shares through MPS too (from the keyboard: Enter on the slice, pick, share): its mark stays inside the tile, counting its clients, with the clients and shares in its label', async () => {
     const uuid = await sliceUuid(3); // a 1g.10gb, one memory slice wide
     const job = await submitForMigGpu();
     await live('.gpu-grid');
