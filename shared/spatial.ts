@@ -3,6 +3,9 @@
 /** off: no MPS daemon serves the GPU; ours: the engine's user runs it; held: another user's runs on the box. */
 export type MpsState = 'off' | 'ours' | 'held';
 
+/** Who the engine's daemon runs for: its jobs (stopped with the last one) or a person's request (kept until stopped). */
+export type MpsStartedFor = 'jobs' | 'request';
+
 export interface MpsGpuStatus {
   gpu: number;
   state: MpsState;
@@ -15,6 +18,11 @@ export interface MpsGpuStatus {
   pipeDir: string | null;
   /** One sentence for the console, e.g. "MPS held by user alice (nvidia-cuda-mps-control pid 812)". */
   message: string;
+  /**
+   * Why our daemon runs (state 'ours' only): 'jobs', the engine started it for jobs and stops it when the last
+   * one ends; 'request', a person started it (`gpushare mps start`, the console) and it runs until stopped.
+   */
+  startedFor?: MpsStartedFor;
   /** The GPU's MIG slices with an MPS daemon of their own (jobs in mode mig with an MPS share); absent: none. */
   slices?: MpsSliceStatus[];
 }

@@ -1,13 +1,15 @@
 // `gpushare mps`: the engine's MPS daemons per GPU — start, stop, and whose runs ("MPS held by user NAME").
-import type { MpsGpuStatus } from '../../../shared/spatial.js';
+import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 import { parseFlags, UsageError } from '../args.js';
 import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { withEngine } from './jobs.js';
 
 export const mpsUsage = `Usage: gpushare mps status|start|stop [--gpu N] [--gi GI] [--json]
   status   per GPU: off, ours (the engine's daemon) or held (another user's: one user's MPS per box),
+           who started ours (jobs: it stops when their last one ends; a request: it runs until stopped),
            and the engine's daemons inside MIG slices
-  start    start the engine's MPS control daemon for GPU N (jobs in --mode mps start it themselves)
+  start    start the engine's MPS control daemon for GPU N and keep it until stopped (jobs in --mode mps
+           start one themselves, which stops with their last one)
   stop     stop it (its clients lose their server: stop them first); with --gi GI the daemon inside
            that MIG slice (jobs run with --mig-slice and --mps-share start and stop it themselves)`;
 
@@ -29,6 +31,18 @@ export async function mpsCommand(argv: string[]): Promise<number> {
     return (await engine.call('mps.status', {})).filter((s) => gpu === undefined || s.gpu === gpu);
   });
   if (values.json) process.stdout.write(JSON.stringify(statuses, null, 2) + '\n');
-  else process.stdout.write(statuses.flatMap((s) => [`GPU ${s.gpu}  ${s.state.padEnd(4)}  ${s.message}`, ...(s.slices ?? []).map((m) => `  GI ${m.gpuInstanceId}  ${m.state.padEnd(4)}  ${m.message}`)]).join('\n') + '\n');
+  else process.stdout.write(mpsStatusLines(statuses).join('\n') + '\n');
   return 0;
+}
+
+/** One line per GPU and per slice daemon: its state, what it is, and for ours who started it. */
+export function mpsStatusLines(statuses: readonly MpsGpuStatus[]): string[] {
+  const line = (s: MpsGpuStatus | MpsSliceStatus, stop: string) => `${s.state.padEnd(4)}  ${s.message}${startedForNote(s, stop)}`;
+  return statuses.flatMap((s) => [`GPU ${s.gpu}  ${line(s, `--gpu ${s.gpu}`)}`, ...(s.slices ?? []).map((m) => `  GI ${m.gpuInstanceId}  ${line(m, `--gpu ${m.gpu} --gi ${m.gpuInstanceId}`)}`)]);
+}
+
+function startedForNote(s: MpsGpuStatus, stop: string): string {
+  if (s.startedFor === 'jobs') return ' Started for jobs: it stops when the last one ends.';
+  if (s.startedFor === 'request') return ` Started on request: it runs until \`gpushare mps stop ${stop}\`.`;
+  return '';
 }

@@ -1,13 +1,15 @@
-// The MPS commands of the engine's API: status per GPU (whose daemon runs, "MPS held by user NAME",
-// and our daemons inside its MIG slices), start and stop the engine's daemon for one GPU (stop: or slice).
+// The MPS commands of the engine's API: status per GPU (whose daemon runs, "MPS held by user NAME", whether
+// jobs or a person started ours, and our daemons inside its MIG slices), start and stop the engine's daemon
+// for one GPU (stop: or slice). A daemon started here is a person's: no job's end stops it.
 import type { MpsGpuStatus } from '../../../shared/spatial.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { requireBoxRight, type BoxRights } from '../api/rights.js';
-import type { GpuRef, MpsControl, SliceRef } from './mps-control.js';
+import type { GpuRef, SliceRef } from './mps-control.js';
+import type { MpsDaemons } from './mps-daemons.js';
 
 export interface MpsCommandOptions {
-  mps: MpsControl;
+  mps: MpsDaemons;
   /** The GPUs of the latest snapshot. */
   gpus: () => GpuRef[];
   /** The MIG slices of the latest snapshot (each may have a daemon of its own); absent: none. */
@@ -45,14 +47,14 @@ export function registerMpsCommands(dispatcher: Dispatcher, options: MpsCommandO
   dispatcher.register('mps.start', ({ gpu: index }, caller) => {
     allowed(caller, 'start MPS');
     const target = gpu(index);
-    return act(() => options.mps.start(target));
+    return act(() => options.mps.startOnRequest(target));
   });
   dispatcher.register('mps.stop', ({ gpu: index, gpuInstanceId }, caller) => {
     allowed(caller, 'stop MPS');
     const target = gpu(index);
-    if (gpuInstanceId === undefined) return act(() => options.mps.stop(target));
+    if (gpuInstanceId === undefined) return act(() => options.mps.stopOnRequest({ gpu: target }));
     const slice = options.slices?.().find((s) => s.gpu === index && s.gpuInstanceId === gpuInstanceId);
     if (!slice) throw new ApiError('invalid-request', `GPU ${index} has no MIG slice with GPU instance ${gpuInstanceId}; \`gpushare mig layout --gpu ${index}\` lists them.`);
-    return act(() => options.mps.stopSlice(slice));
+    return act(() => options.mps.stopOnRequest({ slice }));
   });
 }

@@ -12,6 +12,7 @@ import type { ProcessCheckpointer } from '../control/checkpointer.js';
 import type { Freezer } from '../control/freezer.js';
 import type { ProcessControl } from '../control/process-control.js';
 import type { MpsControl, SliceRef } from '../mps/mps-control.js';
+import { MpsDaemons } from '../mps/mps-daemons.js';
 import { JobActuators } from './actuators.js';
 import { newJobView, type JobRecord } from './job-table.js';
 
@@ -24,18 +25,21 @@ const gpuWith = (slices: Array<{ uuid: string; gpuInstanceId: number }>) => ({ i
 function rig(gpuView?: GpuView) {
   const calls: string[] = [];
   const sliceEnv = (s: SliceRef) => ({ CUDA_MPS_PIPE_DIRECTORY: `/run/mps/gpu${s.gpu}-gi${s.gpuInstanceId}/pipe`, CUDA_MPS_LOG_DIRECTORY: `/run/mps/gpu${s.gpu}-gi${s.gpuInstanceId}/log` });
+  const running = new Set<string>(); // the slice daemons started and not stopped
+  const at = (s: SliceRef) => `${s.gpu}/${s.gpuInstanceId}`;
   const mps = {
     kind: 'simulated',
-    startSlice: (s: SliceRef) => void calls.push(`startSlice ${s.gpu}/${s.gpuInstanceId}/${s.uuid}`),
-    stopSlice: (s: SliceRef) => void calls.push(`stopSlice ${s.gpu}/${s.gpuInstanceId}`),
+    sliceStatus: (slices: SliceRef[]) => slices.map((s) => ({ gpu: s.gpu, gpuInstanceId: s.gpuInstanceId, uuid: s.uuid, state: running.has(at(s)) ? 'ours' : 'off' })),
+    startSlice: (s: SliceRef) => void (calls.push(`startSlice ${at(s)}/${s.uuid}`), running.add(at(s))),
+    stopSlice: (s: SliceRef) => (calls.push(`stopSlice ${at(s)}`), running.delete(at(s)), { gpu: s.gpu, state: 'off' }),
     sliceClientEnv: sliceEnv,
     terminateSliceClient: (s: SliceRef, pid: number) => calls.push(`terminate_client ${s.gpuInstanceId} ${pid}`) > 0,
     start: () => calls.push('start (whole GPU)'),
   } as unknown as MpsControl;
   const control = { terminate: (pid: number) => void calls.push(`signal ${pid}`), renice: () => undefined } as unknown as ProcessControl;
   const freezer = { forget: () => undefined } as unknown as Freezer;
-  const act = new JobActuators({ control, freezer, gate: null, checkpointer: {} as ProcessCheckpointer, mps, gpuView: () => gpuView });
-  return { act, calls };
+  const act = new JobActuators({ control, freezer, gate: null, checkpointer: {} as ProcessCheckpointer, mps: new MpsDaemons({ control: mps, runtimeDir: scratch }), gpuView: () => gpuView });
+  return { act, calls, running };
 }
 
 function record(id: string, share: number | null): JobRecord {
@@ -76,21 +80,23 @@ test("terminate_client goes to the slice's daemon before any signal; the daemon 
   const gpu = gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]);
   await exited(a, act.launch(a, 1, gpu));
   await exited(b, act.launch(b, 1, gpu));
+  assert.deepEqual(calls, [`startSlice 1/2/${SLICE}`], 'started for the first job; the second is a client of the running daemon');
   a.view.pid = 4242;
   act.terminate(a);
-  assert.deepEqual(calls.slice(2), ['terminate_client 2 4242', 'signal 4242']);
-  act.leaveSliceMps(a, 1);
-  assert.deepEqual(calls.slice(4), [], 'another job still shares the slice');
-  act.leaveSliceMps(b, 0);
-  assert.deepEqual(calls.slice(4), ['stopSlice 1/2']);
+  assert.deepEqual(calls.slice(1), ['terminate_client 2 4242', 'signal 4242']);
+  act.leaveMps(a, 1);
+  assert.deepEqual(calls.slice(3), [], 'another job still shares the slice');
+  act.leaveMps(b, 0);
+  assert.deepEqual(calls.slice(3), ['stopSlice 1/2']);
 });
 
 test("a slice client of an earlier engine (adopted, not launched here) also gets terminate_client from its slice's daemon first", () => {
-  const { act, calls } = rig(gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]));
+  const { act, calls, running } = rig(gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]));
+  running.add('1/2'); // the earlier engine's slice daemon runs on
   const adopted = record('j6', 50);
   Object.assign(adopted.view, { state: 'running', pid: 4343 });
   act.terminate(adopted);
   assert.deepEqual(calls, ['terminate_client 2 4343', 'signal 4343']);
-  act.leaveSliceMps(adopted, 0);
+  act.leaveMps(adopted, 0);
   assert.deepEqual(calls.slice(2), ['stopSlice 1/2']);
 });

@@ -8,7 +8,8 @@ import type { ProcessCheckpointer } from '../control/checkpointer.js';
 import type { Freezer } from '../control/freezer.js';
 import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
-import { mpsJobEnv, mpsSliceJobEnv, type MpsControl, type SliceRef } from '../mps/mps-control.js';
+import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
+import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
 import type { JobGate } from './job-gate.js';
 import type { JobRecord } from './job-table.js';
 import { launch } from './launcher.js';
@@ -19,7 +20,8 @@ export interface ActuatorOptions {
   freezer: Freezer;
   gate: JobGate | null;
   checkpointer: ProcessCheckpointer;
-  mps: MpsControl | null;
+  /** MPS daemons, started for jobs and stopped with their last client (mps-daemons.ts); null: no MPS. */
+  mps: MpsDaemons | null;
   /** Extra environment for every job (the simulated driver's). */
   jobEnv?: Record<string, string>;
   terminateGraceMs?: number;
@@ -37,6 +39,13 @@ export function mpsSliceOf(job: Pick<JobRecord['view'], 'mode' | 'migSlice' | 'm
   if (job.mode !== 'mig' || job.mpsSharePercent === null || job.migSlice === null || !gpuView) return null;
   const slice = gpuView.migSlices.find((s) => s.uuid === job.migSlice);
   return slice ? { gpu: gpuView.index, gpuInstanceId: slice.gpuInstanceId, uuid: slice.uuid } : null;
+}
+
+/** Which MPS daemon a job is a client of: "gpu N" (mode mps), "slice MIG-…" (mode mig with a share), or null. */
+export function mpsDaemonKey(job: Pick<JobRecord['view'], 'mode' | 'gpu' | 'migSlice' | 'mpsSharePercent'>): string | null {
+  if (job.mode === 'mps' && job.gpu !== null) return `gpu ${job.gpu}`;
+  if (job.mode === 'mig' && job.mpsSharePercent !== null && job.migSlice !== null) return `slice ${job.migSlice}`;
+  return null;
 }
 
 export class JobActuators {
@@ -85,12 +94,16 @@ export class JobActuators {
     if (this.gated(record)) this.options.gate!.setQuota(record.slot!, record.view.memoryQuotaBytes);
   }
 
-  /** Why an MPS job cannot start on this GPU now (another user's MPS), or null. */
-  mpsBlocked(gpu: GpuView): string | null {
-    if (!this.options.mps) return 'MPS is not available in this engine';
+  /** Why an MPS job cannot start on this GPU now (another user's MPS, or its daemon still stopping), or null. */
+  mpsBlocked(gpu: GpuView, job: JobRecord['view']): string | null {
+    const mps = this.options.mps;
+    if (!mps) return 'MPS is not available in this engine';
     try {
-      const [status] = this.options.mps.status([{ index: gpu.index, uuid: gpu.uuid }]);
-      return status.state === 'held' ? status.message.replace(/\.$/, '') : null;
+      const [status] = mps.control.status([{ index: gpu.index, uuid: gpu.uuid }]);
+      if (status.state === 'held') return status.message.replace(/\.$/, '');
+      const slice = mpsSliceOf(job, gpu);
+      const daemon: MpsDaemonRef | null = job.mode === 'mps' ? { gpu: { index: gpu.index, uuid: gpu.uuid } } : slice ? { slice } : null;
+      return daemon ? mps.stoppingBlock(daemon) : null;
     } catch (error) {
       return `MPS status unknown: ${error instanceof Error ? error.message : String(error)}`;
     }
@@ -148,24 +161,37 @@ export class JobActuators {
     const mps = this.options.mps;
     if (!mps) throw new Error('MPS is not available in this engine');
     if (slice) {
-      mps.startSlice(slice);
+      mps.startForJob({ slice });
       this.sliceClients.set(job.id, slice);
-      return mpsSliceJobEnv(mps, slice, job.mpsSharePercent!, job.memoryQuotaBytes);
+      return mpsSliceJobEnv(mps.control, slice, job.mpsSharePercent!, job.memoryQuotaBytes);
     }
-    mps.start({ index: gpu, uuid: gpuView?.uuid ?? String(gpu) });
-    return mpsJobEnv(mps, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes);
+    mps.startForJob({ gpu: { index: gpu, uuid: gpuView?.uuid ?? String(gpu) } });
+    return mpsJobEnv(mps.control, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes);
   }
 
-  /** A slice client ended: its slice's daemon is stopped when no other job still uses it (`others`: live jobs on that daemon). */
-  leaveSliceMps(record: JobRecord, others: number): void {
-    const slice = this.sliceOf(record);
+  /**
+   * A client ended: its daemon (its GPU's or its slice's) is stopped when no other job still uses it (`others`:
+   * live jobs on that daemon, counted by mpsDaemonKey) and it was started for jobs. Returns why a stop failed, or null.
+   */
+  leaveMps(record: JobRecord, others: number): string | null {
+    const daemon = this.daemonOf(record);
     this.sliceClients.delete(record.view.id);
-    if (!slice || others > 0 || !this.options.mps) return;
+    if (!daemon || !this.options.mps) return null;
     try {
-      this.options.mps.stopSlice(slice);
-    } catch {
-      // not ours (or gone with its slice): nothing of ours to stop
+      this.options.mps.leave(daemon, others);
+      return null;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
     }
+  }
+
+  /** The daemon a job is a client of (see mpsDaemonKey), as MPS control needs it. */
+  private daemonOf(record: JobRecord): MpsDaemonRef | null {
+    const { gpu } = record.view;
+    if (mpsDaemonKey(record.view) === null || gpu === null) return null;
+    if (record.view.mode === 'mps') return { gpu: { index: gpu, uuid: this.options.gpuView?.(gpu)?.uuid ?? String(gpu) } };
+    const slice = this.sliceOf(record);
+    return slice ? { slice } : null;
   }
 
   /** The slice daemon this job is a client of: where this engine started it, else (an earlier engine's job) from the snapshot. */
@@ -237,8 +263,8 @@ export class JobActuators {
     if ((mode === 'mps' || sliceClient) && gpu !== null && this.options.mps) {
       try {
         const slice = sliceClient ? this.sliceOf(record) : null;
-        if (slice) this.options.mps.terminateSliceClient(slice, pid);
-        else if (!sliceClient) this.options.mps.terminateClient(gpu, pid);
+        if (slice) this.options.mps.control.terminateSliceClient(slice, pid);
+        else if (!sliceClient) this.options.mps.control.terminateClient(gpu, pid);
       } catch {
         // no server answers: nothing of it can hang any more
       }

@@ -16,6 +16,7 @@ import { RealMigExecutor, SimulatedMigExecutor, type MigExecutor } from '../mig/
 import { registerMigCommands } from '../mig/mig-commands.js';
 import type { MpsControl } from '../mps/mps-control.js';
 import { registerMpsCommands } from '../mps/mps-commands.js';
+import { MpsDaemons } from '../mps/mps-daemons.js';
 import { RealMpsControl } from '../mps/real-mps-control.js';
 import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
 import { ProcTable } from '../proc/proc-table.js';
@@ -118,6 +119,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     (sim
       ? new SimulatedMpsControl({ statePath: sim.statePath, runtimeDir: runDir, identity: { uid: me.uid, user: me.username } })
       : new RealMpsControl({ runtimeDir: runDir, identity: { uid: me.uid, user: me.username } }));
+  const mpsDaemons = new MpsDaemons({ control: mps, runtimeDir: runDir }); // one owner of each daemon's life: jobs and requests alike
   const migExecutor = options.migExecutor ?? (sim ? new SimulatedMigExecutor({ statePath: sim.statePath }) : new RealMigExecutor());
   const jobStore = options.jobStore;
   let keepFailed = false;
@@ -140,7 +142,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     freezer,
     gate,
     checkpointer: options.checkpointer ?? DriverCheckpointer.open({ libraryPath: sim?.cudaLibraryPath }),
-    mps,
+    mps: mpsDaemons,
     logDir,
     jobEnv: sim ? { GPUSHARE_FAKEGPU_STATE: sim.statePath, GPUSHARE_NVML_LIB: sim.nvmlLibraryPath, LD_LIBRARY_PATH: sim.env.LD_LIBRARY_PATH } : undefined,
     unmanagedQuota: options.unmanagedQuota,
@@ -157,7 +159,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
   const sliceRefs = () => scheduler.snapshot().gpus.flatMap((g) => g.migSlices.map((s) => ({ gpu: g.index, gpuInstanceId: s.gpuInstanceId, uuid: s.uuid })));
-  registerMpsCommands(engine.dispatcher, { mps, gpus: gpuRefs, slices: sliceRefs, rights: engine.rights });
+  registerMpsCommands(engine.dispatcher, { mps: mpsDaemons, gpus: gpuRefs, slices: sliceRefs, rights: engine.rights });
   registerMigCommands(engine.dispatcher, {
     nvml: engine.backend.nvml,
     identify: (pid) => new ProcTable().lookup(pid),

@@ -10,8 +10,8 @@ import { UnavailableCheckpointer, type ProcessCheckpointer } from '../control/ch
 import type { Freezer } from '../control/freezer.js';
 import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
-import type { MpsControl } from '../mps/mps-control.js';
-import { JobActuators } from './actuators.js';
+import type { MpsDaemons } from '../mps/mps-daemons.js';
+import { JobActuators, mpsDaemonKey } from './actuators.js';
 import { AutoPark, type AutoParkPolicy } from './auto-park.js';
 import type { ParkRequests } from './park-requests.js';
 import { sliceActivity, sliceKey } from './mig-activity.js';
@@ -37,8 +37,8 @@ export interface SchedulerOptions {
   freezer: Freezer;
   gate: JobGate | null;
   checkpointer?: ProcessCheckpointer;
-  /** MPS daemons for jobs in mode 'mps'; absent: such jobs cannot start. */
-  mps?: MpsControl | null;
+  /** MPS daemons for jobs in mode 'mps' (and MIG jobs with a share); absent: such jobs cannot start. */
+  mps?: MpsDaemons | null;
   /** Per-job log files go here. */
   logDir: string;
   /** Extra environment for every job (the simulated driver's). */
@@ -177,7 +177,7 @@ export class Scheduler {
     const inPolicy = this.inPolicy();
     const lab = this.lab;
     const plan = planAdmission(snapshot.gpus, inPolicy, {
-      blocked: (job, gpu) => (job.mode === 'mps' || (job.mode === 'mig' && job.mpsSharePercent !== null) ? this.act.mpsBlocked(gpu) : null) ?? this.autoPark?.admissionBlock(gpu.index) ?? null,
+      blocked: (job, gpu) => (job.mode === 'mps' || (job.mode === 'mig' && job.mpsSharePercent !== null) ? this.act.mpsBlocked(gpu, job) : null) ?? this.autoPark?.admissionBlock(gpu.index) ?? null,
       limits: lab?.admission(this.table.live().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too
       queueOrder: lab?.queueOrder(),
     });
@@ -324,6 +324,7 @@ export class Scheduler {
         if (PARK_STATES.has(r.view.state) && this.processAlive(r)) continue; // checkpointed: off the GPU's list, still ours
         this.act.forgetProcess(r); // left the GPU (exited): never signal its pid again
         this.table.remove(r.view.id);
+        this.leaveMps(r); // an MPS client gpushare did not start may have been its daemon's last
         continue;
       }
       if (r.view.state === 'queued' || r.view.state === 'starting') continue;
@@ -448,7 +449,7 @@ export class Scheduler {
     if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(asAlert(outOfMemoryCondition(record)));
     this.act.releaseSlot(record);
     this.act.forgetProcess(record);
-    this.leaveSliceMps(record);
+    this.leaveMps(record);
     record.holds.clear();
     record.parked = null;
     job.usedMemory = null;
@@ -467,12 +468,13 @@ export class Scheduler {
     this.evaluate(); // its GPU may admit a queued job now (scheduled, when this is inside an evaluation)
   }
 
-  /** A slice's MPS daemon lives while a job of its slice shares it: the last one to end stops it. */
-  private leaveSliceMps(record: JobRecord): void {
-    const { mode, migSlice, mpsSharePercent } = record.view;
-    if (mode !== 'mig' || mpsSharePercent === null) return;
-    const others = this.table.live().filter((r) => r !== record && r.view.state !== 'queued' && r.view.mode === 'mig' && r.view.migSlice === migSlice && r.view.mpsSharePercent !== null);
-    this.act.leaveSliceMps(record, others.length);
+  /** An MPS daemon (a GPU's or a slice's) lives while a job uses it: the last one to end may stop it (mps-daemons.ts decides). */
+  private leaveMps(record: JobRecord): void {
+    const daemon = mpsDaemonKey(record.view);
+    if (daemon === null) return;
+    const others = this.table.live().filter((r) => r !== record && r.view.state !== 'queued' && mpsDaemonKey(r.view) === daemon);
+    const failure = this.act.leaveMps(record, others.length);
+    if (failure) this.options.engine.raiseAlert({ kind: 'failed', severity: 'warning', gpu: record.view.gpu, jobId: record.view.id, message: `${record.view.id} was the last client of its MPS daemon, which could not be stopped: ${failure}` });
   }
 
   // ---- policies → actions ---------------------------------------------------------------
