@@ -63,6 +63,9 @@ test('a stop the daemon has not finished holds the next start back until the old
   assert.throws(() => mps.startOnRequest(GPU0), /Cannot start MPS on GPU 0 yet/);
   assert.equal(mps.leave({ gpu: GPU0 }, 0), false, 'asked once is enough');
   assert.deepEqual(calls, ['start gpu0', 'stop gpu0'], 'no start on the dying daemon, no second quit');
+  const dying = mps.status([GPU0])[0];
+  assert.equal(dying.message, 'The MPS daemon for GPU 0 is stopping: quit was sent, and no job becomes its client until it is gone.');
+  assert.equal(dying.startedFor, undefined, 'it runs for nobody any more');
 
   daemons.set('gpu0', 'off'); // the old daemon exited
   assert.equal(mps.stoppingBlock({ gpu: GPU0 }), null);

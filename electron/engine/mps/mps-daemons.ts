@@ -104,9 +104,12 @@ export class MpsDaemons {
     return daemon.slice ? this.control.sliceStatus([daemon.slice])[0] : this.control.status([daemon.gpu])[0];
   }
 
+  /** Ours: why it runs, or that it is stopping (quit sent, not gone yet: it serves nobody new). */
   private withReason<T extends MpsGpuStatus>(status: T, daemon: MpsDaemonRef): T {
     const { startedFor: _, ...rest } = status;
-    return (status.state === 'ours' ? { ...rest, startedFor: this.startedFor(daemon) } : rest) as T;
+    if (status.state !== 'ours') return rest as T;
+    if (this.stopping.has(key(daemon))) return { ...rest, message: `The MPS daemon for ${label(daemon)} is stopping: quit was sent, and no job becomes its client until it is gone.` } as T;
+    return { ...rest, startedFor: this.startedFor(daemon) } as T;
   }
 
   /** Why our daemon runs; with no record (started outside this engine): a slice's only ever starts for jobs, a GPU's is kept. */
