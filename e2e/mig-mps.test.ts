@@ -106,6 +106,7 @@ describe('MPS inside MIG slices in the console (simulated h100x2-mig)', { skip: 
     assert.match(rowText, /2g\.20gb/, 'the slice\'s profile');
     assert.ok(rowText.includes(`…${uuid.slice(-8)}`), `the UUID's tail in "${rowText}"`);
     assert.ok(rowText.includes(`${first.id} 50%`), `the client in "${rowText}"`);
+    assert.match(rowText, /on, ours \(\S+\), for jobs/, 'the engine started it for its jobs (it stops with the last)');
     assert.match((await list.locator('.mps-slices-head').textContent()) ?? '', /^MPS\s*whole GPU: off$/, 'the whole-GPU daemon\'s state comes first');
 
     // a second job dropped on the same slice: the prompt offers to join the daemon that runs there
@@ -176,5 +177,24 @@ describe('MPS inside MIG slices in the console (simulated h100x2-mig)', { skip: 
     assert.equal(fits.title, `MPS daemon with 1 client: ${job.id} 25 % of its SMs`);
     assert.match((await tile(uuid).getAttribute('aria-label')) ?? '', new RegExp(`MPS daemon with 1 client: ${job.id} 25 % of its SMs`));
     await h.screenshot('mig-mps-narrow');
+  });
+
+  test("the whole GPU's MPS zone says why the engine's daemon runs: for jobs while an MPS job's share started it (off again after it ends), on request after Start MPS", async () => {
+    const zone = h.page.locator('.gpu-card[data-gpu="0"] .mps-zone');
+    const status = zone.locator('.mps-status');
+    await live('.gpu-grid');
+    await eventually(async () => (await zone.getAttribute('data-mps-state')) === 'off', 10_000, 'the MPS zone of GPU 0 to show off');
+    const job = await h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], gpu: 0, mode: 'mps', mpsSharePercent: 30 });
+    await eventually(async () => (await jobById(job.id))?.pid, 15_000, `${job.id} to start under MPS`);
+    assert.equal((await h.engine.call('mps.status', {})).find((m) => m.gpu === 0)?.startedFor, 'jobs');
+    await eventually(async () => /^on, ours \(\S+\), for jobs/.test((await status.textContent()) ?? ''), 15_000, 'the zone to say the daemon runs for jobs');
+    await h.engine.call('jobs.terminate', { job: job.id });
+    await eventually(async () => (await zone.getAttribute('data-mps-state')) === 'off', 15_000, 'the zone to show off once the last client ended');
+
+    await zone.getByRole('button', { name: 'Start MPS' }).click();
+    await eventually(async () => /^on, ours \(\S+\), on request/.test((await status.textContent()) ?? ''), 15_000, 'the zone to say the daemon runs on request');
+    assert.equal((await h.engine.call('mps.status', {})).find((m) => m.gpu === 0)?.startedFor, 'request');
+    await zone.getByRole('button', { name: 'Stop MPS' }).click();
+    await eventually(async () => (await zone.getAttribute('data-mps-state')) === 'off', 15_000, 'the zone to show off after Stop MPS');
   });
 });

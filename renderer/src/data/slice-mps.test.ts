@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { JOB_STATES, type JobState, type JobView } from '../../../shared/jobs.js';
-import { clientShares, daemonStateText, mpsClientKey, narrowSliceMpsMark, parseSmShare, sliceMpsClients, sliceMpsSentence, uuidTail } from './slice-mps.js';
+import { clientShares, daemonStateText, mpsClientKey, narrowSliceMpsMark, parseSmShare, sliceMpsClients, sliceMpsSentence, startedForHint, uuidTail } from './slice-mps.js';
 
 const SLICE = 'MIG-5b1c0d2e-7f3a-5c9d-8e1f-0a2b3c4d5e6f';
 const job = (id: string, over: Partial<JobView> = {}): JobView => ({
@@ -41,10 +41,15 @@ test('the summary: shares for the tile, a sentence for its label, a count where 
   assert.equal(narrowSliceMpsMark([]), 'MPS 0');
 });
 
-test("a slice's UUID tail and a daemon's state in words", () => {
+test("a slice's UUID tail and a daemon's state in words, with why the engine's own runs", () => {
   assert.equal(uuidTail(SLICE), '…3c4d5e6f');
   assert.equal(daemonStateText({ state: 'off', user: null }), 'off');
-  assert.equal(daemonStateText({ state: 'ours', user: 'ada' }), 'on, ours (ada)');
+  assert.equal(daemonStateText({ state: 'ours', user: 'ada' }), 'on, ours (ada)', 'an engine that does not say why');
+  assert.equal(daemonStateText({ state: 'ours', user: 'ada', startedFor: 'jobs' }), 'on, ours (ada), for jobs');
+  assert.equal(daemonStateText({ state: 'ours', user: 'ada', startedFor: 'request' }), 'on, ours (ada), on request');
+  assert.equal(startedForHint('jobs'), 'Started for its jobs: it stops when the last one ends.');
+  assert.equal(startedForHint('request'), 'Started on request: it runs until someone stops it.');
+  assert.equal(startedForHint(undefined), null);
   assert.equal(daemonStateText({ state: 'held', user: 'bob', heldBy: 'carol' }), 'held by user carol');
   assert.equal(daemonStateText({ state: 'held', user: 'bob' }), 'held by user bob');
 });

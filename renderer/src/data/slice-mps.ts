@@ -1,7 +1,7 @@
 // MPS inside MIG slices as the console words it: a slice daemon's clients (the jobs sharing the slice,
 // each with its SM share) for the slice's tile and the GPU's MPS list, and the share a person types.
 import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
-import type { MpsGpuStatus } from '../../../shared/spatial.js';
+import type { MpsGpuStatus, MpsStartedFor } from '../../../shared/spatial.js';
 
 export interface SliceMpsClient {
   jobId: string;
@@ -42,11 +42,21 @@ export const narrowSliceMpsMark = (clients: readonly SliceMpsClient[]): string =
 /** A MIG UUID's last 8 characters, enough to tell a box's slices apart: "…3f9a01bc". */
 export const uuidTail = (uuid: string): string => `…${uuid.slice(-8)}`;
 
-/** A daemon's state in a few words: "off", "on, ours (ada)", "held by user bob". */
-export function daemonStateText(status: Pick<MpsGpuStatus, 'state' | 'user' | 'heldBy'>): string {
+/** Why the engine's daemon runs, in words: it stops with its last job, or runs until someone stops it. */
+const STARTED_FOR: Record<MpsStartedFor, string> = { jobs: 'for jobs', request: 'on request' };
+
+/** A daemon's state in a few words: "off", "on, ours (ada), for jobs", "held by user bob". */
+export function daemonStateText(status: Pick<MpsGpuStatus, 'state' | 'user' | 'heldBy' | 'startedFor'>): string {
   if (status.state === 'off') return 'off';
   if (status.state === 'held') return `held by user ${status.heldBy ?? status.user ?? '?'}`;
-  return `on, ours (${status.user ?? '?'})`;
+  return `on, ours (${status.user ?? '?'})${status.startedFor ? `, ${STARTED_FOR[status.startedFor]}` : ''}`;
+}
+
+/** What the tooltip adds on why it runs: when it will stop. */
+export function startedForHint(startedFor: MpsStartedFor | undefined): string | null {
+  if (startedFor === 'jobs') return 'Started for its jobs: it stops when the last one ends.';
+  if (startedFor === 'request') return 'Started on request: it runs until someone stops it.';
+  return null;
 }
 
 export type ShareInput = { share: number; error: null } | { share: null; error: string };

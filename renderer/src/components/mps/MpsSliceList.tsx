@@ -2,7 +2,7 @@
 // (its profile and UUID tail, whose daemon, its clients and their SM shares). Shown while one runs.
 import { useMemo } from 'react';
 import type { MigSliceView } from '../../../../shared/snapshot.js';
-import { clientShares, daemonStateText, sliceMpsClients, sliceMpsSentence, uuidTail } from '../../data/slice-mps.js';
+import { clientShares, daemonStateText, sliceMpsClients, sliceMpsSentence, startedForHint, uuidTail } from '../../data/slice-mps.js';
 import { useJobs, useSpatial } from '../../stores/hooks.js';
 
 export function MpsSliceList({ gpu, slices }: { gpu: number; slices: readonly MigSliceView[] }) {
@@ -21,10 +21,10 @@ export function MpsSliceList({ gpu, slices }: { gpu: number; slices: readonly Mi
     <div className="mps-slices" role="group" aria-label={`MPS daemons on GPU ${gpu}`}>
       <div className="mps-slices-head">
         <span className="stat-label">MPS</span>
-        <span className={`mps-status mps-status-${status.state}`}>whole GPU: {daemonStateText(status)}</span>
+        <span className={`mps-status mps-status-${status.state}`} title={startedForHint(status.startedFor) ?? undefined}>whole GPU: {daemonStateText(status)}</span>
       </div>
       {rows.map(({ daemon, profile, clients }) => (
-        <div key={daemon.uuid} className="mps-slice-row" data-slice={daemon.uuid} title={`${daemon.uuid}\n${daemon.message}\n${sliceMpsSentence(clients)}`}>
+        <div key={daemon.uuid} className="mps-slice-row" data-slice={daemon.uuid} title={[daemon.uuid, daemon.message, startedForHint(daemon.startedFor), sliceMpsSentence(clients)].filter(Boolean).join('\n')}>
           <span className="mps-slice-where">
             {profile} <span className="mps-slice-uuid">{uuidTail(daemon.uuid)}</span>
           </span>

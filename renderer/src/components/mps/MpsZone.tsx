@@ -3,6 +3,7 @@
 import { useState, type DragEvent, type KeyboardEvent } from 'react';
 import type { MpsGpuStatus } from '../../../../shared/spatial.js';
 import { draggedJob, endJobDrag, JOB_DRAG_TYPE } from '../../data/drag-state.js';
+import { daemonStateText, startedForHint } from '../../data/slice-mps.js';
 import { useSpatial } from '../../stores/hooks.js';
 import { MpsControls } from './MpsControls.js';
 import { MpsSharePrompt } from './MpsSharePrompt.js';
@@ -12,7 +13,7 @@ function statusText(status: MpsGpuStatus | undefined, unavailable: string | null
   if (status.state === 'off') return 'off';
   if (status.state === 'held') return `MPS held by user ${status.heldBy ?? status.user ?? '?'}`;
   const clients = status.serverPids.length > 0 ? ` · server pid ${status.serverPids.join(', ')}` : '';
-  return `on, ours (${status.user ?? '?'})${clients}`;
+  return `${daemonStateText(status)}${clients}`;
 }
 
 export function MpsZone({ gpu }: { gpu: number }) {
@@ -42,7 +43,7 @@ export function MpsZone({ gpu }: { gpu: number }) {
       tabIndex={0}
       role="group"
       aria-label={`MPS on GPU ${gpu}: ${statusText(status, unavailable)}. Press Enter to run a queued job under MPS.`}
-      title={status?.message ?? unavailable ?? undefined}
+      title={status ? [status.message, startedForHint(status.startedFor)].filter(Boolean).join('\n') : (unavailable ?? undefined)}
       onDragOver={(e) => {
         if (!accepts(e)) return;
         e.preventDefault();
