@@ -4,7 +4,7 @@
 // daemon stops starts as a client of a fresh daemon; `mps.status` says who started it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -169,6 +169,59 @@ test('after an engine restart, the end of the adopted last client stops the daem
   const last = await ended(b, job.id);
   assert.equal(last.state, 'lost', 'an adopted job ends with its exit status unknown');
   assert.equal(daemon().running, false, 'the adopted last client ended: the daemon is stopped');
+});
+
+test('a daemon started for jobs whose last client ended while no engine ran is stopped by the next engine once its jobs are back', async (t) => {
+  const dbPath = join(dir, 'unwatched.db');
+  const open = async () => {
+    const usage = await UsageStore.open({ path: dbPath });
+    const jobStore = await JobStore.open(dbPath);
+    return { jobStore, close: async () => (await jobStore.close(), await usage.close()) };
+  };
+  const first = await open();
+  const a = rig('unwatched', { jobStore: first.jobStore });
+  await a.attached.ready;
+  const job = await submitMps(a);
+  const seen = await running(a, job.id);
+  t.after(() => killAll(job.id));
+  await a.stop();
+  await first.close();
+  process.kill(seen.pid!, 'SIGTERM'); // the last client ends while no engine watches
+  for (let i = 0; i < 200 && existsSync(`/proc/${seen.pid}`); i++) await sleep(25);
+  assert.equal(existsSync(`/proc/${seen.pid}`), false, 'the client is gone');
+  assert.equal(daemon().running, true, 'nobody stopped the daemon meanwhile');
+
+  const second = await open();
+  t.after(() => second.close());
+  const b = rig('unwatched', { jobStore: second.jobStore });
+  await b.attached.ready;
+  assert.equal((await b.job(job.id))?.state, 'lost');
+  assert.equal(daemon().running, false, 'the new engine stopped the daemon its predecessor started for jobs');
+});
+
+test('a new engine keeps a daemon started for jobs while an MPS process still uses it (and stops it when that ends), and one a person started', async (t) => {
+  const a = rig('unwatched-kept'); // no job store: the new engine sees the job as a process it did not start
+  const job = await submitMps(a);
+  const seen = await running(a, job.id);
+  t.after(() => killAll(job.id));
+  await a.until(`${job.id} listed by NVML`, async () => (await driver.dump()).devices[0].processes.some((p) => p.pid === seen.pid && p.type === 'mps'));
+  await a.stop();
+
+  const b = rig('unwatched-kept');
+  await b.attached.ready;
+  await b.until('its client seen by the new engine', async () => (await b.job(`p${seen.pid}`))?.mode === 'mps');
+  assert.equal(daemon().running, true, 'an MPS process still uses it: kept');
+  process.kill(seen.pid!, 'SIGTERM');
+  await b.until('its client gone from the jobs', async () => (await b.job(`p${seen.pid}`)) === undefined);
+  assert.equal(daemon().running, false, 'that client ended: the daemon started for jobs is stopped');
+
+  await b.engine.call('mps.start', { gpu: 0 });
+  await b.stop();
+  const c = rig('unwatched-kept');
+  await c.attached.ready;
+  await c.tick();
+  assert.equal(daemon().running, true, "a person's daemon is kept by a new engine");
+  await c.engine.call('mps.stop', { gpu: 0 });
 });
 
 test('a job queued while the last client ends and the daemon stops starts after the stop, as a client of a fresh daemon', async () => {

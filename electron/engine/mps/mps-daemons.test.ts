@@ -117,3 +117,21 @@ test('why a daemon runs outlives the engine, goes with the daemon, and a stale r
   writeFileSync(record, 'not json');
   assert.equal(restarted.status([GPU0])[0].startedFor, 'request', 'an unreadable reason keeps the daemon');
 });
+
+test('a new engine releases only a daemon recorded as started for jobs, and only with no client left', () => {
+  const dir = join(scratch, 'release');
+  const { mps, calls, daemons } = scripted(dir);
+  assert.equal(mps.anyStartedForJobs(), false, 'nothing started here yet');
+  daemons.set('gpu0', 'ours');
+  daemons.set('gpu1-gi2', 'ours'); // no record: started outside this engine's runtime dir
+  assert.equal(mps.releaseIfUnused({ gpu: GPU0 }, 0), false);
+  assert.equal(mps.releaseIfUnused({ slice: SLICE }, 0), false, 'a slice daemon of unknown origin is left alone too');
+
+  const gpu2 = { index: 2, uuid: 'GPU-2' };
+  mps.startForJob({ gpu: gpu2 });
+  assert.equal(mps.anyStartedForJobs(), true);
+  assert.equal(mps.releaseIfUnused({ gpu: gpu2 }, 1), false, 'a client still uses it');
+  assert.equal(mps.releaseIfUnused({ gpu: gpu2 }, 0), true);
+  assert.deepEqual(calls, ['start gpu2', 'stop gpu2']);
+  assert.equal(mps.anyStartedForJobs(), false, 'its record went with it');
+});

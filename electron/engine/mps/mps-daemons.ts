@@ -4,7 +4,7 @@
 // touched. Why a daemon runs is kept beside its pipe and log directories (the runtime dir outlives the
 // engine, like the daemon), so a restarted engine still knows whom it runs for. A stop that has not finished
 // (the real control daemon exits after `quit` returns) holds back the next start until the old one is gone.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { MpsGpuStatus, MpsSliceStatus, MpsStartedFor } from '../../../shared/spatial.js';
 import { mpsDirectories, mpsSliceDirectories, sliceLabel, type GpuRef, type MpsControl, type SliceRef } from './mps-control.js';
@@ -73,6 +73,26 @@ export class MpsDaemons {
     return true;
   }
 
+  /**
+   * A new engine, its jobs back: a daemon its runtime dir says was started for jobs and that no client uses
+   * (`clients`) lost its last one while no engine watched, so no end will stop it: stopped now. Only a daemon
+   * recorded as the jobs' (never one of unknown origin). True when it was stopped.
+   */
+  releaseIfUnused(daemon: MpsDaemonRef, clients: number): boolean {
+    return this.recorded(daemon) === 'jobs' && this.leave(daemon, clients);
+  }
+
+  /** Whether any daemon is recorded as started for jobs (nothing else for a new engine to look at). */
+  anyStartedForJobs(): boolean {
+    let dirs: string[];
+    try {
+      dirs = readdirSync(join(this.options.runtimeDir, 'mps'));
+    } catch {
+      return false; // no daemon ever started here
+    }
+    return dirs.some((dir) => this.readRecord(join(this.options.runtimeDir, 'mps', dir, RECORD)) === 'jobs');
+  }
+
   /** Why no client may start on this daemon now (it is still stopping), or null; a finished stop is forgotten here. */
   stoppingBlock(daemon: MpsDaemonRef): string | null {
     const since = this.stopping.get(key(daemon));
@@ -114,13 +134,21 @@ export class MpsDaemons {
 
   /** Why our daemon runs; with no record (started outside this engine): a slice's only ever starts for jobs, a GPU's is kept. */
   private startedFor(daemon: MpsDaemonRef): MpsStartedFor {
+    return this.recorded(daemon) ?? (daemon.slice ? 'jobs' : 'request');
+  }
+
+  private recorded(daemon: MpsDaemonRef): MpsStartedFor | null {
+    return this.readRecord(this.recordPath(daemon));
+  }
+
+  private readRecord(path: string): MpsStartedFor | null {
     try {
-      const kept = JSON.parse(readFileSync(this.recordPath(daemon), 'utf8')) as Partial<StartedRecord>;
+      const kept = JSON.parse(readFileSync(path, 'utf8')) as Partial<StartedRecord>;
       if (kept.startedFor === 'jobs' || kept.startedFor === 'request') return kept.startedFor;
     } catch {
       // none, or unreadable: as if none
     }
-    return daemon.slice ? 'jobs' : 'request';
+    return null;
   }
 
   private keep(daemon: MpsDaemonRef, startedFor: MpsStartedFor): void {
@@ -138,9 +166,10 @@ export class MpsDaemons {
   /** Beside the daemon's pipe and log directories. */
   private recordPath(daemon: MpsDaemonRef): string {
     const { pipeDir } = daemon.slice ? mpsSliceDirectories(this.options.runtimeDir, daemon.slice) : mpsDirectories(this.options.runtimeDir, daemon.gpu.index);
-    return join(dirname(pipeDir), 'started-for.json');
+    return join(dirname(pipeDir), RECORD);
   }
 }
 
+const RECORD = 'started-for.json';
 const key = (daemon: MpsDaemonRef): string => (daemon.slice ? `gpu${daemon.slice.gpu}-gi${daemon.slice.gpuInstanceId}` : `gpu${daemon.gpu.index}`);
 const label = (daemon: MpsDaemonRef): string => (daemon.slice ? sliceLabel(daemon.slice) : `GPU ${daemon.gpu.index}`);

@@ -185,6 +185,21 @@ export class JobActuators {
     }
   }
 
+  /** Whether a daemon was started for jobs (by this engine or an earlier one): only then is there anything to release. */
+  mpsStartedForJobs(): boolean {
+    return this.options.mps?.anyStartedForJobs() ?? false;
+  }
+
+  /** After a restart: stop a daemon started for jobs that nothing uses (`clients`); what failed, or null. */
+  releaseUnusedMps(daemon: MpsDaemonRef, clients: number): string | null {
+    try {
+      this.options.mps?.releaseIfUnused(daemon, clients);
+      return null;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
   /** The daemon a job is a client of (see mpsDaemonKey), as MPS control needs it. */
   private daemonOf(record: JobRecord): MpsDaemonRef | null {
     const { gpu } = record.view;

@@ -24,6 +24,7 @@ import type { JobGate } from './job-gate.js';
 import { highestLoggedJobNumber, jobLogPath } from './job-log.js';
 import { lookupAccount } from '../accounts.js';
 import { releasedByGuardian, restoreJob } from './adoption.js';
+import { releaseUnusedMpsDaemons } from './mps-leftovers.js';
 import type { JobRecord } from './job-table.js';
 import { LabPolicyEnforcer } from './lab/lab-policy-enforcer.js';
 import { registerPolicyCommands } from './lab/policy-commands.js';
@@ -154,7 +155,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     parkRequests: options.autoPark && gate ? new ParkRequests(join(runDir, 'park')) : null,
   });
   skipUsedJobIds(scheduler, logDir);
-  const ready = jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve();
+  const ready = (jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve()).then(() => releaseUnusedMpsDaemons(scheduler)); // their clients known first
   registerJobCommands(engine.dispatcher, scheduler, { logPath: (id, owner) => jobLogPath(logDir, id, owner), ready, rights: engine.rights, engineKind: engine.kind });
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
