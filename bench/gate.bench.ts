@@ -6,6 +6,7 @@
 //   --quick  the issue's shape only (2 ms high kernels, 1 ms best-effort, Poisson, one high job), 3 repeats
 //   --shape H,B,poisson|bursty,N  one shape only: high kernels of H ms, best-effort of B ms, N high jobs
 //   --json   prints one JSON object on stdout (launch cost per configuration, every cell of the table); the table goes to stderr
+//   BENCH_PRELOAD=path  the gated jobs preload that library instead of native/preload/build's (interleaved A/B runs)
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SimulatedDriver, type FakejobHandle, type KernelRecord } from '../electron/engine/gpu/simulated-driver.js';
 import { LaunchGate, preloadLibraryPath, type GateWindowPolicy } from '../electron/engine/control/launch-gate.js';
 import { ensurePreloadBuilt, preloadBuildDir, recordsOf } from '../electron/engine/control/launch-gate-sim.js';
+import { nonPreemptiveCeiling, type HighRequest } from './gate-ceiling.js';
+import { goalBounds, inferArrivalsMs } from './gate-ceiling-draw.js';
 
 const JSON_OUT = process.argv.includes('--json');
 const QUICK = process.argv.includes('--quick');
@@ -61,8 +64,12 @@ function openGate(config: Config): LaunchGate | null {
   return LaunchGate.create({ dir: benchDir, name: `gate-${gateCount++}`, ...config.gate, heartbeatIntervalMs: 200 });
 }
 
-const envFor = (gate: LaunchGate | null, priority: 'high' | 'best-effort'): Record<string, string> =>
-  gate ? gate.allocateSlot({ gpu: 0, priority }).env : {};
+// BENCH_PRELOAD=path: run the gated jobs with another build of the library (A/B runs of a gate change)
+const envFor = (gate: LaunchGate | null, priority: 'high' | 'best-effort'): Record<string, string> => {
+  if (!gate) return {};
+  const env = gate.allocateSlot({ gpu: 0, priority }).env;
+  return process.env.BENCH_PRELOAD ? { ...env, LD_PRELOAD: process.env.BENCH_PRELOAD } : env;
+};
 
 // ---- 1. cost per launch ----
 
@@ -118,11 +125,16 @@ const BURST = 4; // bursty: requests arrive 4 at a time (the mean rate unchanged
 const shapeLabel = (s: Shape): string =>
   `high ${s.highKernelMs} ms ×${s.highJobs}, BE ${s.beKernelMs} ms, ${s.arrivals === 'bursty' ? `bursts of ${BURST}` : 'Poisson'}`;
 
+const highDraw = (shape: Shape, load: number, job: number) => ({
+  rate: (load * 1000) / shape.highKernelMs / shape.highJobs,
+  burst: shape.arrivals === 'bursty' ? BURST : 1,
+  seed: 11 + job,
+  durationS: RUN_S,
+});
+
 function highArgs(shape: Shape, load: number, job: number): string[] {
-  const rate = (load * 1000) / shape.highKernelMs / shape.highJobs;
-  const args = ['infer', '--rate', String(rate), '--kernel-ms', String(shape.highKernelMs), '--duration', String(RUN_S), '--seed', String(11 + job)];
-  if (shape.arrivals === 'bursty') args.push('--burst', String(BURST));
-  return args;
+  const { rate, burst, seed, durationS } = highDraw(shape, load, job);
+  return ['infer', '--rate', String(rate), '--kernel-ms', String(shape.highKernelMs), '--duration', String(durationS), '--seed', String(seed), '--burst', String(burst)];
 }
 
 interface Run {
@@ -132,6 +144,7 @@ interface Run {
   highBusy: number; // fraction of that span the high kernels ran: the load the Poisson draws gave, not the nominal one
   foundBeRunning: number; // fraction of high kernels enqueued while a best-effort kernel ran (they wait for its rest)
   beStartedAhead: number; // best-effort kernels that started while a high kernel waited: queued work ahead of it
+  highRecs: KernelRecord[][]; // per high job, its kernels in the execution record
 }
 
 /** What high kernels waited for: a best-effort kernel running when they were enqueued, best-effort kernels starting before them. */
@@ -183,11 +196,37 @@ async function run(config: Config | null, shape: Shape, load: number): Promise<R
       beBusy: be ? busyFraction(beRecs, from, to) : 0,
       highBusy: busyFraction(highRecs, from, to),
       ...waitedFor(highRecs, beRecs),
+      highRecs: highs.map((h) => recordsOf(log, h.pid)),
     };
   } finally {
     be?.kill('SIGKILL');
     gate?.close();
   }
+}
+
+/**
+ * The cell's ceiling (bench/gate-ceiling.ts) from an alone run: each high job's requests arrive as fakejob drew
+ * them (the draw placed on the record's clock by its smallest lead: the enqueue of a request that found the job
+ * idle) and run as long as the record says; best-effort kernels of the shape's length; the goal's bounds.
+ * Returns the best-effort share of the span as a fraction of (1 − load), and of the idle time, or null when
+ * the record does not hold the draw's requests; keptQuiet: the same where each job's slack is 10 % of its GPU
+ * latency's p99 (a box without CPU noise), not of the p99 the job measured.
+ */
+function cellCeiling(shape: Shape, load: number, alone: Run): { kept: number; keptOfIdle: number; keptQuiet: number } | null {
+  const requests: HighRequest[] = [];
+  for (let job = 0; job < shape.highJobs; job++) {
+    const draw = inferArrivalsMs(highDraw(shape, load, job)).map((ms) => ms * 1e6);
+    const recs = [...alone.highRecs[job]].sort((a, b) => a.enqueueNs - b.enqueueNs);
+    if (recs.length !== draw.length) return null;
+    const offset = Math.min(...recs.map((r, i) => r.enqueueNs - draw[i]));
+    recs.forEach((r, i) => requests.push({ job, arrivalNs: draw[i] + offset, runNs: r.endNs - r.startNs }));
+  }
+  const jobs = goalBounds(requests, alone.p99Ms.map((ms) => ms * 1e6), GOAL.p99Ratio);
+  const c = nonPreemptiveCeiling({ requests, jobs, beKernelNs: shape.beKernelMs * 1e6 });
+  // on a quiet box a request's latency is its GPU latency: the slack is 10 % of that p99, not of one inflated by CPU noise
+  const gpuP99 = goalBounds(requests, jobs.map(() => 0), 1).map((b) => b.latencyBoundNs);
+  const quiet = nonPreemptiveCeiling({ requests, jobs: goalBounds(requests, gpuP99, GOAL.p99Ratio), beKernelNs: shape.beKernelMs * 1e6 });
+  return { kept: c.beFraction / (1 - load), keptOfIdle: c.keptOfIdle, keptQuiet: quiet.beFraction / (1 - load) };
 }
 
 async function beAloneBusy(beKernelMs: number): Promise<number> {
@@ -245,7 +284,22 @@ interface Cell {
   arrivals: Shape['arrivals'];
   highJobs: number;
   aloneP99Ms: number;
-  configs: Record<string, { p99Ratio: number; gpuP99Ratio: number; keptOfIdle: number; meetsGoal: boolean; keptOfRealIdle: number; foundBeRunning: number; beStartedAhead: number }>;
+  ceilingKept: number | null; // the most any non-preemptive scheduler keeps (of 1 − load) while meeting the p99 goal: bench/gate-ceiling.ts
+  ceilingKeptOfIdle: number | null; // the same, of what the high kernels leave idle
+  ceilingKeptQuiet: number | null; // the ceiling where the slack is 10 % of the GPU latency's p99 alone (no CPU noise in it)
+  configs: Record<
+    string,
+    {
+      p99Ratio: number;
+      gpuP99Ratio: number;
+      keptOfIdle: number;
+      keptOfCeiling: number | null;
+      meetsGoal: boolean;
+      keptOfRealIdle: number;
+      foundBeRunning: number;
+      beStartedAhead: number;
+    }
+  >;
 }
 
 /** --shape HIGH_MS,BE_MS,poisson|bursty,JOBS: one shape only (e.g. --shape 0.5,0.1,poisson,1). */
@@ -280,10 +334,13 @@ async function table(): Promise<Cell[]> {
       `\n   Without preemption a high kernel enqueued while a best-effort kernel runs waits for its rest: the JSON's foundBeRunning` +
       `\n   (fraction of high kernels) and beStartedAhead (best-effort kernels queued ahead of a waiting high kernel) say how often.` +
       `\n   keptOfRealIdle: kept of what the high kernels really left idle (a 1 s Poisson draw is not the nominal load).` +
+      `\n   ceiling: the most a clairvoyant non-preemptive scheduler keeps, of (1 − load), beside the same arrivals while meeting the p99` +
+      `\n   goal (bench/gate-ceiling.ts states its model); no gate can keep more. ÷ceil: learned kept over the ceiling. The slack is 10 %` +
+      `\n   of the p99 the job measured alone, CPU noise included; the line under each row gives the ceiling with 10 % of the GPU latency's p99.` +
       `\n   Goal (DESIGN.md §7): p99 ≤ ${GOAL.p99Ratio.toFixed(2)}× AND kept ≥ ${GOAL.keptOfIdle * 100} % of (1 − load): ✓ where both hold.`,
   );
   const W = 24;
-  say(`   ${'shape'.padEnd(42)}${'load'.padEnd(6)}${'p99 alone'.padStart(10)}${CONFIGS.map((c) => c.label.padStart(W + 4)).join('')}`);
+  say(`   ${'shape'.padEnd(42)}${'load'.padEnd(6)}${'p99 alone'.padStart(10)}${CONFIGS.map((c) => c.label.padStart(W + 4)).join('')}${'ceiling'.padStart(9)}${'÷ceil'.padStart(7)}`);
   say(`   ${'goal'.padEnd(42)}${''.padEnd(6)}${''.padStart(10)}${CONFIGS.map(() => `≤ 1.10×  ≥ 90 %`.padStart(W + 4)).join('')}`);
   const aloneBusy = new Map<number, number>();
   const cells: Cell[] = [];
@@ -291,10 +348,20 @@ async function table(): Promise<Cell[]> {
     if (!aloneBusy.has(shape.beKernelMs)) aloneBusy.set(shape.beKernelMs, await beAloneBusy(shape.beKernelMs));
     for (const load of LOADS) {
       const alone: number[] = [];
-      const per = CONFIGS.map(() => ({ ratio: [] as number[], gpu: [] as number[], kept: [] as number[], realKept: [] as number[], running: [] as number[], ahead: [] as number[] }));
+      const ceilings: Array<{ kept: number; keptOfIdle: number; keptQuiet: number }> = [];
+      const per = CONFIGS.map(() => ({
+        ratio: [] as number[],
+        gpu: [] as number[],
+        kept: [] as number[],
+        realKept: [] as number[],
+        running: [] as number[],
+        ahead: [] as number[],
+      }));
       for (let r = 0; r < REPEATS; r++) {
         const base = await run(null, shape, load);
         alone.push(Math.max(...base.p99Ms));
+        const ceiling = cellCeiling(shape, load, base);
+        if (ceiling) ceilings.push(ceiling);
         for (let c = 0; c < CONFIGS.length; c++) {
           const shared = await run(CONFIGS[c], shape, load);
           per[c].ratio.push(Math.max(...shared.p99Ms.map((p, i) => p / base.p99Ms[i])));
@@ -305,7 +372,10 @@ async function table(): Promise<Cell[]> {
           per[c].ahead.push(shared.beStartedAhead);
         }
       }
-      const cell: Cell = { load, ...shape, aloneP99Ms: round(median(alone)), configs: {} };
+      const ceilingKept = ceilings.length ? round(median(ceilings.map((c) => c.kept))) : null;
+      const ceilingKeptOfIdle = ceilings.length ? round(median(ceilings.map((c) => c.keptOfIdle))) : null;
+      const ceilingKeptQuiet = ceilings.length ? round(median(ceilings.map((c) => c.keptQuiet))) : null;
+      const cell: Cell = { load, ...shape, aloneP99Ms: round(median(alone)), ceilingKept, ceilingKeptOfIdle, ceilingKeptQuiet, configs: {} };
       CONFIGS.forEach((c, i) => {
         const p99Ratio = round(median(per[i].ratio));
         const keptOfIdle = round(median(per[i].kept));
@@ -313,6 +383,7 @@ async function table(): Promise<Cell[]> {
           p99Ratio,
           gpuP99Ratio: round(median(per[i].gpu)),
           keptOfIdle,
+          keptOfCeiling: ceilingKept ? round(keptOfIdle / ceilingKept) : null,
           meetsGoal: p99Ratio <= GOAL.p99Ratio && keptOfIdle >= GOAL.keptOfIdle,
           keptOfRealIdle: round(median(per[i].realKept)),
           foundBeRunning: round(median(per[i].running)),
@@ -324,16 +395,24 @@ async function table(): Promise<Cell[]> {
         const x = cell.configs[c.name];
         return `${f(x.p99Ratio)}×  ${f(100 * x.keptOfIdle, 0).padStart(4)} % ${x.meetsGoal ? '✓' : '✗'}`.padStart(W + 4);
       });
-      say(`   ${shapeLabel(shape).padEnd(42)}${f(load, 1).padEnd(6)}${`${f(cell.aloneP99Ms, 1)} ms`.padStart(10)}${text.join('')}`);
+      const ceilingText = ceilingKept === null ? '—' : `${f(100 * ceilingKept, 0)} %`;
+      const ofCeiling = cell.configs.learned.keptOfCeiling;
+      say(
+        `   ${shapeLabel(shape).padEnd(42)}${f(load, 1).padEnd(6)}${`${f(cell.aloneP99Ms, 1)} ms`.padStart(10)}${text.join('')}` +
+          `${ceilingText.padStart(9)}${(ofCeiling === null ? '—' : `${f(100 * ofCeiling, 0)} %`).padStart(7)}`,
+      );
       const learned = cell.configs.learned;
       say(
         `   ${''.padEnd(48)}learned: ${f(100 * learned.foundBeRunning, 0)} % of high kernels found a best-effort kernel running; ${learned.beStartedAhead} best-effort kernels started ahead of a waiting one;` +
-          ` kept ${f(100 * learned.keptOfRealIdle, 0)} % of what the high kernels left idle`,
+          ` kept ${f(100 * learned.keptOfRealIdle, 0)} % of what the high kernels left idle;` +
+          ` ceiling without CPU noise in the p99 ${ceilingKeptQuiet === null ? '—' : `${f(100 * ceilingKeptQuiet, 0)} %`}`,
       );
     }
   }
   const met = CONFIGS.map((c) => `${c.label}: ${cells.filter((x) => x.configs[c.name].meetsGoal).length}/${cells.length}`);
   say(`   cells meeting the goal: ${met.join(', ')}`);
+  const reachable = cells.filter((c) => c.ceilingKept !== null && c.ceilingKept >= GOAL.keptOfIdle).length;
+  say(`   cells where the ceiling reaches ${GOAL.keptOfIdle * 100} %: ${reachable}/${cells.length} (the others no non-preemptive gate can meet)`);
   return cells;
 }
 
