@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { mpsDirectories, mpsSliceDirectories, mpsSliceJobEnv, type MpsControl, type SliceRef } from './mps-control.js';
+import { mpsDirectories, mpsJobEnv, mpsSliceDirectories, mpsSliceJobEnv, type MpsControl, type SliceRef } from './mps-control.js';
 import { RealMpsControl } from './real-mps-control.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gpushare-mps-control-'));
@@ -26,15 +26,24 @@ test("each slice has its own pipe and log directories, apart from its GPU's and 
 
 test("a slice client's environment: its slice, the slice daemon's pipe, its share of the slice's SMs, its quota as the pinned limit", () => {
   const control = { sliceClientEnv: (s: SliceRef) => ({ CUDA_MPS_PIPE_DIRECTORY: `/p/${s.gpuInstanceId}`, CUDA_MPS_LOG_DIRECTORY: `/l/${s.gpuInstanceId}` }) } as unknown as MpsControl;
-  assert.deepEqual(mpsSliceJobEnv(control, slice, 25, 3 * 2 ** 30), {
+  assert.deepEqual(mpsSliceJobEnv(control, slice, 25, 3 * 2 ** 30, 'normal'), {
     CUDA_MPS_PIPE_DIRECTORY: '/p/2',
     CUDA_MPS_LOG_DIRECTORY: '/l/2',
     CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '25',
+    CUDA_MPS_CLIENT_PRIORITY: '0',
     CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=3G', // device 0: the only one a slice client sees
     CUDA_VISIBLE_DEVICES: slice.uuid,
   });
-  assert.equal(mpsSliceJobEnv(control, slice, 100, null).CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, undefined);
-  for (const bad of [0, 101, 12.5]) assert.throws(() => mpsSliceJobEnv(control, slice, bad, null), /The MPS share must be a whole percentage from 1 to 100, got /);
+  assert.equal(mpsSliceJobEnv(control, slice, 100, null, 'normal').CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, undefined);
+  for (const bad of [0, 101, 12.5]) assert.throws(() => mpsSliceJobEnv(control, slice, bad, null, 'normal'), /The MPS share must be a whole percentage from 1 to 100, got /);
+});
+
+test('a best-effort MPS client runs at below-normal MPS priority (CUDA_MPS_CLIENT_PRIORITY=1), a high or normal one at normal (0), on a GPU or in a slice', () => {
+  const control = { clientEnv: (gpu: number) => ({ CUDA_MPS_PIPE_DIRECTORY: `/p/gpu${gpu}` }), sliceClientEnv: () => ({ CUDA_MPS_PIPE_DIRECTORY: '/p/slice' }) } as unknown as MpsControl;
+  const byPriority = (env: (p: 'high' | 'normal' | 'best-effort') => Record<string, string>) => (['high', 'normal', 'best-effort'] as const).map((p) => env(p).CUDA_MPS_CLIENT_PRIORITY);
+  assert.deepEqual(byPriority((p) => mpsJobEnv(control, 0, 100, null, p)), ['0', '0', '1']);
+  assert.deepEqual(byPriority((p) => mpsSliceJobEnv(control, slice, 50, null, p)), ['0', '0', '1']);
+  assert.equal(mpsJobEnv(control, 0, 100, null, 'best-effort').CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, '100', 'the priority comes beside the share, not instead of it');
 });
 
 /** A stand-in control program: `-d` records its environment and shows a daemon in the fake /proc; other calls record their command. */

@@ -2,6 +2,7 @@
 // end a client the safe way (terminate_client before any kill). Real (nvidia-cuda-mps-control) and
 // simulated (the fakegpu state) implementations; the scheduler never knows which.
 import { join } from 'node:path';
+import type { Priority } from '../../../shared/jobs.js';
 import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 
 export interface GpuRef {
@@ -66,24 +67,31 @@ export function pinnedMemLimit(bytes: number, device = 0): string {
   return `${device}=${Math.max(1, Math.floor(bytes / MiB))}MB`;
 }
 
-/** The environment of a managed job in MPS mode: its daemon, its SM share, its memory quota as the pinned limit. */
-export function mpsJobEnv(control: MpsControl, gpu: number, sharePercent: number, quotaBytes: number | null): Record<string, string> {
-  return clientSettings(control.clientEnv(gpu), sharePercent, quotaBytes);
+/**
+ * CUDA_MPS_CLIENT_PRIORITY for a job's priority: 1 (BELOW_NORMAL) for best-effort, 0 (NORMAL) otherwise. MPS reads it
+ * once, when the client connects, so a later priority change of a running client does not reach it.
+ */
+// The driver prefers a normal client's pending thread blocks to a below-normal one's; it does not preempt blocks already running.
+export const mpsClientPriority = (priority: Priority): string => (priority === 'best-effort' ? '1' : '0');
+
+/** The environment of a managed job in MPS mode: its daemon, its SM share, its priority, its memory quota as the pinned limit. */
+export function mpsJobEnv(control: MpsControl, gpu: number, sharePercent: number, quotaBytes: number | null, priority: Priority): Record<string, string> {
+  return clientSettings(control.clientEnv(gpu), sharePercent, quotaBytes, priority);
 }
 
 /**
  * The environment of a managed job sharing a MIG slice through MPS: the slice's daemon, its SM share of
- * the slice, its quota as the pinned limit (device 0: a slice client sees only its slice).
+ * the slice, its priority, its quota as the pinned limit (device 0: a slice client sees only its slice).
  */
-export function mpsSliceJobEnv(control: MpsControl, slice: SliceRef, sharePercent: number, quotaBytes: number | null): Record<string, string> {
-  return { ...clientSettings(control.sliceClientEnv(slice), sharePercent, quotaBytes), CUDA_VISIBLE_DEVICES: slice.uuid };
+export function mpsSliceJobEnv(control: MpsControl, slice: SliceRef, sharePercent: number, quotaBytes: number | null, priority: Priority): Record<string, string> {
+  return { ...clientSettings(control.sliceClientEnv(slice), sharePercent, quotaBytes, priority), CUDA_VISIBLE_DEVICES: slice.uuid };
 }
 
-function clientSettings(daemonEnv: Record<string, string>, sharePercent: number, quotaBytes: number | null): Record<string, string> {
+function clientSettings(daemonEnv: Record<string, string>, sharePercent: number, quotaBytes: number | null, priority: Priority): Record<string, string> {
   if (!Number.isInteger(sharePercent) || sharePercent < 1 || sharePercent > 100) {
     throw new RangeError(`The MPS share must be a whole percentage from 1 to 100, got ${sharePercent}.`);
   }
-  const env: Record<string, string> = { ...daemonEnv, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(sharePercent) };
+  const env: Record<string, string> = { ...daemonEnv, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(sharePercent), CUDA_MPS_CLIENT_PRIORITY: mpsClientPriority(priority) };
   if (quotaBytes !== null) env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = pinnedMemLimit(quotaBytes);
   return env;
 }

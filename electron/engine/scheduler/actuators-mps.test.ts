@@ -65,6 +65,19 @@ test("a slice client: the slice's daemon is started first and the job runs with 
   assert.equal(env.get('CUDA_MPS_PINNED_DEVICE_MEM_LIMIT'), '0=2G');
 });
 
+test("a slice client's MPS priority follows its job's: best-effort below normal (1), normal at normal (0)", async () => {
+  const { act } = rig();
+  const gpu = gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]);
+  const seen: Record<string, string | undefined> = {};
+  for (const priority of ['best-effort', 'normal'] as const) {
+    const r = record(`p-${priority}`, 40);
+    r.view.priority = priority;
+    const log = await exited(r, act.launch(r, 1, gpu));
+    seen[priority] = /^CUDA_MPS_CLIENT_PRIORITY=(.*)$/m.exec(log)?.[1];
+  }
+  assert.deepEqual(seen, { 'best-effort': '1', normal: '0' });
+});
+
 test('a MIG job without a share starts no daemon; a slice that is gone is a clear failure, with no daemon started', async () => {
   const { act, calls } = rig();
   const plain = record('j2', null);

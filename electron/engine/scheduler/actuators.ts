@@ -76,7 +76,11 @@ export class JobActuators {
     if (this.gated(record)) this.options.gate!.setMember(record.slot!, member);
   }
 
-  /** Its priority reaches the gate and the CPU: best-effort gets the lowest CPU priority, undone when it goes back up. */
+  /**
+   * Its priority reaches the gate and the CPU: best-effort gets the lowest CPU priority, undone when it goes back up.
+   * Not its MPS client priority (CUDA_MPS_CLIENT_PRIORITY, set at launch by spatialEnv): MPS reads it when the client
+   * connects, so a running MPS client keeps the priority it started with until it is started again.
+   */
   applyPriority(record: JobRecord): void {
     if (this.gated(record)) this.options.gate!.setPriority(record.slot!, record.view.priority);
     const pid = record.view.pid;
@@ -163,10 +167,10 @@ export class JobActuators {
     if (slice) {
       mps.startForJob({ slice });
       this.sliceClients.set(job.id, slice);
-      return mpsSliceJobEnv(mps.control, slice, job.mpsSharePercent!, job.memoryQuotaBytes);
+      return mpsSliceJobEnv(mps.control, slice, job.mpsSharePercent!, job.memoryQuotaBytes, job.priority);
     }
     mps.startForJob({ gpu: { index: gpu, uuid: gpuView?.uuid ?? String(gpu) } });
-    return mpsJobEnv(mps.control, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes);
+    return mpsJobEnv(mps.control, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes, job.priority);
   }
 
   /**
