@@ -62,6 +62,7 @@ struct devctx {
   uint64_t enq_total, done_total;
   int executor_started;
   unsigned mps_share;     /* MPS client with this active thread percentage; 0: not an MPS client */
+  unsigned mps_priority;  /* CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal */
   uint64_t mps_mem_limit; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for this device, bytes; 0: none */
 };
 

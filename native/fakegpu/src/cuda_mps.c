@@ -8,7 +8,10 @@
  * slice's engine in a MIG slice; clients of other slices never count). The model (README):
  * a kernel's nominal duration is its time on its share of the SMs
  * (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); while the shares of the clients with a
- * kernel running add up to S > 100, every one progresses at 100/S of its rate. */
+ * kernel running add up to S > 100, every one progresses at 100/S of its rate.
+ * CUDA_MPS_CLIENT_PRIORITY=1 (below normal) clients get only the SMs the normal
+ * ones leave, taken back from them within one step (MPS prefers the normal
+ * clients' waiting thread blocks; it does not preempt running ones). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -34,6 +37,12 @@ static unsigned parse_share(void) {
   if (x > 100) x = 100;
   unsigned s = (unsigned)(x + 0.5);
   return s ? s : 1;
+}
+
+/* CUDA_MPS_CLIENT_PRIORITY: 1 below normal; absent, 0 or anything else normal (the levels MPS offers are 0 and 1). */
+static unsigned parse_priority(void) {
+  const char *v = getenv("CUDA_MPS_CLIENT_PRIORITY");
+  return v && !strcmp(v, "1") ? 1u : 0u;
 }
 
 /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=20G,1=512MB": the limit for visible device `vis`, 0 if none. */
@@ -88,6 +97,7 @@ void mps_setup(devctx_t *d) {
   daemon_dir[sizeof daemon_dir - 1] = 0;
   if (!same_dir(pipe, daemon_dir[0] ? daemon_dir : DEFAULT_PIPE_DIR)) return;
   d->mps_share = parse_share();
+  d->mps_priority = parse_priority();
   d->mps_mem_limit = parse_mem_limit(d->vis);
 }
 
@@ -125,15 +135,36 @@ static fg_mps_client_t *claim(fg_gpu_t *g, int32_t me, int engine, uint64_t now)
   return NULL;
 }
 
-/* The shares of the clients with a kernel running now on one daemon's context (engine: 0 GPU, 1 + m slice m). */
-static unsigned active_shares(const fg_gpu_t *g, int engine, uint64_t now) {
-  unsigned total = 0;
+/* Who runs a kernel now on one daemon's context (engine: 0 GPU, 1 + m slice m): the normal clients' shares, and the
+ * below-normal clients' shares and the SMs they still hold (what they took at their last step). */
+typedef struct {
+  unsigned normal, below, below_held;
+} mps_load_t;
+
+static mps_load_t active_load(const fg_gpu_t *g, int engine, uint64_t now) {
+  mps_load_t load = {0, 0, 0};
   for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
     const fg_mps_client_t *c = &g->mps_clients[i];
-    if (FG_LOAD(&c->pid) && FG_LOAD(&c->active) && FG_LOAD(&c->engine) == (uint32_t)engine && fresh(c, now))
-      total += FG_LOAD(&c->share);
+    if (!FG_LOAD(&c->pid) || !FG_LOAD(&c->active) || FG_LOAD(&c->engine) != (uint32_t)engine || !fresh(c, now)) continue;
+    if (FG_LOAD(&c->priority)) {
+      load.below += FG_LOAD(&c->share);
+      load.below_held += FG_LOAD(&c->held);
+    } else {
+      load.normal += FG_LOAD(&c->share);
+    }
   }
-  return total;
+  return load;
+}
+
+/* A client's rate (of its nominal speed) under this load. Normal clients share the SMs as without priorities, less
+ * what below-normal blocks still hold; below-normal clients share what the normal ones leave. */
+static double mps_rate(unsigned priority, mps_load_t load) {
+  if (!priority) {
+    unsigned busy = load.normal + load.below_held;
+    return busy > 100 ? 100.0 / busy : 1.0;
+  }
+  unsigned left = load.normal >= 100 ? 0 : 100 - load.normal;
+  return load.below > left ? (double)left / load.below : 1.0;
 }
 
 void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end) {
@@ -144,22 +175,31 @@ void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end
   if (c) {
     FG_STORE(&c->engine, (uint32_t)d->engine);
     FG_STORE(&c->share, d->mps_share);
+    FG_STORE(&c->priority, d->mps_priority);
+    FG_STORE(&c->held, d->mps_priority ? 0u : d->mps_share); /* a below-normal one takes SMs at its first step */
     FG_STORE(&c->kernel_start_ns, t);
     FG_STORE(&c->heartbeat_ns, t);
     FG_STORE(&c->active, 1u);
   }
+  mps_load_t alone = {d->mps_priority ? 0 : d->mps_share, d->mps_priority ? d->mps_share : 0, 0};
+  double rate = mps_rate(d->mps_priority, c ? active_load(g, d->engine, t) : alone);
   double left = (double)dur_ns; /* nominal ns still to run */
   while (left > 0 && !mps_terminated(d)) {
-    unsigned shares = c ? active_shares(g, d->engine, t) : d->mps_share;
-    double rate = shares > 100 ? 100.0 / shares : 1.0;
-    double wall = left / rate;
+    if (c) FG_STORE(&c->held, (uint32_t)(d->mps_share * rate + 0.5));
+    double wall = rate > 0 ? left / rate : (double)MPS_STEP_NS; /* no SMs left to it: look again in a step */
     uint64_t step = wall < (double)MPS_STEP_NS ? (uint64_t)wall + 1 : MPS_STEP_NS;
     fg_sleep_until_ns(t + step);
     uint64_t now = fg_now_ns();
-    left -= (double)(now - t) * rate;
+    double next = mps_rate(d->mps_priority, c ? active_load(g, d->engine, now) : alone);
+    /* a step counts at the lower of its two ends' rates: a late wake-up is no progress made while others ran */
+    left -= (double)(now - t) * (next < rate ? next : rate);
+    rate = next;
     t = now;
     if (c) FG_STORE(&c->heartbeat_ns, t);
   }
-  if (c) FG_STORE(&c->active, 0u);
+  if (c) {
+    FG_STORE(&c->held, 0u);
+    FG_STORE(&c->active, 0u);
+  }
   *end = t;
 }

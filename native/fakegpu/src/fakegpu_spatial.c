@@ -299,7 +299,7 @@ static void mps_clients(const fg_gpu_t *g, uint32_t engine) {
   for (int i = 0; i < FG_MAX_MPS_CLIENTS; i++) {
     const fg_mps_client_t *c = &g->mps_clients[i];
     if (!c->pid || c->engine != engine) continue;
-    printf("%s{\"pid\":%d,\"share\":%u,\"active\":%s}", first ? "" : ",", c->pid, c->share, c->active ? "true" : "false");
+    printf("%s{\"pid\":%d,\"share\":%u,\"priority\":%u,\"active\":%s}", first ? "" : ",", c->pid, c->share, c->priority, c->active ? "true" : "false");
     first = 0;
   }
   printf("]");

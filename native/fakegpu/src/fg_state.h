@@ -12,7 +12,7 @@
 #define FG_EXPORT __attribute__((visibility("default")))
 
 #define FG_MAGIC 0x3155504745414b46ULL /* "FAKEGPU1" */
-#define FG_LAYOUT_VERSION 2u /* 2: an MPS daemon per MIG instance (mig_mps) */
+#define FG_LAYOUT_VERSION 3u /* 2: an MPS daemon per MIG instance (mig_mps); 3: MPS client priority */
 #define FG_MAX_GPUS 16
 #define FG_MAX_MIG 7
 #define FG_MAX_ENGINES (FG_MAX_MIG + 1) /* engine 0: whole GPU; 1+i: MIG index i */
@@ -80,6 +80,8 @@ typedef struct {
   uint32_t share;  /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100 */
   uint32_t active; /* a kernel is running now */
   uint32_t engine; /* whose daemon serves it: 0 the whole GPU's, 1 + m MIG instance m's (overlap only within one) */
+  uint32_t priority; /* CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal */
+  uint32_t held;     /* % of the SMs its running kernel holds now (a below-normal one: what the normal ones leave) */
   uint64_t heartbeat_ns; /* refreshed while active; stale (stopped/dead client) entries do not count */
   uint64_t kernel_start_ns;
 } fg_mps_client_t;
