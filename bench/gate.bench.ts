@@ -7,8 +7,10 @@
 //   --shape H,B,poisson|bursty,N  one shape only: high kernels of H ms, best-effort of B ms, N high jobs
 //   --json   prints one JSON object on stdout (launch cost per configuration, every cell of the table); the table goes to stderr
 //   BENCH_PRELOAD=path  the gated jobs preload that library instead of native/preload/build's (interleaved A/B runs)
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+// 'MPS, BE below normal (sim)': both jobs MPS clients at 100 %, best-effort with CUDA_MPS_CLIENT_PRIORITY=1, no gate;
+// its figures are the simulated driver's model of MPS priority (native/fakegpu/README.md, "MPS"), not a GPU's.
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +19,7 @@ import { LaunchGate, preloadLibraryPath, type GateWindowPolicy } from '../electr
 import { ensurePreloadBuilt, preloadBuildDir, recordsOf } from '../electron/engine/control/launch-gate-sim.js';
 import { nonPreemptiveCeiling, type HighRequest } from './gate-ceiling.js';
 import { goalBounds, inferArrivalsMs } from './gate-ceiling-draw.js';
+import { fakegpuBuildDir } from '../electron/engine/paths.js';
 
 const JSON_OUT = process.argv.includes('--json');
 const QUICK = process.argv.includes('--quick');
@@ -43,16 +46,19 @@ const median = (v: number[]): number => pct(v, 50);
 const f = (v: number, digits = 2): string => (Number.isFinite(v) ? v.toFixed(digits) : '—');
 const round = (v: number, digits = 3): number => Number(v.toFixed(digits));
 
-/** A way to share the GPU: no gate (the driver's own time-slicing), or the gate with a window policy. */
+/** A way to share the GPU: no gate (the driver's own time-slicing), the gate with a window policy, or MPS clients. */
 interface Config {
   name: string;
   label: string;
   gate: { windowPolicy: GateWindowPolicy; activeWindowMs: number } | null;
+  /** Every job an MPS client at 100 % of the SMs; best-effort with CUDA_MPS_CLIENT_PRIORITY=1 (the simulated driver's model of it). */
+  mpsBelowNormal?: true;
 }
 const CONFIGS: Config[] = [
   { name: 'time-slicing', label: 'time-slicing (no gate)', gate: null },
   { name: 'fixed-5ms', label: 'gate, fixed 5 ms (before)', gate: { windowPolicy: 'fixed', activeWindowMs: 5 } },
   { name: 'learned', label: 'gate, learned (default)', gate: { windowPolicy: 'learned', activeWindowMs: 5 } },
+  { name: 'mps-be-below-normal', label: 'MPS, BE below normal (sim)', gate: null, mpsBelowNormal: true },
 ];
 
 let driver: SimulatedDriver;
@@ -64,8 +70,15 @@ function openGate(config: Config): LaunchGate | null {
   return LaunchGate.create({ dir: benchDir, name: `gate-${gateCount++}`, ...config.gate, heartbeatIntervalMs: 200 });
 }
 
+// the simulated MPS daemon the MPS configuration's jobs are clients of (its own pipe directory: no other job joins it)
+const mpsPipeDir = join(benchDir, 'mps-pipe');
+const fakegpuMps = (...args: string[]): string => execFileSync(join(fakegpuBuildDir(), 'fakegpu'), ['mps', '--state', driver.statePath, '--device', '0', ...args], { encoding: 'utf8' });
+
 // BENCH_PRELOAD=path: run the gated jobs with another build of the library (A/B runs of a gate change)
-const envFor = (gate: LaunchGate | null, priority: 'high' | 'best-effort'): Record<string, string> => {
+const envFor = (config: Config | null, gate: LaunchGate | null, priority: 'high' | 'best-effort'): Record<string, string> => {
+  if (config?.mpsBelowNormal) {
+    return { CUDA_MPS_PIPE_DIRECTORY: mpsPipeDir, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '100', CUDA_MPS_CLIENT_PRIORITY: priority === 'best-effort' ? '1' : '0' };
+  }
   if (!gate) return {};
   const env = gate.allocateSlot({ gpu: 0, priority }).env;
   return process.env.BENCH_PRELOAD ? { ...env, LD_PRELOAD: process.env.BENCH_PRELOAD } : env;
@@ -97,8 +110,8 @@ async function launchCost(): Promise<Record<string, { highNs: number; bestEffort
     const cost = async (priority: 'high' | 'best-effort'): Promise<number> => {
       const gate = openGate(config);
       try {
-        if (priority === 'high') envFor(gate, 'best-effort');
-        const env = gate ? envFor(gate, priority) : { LD_PRELOAD: preloadLibraryPath() };
+        if (priority === 'high') envFor(config, gate, 'best-effort');
+        const env = gate || config.mpsBelowNormal ? envFor(config, gate, priority) : { LD_PRELOAD: preloadLibraryPath() };
         return (await launchBench(env)).nsPerLaunchMedian;
       } finally {
         gate?.close();
@@ -162,12 +175,19 @@ function waitedFor(high: KernelRecord[], be: KernelRecord[]): { foundBeRunning: 
 const busyFraction = (recs: KernelRecord[], from: number, to: number): number =>
   recs.reduce((sum, r) => sum + Math.max(0, Math.min(r.endNs, to) - Math.max(r.startNs, from)), 0) / (to - from);
 
+/**
+ * The work of the kernels that ended in [from, to], at their nominal length, as a fraction of it: MPS kernels overlap, and a
+ * below-normal one stays in the record while it waits for the SMs, so its wall time is not the work it did.
+ */
+const nominalWorkFraction = (recs: KernelRecord[], kernelMs: number, from: number, to: number): number =>
+  (recs.filter((r) => r.endNs > from && r.endNs <= to).length * kernelMs * 1e6) / (to - from);
+
 async function run(config: Config | null, shape: Shape, load: number): Promise<Run> {
   const gate = config ? openGate(config) : null;
   let be: FakejobHandle | null = null;
   try {
-    const beEnv = envFor(gate, 'best-effort');
-    const highEnvs = Array.from({ length: shape.highJobs }, () => envFor(gate, 'high'));
+    const beEnv = envFor(config, gate, 'best-effort');
+    const highEnvs = Array.from({ length: shape.highJobs }, () => envFor(config, gate, 'high'));
     if (config) {
       be = driver.spawnFakejob(['train', '--kernel-ms', String(shape.beKernelMs), '--duration', '120'], beEnv);
       await be.ready;
@@ -193,7 +213,7 @@ async function run(config: Config | null, shape: Shape, load: number): Promise<R
     return {
       p99Ms: latencies.map((l) => l.p99Ms as number),
       gpuP99Ms,
-      beBusy: be ? busyFraction(beRecs, from, to) : 0,
+      beBusy: !be ? 0 : config?.mpsBelowNormal ? nominalWorkFraction(beRecs, shape.beKernelMs, from, to) : busyFraction(beRecs, from, to),
       highBusy: busyFraction(highRecs, from, to),
       ...waitedFor(highRecs, beRecs),
       highRecs: highs.map((h) => recordsOf(log, h.pid)),
@@ -242,11 +262,11 @@ async function yieldTime(): Promise<void> {
   say('\n2. A high job (1 ms kernels) arrives next to a best-effort trainer (1 ms kernels): 40 arrivals, ≥ 50 ms apart');
   for (const config of CONFIGS) {
     const gate = openGate(config);
-    const be = driver.spawnFakejob(['train', '--kernel-ms', '1', '--duration', '120'], envFor(gate, 'best-effort'));
+    const be = driver.spawnFakejob(['train', '--kernel-ms', '1', '--duration', '120'], envFor(config, gate, 'best-effort'));
     try {
       await be.ready;
       await sleep(300);
-      const high = driver.spawnFakejob(['infer', '--rate', '15', '--kernel-ms', '1', '--requests', '40', '--seed', '7'], envFor(gate, 'high'));
+      const high = driver.spawnFakejob(['infer', '--rate', '15', '--kernel-ms', '1', '--requests', '40', '--seed', '7'], envFor(config, gate, 'high'));
       await high.exited;
       be.kill('SIGTERM');
       await be.exited;
@@ -418,16 +438,21 @@ async function table(): Promise<Cell[]> {
 
 const t0 = Date.now();
 driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
+mkdirSync(mpsPipeDir);
+fakegpuMps('start', '--pipe-dir', mpsPipeDir);
 try {
   const launchCostNs = await launchCost();
   if (!JSON_OUT && !QUICK) await yieldTime();
   const cells = await table();
   const seconds = round((Date.now() - t0) / 1000, 1);
   if (JSON_OUT) {
-    const configurations = Object.fromEntries(CONFIGS.map((c) => [c.name, { label: c.label, gate: c.gate }]));
+    const configurations = Object.fromEntries(
+      CONFIGS.map((c) => [c.name, { label: c.label, gate: c.gate, ...(c.mpsBelowNormal ? { mps: { sharePercent: 100, bestEffortClientPriority: 1, model: 'simulated driver' } } : {}) }]),
+    );
     console.log(JSON.stringify({ bench: 'gate', simulated: true, quick: QUICK, runSeconds: RUN_S, repeats: REPEATS, goal: GOAL, burst: BURST, configurations, launchCostNs, cells, seconds }));
   } else say(`\n(bench took ${f(seconds, 0)} s)`);
 } finally {
+  fakegpuMps('stop');
   await driver.dispose();
   rmSync(benchDir, { recursive: true, force: true });
 }

@@ -24,6 +24,7 @@
 #include "cuda_internal.h"
 
 #define MPS_STEP_NS 1000000ull       /* re-read the active shares every 1 ms */
+#define MPS_BELOW_STEP_NS 100000ull  /* a below-normal client every 0.1 ms: the thread-block granularity of giving SMs back */
 #define MPS_STALE_NS 50000000ull     /* a client silent for 50 ms (stopped, dead) does not count */
 #define MPS_RECLAIM_NS 1000000000ull /* a dead client's table entry is taken after 1 s */
 #define DEFAULT_PIPE_DIR "/tmp/nvidia-mps"
@@ -182,15 +183,19 @@ void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end
     FG_STORE(&c->active, 1u);
   }
   mps_load_t alone = {d->mps_priority ? 0 : d->mps_share, d->mps_priority ? d->mps_share : 0, 0};
-  double rate = mps_rate(d->mps_priority, c ? active_load(g, d->engine, t) : alone);
+  mps_load_t load = c ? active_load(g, d->engine, t) : alone;
+  double rate = mps_rate(d->mps_priority, load);
   double left = (double)dur_ns; /* nominal ns still to run */
   while (left > 0 && !mps_terminated(d)) {
     if (c) FG_STORE(&c->held, (uint32_t)(d->mps_share * rate + 0.5));
-    double wall = rate > 0 ? left / rate : (double)MPS_STEP_NS; /* no SMs left to it: look again in a step */
-    uint64_t step = wall < (double)MPS_STEP_NS ? (uint64_t)wall + 1 : MPS_STEP_NS;
+    /* below-normal blocks come and go at the finer step: they and the normal kernels they hold back look again sooner */
+    uint64_t quantum = d->mps_priority || load.below_held ? MPS_BELOW_STEP_NS : MPS_STEP_NS;
+    double wall = rate > 0 ? left / rate : (double)quantum; /* no SMs left to it: look again in a step */
+    uint64_t step = wall < (double)quantum ? (uint64_t)wall + 1 : quantum;
     fg_sleep_until_ns(t + step);
     uint64_t now = fg_now_ns();
-    double next = mps_rate(d->mps_priority, c ? active_load(g, d->engine, now) : alone);
+    load = c ? active_load(g, d->engine, now) : alone;
+    double next = mps_rate(d->mps_priority, load);
     /* a step counts at the lower of its two ends' rates: a late wake-up is no progress made while others ran */
     left -= (double)(now - t) * (next < rate ? next : rate);
     rate = next;
