@@ -2,11 +2,12 @@
 // environment, and the real backend's daemon for a slice (a stand-in nvidia-cuda-mps-control that records
 // how it was started and what it was told; /proc is a directory this test writes).
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { mpsDirectories, mpsJobEnv, mpsSliceDirectories, mpsSliceJobEnv, type MpsControl, type SliceRef } from './mps-control.js';
+import { mpsControlStandIn } from '../testing/mps-control-stand-in.js';
 import { RealMpsControl } from './real-mps-control.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gpushare-mps-control-'));
@@ -46,42 +47,17 @@ test('a best-effort MPS client runs at below-normal MPS priority (CUDA_MPS_CLIEN
   assert.equal(mpsJobEnv(control, 0, 100, null, 'best-effort').CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, '100', 'the priority comes beside the share, not instead of it');
 });
 
-/** A stand-in control program: `-d` records its environment and shows a daemon in the fake /proc; other calls record their command. */
-function fakeControl(dir: string, proc: string): string {
-  const program = join(dir, 'nvidia-cuda-mps-control');
-  writeFileSync(
-    program,
-    `#!/bin/sh
-if [ "$1" = "-d" ]; then
-  env | grep -E '^CUDA_(VISIBLE_DEVICES|MPS_PIPE_DIRECTORY|MPS_LOG_DIRECTORY)=' | sort > "${dir}/started"
-  mkdir -p "${proc}/4242"
-  printf 'nvidia-cuda-mps-control\\0-d\\0' > "${proc}/4242/cmdline"
-  echo '4242 (nvidia-cuda-mps) S 1 4242' > "${proc}/4242/stat"
-  printf 'CUDA_VISIBLE_DEVICES=%s\\0CUDA_MPS_PIPE_DIRECTORY=%s\\0' "$CUDA_VISIBLE_DEVICES" "$CUDA_MPS_PIPE_DIRECTORY" > "${proc}/4242/environ"
-  exit 0
-fi
-read cmd
-echo "$cmd via $CUDA_MPS_PIPE_DIRECTORY" >> "${dir}/commands"
-[ "$cmd" = quit ] && rm -rf "${proc}/4242"
-exit 0
-`,
-  );
-  chmodSync(program, 0o755);
-  return program;
-}
-
 test("the real backend starts a slice's daemon with the slice's MIG UUID and pipe, sees it as ours there only, and quits it through that pipe", () => {
   const dir = join(scratch, 'real');
-  const proc = join(dir, 'proc');
-  mkdirSync(proc, { recursive: true });
+  const standIn = mpsControlStandIn(dir);
   const runtimeDir = join(dir, 'run');
-  const mps = new RealMpsControl({ runtimeDir, identity: me, procRoot: proc, controlProgram: fakeControl(dir, proc), userName: () => me.user });
+  const mps = new RealMpsControl({ runtimeDir, identity: me, procRoot: standIn.proc, controlProgram: standIn.program, userName: () => me.user });
   const { pipeDir, logDir } = mpsSliceDirectories(runtimeDir, slice);
   const other: SliceRef = { gpu: 1, gpuInstanceId: 1, uuid: 'MIG-e22e5724-e8d6-4d06-81c6-db2ec0fe387f' };
 
   assert.deepEqual(mps.sliceStatus([slice]).map((s) => [s.state, s.daemonRunning]), [['off', false]]);
   const started = mps.startSlice(slice);
-  assert.equal(readFileSync(join(dir, 'started'), 'utf8'), `CUDA_MPS_LOG_DIRECTORY=${logDir}\nCUDA_MPS_PIPE_DIRECTORY=${pipeDir}\nCUDA_VISIBLE_DEVICES=${slice.uuid}\n`);
+  assert.equal(standIn.started(), `CUDA_MPS_LOG_DIRECTORY=${logDir}\nCUDA_MPS_PIPE_DIRECTORY=${pipeDir}\nCUDA_VISIBLE_DEVICES=${slice.uuid}\n`);
   assert.deepEqual([started.state, started.controlPid, started.pipeDir, started.daemonRunning, started.uuid], ['ours', 4242, pipeDir, true, slice.uuid]);
   assert.match(started.message, /^MPS runs for GPU 1 slice GI 2 \(nvidia-cuda-mps-control pid 4242/);
   const [otherSlice] = mps.sliceStatus([other]);
@@ -92,6 +68,6 @@ test("the real backend starts a slice's daemon with the slice's MIG UUID and pip
   assert.deepEqual(mps.sliceClientEnv(slice), { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir });
 
   const stopped = mps.stopSlice(slice);
-  assert.equal(readFileSync(join(dir, 'commands'), 'utf8'), `quit via ${pipeDir}\n`);
+  assert.deepEqual(standIn.commands(), ['-d', `quit via ${pipeDir}`]);
   assert.deepEqual([stopped.state, stopped.daemonRunning], ['off', false]);
 });

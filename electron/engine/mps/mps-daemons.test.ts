@@ -3,13 +3,14 @@
 // until it is gone; a person's daemon, one started outside the engine, one with clients left and another
 // user's are never stopped; why a daemon runs outlives the engine and goes with the daemon.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { MpsGpuStatus, MpsState } from '../../../shared/spatial.js';
 import type { GpuRef, MpsControl, SliceRef } from './mps-control.js';
 import { MpsDaemons } from './mps-daemons.js';
+import { mpsControlStandIn } from '../testing/mps-control-stand-in.js';
 import { RealMpsControl } from './real-mps-control.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gpushare-mps-daemons-'));
@@ -139,32 +140,14 @@ test('a new engine releases only a daemon recorded as started for jobs, and only
 
 test('with the real backend: a control daemon still in /proc after quit returned gets no new client and no second daemon until it has exited', () => {
   const dir = join(scratch, 'real');
-  const proc = join(dir, 'proc');
-  mkdirSync(proc, { recursive: true });
-  // a stand-in nvidia-cuda-mps-control: -d shows a daemon in the fake /proc; quit is recorded and, as the real
-  // one can, returns before the daemon has exited (the test removes it from /proc when it "exits")
-  const program = join(dir, 'nvidia-cuda-mps-control');
-  writeFileSync(
-    program,
-    `#!/bin/sh
-if [ "$1" = "-d" ]; then
-  echo "-d" >> "${dir}/commands"
-  mkdir -p "${proc}/4242"
-  printf 'nvidia-cuda-mps-control\\0-d\\0' > "${proc}/4242/cmdline"
-  echo '4242 (nvidia-cuda-mps) S 1 4242' > "${proc}/4242/stat"
-  printf 'CUDA_VISIBLE_DEVICES=%s\\0CUDA_MPS_PIPE_DIRECTORY=%s\\0' "$CUDA_VISIBLE_DEVICES" "$CUDA_MPS_PIPE_DIRECTORY" > "${proc}/4242/environ"
-  exit 0
-fi
-read cmd
-echo "$cmd" >> "${dir}/commands"
-exit 0
-`,
-  );
-  chmodSync(program, 0o755);
+  // quit returns before the daemon has exited, as a real control daemon's can (the test takes it out of /proc when it "exits")
+  const standIn = mpsControlStandIn(dir, { quitLeavesDaemon: true });
+  const proc = standIn.proc;
+  const program = standIn.program;
   const me = { uid: userInfo().uid, user: userInfo().username };
   const control = new RealMpsControl({ runtimeDir: join(dir, 'run'), identity: me, procRoot: proc, controlProgram: program, userName: () => me.user });
   const mps = new MpsDaemons({ control, runtimeDir: join(dir, 'run') });
-  const commands = () => readFileSync(join(dir, 'commands'), 'utf8').trim().split('\n');
+  const commands = () => standIn.commands().map((line) => line.split(' ')[0]);
 
   mps.startForJob({ gpu: GPU0 });
   assert.equal(mps.status([GPU0])[0].startedFor, 'jobs');
