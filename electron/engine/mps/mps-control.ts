@@ -71,7 +71,7 @@ export function pinnedMemLimit(bytes: number, device = 0): string {
  * CUDA_MPS_CLIENT_PRIORITY for a job's priority: 1 (BELOW_NORMAL) for best-effort, 0 (NORMAL) otherwise. MPS reads it
  * once, when the client connects, so a later priority change of a running client does not reach it.
  */
-// The driver prefers a normal client's pending thread blocks to a below-normal one's; it does not preempt blocks already running.
+// docs.nvidia.com/deploy/mps 4.2.8: 0 NORMAL, 1 BELOW_NORMAL; a preference for normal clients' waiting thread blocks, no preemption of running ones.
 export const mpsClientPriority = (priority: Priority): string => (priority === 'best-effort' ? '1' : '0');
 
 /** The environment of a managed job in MPS mode: its daemon, its SM share, its priority, its memory quota as the pinned limit. */
