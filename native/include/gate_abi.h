@@ -100,11 +100,9 @@
  * finish before H's next launch: H publishes its idle gaps by octave
  * (gap_hist, bucket b = [2^(b+10), 2^(b+11)) ns, taken as spread evenly inside
  * it); with a = now - max(H.last_launch_ns, H.idle_since_ns) and N(x) the gaps
- * longer than x, H stays idle through the kernel with chance N(a + kernel_ns) /
- * N(a), and the launch waits while the product of these chances over the idle
- * higher members is below 1/2 (the GPU's idle gap ends at the first of their
- * launches): with one H, while more than half the gaps that lasted a end
- * within the kernel's run. A gap longer than any H has shown binds nobody. A job that fills its gap_hist with short
+ * longer than x, the launch waits when N(a) > 2 * N(a + kernel_ns), i.e. more
+ * than half the gaps that lasted a end within the kernel's run. A gap longer
+ * than any H has shown binds nobody. A job that fills its gap_hist with short
  * gaps holds lower jobs back as a claimed last_launch_ns would, no more.
  *
  * Every gated launch of job J does (priority, domain and pause are read again

@@ -79,36 +79,27 @@ static double gaps_longer(const uint32_t *hist, double x) {
   return n;
 }
 
-/* The chance that higher slot s, idle (not ACTIVE), stays idle until our kernel ends: of its gaps
- * that lasted this long, the share that lasts that much longer; 1 while too little is learned or
- * its gap is longer than any it has shown. */
-static double gap_outlasts(gate_activity_t *s, uint64_t now, uint64_t kernel) {
+/* 1 when higher slot s, idle (not ACTIVE), would likely launch again before our kernel ends. */
+static int kernel_unfit(gate_activity_t *s, uint64_t now, uint64_t kernel) {
   uint32_t samples = 0;
   for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) samples += LOAD(&s->gap_hist[b]);
-  if (samples < FIT_MIN_SAMPLES) return 1; /* too little learned: the window alone decides */
+  if (samples < FIT_MIN_SAMPLES) return 0; /* too little learned: the window alone decides */
   uint64_t last = LOAD(&s->last_launch_ns), idle = LOAD(&s->idle_since_ns);
   if (idle > last) last = idle;
-  if (!last || last > now) return 1;
+  if (!last || last > now) return 0;
   double age = (double)(now - last), lasted = gaps_longer(s->gap_hist, age);
-  return lasted > 0 ? gaps_longer(s->gap_hist, age + (double)kernel) / lasted : 1;
+  return lasted > 0 && lasted > 2 * gaps_longer(s->gap_hist, age + (double)kernel);
 }
 
-/* Among `higher` (none of them ACTIVE), the slot whose next launch most likely comes before our
- * next kernel would end, when that kernel would likely not end before the first of their next
- * launches (the GPU's idle gap ends there: the chances that each stays idle multiply); else -1,
- * and -1 too until this process has learned its kernel duration. */
+/* The first slot among `higher` (none of them ACTIVE) whose next launch our next kernel would
+ * likely not finish before, or -1; -1 too until this process has learned its kernel duration. */
 int gs_learned_unfit(uint64_t higher, uint64_t now) {
   uint64_t kernel = LOAD(&g_kernel_ns);
   if (!kernel || LOAD(&gs_g.hdr->window_policy) != GATE_WINDOW_LEARNED) return -1;
-  double all_idle = 1, least = 1;
-  int blocker = -1;
   while (higher) {
     int i = __builtin_ctzll(higher);
     higher &= higher - 1;
-    if (LOAD(&gs_g.slots[i].state) != GATE_SLOT_IN_USE) continue;
-    double p = gap_outlasts(gs_activity((uint32_t)i), now, kernel);
-    all_idle *= p;
-    if (p < least) least = p, blocker = i;
+    if (LOAD(&gs_g.slots[i].state) == GATE_SLOT_IN_USE && kernel_unfit(gs_activity((uint32_t)i), now, kernel)) return i;
   }
-  return all_idle < 0.5 ? blocker : -1;
+  return -1;
 }
