@@ -41,6 +41,12 @@ export function mpsSliceOf(job: Pick<JobRecord['view'], 'mode' | 'migSlice' | 'm
   return slice ? { gpu: gpuView.index, gpuInstanceId: slice.gpuInstanceId, uuid: slice.uuid } : null;
 }
 
+/** The MPS daemon a job on GPU `gpu` is a client of: the GPU's (mode mps), its slice's (`slice`: mode mig with a share), or null. */
+function mpsDaemonOn(mode: JobRecord['view']['mode'], gpu: number, gpuView: GpuView | undefined, slice: SliceRef | null): MpsDaemonRef | null {
+  if (mode === 'mps') return { gpu: { index: gpu, uuid: gpuView?.uuid ?? String(gpu) } };
+  return slice ? { slice } : null;
+}
+
 /** Which MPS daemon a job is a client of: "gpu N" (mode mps), "slice MIG-…" (mode mig with a share), or null. */
 export function mpsDaemonKey(job: Pick<JobRecord['view'], 'mode' | 'gpu' | 'migSlice' | 'mpsSharePercent'>): string | null {
   if (job.mode === 'mps' && job.gpu !== null) return `gpu ${job.gpu}`;
@@ -105,8 +111,7 @@ export class JobActuators {
     try {
       const [status] = mps.control.status([{ index: gpu.index, uuid: gpu.uuid }]);
       if (status.state === 'held') return status.message.replace(/\.$/, '');
-      const slice = mpsSliceOf(job, gpu);
-      const daemon: MpsDaemonRef | null = job.mode === 'mps' ? { gpu: { index: gpu.index, uuid: gpu.uuid } } : slice ? { slice } : null;
+      const daemon = mpsDaemonOn(job.mode, gpu.index, gpu, mpsSliceOf(job, gpu));
       return daemon ? mps.stoppingBlock(daemon) : null;
     } catch (error) {
       return `MPS status unknown: ${error instanceof Error ? error.message : String(error)}`;
@@ -161,15 +166,15 @@ export class JobActuators {
     const job = record.view;
     const slice = mpsSliceOf(job, gpuView);
     if (job.mode === 'mig' && job.mpsSharePercent !== null && !slice) throw new Error(`MIG slice ${job.migSlice} is not on GPU ${gpu} any more, so its MPS daemon cannot serve ${job.id}`);
-    if (job.mode !== 'mps' && !slice) return {};
+    const daemon = mpsDaemonOn(job.mode, gpu, gpuView, slice);
+    if (!daemon) return {};
     const mps = this.options.mps;
     if (!mps) throw new Error('MPS is not available in this engine');
-    if (slice) {
-      mps.startForJob({ slice });
-      this.sliceClients.set(job.id, slice);
-      return mpsSliceJobEnv(mps.control, slice, job.mpsSharePercent!, job.memoryQuotaBytes, job.priority);
+    mps.startForJob(daemon);
+    if (daemon.slice) {
+      this.sliceClients.set(job.id, daemon.slice);
+      return mpsSliceJobEnv(mps.control, daemon.slice, job.mpsSharePercent!, job.memoryQuotaBytes, job.priority);
     }
-    mps.startForJob({ gpu: { index: gpu, uuid: gpuView?.uuid ?? String(gpu) } });
     return mpsJobEnv(mps.control, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes, job.priority);
   }
 
@@ -206,11 +211,9 @@ export class JobActuators {
 
   /** The daemon a job is a client of (see mpsDaemonKey), as MPS control needs it. */
   private daemonOf(record: JobRecord): MpsDaemonRef | null {
-    const { gpu } = record.view;
+    const { gpu, mode } = record.view;
     if (mpsDaemonKey(record.view) === null || gpu === null) return null;
-    if (record.view.mode === 'mps') return { gpu: { index: gpu, uuid: this.options.gpuView?.(gpu)?.uuid ?? String(gpu) } };
-    const slice = this.sliceOf(record);
-    return slice ? { slice } : null;
+    return mpsDaemonOn(mode, gpu, this.options.gpuView?.(gpu), mode === 'mps' ? null : this.sliceOf(record));
   }
 
   /** The slice daemon this job is a client of: where this engine started it, else (an earlier engine's job) from the snapshot. */
