@@ -10,9 +10,8 @@ import { MpsSharePrompt } from './MpsSharePrompt.js';
 
 function statusText(status: MpsGpuStatus | undefined, unavailable: string | null): string {
   if (!status) return unavailable ? 'unavailable' : '…';
-  if (status.state === 'off') return 'off';
-  if (status.state === 'held') return `MPS held by user ${status.heldBy ?? status.user ?? '?'}`;
-  const clients = status.serverPids.length > 0 ? ` · server pid ${status.serverPids.join(', ')}` : '';
+  if (status.state === 'held') return `MPS ${daemonStateText(status)}`;
+  const clients = status.state === 'ours' && status.serverPids.length > 0 ? ` · server pid ${status.serverPids.join(', ')}` : '';
   return `${daemonStateText(status)}${clients}`;
 }
 
