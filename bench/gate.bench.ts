@@ -9,17 +9,18 @@
 //   BENCH_PRELOAD=path  the gated jobs preload that library instead of native/preload/build's (interleaved A/B runs)
 // 'MPS, BE below normal (sim)': both jobs MPS clients at 100 %, best-effort with CUDA_MPS_CLIENT_PRIORITY=1, no gate;
 // its figures are the simulated driver's model of MPS priority (native/fakegpu/README.md, "MPS"), not a GPU's.
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SimulatedDriver, type FakejobHandle, type KernelRecord } from '../electron/engine/gpu/simulated-driver.js';
 import { LaunchGate, preloadLibraryPath, type GateWindowPolicy } from '../electron/engine/control/launch-gate.js';
 import { ensurePreloadBuilt, preloadBuildDir, recordsOf } from '../electron/engine/control/launch-gate-sim.js';
 import { nonPreemptiveCeiling, type HighRequest } from './gate-ceiling.js';
-import { goalBounds, inferArrivalsMs } from './gate-ceiling-draw.js';
-import { fakegpuBuildDir } from '../electron/engine/paths.js';
+import { goalBounds, inferArrivalsMs, percentile } from './gate-ceiling-draw.js';
+import { mpsJobEnv } from '../electron/engine/mps/mps-control.js';
+import { SimulatedMpsControl } from '../electron/engine/mps/simulated-mps-control.js';
 
 const JSON_OUT = process.argv.includes('--json');
 const QUICK = process.argv.includes('--quick');
@@ -38,10 +39,7 @@ if (!ensurePreloadBuilt()) {
   process.exit(0);
 }
 
-const pct = (values: number[], p: number): number => {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] : NaN;
-};
+const pct = (values: number[], p: number): number => (values.length ? percentile(values, p / 100) : NaN);
 const median = (v: number[]): number => pct(v, 50);
 const f = (v: number, digits = 2): string => (Number.isFinite(v) ? v.toFixed(digits) : '—');
 const round = (v: number, digits = 3): number => Number(v.toFixed(digits));
@@ -70,14 +68,14 @@ function openGate(config: Config): LaunchGate | null {
   return LaunchGate.create({ dir: benchDir, name: `gate-${gateCount++}`, ...config.gate, heartbeatIntervalMs: 200 });
 }
 
-// the simulated MPS daemon the MPS configuration's jobs are clients of (its own pipe directory: no other job joins it)
-const mpsPipeDir = join(benchDir, 'mps-pipe');
-const fakegpuMps = (...args: string[]): string => execFileSync(join(fakegpuBuildDir(), 'fakegpu'), ['mps', '--state', driver.statePath, '--device', '0', ...args], { encoding: 'utf8' });
+// the simulated MPS daemon the MPS configuration's jobs are clients of, as the engine runs one (its own runtime directory: no other job joins it)
+let mps: SimulatedMpsControl;
+const MPS_GPU = { index: 0, uuid: 'GPU-0' };
 
 // BENCH_PRELOAD=path: run the gated jobs with another build of the library (A/B runs of a gate change)
 const envFor = (config: Config | null, gate: LaunchGate | null, priority: 'high' | 'best-effort'): Record<string, string> => {
   if (config?.mpsBelowNormal) {
-    return { CUDA_MPS_PIPE_DIRECTORY: mpsPipeDir, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '100', CUDA_MPS_CLIENT_PRIORITY: priority === 'best-effort' ? '1' : '0' };
+    return mpsJobEnv(mps, MPS_GPU.index, 100, null, priority);
   }
   if (!gate) return {};
   const env = gate.allocateSlot({ gpu: 0, priority }).env;
@@ -438,8 +436,8 @@ async function table(): Promise<Cell[]> {
 
 const t0 = Date.now();
 driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-mkdirSync(mpsPipeDir);
-fakegpuMps('start', '--pipe-dir', mpsPipeDir);
+mps = new SimulatedMpsControl({ statePath: driver.statePath, runtimeDir: join(benchDir, 'run'), identity: { uid: userInfo().uid, user: userInfo().username } });
+mps.start(MPS_GPU);
 try {
   const launchCostNs = await launchCost();
   if (!JSON_OUT && !QUICK) await yieldTime();
@@ -452,7 +450,7 @@ try {
     console.log(JSON.stringify({ bench: 'gate', simulated: true, quick: QUICK, runSeconds: RUN_S, repeats: REPEATS, goal: GOAL, burst: BURST, configurations, launchCostNs, cells, seconds }));
   } else say(`\n(bench took ${f(seconds, 0)} s)`);
 } finally {
-  fakegpuMps('stop');
+  mps.stop(MPS_GPU);
   await driver.dispose();
   rmSync(benchDir, { recursive: true, force: true });
 }
