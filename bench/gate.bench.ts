@@ -7,10 +7,13 @@
 //   --shape H,B,poisson|bursty,N  one shape only: high kernels of H ms, best-effort of B ms, N high jobs
 //   --json   prints one JSON object on stdout (launch cost per configuration, every cell of the table); the table goes to stderr
 //   BENCH_PRELOAD=path  the gated jobs preload that library instead of native/preload/build's (interleaved A/B runs)
+//   BENCH_CONFIGS=a,b  only these configurations (names: time-slicing, fixed-5ms, learned, mps-be-below-normal)
+//   BENCH_DEBUG=1  prints the first high job's learned gap histogram after each gated run
+// Gated runs write the jobs' gate timelines (GPUSHARE_GATE_TRACE); under each learned row a line says where the idle GPU time went.
 // 'MPS, BE below normal (sim)': both jobs MPS clients at 100 %, best-effort with CUDA_MPS_CLIENT_PRIORITY=1, no gate;
 // its figures are the simulated driver's model of MPS priority (native/fakegpu/README.md, "MPS"), not a GPU's.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,6 +22,7 @@ import { LaunchGate, preloadLibraryPath, type GateWindowPolicy } from '../electr
 import { ensurePreloadBuilt, preloadBuildDir, recordsOf } from '../electron/engine/control/launch-gate-sim.js';
 import { nonPreemptiveCeiling, type HighRequest } from './gate-ceiling.js';
 import { goalBounds, inferArrivalsMs, percentile } from './gate-ceiling-draw.js';
+import { idleBreakdown, readTrace, type IdleBreakdown } from './gate-breakdown.js';
 import { mpsJobEnv } from '../electron/engine/mps/mps-control.js';
 import { SimulatedMpsControl } from '../electron/engine/mps/simulated-mps-control.js';
 
@@ -52,16 +56,17 @@ interface Config {
   /** Every job an MPS client at 100 % of the SMs; best-effort with CUDA_MPS_CLIENT_PRIORITY=1 (the simulated driver's model of it). */
   mpsBelowNormal?: true;
 }
-const CONFIGS: Config[] = [
+const CONFIGS = ([
   { name: 'time-slicing', label: 'time-slicing (no gate)', gate: null },
   { name: 'fixed-5ms', label: 'gate, fixed 5 ms (before)', gate: { windowPolicy: 'fixed', activeWindowMs: 5 } },
   { name: 'learned', label: 'gate, learned (default)', gate: { windowPolicy: 'learned', activeWindowMs: 5 } },
   { name: 'mps-be-below-normal', label: 'MPS, BE below normal (sim)', gate: null, mpsBelowNormal: true },
-];
+] as Config[]).filter((c) => !process.env.BENCH_CONFIGS || process.env.BENCH_CONFIGS.split(',').includes(c.name));
 
 let driver: SimulatedDriver;
 const benchDir = mkdtempSync(join(tmpdir(), 'gpushare-gate-bench-'));
 let gateCount = 0;
+let traceCount = 0;
 
 function openGate(config: Config): LaunchGate | null {
   if (!config.gate) return null;
@@ -156,6 +161,7 @@ interface Run {
   foundBeRunning: number; // fraction of high kernels enqueued while a best-effort kernel ran (they wait for its rest)
   beStartedAhead: number; // best-effort kernels that started while a high kernel waited: queued work ahead of it
   highRecs: KernelRecord[][]; // per high job, its kernels in the execution record
+  idle: (IdleBreakdown & { highHeld: number; highHoldUs: number; beKernelUs: number }) | null; // gated runs whose library writes its gate timeline: where the idle GPU time went
 }
 
 /** What high kernels waited for: a best-effort kernel running when they were enqueued, best-effort kernels starting before them. */
@@ -183,9 +189,12 @@ const nominalWorkFraction = (recs: KernelRecord[], kernelMs: number, from: numbe
 async function run(config: Config | null, shape: Shape, load: number): Promise<Run> {
   const gate = config ? openGate(config) : null;
   let be: FakejobHandle | null = null;
+  const traceDir = join(benchDir, `trace-${gateCount}-${traceCount++}`); // the gated jobs' timelines (GPUSHARE_GATE_TRACE)
+  if (gate) mkdirSync(traceDir);
+  const traced = (env: Record<string, string>): Record<string, string> => (gate ? { ...env, GPUSHARE_GATE_TRACE: traceDir } : env);
   try {
-    const beEnv = envFor(config, gate, 'best-effort');
-    const highEnvs = Array.from({ length: shape.highJobs }, () => envFor(config, gate, 'high'));
+    const beEnv = traced(envFor(config, gate, 'best-effort'));
+    const highEnvs = Array.from({ length: shape.highJobs }, () => traced(envFor(config, gate, 'high')));
     if (config) {
       be = driver.spawnFakejob(['train', '--kernel-ms', String(shape.beKernelMs), '--duration', '120'], beEnv);
       await be.ready;
@@ -208,7 +217,20 @@ async function run(config: Config | null, shape: Shape, load: number): Promise<R
     const to = Math.max(...highRecs.map((r) => r.endNs));
     const gpuP99Ms = pct(highRecs.map((r) => (r.endNs - r.enqueueNs) / 1e6), 99);
     const beRecs = be ? recordsOf(log, be.pid) : [];
+    const beTrace = gate && be ? readTrace(join(traceDir, `trace-${be.pid}.txt`)) : null;
+    const highHeld = highs.flatMap((h) => readTrace(join(traceDir, `trace-${h.pid}.txt`)) ?? []).filter((s) => s.kind === 'H');
+    const inSpan = log.filter((r) => r.endNs > from && r.startNs < to);
+    const learnedUs = (env: Record<string, string>, field: 'holdNs' | 'kernelNs'): number => (gate?.readSlot(Number(env.GPUSHARE_GATE_SLOT))[field] ?? NaN) / 1e3;
+    if (process.env.BENCH_DEBUG && gate) say(`   debug: high gaps ${JSON.stringify(gate.readSlot(Number(highEnvs[0].GPUSHARE_GATE_SLOT)).gapHistogram)}`);
     return {
+      idle: beTrace
+        ? {
+            ...idleBreakdown(from, to, inSpan, beRecs, beTrace),
+            highHeld: highHeld.reduce((t, s) => t + s.t1 - s.t0, 0) / (to - from),
+            highHoldUs: learnedUs(highEnvs[0], 'holdNs'), // what the (first) high job learned, at the run's end
+            beKernelUs: learnedUs(beEnv, 'kernelNs'),
+          }
+        : null,
       p99Ms: latencies.map((l) => l.p99Ms as number),
       gpuP99Ms,
       beBusy: !be ? 0 : config?.mpsBelowNormal ? nominalWorkFraction(beRecs, shape.beKernelMs, from, to) : busyFraction(beRecs, from, to),
@@ -252,6 +274,12 @@ async function beAloneBusy(beKernelMs: number): Promise<number> {
   await be.exited;
   const recs = recordsOf(await driver.execlog(0), be.pid);
   return busyFraction(recs, recs[0].enqueueNs, recs.at(-1)!.endNs);
+}
+
+/** The median of each field over the repeats. */
+function medianBreakdown(runs: Array<NonNullable<Run['idle']>>): NonNullable<Run['idle']> {
+  const keys = Object.keys(runs[0]) as Array<keyof NonNullable<Run['idle']>>;
+  return Object.fromEntries(keys.map((k) => [k, round(median(runs.map((r) => r[k])), 4)])) as unknown as NonNullable<Run['idle']>;
 }
 
 // ---- 2. how fast best-effort yields ----
@@ -316,6 +344,7 @@ interface Cell {
       keptOfRealIdle: number;
       foundBeRunning: number;
       beStartedAhead: number;
+      idleBreakdown: NonNullable<Run['idle']> | null; // fractions of the span, median per field over the repeats
     }
   >;
 }
@@ -374,6 +403,7 @@ async function table(): Promise<Cell[]> {
         realKept: [] as number[],
         running: [] as number[],
         ahead: [] as number[],
+        idle: [] as Array<NonNullable<Run['idle']>>,
       }));
       for (let r = 0; r < REPEATS; r++) {
         const base = await run(null, shape, load);
@@ -388,6 +418,7 @@ async function table(): Promise<Cell[]> {
           per[c].realKept.push(shared.beBusy / aloneBusy.get(shape.beKernelMs)! / (1 - shared.highBusy));
           per[c].running.push(shared.foundBeRunning);
           per[c].ahead.push(shared.beStartedAhead);
+          if (shared.idle) per[c].idle.push(shared.idle);
         }
       }
       const ceilingKept = ceilings.length ? round(median(ceilings.map((c) => c.kept))) : null;
@@ -406,6 +437,7 @@ async function table(): Promise<Cell[]> {
           keptOfRealIdle: round(median(per[i].realKept)),
           foundBeRunning: round(median(per[i].running)),
           beStartedAhead: median(per[i].ahead),
+          idleBreakdown: per[i].idle.length ? medianBreakdown(per[i].idle) : null,
         };
       });
       cells.push(cell);
@@ -414,17 +446,27 @@ async function table(): Promise<Cell[]> {
         return `${f(x.p99Ratio)}×  ${f(100 * x.keptOfIdle, 0).padStart(4)} % ${x.meetsGoal ? '✓' : '✗'}`.padStart(W + 4);
       });
       const ceilingText = ceilingKept === null ? '—' : `${f(100 * ceilingKept, 0)} %`;
-      const ofCeiling = cell.configs.learned.keptOfCeiling;
+      const learned = cell.configs.learned as Cell['configs'][string] | undefined; // absent when BENCH_CONFIGS leaves it out
+      const ofCeiling = learned?.keptOfCeiling ?? null;
       say(
         `   ${shapeLabel(shape).padEnd(42)}${f(load, 1).padEnd(6)}${`${f(cell.aloneP99Ms, 1)} ms`.padStart(10)}${text.join('')}` +
           `${ceilingText.padStart(9)}${(ofCeiling === null ? '—' : `${f(100 * ofCeiling, 0)} %`).padStart(7)}`,
       );
-      const learned = cell.configs.learned;
+      if (!learned) continue;
       say(
         `   ${''.padEnd(48)}learned: ${f(100 * learned.foundBeRunning, 0)} % of high kernels found a best-effort kernel running; ${learned.beStartedAhead} best-effort kernels started ahead of a waiting one;` +
           ` kept ${f(100 * learned.keptOfRealIdle, 0)} % of what the high kernels left idle;` +
           ` ceiling without CPU noise in the p99 ${ceilingKeptQuiet === null ? '—' : `${f(100 * ceilingKeptQuiet, 0)} %`}`,
       );
+      const idle = learned.idleBreakdown;
+      if (idle) {
+        const pp = (v: number): string => f(100 * v, 1);
+        say(
+          `   ${''.padEnd(48)}learned, GPU idle ${pp(idle.idle)} % of the span; the BE meanwhile (points of the span): high's hold window ${pp(idle.hold)},` +
+            ` high's launched work unsynced ${pp(idle.outstanding)}, fit rule ${pp(idle.fit)}, own short sync ${pp(idle.sync)}, kernel queued not started ${pp(idle.queued)},` +
+            ` other (its CPU, launch path, own syncs) ${pp(idle.other)}; high held at step 3 ${pp(idle.highHeld)}; learned: hold ${f(idle.highHoldUs, 0)} µs, BE kernel ${f(idle.beKernelUs, 0)} µs`,
+        );
+      }
     }
   }
   const met = CONFIGS.map((c) => `${c.label}: ${cells.filter((x) => x.configs[c.name].meetsGoal).length}/${cells.length}`);

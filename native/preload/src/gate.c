@@ -239,6 +239,7 @@ static void wait_for_lower(gate_activity_t *me, gate_domain_t *D, uint32_t i, ga
     sched_yield();
   }
   now = gs_now_ns();
+  gs_trace('H', start, now);
   ADD(&g_held_ns[i], now - start);
   ADD(&me->held_ns, now - start);
 }
@@ -281,14 +282,14 @@ void gs_gate_enter(gs_launch_t *l) {
     if (prio >= GATE_PRIORITIES) prio = GATE_PRIORITY_BEST_EFFORT;
     if (domain >= GATE_MAX_DOMAINS) domain = 0;
     D = &g.domains[domain];
-    int paused = 0, blocker = -1;
+    int paused = 0, blocker = -1, fit = 0;
     uint64_t now = 0, until = 0;
     /* does our kernel fit an idle higher job's gap? Asked before step 1: while we hold in_launch, higher jobs wait at step 3 */
     if (GS_UNLIKELY(gs_learned_kernel_ns()) && !LOAD(&g.my->paused)) {
       uint64_t higher = 0;
       for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
       higher &= ~(1ull << g.index);
-      if (higher) blocker = gs_learned_unfit(without_dead(higher), now = gs_now_ns());
+      if (higher) fit = (blocker = gs_learned_unfit(without_dead(higher), now = gs_now_ns())) >= 0;
     }
     if (blocker < 0) {
       ADD(&p->in_launch, 1);      /* our share first: a reclaim may take one too many, never too few */
@@ -331,6 +332,7 @@ void gs_gate_enter(gs_launch_t *l) {
     sleep_ns(ns);
     uint64_t after = gs_now_ns();
     ADD(paused ? &me->paused_ns : &me->gated_ns, after - now);
+    gs_trace(paused ? 'P' : fit ? 'F' : until ? 'W' : 'A', now, after); /* paused, fit rule, learned or fixed window, launched work */
     ADD(&g_waited_ns, after - now);
   }
   l->prio = prio;
@@ -387,6 +389,7 @@ static void short_sync(gate_activity_t *me, gate_proc_t *p, CUstream stream, int
   CUresult rc = CUDA_ERROR_NOT_INITIALIZED;
   int full = 1;
   cuCtxSynchronize_fn ctx_sync = REAL(cuCtxSynchronize);
+  uint64_t sync_t0 = gs_now_ns();
   gs_depth++;
   if (ctx_sync) rc = ctx_sync();
   if (rc != CUDA_SUCCESS) { /* no current context in this thread: the launch's stream then */
@@ -400,6 +403,7 @@ static void short_sync(gate_activity_t *me, gate_proc_t *p, CUstream stream, int
     }
   }
   gs_depth--;
+  gs_trace('S', sync_t0, gs_now_ns());
   if (rc != CUDA_SUCCESS) return;
   gs_gate_sync_end(snapshot, full, stream, ptsz);
   uint64_t took = gs_now_ns() - LOAD(&g_batch_t0);

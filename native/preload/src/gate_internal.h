@@ -69,4 +69,7 @@ GS_HIDDEN uint64_t gs_learned_kernel_ns(void); /* this process's, 0 until learne
 /* The first of `higher` (not ACTIVE) whose next launch our next kernel would likely not finish before, or -1. */
 GS_HIDDEN int gs_learned_unfit(uint64_t higher, uint64_t now);
 
+/* gate_trace.c: with GPUSHARE_GATE_TRACE=DIR, a span of this process's timeline (kind: a letter) */
+GS_HIDDEN void gs_trace(char kind, uint64_t t0, uint64_t t1);
+
 #endif
