@@ -330,6 +330,60 @@ typedef struct CUDA_MEMCPY3D_PEER_st {
 } CUDA_MEMCPY3D_PEER;
 #define CU_DEVICE_CPU ((CUdevice)-1) /* cuMemPrefetchAsync: to host memory */
 
+/* Batched copies (CUDA 12.8): cuMemcpyBatchAsync moves count pointer-to-pointer copies, each with
+ * the attributes of the attrs entry whose attrsIdxs range holds it; cuMemcpy3DBatchAsync moves
+ * boxes between pointers and arrays. Layouts as in cuda.h of CUDA 12.8/13.0. */
+typedef enum CUmemcpySrcAccessOrder_enum {
+  CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0x0,
+  CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 0x1,
+  CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 0x2,
+  CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 0x3,
+  CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 0x7FFFFFFF
+} CUmemcpySrcAccessOrder;
+#define CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE 0x1
+/* 24 bytes (CUmemcpyAttributes_v1) */
+typedef struct CUmemcpyAttributes_st {
+  CUmemcpySrcAccessOrder srcAccessOrder;
+  CUmemLocation srcLocHint;
+  CUmemLocation dstLocHint;
+  unsigned int flags; /* CU_MEMCPY_FLAG_* */
+} CUmemcpyAttributes;
+typedef enum CUmemcpy3DOperandType_enum {
+  CU_MEMCPY_OPERAND_TYPE_POINTER = 0x1,
+  CU_MEMCPY_OPERAND_TYPE_ARRAY = 0x2,
+  CU_MEMCPY_OPERAND_TYPE_MAX = 0x7FFFFFFF
+} CUmemcpy3DOperandType;
+typedef struct CUoffset3D_st {
+  size_t x, y, z;
+} CUoffset3D;
+typedef struct CUextent3D_st {
+  size_t width, height, depth;
+} CUextent3D;
+/* 40 bytes (CUmemcpy3DOperand_v1): a pointer with its row length and layer height (in elements), or an array and an offset */
+typedef struct CUmemcpy3DOperand_st {
+  CUmemcpy3DOperandType type;
+  union {
+    struct {
+      CUdeviceptr ptr;
+      size_t rowLength;
+      size_t layerHeight;
+      CUmemLocation locHint;
+    } ptr;
+    struct {
+      CUarray array;
+      CUoffset3D offset;
+    } array;
+  } op;
+} CUmemcpy3DOperand;
+/* 112 bytes (CUDA_MEMCPY3D_BATCH_OP_v1) */
+typedef struct CUDA_MEMCPY3D_BATCH_OP_st {
+  CUmemcpy3DOperand src;
+  CUmemcpy3DOperand dst;
+  CUextent3D extent;
+  CUmemcpySrcAccessOrder srcAccessOrder;
+  unsigned int flags;
+} CUDA_MEMCPY3D_BATCH_OP;
+
 /* Process checkpointing (CUDA 12.8, driver 570+). Called by ANOTHER process
  * on the target pid. Every args struct is 64 bytes; args may be NULL and
  * reserved fields must be zero. Layouts as in cuda.h of CUDA 13.0. */
@@ -389,6 +443,10 @@ GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D is 200 byt
 GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUDA_MEMCPY3D, dstXInBytes) == 88, "CUDA_MEMCPY3D.dstXInBytes at 88");
 GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEMCPY3D_PEER) == 200, "CUDA_MEMCPY3D_PEER is 200 bytes on LP64");
 GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUDA_MEMCPY3D_PEER, dstContext) == offsetof(CUDA_MEMCPY3D, reserved1), "CUDA_MEMCPY3D_PEER.dstContext");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUmemcpyAttributes) == 24, "CUmemcpyAttributes is 24 bytes");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUmemcpy3DOperand) == 40, "CUmemcpy3DOperand is 40 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(sizeof(CUDA_MEMCPY3D_BATCH_OP) == 112, "CUDA_MEMCPY3D_BATCH_OP is 112 bytes on LP64");
+GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUDA_MEMCPY3D_BATCH_OP, srcAccessOrder) == 104, "CUDA_MEMCPY3D_BATCH_OP.srcAccessOrder at 104");
 #undef GPUSHARE_CUDA_ABI_ASSERT
 
 /* Every entry point: X(exported symbol, parameter list). The real driver
@@ -478,6 +536,44 @@ GPUSHARE_CUDA_ABI_ASSERT(offsetof(CUDA_MEMCPY3D_PEER, dstContext) == offsetof(CU
   X(cuMemPrefetchAsync_ptsz, (CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)) \
   X(cuMemPrefetchAsync_v2, (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)) \
   X(cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)) \
+  X(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N)) \
+  X(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N)) \
+  X(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)) \
+  X(cuMemsetD16Async_ptsz, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)) \
+  X(cuMemsetD2D8_v2, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)) \
+  X(cuMemsetD2D8_v2_ptds, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)) \
+  X(cuMemsetD2D8Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)) \
+  X(cuMemsetD2D8Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)) \
+  X(cuMemsetD2D16_v2, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)) \
+  X(cuMemsetD2D16_v2_ptds, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)) \
+  X(cuMemsetD2D16Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)) \
+  X(cuMemsetD2D16Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)) \
+  X(cuMemsetD2D32_v2, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)) \
+  X(cuMemsetD2D32_v2_ptds, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)) \
+  X(cuMemsetD2D32Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)) \
+  X(cuMemsetD2D32Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)) \
+  X(cuMemcpyBatchAsync, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)) \
+  X(cuMemcpyBatchAsync_ptsz, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)) \
+  X(cuMemcpyBatchAsync_v2, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream)) \
+  X(cuMemcpyBatchAsync_v2_ptsz, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream)) \
+  X(cuMemcpy3DBatchAsync, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)) \
+  X(cuMemcpy3DBatchAsync_ptsz, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)) \
+  X(cuMemcpy3DBatchAsync_v2, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream)) \
+  X(cuMemcpy3DBatchAsync_v2_ptsz, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream)) \
+  X(cuMemcpyDtoA_v2, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount)) \
+  X(cuMemcpyAtoD_v2, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)) \
+  X(cuMemcpyHtoA_v2, (CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount)) \
+  X(cuMemcpyAtoH_v2, (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)) \
+  X(cuMemcpyAtoA_v2, (CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount)) \
+  X(cuMemcpyDtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount)) \
+  X(cuMemcpyAtoD_v2_ptds, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)) \
+  X(cuMemcpyHtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount)) \
+  X(cuMemcpyAtoH_v2_ptds, (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)) \
+  X(cuMemcpyAtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount)) \
+  X(cuMemcpyHtoAAsync_v2, (CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyAtoHAsync_v2, (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyHtoAAsync_v2_ptsz, (CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)) \
+  X(cuMemcpyAtoHAsync_v2_ptsz, (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)) \
   X(cuModuleLoadData, (CUmodule *module, const void *image)) \
   X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name)) \
   X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)) \
@@ -628,6 +724,44 @@ GPUSHARE_CUDA_FUNCS(GPUSHARE_CUDA_TYPEDEF)
   X(cuMemPrefetchAsync, cuMemPrefetchAsync_ptsz, 8000, 1) \
   X(cuMemPrefetchAsync, cuMemPrefetchAsync_v2, 12020, 0) \
   X(cuMemPrefetchAsync, cuMemPrefetchAsync_v2_ptsz, 12020, 1) \
+  X(cuMemsetD16, cuMemsetD16_v2, 3020, 0) \
+  X(cuMemsetD16, cuMemsetD16_v2_ptds, 7000, 1) \
+  X(cuMemsetD16Async, cuMemsetD16Async, 3020, 0) \
+  X(cuMemsetD16Async, cuMemsetD16Async_ptsz, 7000, 1) \
+  X(cuMemsetD2D8, cuMemsetD2D8_v2, 3020, 0) \
+  X(cuMemsetD2D8, cuMemsetD2D8_v2_ptds, 7000, 1) \
+  X(cuMemsetD2D8Async, cuMemsetD2D8Async, 3020, 0) \
+  X(cuMemsetD2D8Async, cuMemsetD2D8Async_ptsz, 7000, 1) \
+  X(cuMemsetD2D16, cuMemsetD2D16_v2, 3020, 0) \
+  X(cuMemsetD2D16, cuMemsetD2D16_v2_ptds, 7000, 1) \
+  X(cuMemsetD2D16Async, cuMemsetD2D16Async, 3020, 0) \
+  X(cuMemsetD2D16Async, cuMemsetD2D16Async_ptsz, 7000, 1) \
+  X(cuMemsetD2D32, cuMemsetD2D32_v2, 3020, 0) \
+  X(cuMemsetD2D32, cuMemsetD2D32_v2_ptds, 7000, 1) \
+  X(cuMemsetD2D32Async, cuMemsetD2D32Async, 3020, 0) \
+  X(cuMemsetD2D32Async, cuMemsetD2D32Async_ptsz, 7000, 1) \
+  X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080, 0) \
+  X(cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz, 12080, 1) \
+  X(cuMemcpyBatchAsync, cuMemcpyBatchAsync_v2, 13000, 0) \
+  X(cuMemcpyBatchAsync, cuMemcpyBatchAsync_v2_ptsz, 13000, 1) \
+  X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync, 12080, 0) \
+  X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_ptsz, 12080, 1) \
+  X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_v2, 13000, 0) \
+  X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_v2_ptsz, 13000, 1) \
+  X(cuMemcpyDtoA, cuMemcpyDtoA_v2, 3020, 0) \
+  X(cuMemcpyDtoA, cuMemcpyDtoA_v2_ptds, 7000, 1) \
+  X(cuMemcpyAtoD, cuMemcpyAtoD_v2, 3020, 0) \
+  X(cuMemcpyAtoD, cuMemcpyAtoD_v2_ptds, 7000, 1) \
+  X(cuMemcpyHtoA, cuMemcpyHtoA_v2, 3020, 0) \
+  X(cuMemcpyHtoA, cuMemcpyHtoA_v2_ptds, 7000, 1) \
+  X(cuMemcpyAtoH, cuMemcpyAtoH_v2, 3020, 0) \
+  X(cuMemcpyAtoH, cuMemcpyAtoH_v2_ptds, 7000, 1) \
+  X(cuMemcpyAtoA, cuMemcpyAtoA_v2, 3020, 0) \
+  X(cuMemcpyAtoA, cuMemcpyAtoA_v2_ptds, 7000, 1) \
+  X(cuMemcpyHtoAAsync, cuMemcpyHtoAAsync_v2, 3020, 0) \
+  X(cuMemcpyHtoAAsync, cuMemcpyHtoAAsync_v2_ptsz, 7000, 1) \
+  X(cuMemcpyAtoHAsync, cuMemcpyAtoHAsync_v2, 3020, 0) \
+  X(cuMemcpyAtoHAsync, cuMemcpyAtoHAsync_v2_ptsz, 7000, 1) \
   X(cuModuleLoadData, cuModuleLoadData, 2000, 0) \
   X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0) \
   X(cuLaunchKernel, cuLaunchKernel, 4000, 0) \

@@ -31,7 +31,7 @@ test('the simulated driver passes its self-test, CUDA driver-API checks included
   const { code, output } = await runSelftest();
   const failures = output.split('\n').filter((l) => l.startsWith('FAIL'));
   assert.equal(code, 0, `selftest.sh exited ${code}; failures:\n${failures.join('\n')}\n--- output ---\n${output}`);
-  for (const check of ['capture', 'graphmem', 'arrays', 'vmm', 'ctx', 'queue', 'ckpt', 'contents']) {
+  for (const check of ['capture', 'graphmem', 'arrays', 'vmm', 'ctx', 'queue', 'ckpt', 'contents', 'copy2d', 'memset2d', 'batch', 'arraycopy']) {
     assert.match(output, new RegExp(`^ok   cuda ${check} \\(\\d+ checks\\)$`, 'm'), `the "${check}" checks did not run`);
   }
   assert.match(output, /^== 0 failure\(s\)$/m);

@@ -1,6 +1,8 @@
 /* Fake libcuda.so.1: CUDA arrays. cuArrayCreate_v2, cuArray3DCreate_v2 and
  * cuMipmappedArrayCreate charge width x height x depth x channels x element
- * size (every mip level) on the current context's device, like any allocation. */
+ * size (every mip level) on the current context's device, like any allocation
+ * (a checkpoint parks that charge with the rest). They hold no contents: the
+ * copies to and from them are NOT_SUPPORTED, after the lock wait. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,3 +83,49 @@ API cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIP
 }
 
 API cuMipmappedArrayDestroy(CUmipmappedArray h) { return array_destroy((void *)h, MAGIC_ARRAY + 1); }
+
+/* ---- copies to and from arrays: arrays hold no contents here, so each is NOT_SUPPORTED, but only after
+ * its arguments are checked (array handles, the device range inside one allocation, a host pointer) and
+ * after it waited while the process is locked, as any copy does: a parked job's first call may be one. ---- */
+
+static int is_array(CUarray a) { return a && a->magic == MAGIC_ARRAY; }
+
+/* a (and b when two): the arrays; dev: the device side (0: none); host_side: host is the host side. */
+static CUresult array_copy(CUarray a, int two, CUarray b, CUdeviceptr dev, size_t n, int host_side, const void *host) {
+  NEED_CTX(d);
+  if (!is_array(a) || (two && !is_array(b))) return CUDA_ERROR_INVALID_HANDLE;
+  if (host_side && !host) return CUDA_ERROR_INVALID_VALUE;
+  if (dev) {
+    CUresult rc = mem_find(dev, n, &d);
+    if (rc != CUDA_SUCCESS) return rc;
+  }
+  ckpt_kernel_begin(d);
+  ckpt_kernel_end(d);
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+#define DTOA_ARGS CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount
+#define ATOD_ARGS CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount
+#define HTOA_ARGS CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount
+#define ATOH_ARGS void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount
+#define ATOA_ARGS CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount
+#define DTOA array_copy(dstArray, 0, NULL, srcDevice, ByteCount, 0, NULL)
+#define ATOD array_copy(srcArray, 0, NULL, dstDevice, ByteCount, 0, NULL)
+#define HTOA array_copy(dstArray, 0, NULL, 0, ByteCount, 1, srcHost)
+#define ATOH array_copy(srcArray, 0, NULL, 0, ByteCount, 1, dstHost)
+#define ATOA array_copy(dstArray, 1, srcArray, 0, ByteCount, 0, NULL)
+
+API cuMemcpyDtoA_v2(DTOA_ARGS) { (void)dstOffset; return DTOA; }
+API cuMemcpyDtoA_v2_ptds(DTOA_ARGS) { (void)dstOffset; return DTOA; }
+API cuMemcpyAtoD_v2(ATOD_ARGS) { (void)srcOffset; return ATOD; }
+API cuMemcpyAtoD_v2_ptds(ATOD_ARGS) { (void)srcOffset; return ATOD; }
+API cuMemcpyHtoA_v2(HTOA_ARGS) { (void)dstOffset; return HTOA; }
+API cuMemcpyHtoA_v2_ptds(HTOA_ARGS) { (void)dstOffset; return HTOA; }
+API cuMemcpyAtoH_v2(ATOH_ARGS) { (void)srcOffset; return ATOH; }
+API cuMemcpyAtoH_v2_ptds(ATOH_ARGS) { (void)srcOffset; return ATOH; }
+API cuMemcpyAtoA_v2(ATOA_ARGS) { (void)dstOffset, (void)srcOffset; return ATOA; }
+API cuMemcpyAtoA_v2_ptds(ATOA_ARGS) { (void)dstOffset, (void)srcOffset; return ATOA; }
+API cuMemcpyHtoAAsync_v2(HTOA_ARGS, CUstream hStream) { (void)dstOffset, (void)hStream; return HTOA; }
+API cuMemcpyHtoAAsync_v2_ptsz(HTOA_ARGS, CUstream hStream) { (void)dstOffset, (void)hStream; return HTOA; }
+API cuMemcpyAtoHAsync_v2(ATOH_ARGS, CUstream hStream) { (void)srcOffset, (void)hStream; return ATOH; }
+API cuMemcpyAtoHAsync_v2_ptsz(ATOH_ARGS, CUstream hStream) { (void)srcOffset, (void)hStream; return ATOH; }

@@ -8,9 +8,10 @@
  * restore. Both die with the process: a reaped slot leaves nothing behind.
  * Copies, memsets and discards run as device operations: they wait while the
  * process is locked, and a lock waits for the one in flight (ckpt_kernel_*).
- * Every copy and memset (synchronous, _ptds, asynchronous, _ptsz, cuMemcpy*;
- * the 2D/3D and peer copies of cuda_copy2d.c too) runs in its stream's order
- * and is complete when its call returns.
+ * Every copy (synchronous, _ptds, asynchronous, _ptsz, cuMemcpy*; the 2D/3D,
+ * peer and batched copies of cuda_copy2d.c and cuda_batch.c, and the memsets of
+ * cuda_memset.c too) runs in its stream's order and is complete when its call
+ * returns.
  * Only memory of the cuMemAlloc family has contents here; pointers into VMM
  * mappings or graph memory are not found (INVALID_VALUE). */
 #define _GNU_SOURCE
@@ -167,7 +168,7 @@ int contents_io(devctx_t *d, void *buf, size_t n, unsigned long long va, int wri
   return fd >= 0 ? write_all(fd, buf, n, off) : -1;
 }
 
-/* ---- copies and memsets ---- */
+/* ---- copies ---- */
 
 static CUresult htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, order_t o) {
   NEED_CTX(cur);
@@ -256,48 +257,19 @@ static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
   return rc;
 }
 
-/* bytes of `pattern` (unit bytes, repeated) from ptr on; all zero: a hole, nothing stored. */
-static CUresult memset_bytes(CUdeviceptr ptr, const void *pattern, size_t unit, size_t bytes, order_t o) {
-  devctx_t *d;
-  off_t off;
-  CUresult rc = locate(ptr, bytes, &d, &off);
-  if (rc == CUDA_SUCCESS) rc = in_order(o);
-  if (rc != CUDA_SUCCESS) return rc;
-  int zero = all_zero(pattern, unit);
-  unsigned char *buf = zero ? NULL : malloc(CHUNK);
-  if (!zero && !buf) return CUDA_ERROR_OUT_OF_MEMORY;
-  for (size_t i = 0; buf && i < CHUNK; i += unit) memcpy(buf + i, pattern, unit); /* CHUNK is a multiple of 4 */
-  ckpt_kernel_begin(d);
-  int fd = device_fd(d, !zero), bad = 0;
-  if (zero) {
-    bad = fd >= 0 && punch(fd, off, bytes) != 0;
-  } else {
-    for (size_t done = 0; !bad && done < bytes;) {
-      size_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
-      bad = fd < 0 || write_all(fd, buf, n, off + (off_t)done) != 0;
-      done += n;
-    }
+int contents_fill(devctx_t *d, unsigned long long va, size_t n, const unsigned char *pattern) {
+  off_t off = (off_t)(va - FG_VA_BASE);
+  int fd = device_fd(d, pattern != NULL);
+  if (!pattern) return fd >= 0 && punch(fd, off, n) != 0 ? -1 : 0; /* never written: it reads as zeros already */
+  for (size_t done = 0; done < n;) {
+    size_t k = n - done < FG_FILL_CHUNK ? n - done : FG_FILL_CHUNK;
+    if (fd < 0 || write_all(fd, pattern, k, off + (off_t)done) != 0) return -1;
+    done += k;
   }
-  ckpt_kernel_end(d);
-  free(buf);
-  return bad ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
+  return 0;
 }
 
-static CUresult memset_d8(CUdeviceptr dstDevice, unsigned char uc, size_t N, order_t o) {
-  NEED_CTX(cur);
-  (void)cur;
-  return N ? memset_bytes(dstDevice, &uc, 1, N, o) : CUDA_SUCCESS;
-}
-
-static CUresult memset_d32(CUdeviceptr dstDevice, unsigned int ui, size_t N, order_t o) {
-  NEED_CTX(cur);
-  (void)cur;
-  if (dstDevice % 4) return CUDA_ERROR_INVALID_VALUE; /* the driver wants 4-byte alignment */
-  if (N > SIZE_MAX / 4) return CUDA_ERROR_INVALID_VALUE;
-  return N ? memset_bytes(dstDevice, &ui, 4, N * 4, o) : CUDA_SUCCESS;
-}
-
-/* The entry points: one per stream convention (legacy, per-thread, asynchronous on a stream). */
+/* The entry points: one per stream convention (legacy, per-thread, asynchronous on a stream, or the per-thread one). */
 #define HTOD_ARGS CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount
 #define DTOH_ARGS void *dstHost, CUdeviceptr srcDevice, size_t ByteCount
 #define DTOD_ARGS CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount
@@ -318,18 +290,6 @@ API cuMemcpy(UNIFIED_ARGS) { return copy_unified(dst, src, ByteCount, SYNC_LEGAC
 API cuMemcpy_ptds(UNIFIED_ARGS) { return copy_unified(dst, src, ByteCount, SYNC_PTDS); }
 API cuMemcpyAsync(UNIFIED_ARGS, CUstream s) { return copy_unified(dst, src, ByteCount, ASYNC(s)); }
 API cuMemcpyAsync_ptsz(UNIFIED_ARGS, CUstream s) { return copy_unified(dst, src, ByteCount, ASYNC_PTSZ(s)); }
-API cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) { return memset_d8(dstDevice, uc, N, SYNC_LEGACY); }
-API cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) { return memset_d8(dstDevice, uc, N, SYNC_PTDS); }
-API cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream s) { return memset_d8(dstDevice, uc, N, ASYNC(s)); }
-API cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream s) {
-  return memset_d8(dstDevice, uc, N, ASYNC_PTSZ(s));
-}
-API cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) { return memset_d32(dstDevice, ui, N, SYNC_LEGACY); }
-API cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N) { return memset_d32(dstDevice, ui, N, SYNC_PTDS); }
-API cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream s) { return memset_d32(dstDevice, ui, N, ASYNC(s)); }
-API cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream s) {
-  return memset_d32(dstDevice, ui, N, ASYNC_PTSZ(s));
-}
 
 /* ---------------- the checkpointer's side (another process) ---------------- */
 

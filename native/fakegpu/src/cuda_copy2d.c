@@ -20,27 +20,6 @@
 
 #define BOUNCE (1u << 20) /* bytes staged per step */
 
-typedef struct {
-  CUmemorytype type;
-  const void *host;
-  CUdeviceptr device;
-  CUarray array;
-  CUcontext ctx; /* peer copies: the side's context (its device); NULL: any */
-  size_t x, y, z, lod, pitch, height;
-} side_desc_t;
-
-/* One side resolved: host memory at `host`, or device memory of d at `va`; rows `pitch` apart, slices `slice`. */
-typedef struct {
-  unsigned char *host;
-  devctx_t *d;
-  unsigned long long va;
-  size_t pitch, slice;
-} side_t;
-
-typedef struct {
-  size_t width, height, depth;
-} box_t;
-
 static int mul_ok(size_t a, size_t b, size_t *out) { return !__builtin_mul_overflow(a, b, out); }
 static int add_ok(size_t a, size_t b, size_t *out) { return !__builtin_add_overflow(a, b, out); }
 
@@ -100,6 +79,27 @@ static int side_io(const side_t *s, box_t b, size_t at, unsigned char *buf, size
   return bad;
 }
 
+CUresult copy_prepare(const side_desc_t *src, const side_desc_t *dst, box_t b, int peer, copy_plan_t *out) {
+  out->box = b;
+  CUresult rc = resolve_side(src, b, peer, &out->src);
+  return rc == CUDA_SUCCESS ? resolve_side(dst, b, peer, &out->dst) : rc;
+}
+
+CUresult copy_run(const copy_plan_t *p) {
+  size_t total = p->box.width * p->box.height * p->box.depth; /* checked by the caller */
+  if (!total) return CUDA_SUCCESS;
+  unsigned char *buf = malloc(total < BOUNCE ? total : BOUNCE);
+  if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
+  int bad = 0;
+  for (size_t at = 0; !bad && at < total;) {
+    size_t n = total - at < BOUNCE ? total - at : BOUNCE;
+    bad = side_io(&p->src, p->box, at, buf, n, 0) || side_io(&p->dst, p->box, at, buf, n, 1);
+    at += n;
+  }
+  free(buf);
+  return bad ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
+}
+
 static CUresult copy_box(const side_desc_t *src, const side_desc_t *dst, box_t b, copy_order_t o, int peer) {
   NEED_CTX(cur);
   (void)cur;
@@ -108,21 +108,10 @@ static CUresult copy_box(const side_desc_t *src, const side_desc_t *dst, box_t b
   size_t total;
   if (!mul_ok(b.width, b.height, &total) || !mul_ok(total, b.depth, &total)) return CUDA_ERROR_INVALID_VALUE;
   if (!total) return CUDA_SUCCESS; /* an empty box moves nothing */
-  side_t s, d;
-  CUresult rc = resolve_side(src, b, peer, &s);
-  if (rc == CUDA_SUCCESS) rc = resolve_side(dst, b, peer, &d);
+  copy_plan_t plan;
+  CUresult rc = copy_prepare(src, dst, b, peer, &plan);
   if (rc == CUDA_SUCCESS) rc = contents_in_order(o);
-  if (rc != CUDA_SUCCESS) return rc;
-  unsigned char *buf = malloc(total < BOUNCE ? total : BOUNCE);
-  if (!buf) return CUDA_ERROR_OUT_OF_MEMORY;
-  int bad = 0;
-  for (size_t at = 0; !bad && at < total;) {
-    size_t n = total - at < BOUNCE ? total - at : BOUNCE;
-    bad = side_io(&s, b, at, buf, n, 0) || side_io(&d, b, at, buf, n, 1);
-    at += n;
-  }
-  free(buf);
-  return bad ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
+  return rc == CUDA_SUCCESS ? copy_run(&plan) : rc;
 }
 
 /* ---- 2D ---- */

@@ -3,7 +3,7 @@
  * cuda_vmm.c: VMM; cuda_array.c: arrays; cuda_exec.c: modules, streams,
  * kernels; cuda_graph.c: capture and graphs; cuda_ckpt.c: checkpointing;
  * cuda_contents.c: memory contents; cuda_copy2d.c: 2D/3D, peer copies, prefetch;
- * cuda_mps.c: MPS clients). */
+ * cuda_memset.c: memsets; cuda_batch.c: batched copies; cuda_mps.c: MPS clients). */
 #ifndef FG_CUDA_INTERNAL_H
 #define FG_CUDA_INTERNAL_H
 
@@ -146,6 +146,35 @@ FG_HIDDEN CUresult contents_in_order(copy_order_t o);
 FG_HIDDEN int contents_is_device(unsigned long long p); /* in the fake's device address range */
 /* n bytes of d's memory at va to (write 0) or from (write 1) buf: 0, or -1. Between ckpt_kernel_begin/end. */
 FG_HIDDEN int contents_io(devctx_t *d, void *buf, size_t n, unsigned long long va, int write);
+/* n bytes of d's memory at va set from pattern (FG_FILL_CHUNK bytes of a repeated value; NULL: zeros,
+ * which leave a hole): 0, or -1. Between ckpt_kernel_begin/end. */
+#define FG_FILL_CHUNK (1u << 20)
+FG_HIDDEN int contents_fill(devctx_t *d, unsigned long long va, size_t n, const unsigned char *pattern);
+/* cuda_copy2d.c: one copy of a box between two sides, checked (nothing touched) by copy_prepare and
+ * moved by copy_run; a batch prepares all its copies before it runs any. */
+typedef struct {
+  CUmemorytype type; /* UNIFIED: `device` holds a pointer of either kind */
+  const void *host;
+  CUdeviceptr device;
+  CUarray array;
+  CUcontext ctx; /* peer copies: the side's context (its device); NULL: any */
+  size_t x, y, z, lod, pitch, height;
+} side_desc_t;
+typedef struct {
+  unsigned char *host;
+  devctx_t *d;
+  unsigned long long va;
+  size_t pitch, slice;
+} side_t;
+typedef struct {
+  size_t width, height, depth;
+} box_t;
+typedef struct {
+  side_t src, dst;
+  box_t box;
+} copy_plan_t;
+FG_HIDDEN CUresult copy_prepare(const side_desc_t *src, const side_desc_t *dst, box_t b, int peer, copy_plan_t *out);
+FG_HIDDEN CUresult copy_run(const copy_plan_t *p); /* OPERATING_SYSTEM if the contents could not be moved */
 /* cuda_mem.c: frees every charge owned by ctx (the context is destroyed or reset). */
 FG_HIDDEN void mem_release_ctx(CUcontext ctx);
 /* cuda_exec.c: the stream a launch/sync argument names (ptsz: NULL is the per-thread stream). */

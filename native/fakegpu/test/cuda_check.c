@@ -1,7 +1,8 @@
 /* cuda_check LIBCUDA CHECK...: driver-API checks of the simulated libcuda
  * (capture, graphs, graph memory, arrays, VMM, contexts, the bounded launch
  * queue, the checkpoint lock; memory contents in cuda_check_contents.c, 2D/3D
- * and peer copies and prefetches in cuda_check_copy2d.c). It
+ * and peer copies and prefetches in cuda_check_copy2d.c; 2D memsets, batched
+ * and array copies in cuda_check_memset.c). It
  * dlopens LIBCUDA as a framework does and reads the execution record from the state file ($GPUSHARE_FAKEGPU_STATE)
  * to see which kernels really ran. Prints "ok"/"FAIL" lines; exit status =
  * number of failures. Expects device 0 idle and at least 8 GiB free. */
@@ -446,7 +447,7 @@ static void check_ckpt_lock(void) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: cuda_check LIBCUDA capture|graphmem|arrays|vmm|ctx|queue|ckpt|contents|copy2d...\n");
+    fprintf(stderr, "usage: cuda_check LIBCUDA capture|graphmem|arrays|vmm|ctx|queue|ckpt|contents|copy2d|memset2d|batch|arraycopy...\n");
     return 2;
   }
   void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -478,6 +479,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "ckpt")) check_ckpt_lock();
     else if (!strcmp(argv[i], "contents")) check_contents();
     else if (!strcmp(argv[i], "copy2d")) check_copy2d();
+    else if (!strcmp(argv[i], "memset2d")) check_memset2d();
+    else if (!strcmp(argv[i], "batch")) check_batch();
+    else if (!strcmp(argv[i], "arraycopy")) check_arraycopy();
     else {
       fprintf(stderr, "cuda_check: unknown check '%s'\n", argv[i]);
       return 2;

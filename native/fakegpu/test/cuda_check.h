@@ -47,10 +47,16 @@ void check_contents(void);
 void fill(unsigned char *b, size_t n, uint32_t seed);
 int same(CUdeviceptr p, const unsigned char *want, size_t n);
 void check_locked_copy(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n));
+/* ... and the same for a call whose answer after the unlock is `want` (NOT_SUPPORTED, say) */
+void check_locked_call(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n), CUresult want);
 unsigned long kernels_recorded(void);
 CUfunction kernel(void);
 CUresult launch_ms(CUfunction f, CUstream s, unsigned long long ms);
 /* cuda_check_copy2d.c: 2D/3D copies, peer copies and prefetches. */
 void check_copy2d(void);
+/* cuda_check_memset.c: cuMemsetD16 and the 2D memsets; the batched copies; copies to and from CUDA arrays. */
+void check_memset2d(void);
+void check_batch(void);
+void check_arraycopy(void);
 
 #endif

@@ -207,6 +207,10 @@ static void *locked_copy(void *arg) {
 
 /* `name` (made by `copy`) blocks while this process is locked and returns after the unlock. */
 void check_locked_copy(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n)) {
+  check_locked_call(name, copy, CUDA_SUCCESS);
+}
+
+void check_locked_call(const char *name, CUresult (*copy)(void *dst, CUdeviceptr src, size_t n), CUresult want) {
   volatile int unlocking = 0;
   locked_copy_t c = {0, 0, 0, &unlocking, -1, copy};
   char what[160];
@@ -223,7 +227,7 @@ void check_locked_copy(const char *name, CUresult (*copy)(void *dst, CUdeviceptr
   p_cuCheckpointProcessUnlock(getpid(), NULL);
   pthread_join(t, NULL);
   snprintf(what, sizeof what, "%s returns after the unlock", name);
-  EXPECT(what, c.saw_unlock && c.rc == CUDA_SUCCESS, "rc %d, after unlock: %d", c.rc, c.saw_unlock);
+  EXPECT(what, c.saw_unlock && c.rc == want, "rc %d (want %d), after unlock: %d", c.rc, want, c.saw_unlock);
   p_cuMemFree_v2(c.p);
 }
 

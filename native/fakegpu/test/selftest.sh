@@ -181,7 +181,7 @@ expect_eq "--check-memory: a changed byte is seen at the next cell, exit 3" "$rc
 
 echo "== CUDA driver API (test/cuda_check.c)"
 "$FG" init --scenario a100-40gb
-for c in capture graphmem arrays vmm ctx queue ckpt contents copy2d; do
+for c in capture graphmem arrays vmm ctx queue ckpt contents copy2d memset2d batch arraycopy; do
   "$B/cuda_check" "$B/libcuda.so.1" "$c" >"$TMP/out" 2>&1; rc=$?
   if [ $rc -eq 0 ]; then ok "cuda $c ($(grep -c '^ok' "$TMP/out") checks)"; else bad "cuda $c"; grep -v '^ok' "$TMP/out" | sed 's/^/     /' | head -20; fi
 done

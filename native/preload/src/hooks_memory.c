@@ -1,7 +1,8 @@
 /* Memory the driver holds beyond plain allocations: VMM mappings (a released
  * handle lives until its last unmap), CUDA arrays, and contexts (destroying or
- * resetting one frees what was allocated in it); and the copies (2D/3D and
- * peer too), memsets and prefetches, counted in the park file like synchronisations. */
+ * resetting one frees what was allocated in it); and the copies (2D/3D, peer,
+ * batched and array copies too), memsets (2D too) and prefetches, counted in
+ * the park file like synchronisations. */
 #define _GNU_SOURCE
 #include "hooks_quota.h"
 
@@ -242,5 +243,69 @@ PARKED_HOOK(cuMemPrefetchAsync, PREFETCH, (devPtr, count, dstDevice, hStream))
 PARKED_HOOK(cuMemPrefetchAsync_ptsz, PREFETCH, (devPtr, count, dstDevice, hStream))
 PARKED_HOOK(cuMemPrefetchAsync_v2, PREFETCH_V2, (devPtr, count, location, flags, hStream))
 PARKED_HOOK(cuMemPrefetchAsync_v2_ptsz, PREFETCH_V2, (devPtr, count, location, flags, hStream))
+
+/* cuMemsetD16 and the 2D memsets: a notebook cell may begin by clearing a buffer or an image's padded rows. */
+#define D16 (CUdeviceptr dstDevice, unsigned short us, size_t N)
+#define D16_ASYNC (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
+#define D2D(type, v) (CUdeviceptr dstDevice, size_t dstPitch, type v, size_t Width, size_t Height)
+#define D2D_ASYNC(type, v) (CUdeviceptr dstDevice, size_t dstPitch, type v, size_t Width, size_t Height, CUstream hStream)
+
+PARKED_HOOK(cuMemsetD16_v2, D16, (dstDevice, us, N))
+PARKED_HOOK(cuMemsetD16_v2_ptds, D16, (dstDevice, us, N))
+PARKED_HOOK(cuMemsetD16Async, D16_ASYNC, (dstDevice, us, N, hStream))
+PARKED_HOOK(cuMemsetD16Async_ptsz, D16_ASYNC, (dstDevice, us, N, hStream))
+PARKED_HOOK(cuMemsetD2D8_v2, D2D(unsigned char, uc), (dstDevice, dstPitch, uc, Width, Height))
+PARKED_HOOK(cuMemsetD2D8_v2_ptds, D2D(unsigned char, uc), (dstDevice, dstPitch, uc, Width, Height))
+PARKED_HOOK(cuMemsetD2D8Async, D2D_ASYNC(unsigned char, uc), (dstDevice, dstPitch, uc, Width, Height, hStream))
+PARKED_HOOK(cuMemsetD2D8Async_ptsz, D2D_ASYNC(unsigned char, uc), (dstDevice, dstPitch, uc, Width, Height, hStream))
+PARKED_HOOK(cuMemsetD2D16_v2, D2D(unsigned short, us), (dstDevice, dstPitch, us, Width, Height))
+PARKED_HOOK(cuMemsetD2D16_v2_ptds, D2D(unsigned short, us), (dstDevice, dstPitch, us, Width, Height))
+PARKED_HOOK(cuMemsetD2D16Async, D2D_ASYNC(unsigned short, us), (dstDevice, dstPitch, us, Width, Height, hStream))
+PARKED_HOOK(cuMemsetD2D16Async_ptsz, D2D_ASYNC(unsigned short, us), (dstDevice, dstPitch, us, Width, Height, hStream))
+PARKED_HOOK(cuMemsetD2D32_v2, D2D(unsigned int, ui), (dstDevice, dstPitch, ui, Width, Height))
+PARKED_HOOK(cuMemsetD2D32_v2_ptds, D2D(unsigned int, ui), (dstDevice, dstPitch, ui, Width, Height))
+PARKED_HOOK(cuMemsetD2D32Async, D2D_ASYNC(unsigned int, ui), (dstDevice, dstPitch, ui, Width, Height, hStream))
+PARKED_HOOK(cuMemsetD2D32Async_ptsz, D2D_ASYNC(unsigned int, ui), (dstDevice, dstPitch, ui, Width, Height, hStream))
+
+/* The batched copies of CUDA 12.8 (13.0's _v2 drops failIdx): a framework moving many tensors at once. */
+#define BATCH_P CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs
+#define BATCH_A dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs
+
+PARKED_HOOK(cuMemcpyBatchAsync, (BATCH_P, size_t *failIdx, CUstream hStream), (BATCH_A, failIdx, hStream))
+PARKED_HOOK(cuMemcpyBatchAsync_ptsz, (BATCH_P, size_t *failIdx, CUstream hStream), (BATCH_A, failIdx, hStream))
+PARKED_HOOK(cuMemcpyBatchAsync_v2, (BATCH_P, CUstream hStream), (BATCH_A, hStream))
+PARKED_HOOK(cuMemcpyBatchAsync_v2_ptsz, (BATCH_P, CUstream hStream), (BATCH_A, hStream))
+PARKED_HOOK(cuMemcpy3DBatchAsync, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags, CUstream hStream),
+            (numOps, opList, failIdx, flags, hStream))
+PARKED_HOOK(cuMemcpy3DBatchAsync_ptsz, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags, CUstream hStream),
+            (numOps, opList, failIdx, flags, hStream))
+PARKED_HOOK(cuMemcpy3DBatchAsync_v2, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream),
+            (numOps, opList, flags, hStream))
+PARKED_HOOK(cuMemcpy3DBatchAsync_v2_ptsz, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream),
+            (numOps, opList, flags, hStream))
+
+/* Copies to and from CUDA arrays: arrays are device memory that a checkpoint parks like any other. */
+#define DTOA (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount)
+#define ATOD (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
+#define HTOA (CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount)
+#define ATOH (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)
+#define ATOA (CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount)
+#define HTOA_ASYNC (CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
+#define ATOH_ASYNC (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
+
+PARKED_HOOK(cuMemcpyDtoA_v2, DTOA, (dstArray, dstOffset, srcDevice, ByteCount))
+PARKED_HOOK(cuMemcpyDtoA_v2_ptds, DTOA, (dstArray, dstOffset, srcDevice, ByteCount))
+PARKED_HOOK(cuMemcpyAtoD_v2, ATOD, (dstDevice, srcArray, srcOffset, ByteCount))
+PARKED_HOOK(cuMemcpyAtoD_v2_ptds, ATOD, (dstDevice, srcArray, srcOffset, ByteCount))
+PARKED_HOOK(cuMemcpyHtoA_v2, HTOA, (dstArray, dstOffset, srcHost, ByteCount))
+PARKED_HOOK(cuMemcpyHtoA_v2_ptds, HTOA, (dstArray, dstOffset, srcHost, ByteCount))
+PARKED_HOOK(cuMemcpyAtoH_v2, ATOH, (dstHost, srcArray, srcOffset, ByteCount))
+PARKED_HOOK(cuMemcpyAtoH_v2_ptds, ATOH, (dstHost, srcArray, srcOffset, ByteCount))
+PARKED_HOOK(cuMemcpyAtoA_v2, ATOA, (dstArray, dstOffset, srcArray, srcOffset, ByteCount))
+PARKED_HOOK(cuMemcpyAtoA_v2_ptds, ATOA, (dstArray, dstOffset, srcArray, srcOffset, ByteCount))
+PARKED_HOOK(cuMemcpyHtoAAsync_v2, HTOA_ASYNC, (dstArray, dstOffset, srcHost, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyHtoAAsync_v2_ptsz, HTOA_ASYNC, (dstArray, dstOffset, srcHost, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyAtoHAsync_v2, ATOH_ASYNC, (dstHost, srcArray, srcOffset, ByteCount, hStream))
+PARKED_HOOK(cuMemcpyAtoHAsync_v2_ptsz, ATOH_ASYNC, (dstHost, srcArray, srcOffset, ByteCount, hStream))
 
 GS_HOOKS_MEMORY(GS_EXPORT_ROW)

@@ -60,7 +60,7 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, GS_LIB_CUDA)  \
   X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, 0, 0, GS_LIB_NVML)  \
   X(nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetMemoryInfo_v2, 0, 0, GS_LIB_NVML)
-/* hooks_memory.c: VMM mappings, arrays, contexts, copies (2D/3D and peer too), memsets and prefetches (every stream variant) */
+/* hooks_memory.c: VMM mappings, arrays, contexts, copies (2D/3D, peer, batched, to and from arrays), memsets (2D too) and prefetches (every stream variant) */
 #define GS_HOOKS_MEMORY(X) \
   X(cuMemMap, cuMemMap, 10020, 0, GS_LIB_CUDA)  \
   X(cuMemUnmap, cuMemUnmap, 10020, 0, GS_LIB_CUDA)  \
@@ -118,7 +118,45 @@ enum { GS_LIB_CUDA = 0, GS_LIB_NVML = 1, GS_LIBS };
   X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, 0, GS_LIB_CUDA)  \
   X(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync, 8000, 1, GS_LIB_CUDA)  \
   X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, 0, GS_LIB_CUDA)  \
-  X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync, 12020, 1, GS_LIB_CUDA)
+  X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync, 12020, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD16_v2, cuMemsetD16, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD16_v2_ptds, cuMemsetD16, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD16Async, cuMemsetD16Async, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD16Async_ptsz, cuMemsetD16Async, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD2D8_v2, cuMemsetD2D8, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD2D8_v2_ptds, cuMemsetD2D8, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD2D8Async, cuMemsetD2D8Async, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD2D16_v2, cuMemsetD2D16, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD2D16_v2_ptds, cuMemsetD2D16, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD2D16Async, cuMemsetD2D16Async, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD2D32_v2, cuMemsetD2D32, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD2D32_v2_ptds, cuMemsetD2D32, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemsetD2D32Async, cuMemsetD2D32Async, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync, 12080, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync, 13000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyBatchAsync_v2_ptsz, cuMemcpyBatchAsync, 13000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync, 12080, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy3DBatchAsync_ptsz, cuMemcpy3DBatchAsync, 12080, 1, GS_LIB_CUDA)  \
+  X(cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync, 13000, 0, GS_LIB_CUDA)  \
+  X(cuMemcpy3DBatchAsync_v2_ptsz, cuMemcpy3DBatchAsync, 13000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoA_v2, cuMemcpyDtoA, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyDtoA_v2_ptds, cuMemcpyDtoA, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoD_v2, cuMemcpyAtoD, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoD_v2_ptds, cuMemcpyAtoD, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoA_v2, cuMemcpyHtoA, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoA_v2_ptds, cuMemcpyHtoA, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoH_v2, cuMemcpyAtoH, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoH_v2_ptds, cuMemcpyAtoH, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoA_v2, cuMemcpyAtoA, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoA_v2_ptds, cuMemcpyAtoA, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoAAsync_v2, cuMemcpyHtoAAsync, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyHtoAAsync_v2_ptsz, cuMemcpyHtoAAsync, 7000, 1, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoHAsync_v2, cuMemcpyAtoHAsync, 3020, 0, GS_LIB_CUDA)  \
+  X(cuMemcpyAtoHAsync_v2_ptsz, cuMemcpyAtoHAsync, 7000, 1, GS_LIB_CUDA)
 /* hooks_graph.c: stream capture, graphs and their memory */
 #define GS_HOOKS_GRAPH(X) \
   X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0, GS_LIB_CUDA)  \

@@ -13,8 +13,9 @@
  *   reset (cuDevicePrimaryCtxReset_v2, then retain the primary context again)
  *   catchbus (installs its own SIGBUS handler: it prints {"op":"caught"} and exits 7)
  *   bus (maps a file of its own, truncates it and reads it: a SIGBUS that is not the gate's)
- *   copies:I (every copy and memset variant, the 2D/3D and peer copies and the prefetches included, once
- *     on the I-th allocation (>= 8 KiB), one line each: its name, code and the library its entry point came from) */
+ *   copies:I (every copy and memset variant, the 2D/3D, peer, batched and array copies, 2D memsets and prefetches included, once
+ *     on the I-th allocation (>= 8 KiB) and the first two array:SIZE arrays (>= 64 bytes), one line each: its name,
+ *     code and the library its entry point came from) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -106,10 +107,30 @@ static const struct {
     {"cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 0, 0},  {"cuMemcpy3DPeerAsync_ptsz", "cuMemcpy3DPeerAsync", 1, 0},
     {"cuMemPrefetchAsync", "cuMemPrefetchAsync", 0, 11080},  {"cuMemPrefetchAsync_ptsz", "cuMemPrefetchAsync", 1, 11080},
     {"cuMemPrefetchAsync_v2", "cuMemPrefetchAsync", 0, 0},  {"cuMemPrefetchAsync_v2_ptsz", "cuMemPrefetchAsync", 1, 0},
+    {"cuMemsetD16_v2", "cuMemsetD16", 0, 0},  {"cuMemsetD16_v2_ptds", "cuMemsetD16", 1, 0},
+    {"cuMemsetD16Async", "cuMemsetD16Async", 0, 0},  {"cuMemsetD16Async_ptsz", "cuMemsetD16Async", 1, 0},
+    {"cuMemsetD2D8_v2", "cuMemsetD2D8", 0, 0},  {"cuMemsetD2D8_v2_ptds", "cuMemsetD2D8", 1, 0},
+    {"cuMemsetD2D8Async", "cuMemsetD2D8Async", 0, 0},  {"cuMemsetD2D8Async_ptsz", "cuMemsetD2D8Async", 1, 0},
+    {"cuMemsetD2D16_v2", "cuMemsetD2D16", 0, 0},  {"cuMemsetD2D16_v2_ptds", "cuMemsetD2D16", 1, 0},
+    {"cuMemsetD2D16Async", "cuMemsetD2D16Async", 0, 0},  {"cuMemsetD2D16Async_ptsz", "cuMemsetD2D16Async", 1, 0},
+    {"cuMemsetD2D32_v2", "cuMemsetD2D32", 0, 0},  {"cuMemsetD2D32_v2_ptds", "cuMemsetD2D32", 1, 0},
+    {"cuMemsetD2D32Async", "cuMemsetD2D32Async", 0, 0},  {"cuMemsetD2D32Async_ptsz", "cuMemsetD2D32Async", 1, 0},
+    {"cuMemcpyBatchAsync", "cuMemcpyBatchAsync", 0, 12080},  {"cuMemcpyBatchAsync_ptsz", "cuMemcpyBatchAsync", 1, 12080},
+    {"cuMemcpyBatchAsync_v2", "cuMemcpyBatchAsync", 0, 13000},  {"cuMemcpyBatchAsync_v2_ptsz", "cuMemcpyBatchAsync", 1, 13000},
+    {"cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync", 0, 12080},  {"cuMemcpy3DBatchAsync_ptsz", "cuMemcpy3DBatchAsync", 1, 12080},
+    {"cuMemcpy3DBatchAsync_v2", "cuMemcpy3DBatchAsync", 0, 13000},  {"cuMemcpy3DBatchAsync_v2_ptsz", "cuMemcpy3DBatchAsync", 1, 13000},
+    {"cuMemcpyDtoA_v2", "cuMemcpyDtoA", 0, 0},  {"cuMemcpyDtoA_v2_ptds", "cuMemcpyDtoA", 1, 0},
+    {"cuMemcpyAtoD_v2", "cuMemcpyAtoD", 0, 0},  {"cuMemcpyAtoD_v2_ptds", "cuMemcpyAtoD", 1, 0},
+    {"cuMemcpyHtoA_v2", "cuMemcpyHtoA", 0, 0},  {"cuMemcpyHtoA_v2_ptds", "cuMemcpyHtoA", 1, 0},
+    {"cuMemcpyAtoH_v2", "cuMemcpyAtoH", 0, 0},  {"cuMemcpyAtoH_v2_ptds", "cuMemcpyAtoH", 1, 0},
+    {"cuMemcpyAtoA_v2", "cuMemcpyAtoA", 0, 0},  {"cuMemcpyAtoA_v2_ptds", "cuMemcpyAtoA", 1, 0},
+    {"cuMemcpyHtoAAsync_v2", "cuMemcpyHtoAAsync", 0, 0},  {"cuMemcpyHtoAAsync_v2_ptsz", "cuMemcpyHtoAAsync", 1, 0},
+    {"cuMemcpyAtoHAsync_v2", "cuMemcpyAtoHAsync", 0, 0},  {"cuMemcpyAtoHAsync_v2_ptsz", "cuMemcpyAtoHAsync", 1, 0},
 };
 
-/* The i-th entry of COPIES through fn: host buffer h, device d (its second 4 KiB the DtoD target), context ctx. */
-static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUstream stream, CUcontext ctx) {
+/* The i-th entry of COPIES through fn: host buffer h, device d (its second 4 KiB the DtoD target), context ctx,
+ * arrays a and a2 (copies to or from them are NOT_SUPPORTED in the simulated driver, after its lock wait). */
+static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUstream stream, CUcontext ctx, CUarray a, CUarray a2) {
   CUstream s = COPIES[i].per_thread ? NULL : stream; /* _ptsz: NULL is this thread's stream */
   CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
   /* 2D: 4 rows of 16 bytes host to device; 3D and 3D peer: 2 slices of 2 such rows, device to device */
@@ -122,6 +143,13 @@ static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUst
                            .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = d + 4096, .dstContext = ctx, .dstPitch = 16,
                            .dstHeight = 2, .WidthInBytes = 16, .Height = 2, .Depth = COPY_BYTES / 32};
   CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  /* batches: host to device and device to device, in order on the stream; 3D: one row between two pointers */
+  CUdeviceptr dsts[2] = {d, d + 4096}, srcs[2] = {hp, d + 64};
+  size_t sizes[2] = {COPY_BYTES, COPY_BYTES}, idx[1] = {0}, fail;
+  CUmemcpyAttributes at = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+  CUDA_MEMCPY3D_BATCH_OP op = {.src = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr = {.ptr = d, .rowLength = COPY_BYTES, .layerHeight = 1}},
+                               .dst = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr = {.ptr = d + 4096, .rowLength = COPY_BYTES, .layerHeight = 1}},
+                               .extent = {COPY_BYTES, 1, 1}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
   switch (i / 2) {
     case 0: return ((cuMemcpyHtoD_v2_fn)fn)(d, h, COPY_BYTES);
     case 1: return ((cuMemcpyDtoH_v2_fn)fn)(h, d, COPY_BYTES);
@@ -145,15 +173,35 @@ static CUresult copy_call(int i, void *fn, unsigned char *h, CUdeviceptr d, CUst
     case 19: return ((cuMemcpy3DPeer_fn)fn)(&cp);
     case 20: return ((cuMemcpy3DPeerAsync_fn)fn)(&cp, s);
     case 21: return ((cuMemPrefetchAsync_fn)fn)(d, COPY_BYTES, 0, s);
-    default: return ((cuMemPrefetchAsync_v2_fn)fn)(d, COPY_BYTES, dev0, 0, s);
+    case 22: return ((cuMemPrefetchAsync_v2_fn)fn)(d, COPY_BYTES, dev0, 0, s);
+    case 23: return ((cuMemsetD16_v2_fn)fn)(d, 7, COPY_BYTES / 2);
+    case 24: return ((cuMemsetD16Async_fn)fn)(d, 7, COPY_BYTES / 2, s);
+    case 25: return ((cuMemsetD2D8_v2_fn)fn)(d, 32, 7, 16, 2);
+    case 26: return ((cuMemsetD2D8Async_fn)fn)(d, 32, 7, 16, 2, s);
+    case 27: return ((cuMemsetD2D16_v2_fn)fn)(d, 32, 7, 8, 2);
+    case 28: return ((cuMemsetD2D16Async_fn)fn)(d, 32, 7, 8, 2, s);
+    case 29: return ((cuMemsetD2D32_v2_fn)fn)(d, 32, 7, 4, 2);
+    case 30: return ((cuMemsetD2D32Async_fn)fn)(d, 32, 7, 4, 2, s);
+    case 31: return ((cuMemcpyBatchAsync_fn)fn)(dsts, srcs, sizes, 2, &at, idx, 1, &fail, s);
+    case 32: return ((cuMemcpyBatchAsync_v2_fn)fn)(dsts, srcs, sizes, 2, &at, idx, 1, s);
+    case 33: return ((cuMemcpy3DBatchAsync_fn)fn)(1, &op, &fail, 0, s);
+    case 34: return ((cuMemcpy3DBatchAsync_v2_fn)fn)(1, &op, 0, s);
+    case 35: return ((cuMemcpyDtoA_v2_fn)fn)(a, 0, d, COPY_BYTES);
+    case 36: return ((cuMemcpyAtoD_v2_fn)fn)(d, a, 0, COPY_BYTES);
+    case 37: return ((cuMemcpyHtoA_v2_fn)fn)(a, 0, h, COPY_BYTES);
+    case 38: return ((cuMemcpyAtoH_v2_fn)fn)(h, a, 0, COPY_BYTES);
+    case 39: return ((cuMemcpyAtoA_v2_fn)fn)(a2, 0, a, 0, COPY_BYTES);
+    case 40: return ((cuMemcpyHtoAAsync_v2_fn)fn)(a, 0, h, COPY_BYTES, s);
+    case 41: return ((cuMemcpyAtoHAsync_v2_fn)fn)(h, a, 0, COPY_BYTES, s);
+    default: return CUDA_ERROR_NOT_FOUND;
   }
 }
 
-static void copies(CUdeviceptr d, CUstream stream, CUcontext ctx) {
+static void copies(CUdeviceptr d, CUstream stream, CUcontext ctx, CUarray a, CUarray a2) {
   static unsigned char h[COPY_BYTES];
   for (int i = 0; i < (int)(sizeof COPIES / sizeof COPIES[0]); i++) {
     void *fn = resolve_at(COPIES[i].symbol, COPIES[i].base, COPIES[i].per_thread, COPIES[i].version ? COPIES[i].version : VERSION);
-    CUresult rc = fn ? copy_call(i, fn, h, d, stream, ctx) : CUDA_ERROR_NOT_FOUND;
+    CUresult rc = fn ? copy_call(i, fn, h, d, stream, ctx, a, a2) : CUDA_ERROR_NOT_FOUND;
     printf("{\"op\":\"copy\",\"name\":\"%s\",\"code\":%d,\"from\":\"%s\"}\n", COPIES[i].symbol, rc, lib_of(fn));
   }
 }
@@ -330,7 +378,10 @@ int main(int argc, char **argv) {
         printf("{\"op\":\"error\",\"what\":\"copies:%llu needs an alloc of 8 KiB or more\"}\n", x);
         return 2;
       }
-      copies(allocs[x].key, stream, ctx);
+      CUarray arrays[2] = {NULL, NULL}; /* the first two array:SIZE allocations, for the array copies */
+      for (int i = 0, n = 0; i < nallocs && n < 2; i++)
+        if (!strcmp(allocs[i].kind, "array")) arrays[n++] = (CUarray)(uintptr_t)allocs[i].key;
+      copies(allocs[x].key, stream, ctx, arrays[0], arrays[1]);
       printf("{\"op\":\"copies\"}\n");
       continue;
     } else if (!strcmp(op, "wait")) {
