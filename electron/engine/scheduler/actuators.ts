@@ -10,7 +10,7 @@ import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
 import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
 import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
-import type { JobGate } from './job-gate.js';
+import type { JobGate, MpsClientIdentity } from './job-gate.js';
 import type { JobRecord } from './job-table.js';
 import { launch } from './launcher.js';
 import type { ParkRequests } from './park-requests.js';
@@ -33,6 +33,13 @@ export interface ActuatorOptions {
 
 const BEST_EFFORT_NICE = 19;
 type GpuView = Snapshot['gpus'][number];
+
+/** A job about to become an MPS client: its daemon, its client environment, and what the gate is told of it (read from that environment). */
+interface MpsClientPlan {
+  daemon: MpsDaemonRef;
+  env: Record<string, string>;
+  identity: MpsClientIdentity;
+}
 
 /** The slice whose own MPS daemon serves this job (mode mig with an MPS share), or null. */
 export function mpsSliceOf(job: Pick<JobRecord['view'], 'mode' | 'migSlice' | 'mpsSharePercent'>, gpuView: GpuView | undefined): SliceRef | null {
@@ -57,6 +64,8 @@ export function mpsDaemonKey(job: Pick<JobRecord['view'], 'mode' | 'gpu' | 'migS
 export class JobActuators {
   /** The slice whose MPS daemon each slice client was started on, by job id (for terminate_client). */
   private readonly sliceClients = new Map<string, SliceRef>();
+  /** Each MPS client's daemon and the client priority it started with, by job id (MPS keeps it until the client restarts). */
+  private readonly mpsClients = new Map<string, MpsClientIdentity>();
 
   constructor(readonly options: ActuatorOptions) {}
 
@@ -84,7 +93,7 @@ export class JobActuators {
 
   /**
    * Its priority reaches the gate and the CPU: best-effort gets the lowest CPU priority, undone when it goes back up.
-   * Not its MPS client priority (CUDA_MPS_CLIENT_PRIORITY, set at launch by spatialEnv): MPS reads it when the client
+   * Not its MPS client priority (CUDA_MPS_CLIENT_PRIORITY, set at launch by mpsClientPlan): MPS reads it when the client
    * connects, so a running MPS client keeps the priority it started with until it is started again.
    */
   applyPriority(record: JobRecord): void {
@@ -126,12 +135,15 @@ export class JobActuators {
     const job = record.view;
     let slotEnv: Record<string, string> = {};
     const gate = this.options.gate;
+    const mpsClient = this.mpsClientPlan(record, gpu, gpuView);
     if (gate) {
       const owner = record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null; // the job writes only its own activity file
-      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
+      const mps = mpsClient?.identity ?? null;
+      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner, mpsClient: mps });
       record.slot = slot.slot;
       slotEnv = slot.env;
     }
+    if (mpsClient) this.mpsClients.set(job.id, mpsClient.identity);
     try {
       const base = record.launchEnv;
       const extra = this.options.jobEnv ?? {};
@@ -139,7 +151,7 @@ export class JobActuators {
         ...base,
         ...extra,
         ...slotEnv,
-        ...this.spatialEnv(record, gpu, gpuView),
+        ...(mpsClient ? this.joinMps(record, mpsClient) : {}),
         CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
         // a MIG job sees only its slice
         CUDA_VISIBLE_DEVICES: job.mode === 'mig' && job.migSlice ? job.migSlice : gpuView?.uuid || String(gpu),
@@ -159,23 +171,38 @@ export class JobActuators {
   }
 
   /**
-   * MPS mode: our daemon for the GPU (started on demand), the SM share and the quota as the pinned memory limit;
-   * a MIG job with an MPS share: the same with its slice's own daemon.
+   * MPS mode: our daemon for the GPU, the SM share and the quota as the pinned memory limit; a MIG job with an MPS share:
+   * the same with its slice's own daemon. Null: no MPS client. Starts nothing (joinMps does), so a refused gate slot leaves no daemon behind.
    */
-  private spatialEnv(record: JobRecord, gpu: number, gpuView: GpuView | undefined): Record<string, string> {
+  private mpsClientPlan(record: JobRecord, gpu: number, gpuView: GpuView | undefined): MpsClientPlan | null {
     const job = record.view;
     const slice = mpsSliceOf(job, gpuView);
     if (job.mode === 'mig' && job.mpsSharePercent !== null && !slice) throw new Error(`MIG slice ${job.migSlice} is not on GPU ${gpu} any more, so its MPS daemon cannot serve ${job.id}`);
     const daemon = mpsDaemonOn(job.mode, gpu, gpuView, slice);
-    if (!daemon) return {};
+    if (!daemon) return null;
     const mps = this.options.mps;
     if (!mps) throw new Error('MPS is not available in this engine');
-    mps.startForJob(daemon);
-    if (daemon.slice) {
-      this.sliceClients.set(job.id, daemon.slice);
-      return mpsSliceJobEnv(mps.control, daemon.slice, job.mpsSharePercent!, job.memoryQuotaBytes, job.priority);
-    }
-    return mpsJobEnv(mps.control, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes, job.priority);
+    const env = daemon.slice
+      ? mpsSliceJobEnv(mps.control, daemon.slice, job.mpsSharePercent!, job.memoryQuotaBytes, job.priority)
+      : mpsJobEnv(mps.control, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes, job.priority);
+    // the gate hears the client priority the process starts with from its own environment: one source
+    return { daemon, env, identity: { daemon: mpsDaemonKey({ ...job, gpu })!, priority: Number(env.CUDA_MPS_CLIENT_PRIORITY) } };
+  }
+
+  /** The client's daemon runs (started on demand); returns the client's environment. */
+  private joinMps(record: JobRecord, client: MpsClientPlan): Record<string, string> {
+    this.options.mps!.startForJob(client.daemon);
+    if (client.daemon.slice) this.sliceClients.set(record.view.id, client.daemon.slice);
+    return client.env;
+  }
+
+  /**
+   * Whether MPS itself runs `higher`'s work ahead of `lower`'s: both clients of one daemon, `lower` started at a
+   * lower client priority (a larger CUDA_MPS_CLIENT_PRIORITY). The gate lets such a lower job run beside it.
+   */
+  mpsPutsAhead(higher: JobRecord, lower: JobRecord): boolean {
+    const [h, l] = [this.mpsClients.get(higher.view.id), this.mpsClients.get(lower.view.id)];
+    return h !== undefined && l !== undefined && h.daemon === l.daemon && l.priority > h.priority;
   }
 
   /**
@@ -262,6 +289,7 @@ export class JobActuators {
 
   releaseSlot(record: JobRecord): void {
     if (record.view.managed) this.options.parkRequests?.remove(record.view.id);
+    this.mpsClients.delete(record.view.id);
     if (record.slot !== null) this.options.gate?.releaseSlot(record.slot);
     record.slot = null;
   }
@@ -339,9 +367,20 @@ export class JobActuators {
   adoptSlot(record: JobRecord, slot: number | null): boolean {
     const gate = this.options.gate;
     const { pid, gpu, mode, migSlice, priority } = record.view;
-    if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, migSlice: mode === 'mig' ? migSlice : null, priority })) return false;
+    const mpsDaemon = mpsDaemonKey(record.view);
+    if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, migSlice: mode === 'mig' ? migSlice : null, priority, mpsDaemon })) return false;
     record.slot = slot;
+    const started = mpsDaemon === null ? null : this.startedClientPriority(slot); // the slot keeps it: MPS read it when the client connected
+    if (mpsDaemon !== null && started !== null) this.mpsClients.set(record.view.id, { daemon: mpsDaemon, priority: started });
     return true;
+  }
+
+  private startedClientPriority(slot: number): number | null {
+    try {
+      return this.options.gate!.readSlot?.(slot).mpsClientPriority ?? null;
+    } catch {
+      return null; // unreadable: gated as a job in its own context
+    }
   }
 
   /** After the earlier engine's jobs are back: its slots nobody took are freed. */
