@@ -230,3 +230,13 @@ test('a parked job whose next cell begins with a 2D copy (cuMemcpy2D_v2) or a pe
   // the allocation, then read from there (cuGetProcAddress for one, dlsym for the other)
   for (const [copy, resolve] of [['2d', 'procaddress'], ['peer', 'symbol']] as const) await parkedCellReadsBack(r, kill, copy, resolve);
 });
+
+test('a parked job whose next cell begins with a 2D memset (cuMemsetD2D8_v2) or a batched copy (cuMemcpyBatchAsync) gets its memory back and finds its bytes intact', async (t) => {
+  const r = rig('memset2d-batch-copy');
+  const kill: number[] = [];
+  t.after(() => kill.forEach(killIfAlive));
+  // memset2d: each cell first sets a 16-row rectangle (4 KiB pitch) in the allocation's second 64 KiB to a value
+  // of its own and reads that place back whole (the rows set, the gaps between them untouched), then the samples;
+  // batch: each sample read back as a batch of two device-to-host copies on the job's stream, then synchronised
+  for (const [copy, resolve] of [['memset2d', 'symbol'], ['batch', 'procaddress']] as const) await parkedCellReadsBack(r, kill, copy, resolve);
+});

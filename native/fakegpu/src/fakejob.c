@@ -69,15 +69,20 @@ static struct {
   cuMemcpyDtoHAsync_v2_fn cuMemcpyDtoHAsync_v2_ptsz;
   cuMemcpy2D_v2_fn cuMemcpy2D_v2;
   cuMemcpyPeer_fn cuMemcpyPeer;
+  cuMemsetD2D8_v2_fn cuMemsetD2D8_v2;
+  cuMemcpyBatchAsync_fn cuMemcpyBatchAsync; /* CUDA 12.8: NULL on an older driver (only --check-copy batch needs it) */
 } api;
 
-/* field, exported symbol, name asked of cuGetProcAddress (ENTRY_PTSZ: asked with PER_THREAD_DEFAULT_STREAM) */
-#define ENTRY(field, base) {(void **)&api.field, #field, #base, CU_GET_PROC_ADDRESS_DEFAULT}
-#define ENTRY_PTSZ(field, base) {(void **)&api.field, #field, #base, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM}
+/* field, exported symbol, name asked of cuGetProcAddress (ENTRY_PTSZ: asked with PER_THREAD_DEFAULT_STREAM;
+ * ENTRY_NEWER: asked at a newer CUDA version, and optional: left NULL where the driver lacks it) */
+#define ENTRY(field, base) {(void **)&api.field, #field, #base, CU_GET_PROC_ADDRESS_DEFAULT, 0}
+#define ENTRY_PTSZ(field, base) {(void **)&api.field, #field, #base, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 0}
+#define ENTRY_NEWER(field, base, version) {(void **)&api.field, #field, #base, CU_GET_PROC_ADDRESS_DEFAULT, version}
 static const struct {
   void **slot;
   const char *symbol, *base;
   cuuint64_t flags;
+  int newer;
 } ENTRIES[] = {
     ENTRY(cuInit, cuInit),
     ENTRY(cuDeviceGet, cuDeviceGet),
@@ -124,6 +129,8 @@ static const struct {
     ENTRY_PTSZ(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync),
     ENTRY(cuMemcpy2D_v2, cuMemcpy2D),
     ENTRY(cuMemcpyPeer, cuMemcpyPeer),
+    ENTRY(cuMemsetD2D8_v2, cuMemsetD2D8),
+    ENTRY_NEWER(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080),
 };
 
 static volatile sig_atomic_t g_stop, g_advance;
@@ -199,7 +206,7 @@ static void usage_error(const char *fmt, ...) {
         "  hold [--duration S] [--fill SIZE]\n"
         "  train --kernel-ms K [--batch B] [--duration S | --iterations N]\n"
         "  infer --rate R --kernel-ms K (--requests N | --duration S) [--seed X] [--kernels-per-request M] [--burst B]\n"
-        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S] [--check-memory [--check-copy sync|async|ptsz|2d|peer]]\n"
+        "  interactive --burst-ms B --idle-ms I [--kernel-ms K] [--duration S] [--check-memory [--check-copy sync|async|ptsz|2d|peer|memset2d|batch]]\n"
         "  alloc --chunk SIZE --count N [--api alloc|pitch|managed|async|pool|vmm|array|array3d|mipmap] [--after S] [--hold]\n"
         "  capture --kernels K --kernel-ms M (--launches N | --duration S) [--mode global|thread_local|relaxed]\n"
         "          [--graph-mem SIZE] [--sync-during-capture]\n"
@@ -272,11 +279,13 @@ static void resolve(int by_procaddress) {
     void *fn = NULL;
     if (by_procaddress) {
       CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      CUresult rc = gpa(ENTRIES[i].base, &fn, REQUEST_VERSION, ENTRIES[i].flags, &status);
+      int version = ENTRIES[i].newer ? ENTRIES[i].newer : REQUEST_VERSION;
+      CUresult rc = gpa(ENTRIES[i].base, &fn, version, ENTRIES[i].flags, &status);
       if (rc != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS) fn = NULL;
     } else {
       fn = dlsym(h, ENTRIES[i].symbol);
     }
+    if (!fn && ENTRIES[i].newer) continue; /* optional: its user checks */
     if (!fn) {
       emit("{\"event\":\"error\",\"call\":\"%s\",\"code\":500,\"name\":\"CUDA_ERROR_NOT_FOUND\"}",
            by_procaddress ? "cuGetProcAddress_v2" : "dlsym");
@@ -398,7 +407,8 @@ static void check_memory(void) {
   int ok = 0;
   CUresult rc = fakejob_pattern_check(&g_pattern, &bytes, &ok);
   if (rc != CUDA_SUCCESS)
-    fail_call(g_pattern.copy2d ? "cuMemcpy2D_v2" : g_pattern.peer ? "cuMemcpyPeer" : g_pattern.dtoh_async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2", rc);
+    fail_call(g_pattern.copy2d ? "cuMemcpy2D_v2" : g_pattern.peer ? "cuMemcpyPeer" : g_pattern.memset2d ? "cuMemsetD2D8_v2"
+              : g_pattern.batch ? "cuMemcpyBatchAsync" : g_pattern.dtoh_async ? "cuMemcpyDtoHAsync_v2" : "cuMemcpyDtoH_v2", rc);
   emit("{\"event\":\"memory-check\",\"ok\":%s,\"bytes\":%llu}", ok ? "true" : "false", bytes);
   if (!ok) exit(3);
 }
@@ -790,13 +800,15 @@ int main(int argc, char **argv) {
   if (opt("check-memory") && !mem) usage_error("--check-memory needs --mem (the allocation it writes and reads back)");
   /* --check-copy: the read-back's API: cuMemcpyDtoH_v2, cuMemcpyDtoHAsync_v2 on the job's stream, or its _ptsz
    * variant on the per-thread stream (found with PER_THREAD_DEFAULT_STREAM), as a framework's .cpu() copies;
-   * cuMemcpy2D_v2 (an image read back row by row), or cuMemcpyPeer to a scratch place, then cuMemcpyDtoH_v2 */
+   * cuMemcpy2D_v2 (an image read back row by row), cuMemcpyPeer to a scratch place, then cuMemcpyDtoH_v2; cuMemsetD2D8_v2
+   * of a rectangle in that scratch place read back whole, then the samples; or a cuMemcpyBatchAsync of two halves */
   const char *check_copy = opt("check-copy") ? opt("check-copy") : "sync";
-  if (strcmp(check_copy, "sync") && strcmp(check_copy, "async") && strcmp(check_copy, "ptsz") && strcmp(check_copy, "2d") &&
-      strcmp(check_copy, "peer"))
-    usage_error("bad --check-copy '%s' (sync, async, ptsz, 2d or peer)", check_copy);
-  if (!strcmp(check_copy, "peer") && (mem < FAKEJOB_PEER_MIN || opt("fill")))
-    usage_error("--check-copy peer lands each sample in the allocation's second 64 KiB: it needs --mem of 192K or more, and no --fill");
+  static const char *const copies[] = {"sync", "async", "ptsz", "2d", "peer", "memset2d", "batch", NULL};
+  int copy_known = 0;
+  for (const char *const *c = copies; *c; c++) copy_known |= !strcmp(*c, check_copy);
+  if (!copy_known) usage_error("bad --check-copy '%s' (sync, async, ptsz, 2d, peer, memset2d or batch)", check_copy);
+  if ((!strcmp(check_copy, "peer") || !strcmp(check_copy, "memset2d")) && (mem < FAKEJOB_PEER_MIN || opt("fill")))
+    usage_error("--check-copy %s works in the allocation's second 64 KiB: it needs --mem of 192K or more, and no --fill", check_copy);
   if (opt("check-copy") && !opt("check-memory")) usage_error("--check-copy is how --check-memory reads back: give both");
   unsigned long long fill = opt("fill") ? parse_size("--fill", opt("fill")) : 0;
   if (opt("fill") && (!mem || fill > mem)) usage_error("--fill %s needs --mem of at least that much", opt("fill"));
@@ -829,6 +841,17 @@ int main(int argc, char **argv) {
     } else if (!strcmp(check_copy, "peer")) {
       g_pattern.peer = api.cuMemcpyPeer;
       g_pattern.ctx = g_primary;
+    } else if (!strcmp(check_copy, "memset2d")) {
+      g_pattern.memset2d = api.cuMemsetD2D8_v2;
+    } else if (!strcmp(check_copy, "batch")) {
+      if (!api.cuMemcpyBatchAsync) {
+        emit("{\"event\":\"error\",\"call\":\"cuMemcpyBatchAsync\",\"code\":500,\"name\":\"CUDA_ERROR_NOT_FOUND\"}");
+        exit(1);
+      }
+      g_pattern.batch = api.cuMemcpyBatchAsync;
+      g_pattern.stream = g_stream; /* never the legacy stream: the batch refuses it */
+      g_pattern.sync_stream = g_stream;
+      g_pattern.sync = api.cuStreamSynchronize;
     } else if (strcmp(check_copy, "sync")) {
       int ptsz = !strcmp(check_copy, "ptsz");
       g_pattern.dtoh_async = ptsz ? api.cuMemcpyDtoHAsync_v2_ptsz : api.cuMemcpyDtoHAsync_v2;

@@ -6,6 +6,7 @@
  * tail, another job's bytes: the seed is the pid) is still caught. */
 #include "fakejob_memory.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,15 +62,40 @@ static CUresult read_sample(const fakejob_pattern_t *p, unsigned long long off, 
     CUresult rc = p->peer(p->base + FAKEJOB_PEER_SCRATCH, p->ctx, p->base + off, p->ctx, n);
     return rc == CUDA_SUCCESS ? p->dtoh(got, p->base + FAKEJOB_PEER_SCRATCH, n) : rc;
   }
+  if (p->batch) { /* two halves, one batch, as a framework moves several tensors at once */
+    CUdeviceptr dsts[2] = {(CUdeviceptr)(uintptr_t)got, (CUdeviceptr)(uintptr_t)(got + n / 2)}, srcs[2] = {p->base + off, p->base + off + n / 2};
+    size_t sizes[2] = {n / 2, n - n / 2}, idx[1] = {0}, fail;
+    CUmemcpyAttributes at = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    CUresult rc = p->batch(dsts, srcs, sizes, n / 2 ? 2 : 1, &at, idx, 1, &fail, p->stream);
+    return rc == CUDA_SUCCESS ? p->sync(p->sync_stream) : rc;
+  }
   if (!p->dtoh_async) return p->dtoh(got, p->base + off, n);
   CUresult rc = p->dtoh_async(got, p->base + off, n, p->stream);
   return rc == CUDA_SUCCESS ? p->sync(p->sync_stream) : rc;
+}
+
+/* The memset2d check: a rectangle set to a new value, then the whole scratch place read back. */
+static CUresult memset_rect_check(const fakejob_pattern_t *p, int *ok) {
+  static unsigned checks;
+  unsigned char v = (unsigned char)((p->seed + checks++) % 255 + 1), got[FAKEJOB_SAMPLE];
+  CUdeviceptr at = p->base + FAKEJOB_PEER_SCRATCH;
+  CUresult rc = p->memset2d(at, FAKEJOB_RECT_PITCH, v, FAKEJOB_RECT_WIDTH, FAKEJOB_RECT_ROWS);
+  if (rc == CUDA_SUCCESS) rc = p->dtoh(got, at, sizeof got);
+  for (size_t i = 0; rc == CUDA_SUCCESS && i < sizeof got; i++) {
+    int in_rect = i / FAKEJOB_RECT_PITCH < FAKEJOB_RECT_ROWS && i % FAKEJOB_RECT_PITCH < FAKEJOB_RECT_WIDTH;
+    if (got[i] != (in_rect ? v : 0)) *ok = 0;
+  }
+  return rc;
 }
 
 CUresult fakejob_pattern_check(const fakejob_pattern_t *p, unsigned long long *bytes, int *ok) {
   unsigned char want[FAKEJOB_SAMPLE], got[FAKEJOB_SAMPLE];
   *bytes = 0;
   *ok = 1;
+  if (p->memset2d) {
+    CUresult rc = memset_rect_check(p, ok);
+    if (rc != CUDA_SUCCESS) return rc;
+  }
   unsigned long long off;
   for (unsigned long long i = 0; ; i++) {
     size_t n = sample(p, i, &off);

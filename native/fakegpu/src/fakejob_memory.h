@@ -17,6 +17,11 @@ typedef struct {
   cuMemcpy2D_v2_fn copy2d;
   /* set: the check first copies each sample with this peer copy (ctx both sides) to FAKEJOB_PEER_SCRATCH, then reads it there */
   cuMemcpyPeer_fn peer;
+  /* set: the check first sets a FAKEJOB_RECT_ROWS-row rectangle in FAKEJOB_PEER_SCRATCH with this 2D memset (a value
+   * per check) and reads the whole place back: the rows set, the gaps between them never written (zeros) */
+  cuMemsetD2D8_v2_fn memset2d;
+  /* set: the check reads each sample as a batch of two device-to-host copies on `stream`, then sync(sync_stream) */
+  cuMemcpyBatchAsync_fn batch;
   CUcontext ctx;
   CUdeviceptr base;
   unsigned long long bytes; /* the allocation's size */
@@ -29,6 +34,10 @@ typedef struct {
 /* The peer check's landing place: the 64 KiB after the first sample, never a sample itself (with --mem >= FAKEJOB_PEER_MIN) */
 #define FAKEJOB_PEER_SCRATCH FAKEJOB_SAMPLE
 #define FAKEJOB_PEER_MIN (3 * FAKEJOB_SAMPLE)
+/* The memset2d check's rectangle there: rows of FAKEJOB_RECT_WIDTH bytes, FAKEJOB_RECT_PITCH apart */
+#define FAKEJOB_RECT_ROWS 16
+#define FAKEJOB_RECT_WIDTH 1024
+#define FAKEJOB_RECT_PITCH 4096
 
 /* Writes the samples (*bytes: how many). */
 CUresult fakejob_pattern_write(const fakejob_pattern_t *p, unsigned long long *bytes);
