@@ -10,7 +10,8 @@
 //   BENCH_CONFIGS=a,b  only these configurations (names: time-slicing, fixed-5ms, learned, mps-be-below-normal)
 //   BENCH_DEBUG=1  prints the first high job's learned gap histogram after each gated run
 // Gated runs write the jobs' gate timelines (GPUSHARE_GATE_TRACE); under each learned row a line says where the idle GPU time went.
-// 'MPS, BE below normal (sim)': both jobs MPS clients at 100 %, best-effort with CUDA_MPS_CLIENT_PRIORITY=1, no gate;
+// 'MPS, BE below normal (sim)': both jobs MPS clients at 100 %, best-effort with CUDA_MPS_CLIENT_PRIORITY=1, through the
+// learned gate as the engine runs them (each slot names its daemon and client priority: the gate steps aside, MPS orders them);
 // its figures are the simulated driver's model of MPS priority (native/fakegpu/README.md, "MPS"), not a GPU's.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -53,14 +54,14 @@ interface Config {
   name: string;
   label: string;
   gate: { windowPolicy: GateWindowPolicy; activeWindowMs: number } | null;
-  /** Every job an MPS client at 100 % of the SMs; best-effort with CUDA_MPS_CLIENT_PRIORITY=1 (the simulated driver's model of it). */
+  /** Every job an MPS client at 100 % of the SMs, best-effort with CUDA_MPS_CLIENT_PRIORITY=1 (the simulated driver's model of it), its slot saying so. */
   mpsBelowNormal?: true;
 }
 const CONFIGS = ([
   { name: 'time-slicing', label: 'time-slicing (no gate)', gate: null },
   { name: 'fixed-5ms', label: 'gate, fixed 5 ms (before)', gate: { windowPolicy: 'fixed', activeWindowMs: 5 } },
   { name: 'learned', label: 'gate, learned (default)', gate: { windowPolicy: 'learned', activeWindowMs: 5 } },
-  { name: 'mps-be-below-normal', label: 'MPS, BE below normal (sim)', gate: null, mpsBelowNormal: true },
+  { name: 'mps-be-below-normal', label: 'MPS, BE below normal (sim)', gate: { windowPolicy: 'learned', activeWindowMs: 5 }, mpsBelowNormal: true },
 ] as Config[]).filter((c) => !process.env.BENCH_CONFIGS || process.env.BENCH_CONFIGS.split(',').includes(c.name));
 
 let driver: SimulatedDriver;
@@ -79,11 +80,11 @@ const MPS_GPU = { index: 0, uuid: 'GPU-0' };
 
 // BENCH_PRELOAD=path: run the gated jobs with another build of the library (A/B runs of a gate change)
 const envFor = (config: Config | null, gate: LaunchGate | null, priority: 'high' | 'best-effort'): Record<string, string> => {
-  if (config?.mpsBelowNormal) {
-    return mpsJobEnv(mps, MPS_GPU.index, 100, null, priority);
-  }
-  if (!gate) return {};
-  const env = gate.allocateSlot({ gpu: 0, priority }).env;
+  const client = config?.mpsBelowNormal ? mpsJobEnv(mps, MPS_GPU.index, 100, null, priority) : null;
+  if (!gate) return client ?? {};
+  // as the engine's actuators: the slot's client priority is the one in the client's environment
+  const mpsClient = client ? { daemon: `gpu ${MPS_GPU.index}`, priority: Number(client.CUDA_MPS_CLIENT_PRIORITY) } : null;
+  const env = { ...gate.allocateSlot({ gpu: 0, priority, mpsClient }).env, ...client };
   return process.env.BENCH_PRELOAD ? { ...env, LD_PRELOAD: process.env.BENCH_PRELOAD } : env;
 };
 
