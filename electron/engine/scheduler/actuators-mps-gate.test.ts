@@ -79,6 +79,30 @@ test('the gate slot of an MPS client names its daemon and the client priority in
   assert.equal(act.mpsPutsAhead(cases[1], cases[0]), false, 'a job that ended is nobody\'s client');
 });
 
+test('a job a restarted engine adopts gets back the client priority its slot says it started with, not its priority now', () => {
+  const adopted: Array<{ slot: number; mpsDaemon?: string | null }> = [];
+  const started = new Map([[2, 0], [3, 0], [4, 1], [5, null]]); // slot → client priority the earlier engine wrote (null: none)
+  const gate = {
+    adoptSlot: (slot: number, job: { mpsDaemon?: string | null }) => (adopted.push({ slot, mpsDaemon: job.mpsDaemon }), true),
+    readSlot: (slot: number) => ({ mpsClientPriority: started.get(slot) ?? null }),
+  } as unknown as JobGate;
+  const act = new JobActuators({ control: {} as ProcessControl, freezer: {} as Freezer, gate, checkpointer: {} as ProcessCheckpointer, mps: null });
+  const live = (id: string, mode: 'mps' | 'shared', priority: JobRecord['view']['priority']): JobRecord => {
+    const r = record(id, mode, priority);
+    r.view.pid = 4242;
+    return r;
+  };
+  const high = live('j1', 'mps', 'high');
+  const movedDown = live('j2', 'mps', 'best-effort'); // started normal (client priority 0), moved to best-effort before the restart
+  const be = live('j3', 'mps', 'best-effort');
+  const own = live('j4', 'shared', 'best-effort');
+  assert.deepEqual([act.adoptSlot(high, 2), act.adoptSlot(movedDown, 3), act.adoptSlot(be, 4), act.adoptSlot(own, 5)], [true, true, true, true]);
+  assert.deepEqual(adopted.map((a) => a.mpsDaemon ?? null), ['gpu 1', 'gpu 1', 'gpu 1', null], 'the gate hears each job\'s daemon');
+  assert.equal(act.mpsPutsAhead(high, be), true, 'the best-effort client started below normal');
+  assert.equal(act.mpsPutsAhead(high, movedDown), false, 'the moved one still runs at normal client priority');
+  assert.equal(act.mpsPutsAhead(high, own), false);
+});
+
 test('a job whose gate slot is refused starts no MPS daemon', () => {
   const { act, started } = rig(true);
   assert.throws(() => act.launch(record('j1', 'mps', 'best-effort'), 1, GPU), /slots are in use/);
