@@ -15,6 +15,7 @@
 #define DEAD_CHECK_AFTER_NS 100000000ull  /* a blocker this long gets its pid checked */
 #define MAX_SLEEP_NS 1000000ull
 #define LEARNED_MAX_SLEEP_NS 200000ull /* learned windows end at a sync: a waiter looks again soon after */
+#define LEARNED_PAST_UNTIL_NS 1000ull /* learned waits sleep with a small timer slack: looking again 1 µs after the hold or fit age is enough */
 #define MAX_SYNC_BATCH 256u
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -305,7 +306,7 @@ void gs_gate_enter(gs_launch_t *l) {
       uint64_t higher = 0;
       for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
       higher &= ~(1ull << g.index) & ~mps_ordered(higher, 1);
-      if (higher) fit = (blocker = gs_learned_unfit(without_dead(higher), now = gs_now_ns())) >= 0;
+      if (higher) fit = (blocker = gs_learned_unfit(without_dead(higher), now = gs_now_ns(), &until)) >= 0;
     }
     if (blocker < 0) {
       ADD(&p->in_launch, 1);      /* our share first: a reclaim may take one too many, never too few */
@@ -341,14 +342,18 @@ void gs_gate_enter(gs_launch_t *l) {
       next_dead_check = now + DEAD_CHECK_AFTER_NS;
       check_dead((uint32_t)blocker);
     }
+    int learned = LOAD(&g.hdr->window_policy) == GATE_WINDOW_LEARNED;
     uint64_t ns = 50000ull << (round < 5 ? round++ : 5);
-    if (until > now) ns = until - now + 20000;
-    uint64_t max_sleep = LOAD(&g.hdr->window_policy) == GATE_WINDOW_LEARNED ? LEARNED_MAX_SLEEP_NS : MAX_SLEEP_NS;
+    if (until > now) ns = until - now + (learned ? LEARNED_PAST_UNTIL_NS : 20000);
+    uint64_t max_sleep = learned ? LEARNED_MAX_SLEEP_NS : MAX_SLEEP_NS;
     if (ns > max_sleep) ns = max_sleep;
-    sleep_ns(ns);
+    int woken = 0; /* a higher job's launched work holds us: its going idle wakes us (learned windows) */
+    if (learned && blocker >= 0 && !fit && !until) woken = gs_learned_wait_idle((uint32_t)blocker, ns);
+    else if (learned) gs_learned_sleep(ns);
+    else sleep_ns(ns);
     uint64_t after = gs_now_ns();
     ADD(paused ? &me->paused_ns : &me->gated_ns, after - now);
-    gs_trace(paused ? 'P' : fit ? 'F' : until ? 'W' : 'A', now, after); /* paused, fit rule, learned or fixed window, launched work */
+    gs_trace(paused ? 'P' : fit ? 'F' : until ? 'W' : woken ? 'a' : 'A', now, after); /* paused, fit rule, window, launched work (woken by its end) */
     ADD(&g_waited_ns, after - now);
   }
   l->prio = prio;
@@ -383,7 +388,10 @@ void gs_gate_sync_end(uint64_t snapshot, int full, CUstream stream, int ptsz) {
   }
   gate_proc_t *p = gs_proc(me);
   gs_proc_synced(me, p, snapshot); /* our launches only: a sibling's may still be queued */
-  if (LOAD(&me->synced_launches) == LOAD(&me->launches)) STORE(&me->idle_since_ns, gs_now_ns());
+  if (LOAD(&me->synced_launches) == LOAD(&me->launches)) {
+    STORE(&me->idle_since_ns, gs_now_ns());
+    gs_learned_went_idle(me);
+  }
   if (LOAD(&p->launches) == snapshot) {
     STORE(&g_stream_key, 0);
     STORE(&g_streams_mixed, 0);

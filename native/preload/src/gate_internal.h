@@ -66,8 +66,13 @@ GS_HIDDEN uint32_t gs_live_in_launch(gate_activity_t *s);
 GS_HIDDEN void gs_learn_gap(gate_activity_t *me, uint64_t gap);         /* a higher job: idle for gap ns, then launched */
 GS_HIDDEN void gs_learn_kernel(gate_activity_t *me, uint64_t ns_per_kernel); /* a lower job: a synchronised batch */
 GS_HIDDEN uint64_t gs_learned_kernel_ns(void); /* this process's, 0 until learned */
-/* The first of `higher` (not ACTIVE) whose next launch our next kernel would likely not finish before, or -1. */
-GS_HIDDEN int gs_learned_unfit(uint64_t higher, uint64_t now);
+/* The first of `higher` (not ACTIVE) whose next launch our next kernel would likely not finish before, or -1;
+ * *fits_at: when the kernel fits its gap, if within the waiter's longest sleep, else 0. */
+GS_HIDDEN int gs_learned_unfit(uint64_t higher, uint64_t now, uint64_t *fits_at);
+GS_HIDDEN void gs_learned_went_idle(gate_activity_t *me); /* a synchronise found all our work complete: wake lower waiters */
+/* Up to ns for higher slot i's launched work to be seen complete: 1 when that ended the wait, 0 on the timeout. */
+GS_HIDDEN int gs_learned_wait_idle(uint32_t i, uint64_t ns);
+GS_HIDDEN void gs_learned_sleep(uint64_t ns); /* a waiter's sleep without the timer slack: it ends when asked */
 
 /* gate_trace.c: with GPUSHARE_GATE_TRACE=DIR, a span of this process's timeline (kind: a letter) */
 GS_HIDDEN void gs_trace(char kind, uint64_t t0, uint64_t t1);

@@ -2,14 +2,24 @@
  * learns from its idle gaps (hold_ns, gap_hist), what a lower job learns of its own kernels
  * (kernel_ns), and whether a lower job's next kernel fits before a higher job's next launch. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gate_internal.h"
 
 #define GAP_MIN_SAMPLES 8u /* until then the active window holds lower jobs: two high jobs at half the rate each took 1/4 s to learn 16 */
 #define FIT_MIN_SAMPLES 16u
 #define GAP_DECAY_AT 256u /* counts halve here: the window follows a job whose pattern changes */
-#define KERNEL_RISE_SHIFT 4 /* a longer kernel moves the estimate up by 1/16 of the difference per sample */
+#define FIT_STEP_NS 5000ull        /* where a held kernel next fits, looked up this finely ... */
+#define FIT_LOOKAHEAD_NS 200000ull /* ... this far ahead (the waiter's longest sleep) */
+#define KERNEL_RISE_SHIFT 4
+#define WAIT_SLACK_NS 1000ul /* a waiter's timer slack (Linux's default, 50 µs, made a 20 µs sleep ~70 µs with the GPU idle) */ /* a longer kernel moves the estimate up by 1/16 of the difference per sample */
 
 static pthread_mutex_t g_gap_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t g_gap_count[GATE_GAP_BUCKETS], g_gap_total;
@@ -70,7 +80,7 @@ uint64_t gs_learned_kernel_ns(void) { return LOAD(&g_kernel_ns); }
 static double gaps_longer(const uint32_t *hist, double x) {
   double n = 0;
   for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) {
-    double c = LOAD(&hist[b]);
+    double c = hist[b];
     if (c == 0) continue;
     double lo = b ? (double)(1ull << (b + 10)) : 0, hi = (double)(1ull << (b + 11));
     if (x < lo) n += c;
@@ -79,27 +89,89 @@ static double gaps_longer(const uint32_t *hist, double x) {
   return n;
 }
 
-/* 1 when higher slot s, idle (not ACTIVE), would likely launch again before our kernel ends. */
-static int kernel_unfit(gate_activity_t *s, uint64_t now, uint64_t kernel) {
-  uint32_t samples = 0;
-  for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) samples += LOAD(&s->gap_hist[b]);
+/* 1 when a kernel started at idle age `age` would likely not end before the next launch. */
+static int unfit_at(const uint32_t *hist, double age, double kernel) {
+  double lasted = gaps_longer(hist, age);
+  return lasted > 0 && lasted > 2 * gaps_longer(hist, age + kernel);
+}
+
+/* The age, up to FIT_LOOKAHEAD_NS past `age`, from which the kernel fits again (as the gap ages,
+ * the quick relaunches fall behind it), or 0 if not within that: the waiter sleeps until then, not
+ * a whole backoff step past it. */
+static uint64_t fit_again(const uint32_t *hist, uint64_t age, uint64_t kernel) {
+  for (uint64_t a = age + FIT_STEP_NS; a <= age + FIT_LOOKAHEAD_NS; a += FIT_STEP_NS)
+    if (!unfit_at(hist, (double)a, (double)kernel)) return a;
+  return 0;
+}
+
+/* 1 when higher slot s, idle (not ACTIVE), would likely launch again before our kernel ends;
+ * *fits_at = when the kernel fits (0: not soon). */
+static int kernel_unfit(gate_activity_t *s, uint64_t now, uint64_t kernel, uint64_t *fits_at) {
+  uint32_t samples = 0, hist[GATE_GAP_BUCKETS];
+  for (uint32_t b = 0; b < GATE_GAP_BUCKETS; b++) samples += hist[b] = LOAD(&s->gap_hist[b]);
   if (samples < FIT_MIN_SAMPLES) return 0; /* too little learned: the window alone decides */
   uint64_t last = LOAD(&s->last_launch_ns), idle = LOAD(&s->idle_since_ns);
   if (idle > last) last = idle;
   if (!last || last > now) return 0;
-  double age = (double)(now - last), lasted = gaps_longer(s->gap_hist, age);
-  return lasted > 0 && lasted > 2 * gaps_longer(s->gap_hist, age + (double)kernel);
+  if (!unfit_at(hist, (double)(now - last), (double)kernel)) return 0;
+  uint64_t at = fit_again(hist, now - last, kernel);
+  *fits_at = at ? last + at : 0;
+  return 1;
 }
 
 /* The first slot among `higher` (none of them ACTIVE) whose next launch our next kernel would
- * likely not finish before, or -1; -1 too until this process has learned its kernel duration. */
-int gs_learned_unfit(uint64_t higher, uint64_t now) {
+ * likely not finish before, or -1; -1 too until this process has learned its kernel duration.
+ * *fits_at: when the kernel fits that slot's gap, if soon, else 0. */
+int gs_learned_unfit(uint64_t higher, uint64_t now, uint64_t *fits_at) {
   uint64_t kernel = LOAD(&g_kernel_ns);
+  *fits_at = 0;
   if (!kernel || LOAD(&gs_g.hdr->window_policy) != GATE_WINDOW_LEARNED) return -1;
   while (higher) {
     int i = __builtin_ctzll(higher);
     higher &= higher - 1;
-    if (LOAD(&gs_g.slots[i].state) == GATE_SLOT_IN_USE && kernel_unfit(gs_activity((uint32_t)i), now, kernel)) return i;
+    if (LOAD(&gs_g.slots[i].state) == GATE_SLOT_IN_USE && kernel_unfit(gs_activity((uint32_t)i), now, kernel, fits_at)) return i;
   }
   return -1;
+}
+
+/* The low half of a job's idle_since_ns (little-endian, as the whole layout): it changes whenever a
+ * synchronise finds all the job's work complete, so lower jobs waiting for that work sleep on it as a
+ * futex (the activity files are shared mappings: the key is the file's page, whoever maps it). */
+static uint32_t *idle_word(gate_activity_t *s) { return (uint32_t *)(void *)&s->idle_since_ns; }
+
+/* We just went idle (idle_since_ns stored): wake the lower members of our domain that wait for our work,
+ * instead of letting them find out at their next look (up to a whole sleep late, GPU idle meanwhile).
+ * One system call per idle transition, none while no lower job shares the domain. */
+void gs_learned_went_idle(gate_activity_t *me) {
+  if (LOAD(&gs_g.hdr->window_policy) != GATE_WINDOW_LEARNED) return;
+  uint32_t prio = LOAD(&gs_g.my->priority), domain = LOAD(&gs_g.my->domain);
+  if (domain >= GATE_MAX_DOMAINS) return;
+  uint64_t lower = 0;
+  for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&gs_g.domains[domain].members[p]);
+  if (lower & ~(1ull << gs_g.index)) syscall(SYS_futex, idle_word(me), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Waits up to ns for higher slot i, active through launched work it has not yet seen complete, to go
+ * idle. 1 when its going idle ended the wait (woken, or found already), 0 on the timeout. */
+int gs_learned_wait_idle(uint32_t i, uint64_t ns) {
+  gate_activity_t *s = gs_activity(i);
+  uint32_t seen = LOAD_SC(idle_word(s)); /* before the check below: a store after it changes the word, and the wait returns */
+  if (LOAD_SC(&s->launches) == LOAD_SC(&s->synced_launches) && !LOAD_SC(&s->in_launch)) return 1;
+  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  if (slack > 0) prctl(PR_SET_TIMERSLACK, WAIT_SLACK_NS, 0, 0, 0);
+  long rc = syscall(SYS_futex, idle_word(s), FUTEX_WAIT, seen, &ts, NULL, 0);
+  int changed = rc == 0 || errno == EAGAIN; /* woken, or it went idle before we slept */
+  if (slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+  return changed;
+}
+
+/* The learned window's waits are short (a hold of tens of µs, a fit a few µs away): sleep them with a
+ * small timer slack, the thread's own restored after. */
+void gs_learned_sleep(uint64_t ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  if (slack > 0) prctl(PR_SET_TIMERSLACK, WAIT_SLACK_NS, 0, 0, 0);
+  nanosleep(&ts, NULL);
+  if (slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
 }
