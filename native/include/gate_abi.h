@@ -109,7 +109,9 @@
  * at every iteration):
  *   1. atomic ++in_launch (sequentially consistent: a full fence);
  *   2. if J is paused, or some higher member of J's domain is ACTIVE:
- *        --in_launch, wait (nanosleep), go to 1;
+ *        --in_launch, wait (nanosleep; with GATE_WINDOW_LEARNED, a wait for a higher job's
+ *        launched work sleeps on the low half of its idle_since_ns as a futex, which that job wakes
+ *        when a synchronise finds its work complete), go to 1;
  *   3. wait until every lower member of J's domain that is not `stuck` (nor
  *      given up by this process) has in_launch == 0;
  *   4. call the driver's launch (the kernel is enqueued);
@@ -270,7 +272,7 @@ typedef struct {
   uint64_t held_ns;         /* 144: time waited at step 3 for lower jobs mid-launch */
   uint32_t truncated_count; /* 152: other slots' activity files found truncated (read as idle since) */
   uint32_t gap_samples;     /* 156: idle gaps the learned window has seen (informative) */
-  uint64_t idle_since_ns;   /* 160: when a synchronise last found all the job's launches complete */
+  uint64_t idle_since_ns;   /* 160: when a synchronise last found all the job's launches complete (low half: a futex word, step 2) */
   uint64_t hold_ns;         /* 168: learned window (GATE_WINDOW_LEARNED): 0 = not learned yet */
   uint64_t kernel_ns;       /* 176: a lower job's kernel duration, from its short synchronisations: 0 = not learned yet */
   uint8_t reserved2[8];     /* 184..191 */
