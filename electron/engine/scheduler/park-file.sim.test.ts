@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { DriverCheckpointer } from '../control/driver-checkpointer.js';
 import { preloadLibraryPath } from '../control/launch-gate.js';
 import { ensurePreloadBuilt, runProbe } from '../control/launch-gate-sim.js';
 import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
@@ -49,6 +50,7 @@ let requests: ParkRequests;
 before(async () => {
   if (!ready) return;
   driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
+  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath; // the checkpoint calls of this process reach the same box
   dir = mkdtempSync(join(tmpdir(), 'gpushare-parkfile-'));
   requests = new ParkRequests(join(dir, 'park'), false);
 });
@@ -89,3 +91,38 @@ for (const [i, resolve] of ['symbol', 'procaddress'].entries()) {
     requests.remove(job);
   });
 }
+
+test('a checkpointed process whose next call is a copy into a CUDA array (cuMemcpyDtoA_v2) shows in the park file while it waits, and gets the driver\'s answer only after the restore', { skip }, async () => {
+  const job = 'j3';
+  const env = { LD_PRELOAD: preloadLibraryPath(), GPUSHARE_PARK_FILE: requests.create(job, null) };
+  const probe = runProbe(driver, ['--resolve', 'symbol', `alloc:${MiB}`, 'array:4096', 'wait', 'dtoa:0', 'wait'], env);
+  assert.equal((await probe.next()).op, 'ready');
+  assert.equal((await probe.next()).code, 0, 'the allocation the copy reads');
+  assert.equal((await probe.next()).code, 0, 'the array it writes');
+  const checkpointer = DriverCheckpointer.open({ libraryPath: driver.cudaLibraryPath });
+  await checkpointer.lock(probe.pid);
+  await checkpointer.checkpoint(probe.pid);
+  assert.equal(checkpointer.state(probe.pid), 'checkpointed', 'parked: its memory is in host memory');
+  const before = requests.read(job)!;
+  probe.resume(); // its next CUDA call is the array copy
+  assert.equal((await probe.next()).op, 'wait');
+  // the engine restores a parked job when its park file shows a thread inside a call: wait for that to show
+  let waiting = requests.read(job)!;
+  for (let i = 0; i < 500 && waiting.inCall === 0; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    waiting = requests.read(job)!;
+  }
+  assert.equal(waiting.inCall, 1, 'the parked copy shows in the park file (without its hook it waits in the driver unseen)');
+  assert.equal(waiting.calls - before.calls, 1);
+  await new Promise((r) => setTimeout(r, 100)); // room for a wrongly early answer to arrive
+  assert.equal(probe.steps.at(-1)?.op, 'wait', 'and it has not returned: it waits for the restore');
+  await checkpointer.restore(probe.pid);
+  await checkpointer.unlock(probe.pid);
+  const copy = await probe.next();
+  assert.deepEqual([copy.op, copy.code, copy.from], ['dtoa', NOT_SUPPORTED, 'libgpushare-preload.so'], 'answered after the restore: arrays hold no contents here');
+  assert.equal(requests.read(job)!.inCall, 0, 'no thread left inside a call');
+  probe.resume();
+  assert.equal((await probe.next()).op, 'wait');
+  assert.equal(await probe.exited, 0);
+  requests.remove(job);
+});

@@ -13,6 +13,7 @@
  *   reset (cuDevicePrimaryCtxReset_v2, then retain the primary context again)
  *   catchbus (installs its own SIGBUS handler: it prints {"op":"caught"} and exits 7)
  *   bus (maps a file of its own, truncates it and reads it: a SIGBUS that is not the gate's)
+ *   dtoa:I (cuMemcpyDtoA_v2 of 64 bytes from the I-th allocation into the first array:SIZE array)
  *   copies:I (every copy and memset variant, the 2D/3D, peer, batched and array copies, 2D memsets and prefetches included, once
  *     on the I-th allocation (>= 8 KiB) and the first two array:SIZE arrays (>= 64 bytes), one line each: its name,
  *     code and the library its entry point came from) */
@@ -383,6 +384,14 @@ int main(int argc, char **argv) {
         if (!strcmp(allocs[i].kind, "array")) arrays[n++] = (CUarray)(uintptr_t)allocs[i].key;
       copies(allocs[x].key, stream, ctx, arrays[0], arrays[1]);
       printf("{\"op\":\"copies\"}\n");
+      continue;
+    } else if (!strcmp(op, "dtoa")) { /* a parked program's first call may be a copy into an array */
+      CUarray arr = NULL;
+      for (int i = 0; i < nallocs && !arr; i++)
+        if (!strcmp(allocs[i].kind, "array")) arr = (CUarray)(uintptr_t)allocs[i].key;
+      R(dtoa, cuMemcpyDtoA_v2_fn, "cuMemcpyDtoA_v2", "cuMemcpyDtoA", 0);
+      rc = x < (unsigned long long)nallocs && dtoa ? dtoa(arr, 0, allocs[x].key, 64) : CUDA_ERROR_INVALID_VALUE;
+      printf("{\"op\":\"dtoa\",\"code\":%d,\"from\":\"%s\"}\n", rc, lib_of((void *)dtoa));
       continue;
     } else if (!strcmp(op, "wait")) {
       char line[64];
