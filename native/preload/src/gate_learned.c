@@ -161,9 +161,10 @@ int gs_learned_wait_idle(uint32_t i, uint64_t ns) {
   int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
   if (slack > 0) prctl(PR_SET_TIMERSLACK, WAIT_SLACK_NS, 0, 0, 0);
   long rc = syscall(SYS_futex, idle_word(s), FUTEX_WAIT, seen, &ts, NULL, 0);
-  int changed = rc == 0 || errno == EAGAIN; /* woken, or it went idle before we slept */
+  int err = rc ? errno : 0;
+  if (err && err != EAGAIN && err != ETIMEDOUT && err != EINTR) nanosleep(&ts, NULL); /* no futex on that page: sleep, never spin */
   if (slack > 0) prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-  return changed;
+  return rc == 0 || err == EAGAIN; /* woken, or it went idle before we slept */
 }
 
 /* The learned window's waits are short (a hold of tens of µs, a fit a few µs away): sleep them with a
