@@ -25,7 +25,8 @@ export function readTrace(path: string): TraceSpan[] | null {
 /** GPU idle time by what the best-effort job did meanwhile, each as a fraction of the span. */
 export interface IdleBreakdown {
   idle: number; // the GPU ran no kernel
-  hold: number; // (a) the BE waited out a higher job's window after it went idle (W)
+  hold: number; // (a) the BE waited out a higher job's window after it went idle (W), once the higher jobs had learned their holds
+  holdLearning: number; // (a) the same before then: a new high job holds lower jobs its whole active window (5 ms) until it has seen 8 gaps
   outstanding: number; // (a') a higher job's launched work not yet seen complete: its kernel done, its synchronise not returned (A)
   fit: number; // (b) the fit rule held the BE's kernel (F)
   sync: number; // (c) inside the BE's own short synchronise (S)
@@ -35,7 +36,8 @@ export interface IdleBreakdown {
 
 const US = 1000;
 
-export function idleBreakdown(from: number, to: number, all: KernelRecord[], be: KernelRecord[], trace: TraceSpan[]): IdleBreakdown {
+/** learnedAt: when the last high job learned its hold (W before it counts as holdLearning). */
+export function idleBreakdown(from: number, to: number, all: KernelRecord[], be: KernelRecord[], trace: TraceSpan[], learnedAt = from): IdleBreakdown {
   const n = Math.max(1, Math.ceil((to - from) / US));
   const label = new Uint8Array(n); // 0 idle unexplained, 1 busy, then the labels below
   const mark = (t0: number, t1: number, value: number, onlyIdle: boolean): void => {
@@ -46,8 +48,9 @@ export function idleBreakdown(from: number, to: number, all: KernelRecord[], be:
   for (const r of all) mark(r.startNs, r.endNs, 1, false);
   const KIND: Record<string, number> = { Q: 2, F: 3, W: 4, A: 5, a: 5, S: 6 }; // a: the same wait, ended by the higher job going idle
   for (const r of be) mark(r.enqueueNs, r.startNs, KIND.Q, true);
+  for (const s of trace) if (s.kind === 'W' && s.t0 < learnedAt) mark(s.t0, Math.min(s.t1, learnedAt), 7, true);
   for (const s of trace) if (KIND[s.kind]) mark(s.t0, s.t1, KIND[s.kind], true);
-  const count = new Array<number>(7).fill(0);
+  const count = new Array<number>(8).fill(0);
   for (let i = 0; i < n; i++) count[label[i]]++;
   const frac = (k: number): number => count[k] / n;
   return {
@@ -55,6 +58,7 @@ export function idleBreakdown(from: number, to: number, all: KernelRecord[], be:
     queued: frac(KIND.Q),
     fit: frac(KIND.F),
     hold: frac(KIND.W),
+    holdLearning: frac(7),
     outstanding: frac(KIND.A),
     sync: frac(KIND.S),
     other: frac(0),

@@ -226,7 +226,7 @@ async function run(config: Config | null, shape: Shape, load: number): Promise<R
     return {
       idle: beTrace
         ? {
-            ...idleBreakdown(from, to, inSpan, beRecs, beTrace),
+            ...idleBreakdown(from, to, inSpan, beRecs, beTrace, holdLearnedAt(highs.map((h) => recordsOf(log, h.pid)))),
             highHeld: highHeld.reduce((t, s) => t + s.t1 - s.t0, 0) / (to - from),
             highHoldUs: learnedUs(highEnvs[0], 'holdNs'), // what the (first) high job learned, at the run's end
             beKernelUs: learnedUs(beEnv, 'kernelNs'),
@@ -276,6 +276,11 @@ async function beAloneBusy(beKernelMs: number): Promise<number> {
   const recs = recordsOf(await driver.execlog(0), be.pid);
   return busyFraction(recs, recs[0].enqueueNs, recs.at(-1)!.endNs);
 }
+
+/** When the last high job learned its hold: the launch that brought its 8th gap (GAP_MIN_SAMPLES in native/preload/src/gate_learned.c; one gap a request). */
+const GAP_MIN_SAMPLES = 8;
+const holdLearnedAt = (perJob: KernelRecord[][]): number =>
+  Math.max(...perJob.map((recs) => [...recs].sort((a, b) => a.enqueueNs - b.enqueueNs)[GAP_MIN_SAMPLES]?.enqueueNs ?? Infinity));
 
 /** The median of each field over the repeats. */
 function medianBreakdown(runs: Array<NonNullable<Run['idle']>>): NonNullable<Run['idle']> {
@@ -463,7 +468,7 @@ async function table(): Promise<Cell[]> {
       if (idle) {
         const pp = (v: number): string => f(100 * v, 1);
         say(
-          `   ${''.padEnd(48)}learned, GPU idle ${pp(idle.idle)} % of the span; the BE meanwhile (points of the span): high's hold window ${pp(idle.hold)},` +
+          `   ${''.padEnd(48)}learned, GPU idle ${pp(idle.idle)} % of the span; the BE meanwhile (points of the span): high's hold window ${pp(idle.hold)} (and ${pp(idle.holdLearning)} before it was learned),` +
             ` high's launched work unsynced ${pp(idle.outstanding)}, fit rule ${pp(idle.fit)}, own short sync ${pp(idle.sync)}, kernel queued not started ${pp(idle.queued)},` +
             ` other (its CPU, launch path, own syncs) ${pp(idle.other)}; high held at step 3 ${pp(idle.highHeld)}; learned: hold ${f(idle.highHoldUs, 0)} µs, BE kernel ${f(idle.beKernelUs, 0)} µs`,
         );
