@@ -18,8 +18,8 @@
 #define GAP_DECAY_AT 256u /* counts halve here: the window follows a job whose pattern changes */
 #define FIT_STEP_NS 5000ull        /* where a held kernel next fits, looked up this finely ... */
 #define FIT_LOOKAHEAD_NS 200000ull /* ... this far ahead (the waiter's longest sleep) */
-#define KERNEL_RISE_SHIFT 4
-#define WAIT_SLACK_NS 1000ul /* a waiter's timer slack (Linux's default, 50 µs, made a 20 µs sleep ~70 µs with the GPU idle) */ /* a longer kernel moves the estimate up by 1/16 of the difference per sample */
+#define KERNEL_RISE_SHIFT 4 /* a longer kernel moves the estimate up by 1/16 of the difference per sample */
+#define WAIT_SLACK_NS 1000ul /* a waiter's timer slack (Linux's default, 50 µs, made a 20 µs sleep ~70 µs with the GPU idle) */
 
 static pthread_mutex_t g_gap_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t g_gap_count[GATE_GAP_BUCKETS], g_gap_total;
