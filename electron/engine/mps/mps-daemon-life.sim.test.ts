@@ -4,7 +4,7 @@
 // daemon stops starts as a client of a fresh daemon; `mps.status` says who started it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -15,7 +15,7 @@ import { fakegpuBuildDir } from '../paths.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
-import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
 import type { AttachSchedulerOptions } from '../scheduler/attach.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -24,6 +24,7 @@ let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-mps-life-', (rig) => ({ driver, nvml, dir } = rig));
+const killAll = (jobId: string) => killJobProcessesOn(driver, jobId);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FINALS = new Set(['finished', 'failed', 'lost', 'cancelled']);
 
@@ -56,18 +57,6 @@ async function ended(r: Rig, id: string): Promise<JobView> {
   });
 }
 
-/** This file's processes of job `jobId` (GPUSHARE_JOB_ID and this box's state file in their environment). */
-function killAll(jobId: string): void {
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
-      if (env.includes(`GPUSHARE_JOB_ID=${jobId}`) && env.includes(`GPUSHARE_FAKEGPU_STATE=${driver.statePath}`)) process.kill(Number(name), 'SIGKILL');
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-}
 
 test('a daemon started for an mps job starts with the first job, stays while a second runs, and stops when the last one ends', async () => {
   const r = rig('on-demand');

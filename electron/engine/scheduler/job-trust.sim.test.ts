@@ -2,7 +2,6 @@
 // inside an evaluation, a parked job stays parked whatever the policies decide, and jobs
 // outlive the engine (ids never reused, queued jobs wait on, running ones are re-adopted).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Priority } from '../../../shared/jobs.js';
@@ -11,7 +10,7 @@ import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
-import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { jobProcessesOn, killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import type { AttachSchedulerOptions } from './attach.js';
 import type { LaunchGate } from '../control/launch-gate.js';
@@ -23,6 +22,8 @@ let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-trust-', (rig) => ({ driver, nvml, dir } = rig));
+const processesOf = (jobId: string) => jobProcessesOn(driver, jobId);
+const killAll = (jobId: string) => killJobProcessesOn(driver, jobId);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A launch gate that only records what it is asked (jobs run without the preload library). */
@@ -62,31 +63,7 @@ class RecordingGate {
 
 const rig = (name: string, options: Partial<AttachSchedulerOptions> = {}) => schedulerRig({ driver, nvml, dir }, name, options, cleanups);
 
-/** Pids of processes started for a job (GPUSHARE_JOB_ID in their environment). */
-/** This file's processes of job `jobId`: on this file's simulated box only (other tests and consoles on the machine have a j2 too). */
-function processesOf(jobId: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
-      if (env.includes(`GPUSHARE_JOB_ID=${jobId}`) && env.includes(`GPUSHARE_FAKEGPU_STATE=${driver.statePath}`)) pids.push(Number(name));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return pids;
-}
 
-function killAll(jobId: string): void {
-  for (const pid of processesOf(jobId)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
 
 const train = (seconds: number, mem = '1G') => [FAKEJOB, '--mem', mem, 'train', '--kernel-ms', '5', '--duration', String(seconds)];
 

@@ -4,7 +4,6 @@
 // that started at normal client priority and was moved to best-effort later, is gated as before. Asserts job states
 // and what the preload library published in the slots, never a latency.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JobView, Priority } from '../../../shared/jobs.js';
@@ -14,29 +13,18 @@ import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { schedulerRig, type SchedulerRig } from '../testing/scheduler-rig.js';
-import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-mps-gate-', (rig) => ({ driver, nvml, dir } = rig));
+const killAll = (jobId: string) => killJobProcessesOn(driver, jobId);
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
 const train = (seconds: number) => [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', String(seconds)];
 
-/** This file's processes of job `jobId` (GPUSHARE_JOB_ID on this simulated box), killed at the end. */
-function killAll(jobId: string): void {
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
-      if (env.includes(`GPUSHARE_JOB_ID=${jobId}`) && env.includes(`GPUSHARE_FAKEGPU_STATE=${driver.statePath}`)) process.kill(Number(name), 'SIGKILL');
-    } catch {
-      // gone, or not ours
-    }
-  }
-}
 
 interface Lower {
   mode: 'mps' | 'shared';

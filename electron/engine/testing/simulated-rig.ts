@@ -1,5 +1,5 @@
 // Test fixture: a fresh simulated box and the NVML addon opened on it, for one test file.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, type TestContext } from 'node:test';
@@ -45,4 +45,30 @@ export function fakejobFor(t: TestContext, driver: SimulatedDriver, args: string
     await job.exited;
   });
   return job;
+}
+
+/** Pids of the processes started for job `jobId` on this simulated box only (other tests' boxes have a j1 too). */
+export function jobProcessesOn(driver: SimulatedDriver, jobId: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
+      if (env.includes(`GPUSHARE_JOB_ID=${jobId}`) && env.includes(`GPUSHARE_FAKEGPU_STATE=${driver.statePath}`)) pids.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/** SIGKILLs job `jobId`'s processes on this simulated box (a test's cleanup). */
+export function killJobProcessesOn(driver: SimulatedDriver, jobId: string): void {
+  for (const pid of jobProcessesOn(driver, jobId)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }
