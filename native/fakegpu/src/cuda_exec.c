@@ -45,7 +45,7 @@ static void run_kernel(devctx_t *d, const job_t *j) {
   ckpt_kernel_begin(d); /* a locked (parked) process starts no kernel */
   if (d->mps_share) { /* MPS clients overlap on the shared MPS context instead of taking turns */
     uint64_t start, end;
-    mps_run_kernel(d, j->dur_ns, &start, &end);
+    mps_run_kernel(d, j->enq_ns, j->dur_ns, &start, &end);
     fg_exec_rec_t rec = {0, j->enq_ns, start, end, (int32_t)getpid(), d->engine};
     fg_ring_append(st, d->gpu, &rec);
     ckpt_kernel_end(d);

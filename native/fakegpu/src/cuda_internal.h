@@ -64,6 +64,7 @@ struct devctx {
   unsigned mps_share;     /* MPS client with this active thread percentage; 0: not an MPS client */
   unsigned mps_priority;  /* CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal */
   uint64_t mps_mem_limit; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for this device, bytes; 0: none */
+  uint64_t mps_last_end_ns; /* when this context's last MPS kernel ended: one queued behind it starts there */
 };
 
 struct CUctx_st {
@@ -204,7 +205,7 @@ FG_HIDDEN void dc_sync(devctx_t *d);
 /* cuda_mps.c: before registration, decide whether d is an MPS client (share, pinned memory limit). */
 FG_HIDDEN void mps_setup(devctx_t *d);
 /* cuda_mps.c: run one kernel on the GPU's shared MPS context; gives its start and end times. */
-FG_HIDDEN void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end);
+FG_HIDDEN void mps_run_kernel(devctx_t *d, uint64_t enq_ns, uint64_t dur_ns, uint64_t *start, uint64_t *end);
 /* cuda_mps.c: terminate_client was issued for this process on d's GPU. */
 FG_HIDDEN int mps_terminated(const devctx_t *d);
 /* cuda_ckpt.c: the target's side of cuCheckpointProcess*. Kernels, allocations and memory

@@ -168,9 +168,11 @@ static double mps_rate(unsigned priority, mps_load_t load) {
   return load.below > left ? (double)left / load.below : 1.0;
 }
 
-void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end) {
+void mps_run_kernel(devctx_t *d, uint64_t enq_ns, uint64_t dur_ns, uint64_t *start, uint64_t *end) {
   fg_gpu_t *g = &g_st->gpus[d->gpu];
   uint64_t t = fg_now_ns();
+  /* queued behind this context's previous kernel: it starts where that one ended, as on a GPU, not when this thread woke */
+  if (enq_ns <= d->mps_last_end_ns && d->mps_last_end_ns < t) t = d->mps_last_end_ns;
   *start = t;
   fg_mps_client_t *c = claim(g, (int32_t)getpid(), d->engine, t);
   if (c) {
@@ -197,11 +199,18 @@ void mps_run_kernel(devctx_t *d, uint64_t dur_ns, uint64_t *start, uint64_t *end
     load = c ? active_load(g, d->engine, now) : alone;
     double next = mps_rate(d->mps_priority, load);
     /* a step counts at the lower of its two ends' rates: a late wake-up is no progress made while others ran */
-    left -= (double)(now - t) * (next < rate ? next : rate);
+    double r = next < rate ? next : rate;
+    if (r > 0 && (double)(now - t) * r >= left) { /* done within the step: it ended when its work did, not at the wake-up */
+      t += (uint64_t)(left / r + 0.5);
+      left = 0;
+      break;
+    }
+    left -= (double)(now - t) * r;
     rate = next;
     t = now;
     if (c) FG_STORE(&c->heartbeat_ns, t);
   }
+  d->mps_last_end_ns = t;
   if (c) {
     FG_STORE(&c->held, 0u);
     FG_STORE(&c->active, 0u);
