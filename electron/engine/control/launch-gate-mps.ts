@@ -3,6 +3,7 @@
 // client priority, from clients of two daemons, which it does not (gate_abi.h, "MPS clients").
 import { LaunchGateError } from './launch-gate-files.js';
 import * as L from './launch-gate-layout.js';
+import { KeyNumbers } from './launch-gate-numbers.js';
 
 /** An MPS client as the gate needs it: its daemon (any key naming it, e.g. "gpu 0") and the client priority it started with. */
 export interface MpsClientIdentity {
@@ -25,35 +26,5 @@ export function checkMpsClient(client: MpsClientIdentity | null | undefined): Mp
   return { daemon: client.daemon, priority: client.priority };
 }
 
-export class GateMpsDaemons {
-  private readonly byKey = new Map<string, { number: number; slots: number }>();
-
-  /** The number of `key`'s daemon, numbered afresh (lowest free, from 1) when no slot holds it. */
-  take(key: string): number {
-    const held = this.byKey.get(key);
-    if (held) {
-      held.slots++;
-      return held.number;
-    }
-    const used = new Set([...this.byKey.values()].map((d) => d.number));
-    let number = 1;
-    while (used.has(number)) number++;
-    // never reached: each of at most GATE_MAX_SLOTS slots holds one daemon
-    if (number > L.GATE_MAX_SLOTS) throw new LaunchGateError(`All ${L.GATE_MAX_SLOTS} MPS daemon numbers of the launch gate are in use.`);
-    this.byKey.set(key, { number, slots: 1 });
-    return number;
-  }
-
-  /** `key`'s daemon at the number a resumed gate gave it (another number when that one is another daemon's, or it already has one). */
-  adopt(key: string, number: number): number {
-    const held = this.byKey.get(key);
-    const taken = [...this.byKey.values()].some((d) => d.number === number);
-    if (held || taken || number < 1 || number > L.GATE_MAX_SLOTS) return this.take(key);
-    this.byKey.set(key, { number, slots: 1 });
-    return number;
-  }
-
-  drop(number: number): void {
-    for (const [key, d] of this.byKey) if (d.number === number && --d.slots === 0) this.byKey.delete(key);
-  }
-}
+/** The MPS daemons' numbers in the slots: from 1 (a slot's 0 is no client), at most one per slot. */
+export const gateMpsDaemons = (): KeyNumbers => new KeyNumbers(1, L.GATE_MAX_SLOTS, 'MPS daemon numbers');

@@ -17,7 +17,7 @@ import { GateDomains } from './launch-gate-domains.js';
 import * as F from './launch-gate-files.js';
 import { LaunchGateError, type SlotOwner } from './launch-gate-files.js';
 import * as L from './launch-gate-layout.js';
-import { checkMpsClient, GateMpsDaemons, type MpsClientIdentity } from './launch-gate-mps.js';
+import { checkMpsClient, gateMpsDaemons, type MpsClientIdentity } from './launch-gate-mps.js';
 import { slotState, type SlotState } from './launch-gate-state.js';
 
 export { JOB_PRIORITIES, LaunchGateError, type JobPriority, type MpsClientIdentity, type SlotOwner, type SlotState };
@@ -127,7 +127,7 @@ export class LaunchGate {
     inUse: false, generation: 0, gpu: 0, migSlice: null, domain: 0, member: false, stuck: false, priority: 0, mpsDaemon: 0, configSeq: 0, activity: null,
   }));
   private readonly domains = new GateDomains((position, value) => this.writeU64(position, value));
-  private readonly mpsDaemons = new GateMpsDaemons();
+  private readonly mpsDaemons = gateMpsDaemons();
   private timer: NodeJS.Timeout | null = null;
   private readonly scratch = Buffer.alloc(8);
   /** The slots an earlier engine left in use in a resumed gate, until adopted or released. */
