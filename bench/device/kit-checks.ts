@@ -211,10 +211,10 @@ const gate: KitCheck = {
       const child = startPython(context, program, args, env);
       return { going: () => child.exitCode === null, log: child.log };
     };
-    const throughEngine = (engine: KitEngine, priority: 'high' | 'best-effort'): Launch => async (program, args) => {
-      const ran = await engine.cli(['run', '--priority', priority, '--wait', '1', '--', python, join(checksDir, program), ...args]);
+    const throughEngine = (engine: KitEngine, priority: 'high' | 'best-effort', mode: 'shared' | 'mps' = 'shared'): Launch => async (program, args) => {
+      const ran = await engine.cli(['run', '--priority', priority, '--mode', mode, '--wait', '1', '--', python, join(checksDir, program), ...args]);
       const said = (ran.stdout + ran.stderr).trim();
-      if (!/running|queued/.test(said)) throw new Error(`gpushare run --priority ${priority}: ${said}`);
+      if (!/running|queued/.test(said)) throw new Error(`gpushare run --priority ${priority} --mode ${mode}: ${said}`);
       return { going: () => true, log: () => said };
     };
     const pair = async (label: string, infer: { rate: string; launch: Launch } | null, train: Launch | null): Promise<{ infer?: Record<string, number>; train?: Record<string, number> }> => {
@@ -275,6 +275,10 @@ const gate: KitCheck = {
       try {
         await engine.start();
         figures.engineGate = row('gpushare run --priority', await pair('through the engine', { rate, launch: throughEngine(engine, 'high') }, throughEngine(engine, 'best-effort')));
+        // the engine's own MPS daemon (nvidia-cuda-mps-control, started by the first --mode mps job), as users run it
+        figures.engineMps = row('gpushare run --mode mps', await pair('MPS through the engine', { rate, launch: throughEngine(engine, 'high', 'mps') }, throughEngine(engine, 'best-effort', 'mps')));
+        const status = await engine.cli(['mps', 'status']);
+        figures.engineMpsStatus = (status.stdout + status.stderr).trim();
       } finally {
         await engine.stop();
       }
