@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runtimeFiles } from '../../electron/main/packaged-files.js';
 
 /** The kit's size limit: 64 MiB travel to a lent GPU, and the working tree's own files need some of it. */
 export const KIT_LIMIT_BYTES = 60 * 1024 * 1024;
@@ -18,17 +19,11 @@ const PACKAGE_PARTS: Record<string, { files: string[]; dependencies: string[] }>
   sqlite3: { files: ['package.json', 'lib', 'build/Release/node_sqlite3.node'], dependencies: ['bindings'] },
 };
 
-/** The built native parts the checks load, as paths under the checkout. */
+/** The native parts: every one the installed app runs (one list: packaged-files.ts), and the kit's own. */
 const NATIVE_FILES = [
-  'native/nvml/build/Release/gpushare_nvml.node',
-  'native/preload/build/libgpushare-preload.so',
+  ...runtimeFiles().filter((f) => f.path.startsWith('native/')).map((f) => f.path),
   'native/preload/build/launch_bench',
   'native/preload/build/preload_probe',
-  // the simulated driver, for the dry run and for `gpushare sim` there
-  'native/fakegpu/build/libcuda.so.1',
-  'native/fakegpu/build/libnvidia-ml.so.1',
-  'native/fakegpu/build/fakejob',
-  'native/fakegpu/build/fakegpu',
   'native/fakegpu/scenarios',
 ];
 
