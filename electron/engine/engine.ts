@@ -69,7 +69,7 @@ export class Engine {
     this.dispatcher.register('samples.recent', ({ seconds }) => recent.read(seconds));
     this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
     this.dispatcher.register('alerts.active', () => this.conditions);
-    this.dispatcher.register('audit.list', ({ limit }) => this.dispatcher.auditLog(limit));
+    this.dispatcher.register('audit.list', ({ limit, before }, caller) => this.dispatcher.auditPage({ limit: limit ?? 200, before }, caller));
     this.dispatcher.register('session.whoami', (_params, caller) => ({
       user: caller.user,
       uid: caller.uid,

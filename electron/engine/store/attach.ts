@@ -31,6 +31,8 @@ export function attachUsageStore(engine: Engine, store: UsageStore, options: Att
     engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
     store.onStatus((status) => engine.events.emit('store', status)), // the console's banner
   ];
+  // audit.list pages through everything the store keeps (from memory while it cannot)
+  engine.dispatcher.useAuditSource((page, reader) => store.auditPage(page, reader));
   engine.dispatcher.register('store.status', () => store.status());
   // a request may span what the store keeps (and a day of slack), no more: a longer one only costs time
   const bounds = { maxSpanMs: store.retention.dayMs + DAY_MS, fieldPath: 'params' };
@@ -38,6 +40,7 @@ export function attachUsageStore(engine: Engine, store: UsageStore, options: Att
   engine.dispatcher.register('reports.export', async ({ since, until, by, format }) => reportToFile(await queryUsage(openDb(store), { since, until, by, ...bounds }), format));
   return () => {
     offs.forEach((off) => off());
+    engine.dispatcher.useAuditSource(null);
     store.useOwnership(null);
   };
 }
