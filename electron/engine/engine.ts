@@ -2,10 +2,11 @@
 // `gpushare serve` or a daemon; never imports electron.
 import { userInfo } from 'node:os';
 import { activeConditionSchema, type ActiveCondition, type ApiEvents, type ApiMethod, type ApiParams, type ApiResults } from '../../shared/api.js';
-import type { Alert, EngineKind } from '../../shared/jobs.js';
+import type { Alert, EngineKind, JobView } from '../../shared/jobs.js';
 import { array } from '../../shared/schema.js';
 import { ApiError } from './api/api-error.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
+import { commandLines, jobsSeenBy } from './api/need-to-know.js';
 import { requireBoxRight, type BoxRights } from './api/rights.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
@@ -50,6 +51,7 @@ export class Engine {
   private readonly conditionsBySource = new Map<string, ActiveCondition[]>();
   private conditionsKey = '[]';
   private host: EngineHost = {};
+  private readonly jobViews = new WeakMap<JobView[], Map<number, JobView[]>>();
 
   constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {
     this.sampler = new Sampler(backend.nvml, {
@@ -117,6 +119,17 @@ export class Engine {
   /** A request from a transport, validated and audited. */
   call<M extends ApiMethod>(method: M, params: ApiParams<M>, caller: Caller = this.owner): Promise<ApiResults[M]> {
     return this.dispatcher.dispatch(method, params, caller) as Promise<ApiResults[M]>;
+  }
+
+  /** Jobs as `caller` may see them: another user's without their paths or submitted arguments, unless an administrator. Built once per list and user (an event goes to many). */
+  jobsSeenBy(jobs: JobView[], caller: Caller): JobView[] {
+    const viewer = { uid: caller.uid, everyone: caller.admin || caller.uid === this.owner.uid };
+    if (viewer.everyone) return jobs;
+    let byUid = this.jobViews.get(jobs);
+    if (!byUid) this.jobViews.set(jobs, (byUid = new Map()));
+    let seen = byUid.get(caller.uid);
+    if (!seen) byUid.set(caller.uid, (seen = jobsSeenBy(jobs, viewer, commandLines(this.sampler.latest))));
+    return seen;
   }
 
   /** The conditions that hold now, every source's. */
