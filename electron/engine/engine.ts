@@ -6,7 +6,7 @@ import type { Alert, EngineKind, JobView } from '../../shared/jobs.js';
 import { array } from '../../shared/schema.js';
 import { ApiError } from './api/api-error.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
-import { commandLines, jobsSeenBy } from './api/need-to-know.js';
+import { alertSeenBy, commandLines, jobsSeenBy, type KeptAlert } from './api/need-to-know.js';
 import { requireBoxRight, type BoxRights } from './api/rights.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
@@ -69,7 +69,7 @@ export class Engine {
     const recent = new RecentSampleRing();
     this.sampler.onSnapshot((snapshot) => recent.add(snapshot));
     this.dispatcher.register('samples.recent', ({ seconds }) => recent.read(seconds));
-    this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
+    this.dispatcher.register('alerts.list', (_params, caller) => this.alerts.map((a) => this.alertSeenBy(a, caller)).reverse());
     this.dispatcher.register('alerts.active', () => this.conditions);
     this.dispatcher.register('audit.list', ({ limit, before }, caller) => this.dispatcher.auditPage({ limit: limit ?? 200, before }, caller));
     this.dispatcher.register('session.whoami', (_params, caller) => ({
@@ -151,8 +151,14 @@ export class Engine {
     this.events.emit('conditions', all);
   }
 
-  raiseAlert(alert: Omit<Alert, 'id' | 'at'>): Alert {
-    const full: Alert = { ...alert, id: ++this.alertSeq, at: Date.now() };
+  /** An alert as `caller` may read it (another user's job's log is not theirs to read). */
+  alertSeenBy(alert: Alert, caller: Caller): Alert {
+    return alertSeenBy(alert, { uid: caller.uid, everyone: caller.admin || caller.uid === this.owner.uid });
+  }
+
+  /** `uid` and `publicMessage`: whose job it is about, and the sentence everyone else reads. */
+  raiseAlert(alert: Omit<KeptAlert, 'id' | 'at'>): Alert {
+    const full: KeptAlert = { ...alert, id: ++this.alertSeq, at: Date.now() };
     this.alerts.push(full);
     if (this.alerts.length > ALERTS_KEPT) this.alerts.splice(0, this.alerts.length - ALERTS_KEPT);
     this.events.emit('alert', full);

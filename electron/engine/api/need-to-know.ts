@@ -1,8 +1,9 @@
 // What a user sees of another user's jobs: what `ps` would show them, no more. A non-administrator
 // sees another's job without its working directory and log, and its arguments only as the command line
-// of its running process (its program's name once it has none); its owner and administrators see it whole.
+// of its running process (its program's name once it has none), and alerts about it without its log;
+// its owner and administrators see it whole.
 import { basename } from 'node:path';
-import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
+import { FINAL_STATES, type Alert, type JobView } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 
 export interface JobViewer {
@@ -34,4 +35,24 @@ export function jobSeenBy(view: JobView, viewer: JobViewer, running: (pid: numbe
 export function jobsSeenBy(jobs: JobView[], viewer: JobViewer, running: (pid: number) => string[] | null): JobView[] {
   if (viewer.everyone || jobs.every((j) => j.uid === viewer.uid)) return jobs;
   return jobs.map((j) => jobSeenBy(j, viewer, running));
+}
+
+/** An alert as the engine keeps it: about whose job, and its sentence without what only they may read. */
+export interface KeptAlert extends Alert {
+  /** The owner of the job it is about. */
+  uid?: number;
+  /** The message without the job's paths (its log, why it could not start in detail), for everyone else. */
+  publicMessage?: string;
+}
+
+const alertViews = new WeakMap<KeptAlert, { whole?: Alert; withheld?: Alert }>();
+
+/** An alert as `viewer` may read it; one object per alert and kind of reader, so an event's line is built once for each. */
+export function alertSeenBy(alert: KeptAlert, viewer: JobViewer): Alert {
+  const whole = viewer.everyone || alert.uid === undefined || alert.uid === viewer.uid;
+  let views = alertViews.get(alert);
+  if (!views) alertViews.set(alert, (views = {}));
+  const { uid: _uid, publicMessage, ...plain } = alert;
+  if (whole) return (views.whole ??= plain);
+  return (views.withheld ??= { ...plain, message: publicMessage ?? plain.message });
 }

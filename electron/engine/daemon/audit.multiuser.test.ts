@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, chownSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { AuditEntry, JobView } from '../../../shared/jobs.js';
+import type { Alert, AuditEntry, JobView } from '../../../shared/jobs.js';
 import { isRoot, LabBox, type LabUser, type WireRequest } from './testing/lab-box.js';
 
 const SKIP = isRoot() ? false : 'needs root: the box daemon runs as root and the test creates users (CI runs as root)';
@@ -82,6 +82,12 @@ test("mallory sees alice's jobs without their working directory, log or submitte
   const inEvent = heard.find((j) => j.id === submitted.id);
   assert.ok(inEvent, 'the event lists alice\'s job');
   assert.deepEqual(leaks(inEvent), [], "the 'jobs' event mallory hears");
+
+  // the alert of its end, which every console hears, names her log to her alone
+  const ended = (alerts: Alert[]) => alerts.filter((a) => a.jobId === submitted.id).map((a) => a.message);
+  const logOf = own.logPath!;
+  assert.ok(ended(await box.ok(alice, 'alerts.list', {})).some((m) => m.includes(logOf)), 'alice is told where her log is');
+  assert.deepEqual(ended(await box.ok(mallory, 'alerts.list', {})).filter((m) => m.includes(logOf) || m.includes(home)), [], "mallory's alerts");
 
   const whose = (entries: AuditEntry[]) => [...new Set(entries.map((e) => e.who))].sort();
   assert.deepEqual(whose((await auditPages(mallory)).entries), [mallory.name], 'mallory sees only her own audit entries');
