@@ -213,7 +213,7 @@ export class UsageStore {
 
   /** One page of the audit log from the database, with what is recorded so far written first; null while no database is open. */
   auditPage(page: { limit: number; before?: number }, reader: { uid: number; user: string; everyone: boolean }): Promise<AuditEntry[]> | null {
-    if (!this.database || this.trouble) return null;
+    if (!this.database || this.trouble || this.closed) return null;
     return this.flush().then(() => readAudit(this.db, page, reader));
   }
 
