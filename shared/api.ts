@@ -10,6 +10,9 @@ import type { StoreStatus } from './store-status.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
 import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
+/** The most audit entries one audit.list answers (a page of rows of at most ~3 KB each). */
+export const AUDIT_PAGE_MAX = 1000;
+
 const jobId = string({ max: 24, pattern: /^(j\d+|p\d+)$/, describe: 'a job id like "j12" (managed) or "p4242" (a process)' });
 const gpuIndex = number({ integer: true, min: 0, max: 63 });
 const bytes = number({ integer: true, min: 0, max: 2 ** 50, unit: 'bytes' }); // 1 PiB
@@ -77,7 +80,8 @@ export const apiSchemas = {
   'alerts.list': object({}),
   /** The conditions that hold now (the 'conditions' event sends the same list whenever it changes). */
   'alerts.active': object({}),
-  'audit.list': object({ limit: optional(number({ integer: true, min: 1, max: 10_000 })) }),
+  /** One page of the audit log, newest first: at most `limit` entries older than the cursor `before` (an entry's id). */
+  'audit.list': object({ limit: optional(number({ integer: true, min: 1, max: AUDIT_PAGE_MAX })), before: optional(number({ integer: true, min: 1, max: Number.MAX_SAFE_INTEGER })) }),
   'sampler.setRate': object({ hz: number({ min: 0.2, max: 10, unit: 'Hz' }) }),
   /** Who the engine takes this connection to be (the console's "mine" filter). */
   'session.whoami': object({}),
@@ -127,6 +131,46 @@ export const apiSchemas = {
 } satisfies Record<string, Schema<unknown>>;
 
 export type ApiMethod = keyof typeof apiSchemas;
+
+/**
+ * Whether each method only reads or asks for a change: changes are written to the audit log, reads
+ * never. The compiler holds every method to one entry here, so a new method cannot be left out.
+ */
+export const METHOD_KINDS = {
+  'snapshot.latest': 'read',
+  'samples.recent': 'read',
+  'jobs.list': 'read',
+  'jobs.submit': 'change',
+  'jobs.setPriority': 'change',
+  'jobs.setQuota': 'change',
+  'jobs.setMode': 'change',
+  'jobs.place': 'change',
+  'jobs.suspend': 'change',
+  'jobs.resume': 'change',
+  'jobs.park': 'change',
+  'jobs.unpark': 'change',
+  'jobs.terminate': 'change',
+  'alerts.list': 'read',
+  'alerts.active': 'read',
+  'audit.list': 'read',
+  'sampler.setRate': 'change',
+  'session.whoami': 'read',
+  'engine.stop': 'change',
+  'mps.status': 'read',
+  'mps.start': 'change',
+  'mps.stop': 'change',
+  'mig.layout': 'read',
+  'mig.apply': 'change',
+  'reports.query': 'read',
+  'reports.export': 'read',
+  'policy.get': 'read',
+  'store.status': 'read',
+  'policy.set': 'change',
+  'settings.get': 'read',
+  'settings.set': 'change',
+} as const satisfies Record<ApiMethod, 'read' | 'change'>;
+
+export const isReadMethod = (method: ApiMethod): boolean => METHOD_KINDS[method] === 'read';
 export type ApiParams<M extends ApiMethod> = Infer<(typeof apiSchemas)[M]>;
 
 export interface ApiResults {
@@ -217,7 +261,7 @@ export interface EventMessage {
 }
 
 export interface ApiErrorBody {
-  /** "invalid-request", "not-found", "forbidden", "conflict", "unsupported", "internal". */
+  /** "invalid-request", "not-found", "forbidden", "conflict", "unsupported", "rate-limited", "internal". */
   code: string;
   message: string;
 }

@@ -59,6 +59,8 @@ export interface JobView {
   signal: string | null;
   logPath: string | null;
   history: JobStateChange[];
+  /** Another user's job as a non-administrator sees it: its working directory, log and submitted arguments are not shown (cwd and logPath null, argv the program's name, or the command line of its running process). */
+  withheld?: true;
   /** Live readings from the last tick. */
   usedMemory: number | null;
   smPercent: number | null;
@@ -83,11 +85,19 @@ export interface AuditEntry {
   at: number;
   /** User name of whoever asked. */
   who: string;
+  /** Their uid, as the kernel named them (absent in entries kept before it was recorded). */
+  uid?: number;
   /** The API method, e.g. "jobs.setPriority". */
   what: string;
   params: unknown;
   /** "ok" or the error message. */
   result: string;
+  /**
+   * A summary of refusals: this row stands for `count` refused requests of one user for one reason
+   * (its error code) from `at` to `until`, past the first few kept in full; its result names the last one.
+   */
+  count?: number;
+  until?: number;
 }
 
 // sizes have one parser, shared with the console and the MIG job specs

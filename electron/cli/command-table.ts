@@ -1,6 +1,7 @@
 // Every `gpushare` command and subcommand in one table: the dispatcher, --help, `help CMD` and the
 // completion scripts all read it, so a new command is one row and answers --help at once.
 import { splitRunArgs } from './commands/run.js';
+import { auditCommand, auditUsage } from './commands/audit.js';
 import { completionCommand, completionUsage } from './commands/completion.js';
 import { consoleCommand, consoleUsage } from './commands/console.js';
 import { daemonCommand, daemonInstallUsage, daemonUsage } from './commands/daemon.js';
@@ -50,6 +51,7 @@ export const COMMANDS: readonly CliCommand[] = [
     },
   },
   { name: 'jobs', summary: 'managed jobs and GPU processes (--json, --all)', usage: jobsUsage, run: jobsCommand },
+  { name: 'audit', summary: 'the changes asked of the engine: who, when, what came of them (--json, --count N, --all)', usage: auditUsage, run: auditCommand },
   { name: 'set', summary: 'change a job: priority, quota, suspend, resume, park, unpark, terminate', usage: setUsage, run: setCommand },
   { name: 'report', summary: 'usage by user, job or GPU as CSV, JSON, HTML or PDF', usage: reportUsage, run: (argv) => reportCommand(argv) },
   { name: 'serve', summary: 'the engine headless, with the browser console on loopback', usage: serveUsage, run: serveCommand },

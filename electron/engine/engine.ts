@@ -2,10 +2,11 @@
 // `gpushare serve` or a daemon; never imports electron.
 import { userInfo } from 'node:os';
 import { activeConditionSchema, type ActiveCondition, type ApiEvents, type ApiMethod, type ApiParams, type ApiResults } from '../../shared/api.js';
-import type { Alert, EngineKind } from '../../shared/jobs.js';
+import type { Alert, EngineKind, JobView } from '../../shared/jobs.js';
 import { array } from '../../shared/schema.js';
 import { ApiError } from './api/api-error.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
+import { alertSeenBy, commandLines, jobsSeenBy, type KeptAlert } from './api/need-to-know.js';
 import { requireBoxRight, type BoxRights } from './api/rights.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
@@ -50,6 +51,7 @@ export class Engine {
   private readonly conditionsBySource = new Map<string, ActiveCondition[]>();
   private conditionsKey = '[]';
   private host: EngineHost = {};
+  private readonly jobViews = new WeakMap<JobView[], Map<number, JobView[]>>();
 
   constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {
     this.sampler = new Sampler(backend.nvml, {
@@ -67,9 +69,9 @@ export class Engine {
     const recent = new RecentSampleRing();
     this.sampler.onSnapshot((snapshot) => recent.add(snapshot));
     this.dispatcher.register('samples.recent', ({ seconds }) => recent.read(seconds));
-    this.dispatcher.register('alerts.list', () => [...this.alerts].reverse());
+    this.dispatcher.register('alerts.list', (_params, caller) => this.alerts.map((a) => this.alertSeenBy(a, caller)).reverse());
     this.dispatcher.register('alerts.active', () => this.conditions);
-    this.dispatcher.register('audit.list', ({ limit }) => this.dispatcher.auditLog(limit));
+    this.dispatcher.register('audit.list', ({ limit, before }, caller) => this.dispatcher.auditPage({ limit: limit ?? 200, before }, caller));
     this.dispatcher.register('session.whoami', (_params, caller) => ({
       user: caller.user,
       uid: caller.uid,
@@ -119,6 +121,17 @@ export class Engine {
     return this.dispatcher.dispatch(method, params, caller) as Promise<ApiResults[M]>;
   }
 
+  /** Jobs as `caller` may see them: another user's without their paths or submitted arguments, unless an administrator. Built once per list and user (an event goes to many). */
+  jobsSeenBy(jobs: JobView[], caller: Caller): JobView[] {
+    const viewer = { uid: caller.uid, everyone: caller.admin || caller.uid === this.owner.uid };
+    if (viewer.everyone) return jobs;
+    let byUid = this.jobViews.get(jobs);
+    if (!byUid) this.jobViews.set(jobs, (byUid = new Map()));
+    let seen = byUid.get(caller.uid);
+    if (!seen) byUid.set(caller.uid, (seen = jobsSeenBy(jobs, viewer, commandLines(this.sampler.latest))));
+    return seen;
+  }
+
   /** The conditions that hold now, every source's. */
   get conditions(): ActiveCondition[] {
     return [...this.conditionsBySource.values()].flat();
@@ -138,8 +151,14 @@ export class Engine {
     this.events.emit('conditions', all);
   }
 
-  raiseAlert(alert: Omit<Alert, 'id' | 'at'>): Alert {
-    const full: Alert = { ...alert, id: ++this.alertSeq, at: Date.now() };
+  /** An alert as `caller` may read it (another user's job's log is not theirs to read). */
+  alertSeenBy(alert: Alert, caller: Caller): Alert {
+    return alertSeenBy(alert, { uid: caller.uid, everyone: caller.admin || caller.uid === this.owner.uid });
+  }
+
+  /** `uid` and `publicMessage`: whose job it is about, and the sentence everyone else reads. */
+  raiseAlert(alert: Omit<KeptAlert, 'id' | 'at'>): Alert {
+    const full: KeptAlert = { ...alert, id: ++this.alertSeq, at: Date.now() };
     this.alerts.push(full);
     if (this.alerts.length > ALERTS_KEPT) this.alerts.splice(0, this.alerts.length - ALERTS_KEPT);
     this.events.emit('alert', full);

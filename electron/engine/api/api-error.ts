@@ -4,7 +4,7 @@ import { ValidationError } from '../../../shared/schema.js';
 /** An error the API reports to its caller as is: what happened and what to do. */
 export class ApiError extends Error {
   constructor(
-    readonly code: 'invalid-request' | 'not-found' | 'forbidden' | 'conflict' | 'unsupported',
+    readonly code: 'invalid-request' | 'not-found' | 'forbidden' | 'conflict' | 'unsupported' | 'rate-limited',
     message: string,
   ) {
     super(message);

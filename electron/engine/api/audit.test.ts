@@ -7,7 +7,9 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { isReadMethod, METHOD_KINDS, type ApiMethod } from '../../../shared/api.js';
 import type { AuditEntry } from '../../../shared/jobs.js';
+import type { Caller } from './dispatcher.js';
 import { Engine } from '../engine.js';
 import { listenOnSocket } from '../server/socket-server.js';
 import { fakeGpu, fakeTicks, noGpus } from '../store/testing/synthetic.js';
@@ -42,13 +44,13 @@ test('a refused request 20,000 levels deep is audited as a bounded summary with 
   assert.ok(text.length < 4096, `audit.list answered ${text.length} bytes`);
 });
 
-test('a refused 900 KB submit keeps its fields cut short, names its unknown keys, and 100 of them stay within the row cap', async () => {
+test('a refused 900 KB submit keeps its fields cut short, names its unknown keys, and 100 of them stay within the row cap (the first 5 in full, one row counting the rest)', async () => {
   const engine = bareEngine();
   const params = { argv: ['x'.repeat(900_000)], gpu: 'auto', bogus: { a: 1 } };
   for (let i = 0; i < 100; i++) await assert.rejects(engine.call('jobs.submit', params as never));
   const entries = engine.dispatcher.auditLog(10_000);
-  assert.equal(entries.length, 100);
-  const entry = entries[0];
+  assert.deepEqual(entries.map((e) => e.count ?? 1), [95, 1, 1, 1, 1, 1]);
+  const entry = entries[1];
   const argv = (entry.params as { argv: string[] }).argv;
   assert.match(argv[0], /^x{120}… \(900000 characters\)$/);
   assert.equal((entry.params as { gpu: string }).gpu, 'auto');
@@ -146,11 +148,17 @@ test('a refused request with a "__proto__" key is audited with that key named, a
   assert.equal(({} as { polluted?: boolean }).polluted, undefined);
 });
 
-test('reads are not audited: none of the read methods leaves an audit row', async () => {
+test('reads are not audited: none of the read methods leaves an audit row (settings.get among them), and every change does', async () => {
   const engine = bareEngine();
-  const reads = ['snapshot.latest', 'jobs.list', 'alerts.list', 'alerts.active', 'audit.list', 'session.whoami'] as const;
+  const methods = Object.keys(METHOD_KINDS) as ApiMethod[];
+  const reads = methods.filter(isReadMethod);
+  assert.ok(reads.includes('settings.get') && reads.includes('audit.list') && !reads.includes('settings.set'));
   for (const method of reads) await engine.dispatcher.dispatch(method, {}, engine.owner).catch(() => undefined);
   assert.deepEqual(engine.dispatcher.auditLog().map((e) => e.what), []);
+  const changes = methods.filter((m) => !isReadMethod(m));
+  for (const method of changes) await engine.dispatcher.dispatch(method, {}, engine.owner).catch(() => undefined);
+  const audited = engine.dispatcher.auditLog(1000).flatMap((e) => (e.count === undefined ? [e.what] : Object.keys((e.params as { refused: object }).refused)));
+  assert.deepEqual(new Set(audited), new Set(changes));
 });
 
 test('params that cannot even be read are audited without them, and the request gets its own answer', async () => {
@@ -160,4 +168,35 @@ test('params that cannot even be read are audited without them, and the request 
   const entry = engine.dispatcher.auditLog(1)[0];
   assert.equal(entry.what, 'jobs.terminate');
   assert.match(notKept(entry).note ?? '', /^could not be summarised: no keys for you/);
+});
+
+const mallory: Caller = { uid: 4242, gid: 4242, groups: [], user: 'mallory', pid: null, admin: false, via: 'socket' };
+const alice: Caller = { uid: 4343, gid: 4343, groups: [], user: 'alice', pid: null, admin: false, via: 'socket' };
+const root: Caller = { uid: 0, gid: 0, groups: [], user: 'root', pid: null, admin: true, via: 'socket' };
+
+test('refusals are kept as counted summaries per user and reason: the first few in full, then one row that counts the rest; accepted changes always in full', async () => {
+  const engine = bareEngine();
+  engine.dispatcher.register('settings.set', ({ preferences }) => preferences);
+  for (let i = 0; i < 50; i++) await assert.rejects(engine.dispatcher.dispatch('jobs.terminate', { job: `j${i}` }, mallory));
+  for (let i = 0; i < 30; i++) await engine.dispatcher.dispatch('settings.set', { preferences: {} }, alice);
+  const log = engine.dispatcher.auditLog(10_000) ;
+  const hers = log.filter((e) => e.who === 'mallory');
+  assert.ok(hers.length <= 6, `${hers.length} rows for 50 refusals`);
+  assert.equal(hers.reduce((sum, e) => sum + (e.count ?? 1), 0), 50, 'every refusal is counted');
+  assert.equal(log.filter((e) => e.who === 'alice' && e.result === 'ok').length, 30, 'every accepted change is a row of its own');
+});
+
+test('audit.list pages: a bounded page, newest first, and the next page from a cursor; a non-administrator sees only their own entries', async () => {
+  const engine = bareEngine();
+  engine.dispatcher.register('settings.set', ({ preferences }) => preferences);
+  for (let i = 0; i < 25; i++) await engine.dispatcher.dispatch('settings.set', { preferences: {} }, i % 2 ? alice : mallory);
+  const first = await engine.dispatcher.dispatch('audit.list', { limit: 10 }, root) as AuditEntry[];
+  assert.equal(first.length, 10);
+  const second = await engine.dispatcher.dispatch('audit.list', { limit: 10, before: first[9].id }, root) as AuditEntry[];
+  assert.deepEqual(second.map((e) => e.id), first.map((e) => e.id - 10));
+  const tooMany = await engine.dispatcher.dispatch('audit.list', { limit: 100_000 }, root).catch((error: Error) => error.message);
+  assert.match(String(tooMany), /^params\.limit: must be at most 1000/);
+  const hers = await engine.dispatcher.dispatch('audit.list', { limit: 1000 }, mallory) as AuditEntry[];
+  assert.deepEqual([...new Set(hers.map((e) => e.who))], ['mallory']);
+  assert.equal(hers.length, 13);
 });

@@ -1,9 +1,10 @@
-// One entry point for every command: validate against shared/ schemas, run the
-// handler, write an audit entry (who, what, when, result).
-import { apiSchemas, isApiMethod, type ApiMethod, type ApiParams, type ApiResults } from '../../../shared/api.js';
+// One entry point for every command: validate against shared/ schemas, run the handler, write an
+// audit entry (who, what, when, result) for each change asked; a user's refusals have a rate bound.
+import { apiSchemas, isApiMethod, isReadMethod, type ApiMethod, type ApiParams, type ApiResults } from '../../../shared/api.js';
 import type { AuditEntry } from '../../../shared/jobs.js';
 import { checkNesting, show } from '../../../shared/schema.js';
 import { ApiError, toErrorBody } from './api-error.js';
+import { AuditLog, REFUSAL_BURST, RefusalRate, type AuditPage, type AuditReader } from './audit-log.js';
 import { boundedAuditEntry, NOT_KEPT } from './audit-summary.js';
 
 /** Who sent a request: on the unix socket always the kernel's word (SO_PEERCRED), never the message's. */
@@ -22,17 +23,20 @@ export interface Caller {
 
 export type Handler<M extends ApiMethod> = (params: ApiParams<M>, caller: Caller) => Promise<ApiResults[M]> | ApiResults[M];
 
-/** Methods that only read: not written to the audit log. */
-const READS: ReadonlySet<ApiMethod> = new Set(['snapshot.latest', 'samples.recent', 'jobs.list', 'alerts.list', 'alerts.active', 'audit.list', 'session.whoami', 'mps.status', 'mig.layout', 'reports.query', 'reports.export', 'policy.get', 'store.status']);
-const AUDIT_KEPT = 10_000;
+/** Where audit.list pages from when the engine has a store (its whole retention, not only what is in memory); null: from memory. */
+export type AuditSource = (page: AuditPage, reader: AuditReader) => Promise<AuditEntry[]> | null;
+
 /** No API method's params nest deeper than a few levels (policy.set: 4); deeper is refused before any schema reads it. */
 const PARAMS_MAX_DEPTH = 16;
 
 export class Dispatcher {
   private readonly handlers = new Map<ApiMethod, Handler<ApiMethod>>();
-  private readonly audit: AuditEntry[] = [];
-  private auditSeq = 0;
-  private readonly auditListeners = new Set<(entry: AuditEntry) => void>();
+  private readonly audit = new AuditLog();
+  private readonly refusals = new RefusalRate();
+  private auditSource: AuditSource | null = null;
+
+  /** `ownerUid`: the engine's own user, who reads every audit entry and whose refusals have no rate bound. */
+  constructor(private readonly ownerUid: number = process.getuid?.() ?? -1) {}
 
   register<M extends ApiMethod>(method: M, handler: Handler<M>): void {
     if (this.handlers.has(method)) throw new Error(`A handler for ${method} is already registered.`);
@@ -43,41 +47,63 @@ export class Dispatcher {
   async dispatch(method: string, params: unknown, caller: Caller): Promise<unknown> {
     if (!isApiMethod(method)) throw new ApiError('invalid-request', `Unknown method ${show(method)}.`);
     const handler = this.handlers.get(method);
+    const read = isReadMethod(method);
+    const bounded = !read && caller.uid !== this.ownerUid;
+    if (bounded && !this.refusals.allows(caller.uid)) {
+      // past the rate bound: refused unread, and only counted
+      const error = new ApiError('rate-limited', `${method} was not looked at: ${caller.user} (uid ${caller.uid}) has had more than ${REFUSAL_BURST} requests refused lately; past that, one a second is heard. Try again in ${this.refusals.waitSeconds(caller.uid)} s. Nothing was changed.`);
+      this.record(caller, method, null, error);
+      throw error;
+    }
     let parsed: unknown = params;
     try {
       checkNesting(params, PARAMS_MAX_DEPTH, 'params');
       parsed = apiSchemas[method].parse(params ?? {}, 'params');
       if (!handler) throw new ApiError('unsupported', `${method} is not available in this engine yet.`);
       const result = await handler(parsed as ApiParams<ApiMethod>, caller);
-      if (!READS.has(method)) this.record(caller, method, parsed, 'ok');
+      if (!read) this.record(caller, method, parsed, null);
       return result;
     } catch (error) {
-      if (!READS.has(method)) this.record(caller, method, parsed, toErrorBody(error).message);
+      if (bounded) this.refusals.spend(caller.uid);
+      if (!read) this.record(caller, method, parsed, error);
       throw error;
     }
   }
 
+  /** The last `limit` entries kept in memory, newest first. */
   auditLog(limit = 200): AuditEntry[] {
-    return this.audit.slice(-limit).reverse();
+    return this.audit.last(limit);
   }
 
+  /** audit.list: one page, of the entries this caller may read (everyone's: an administrator or the engine's own user). */
+  auditPage(page: AuditPage, caller: Caller): Promise<AuditEntry[]> | AuditEntry[] {
+    const reader: AuditReader = { uid: caller.uid, user: caller.user, everyone: caller.admin || caller.uid === this.ownerUid };
+    return this.auditSource?.(page, reader) ?? this.audit.page(page, reader);
+  }
+
+  /** Page audit.list from the store (null: from memory again). */
+  useAuditSource(source: AuditSource | null): void {
+    this.auditSource = source;
+  }
+
+  /** Hear each new entry, and each change of a summary of refusals (the same entry again). */
   onAudit(listener: (entry: AuditEntry) => void): () => void {
-    this.auditListeners.add(listener);
-    return () => this.auditListeners.delete(listener);
+    return this.audit.onEntry(listener);
   }
 
-  private record(caller: Caller, what: ApiMethod, params: unknown, result: string): void {
+  private record(caller: Caller, what: ApiMethod, params: unknown, error: unknown): void {
     const known = Object.keys(apiSchemas[what].info.shape);
-    const raw: AuditEntry = { id: ++this.auditSeq, at: Date.now(), who: caller.user, what, params, result };
-    let entry: AuditEntry;
+    const result = error === null ? 'ok' : toErrorBody(error).message;
+    const raw: AuditEntry = { id: 0, at: Date.now(), who: caller.user, uid: caller.uid, what, params, result };
+    let bounded: AuditEntry;
     try {
-      entry = boundedAuditEntry(raw, known);
-    } catch (error) {
+      bounded = boundedAuditEntry(raw, known);
+    } catch (failure) {
       // the request's own answer must not become an audit failure: keep the row, without its params
-      entry = boundedAuditEntry({ ...raw, params: { [NOT_KEPT]: { note: `could not be summarised: ${error instanceof Error ? error.message : String(error)}` } } });
+      bounded = boundedAuditEntry({ ...raw, params: { [NOT_KEPT]: { note: `could not be summarised: ${failure instanceof Error ? failure.message : String(failure)}` } } });
     }
-    this.audit.push(entry);
-    if (this.audit.length > AUDIT_KEPT) this.audit.splice(0, this.audit.length - AUDIT_KEPT);
-    for (const listener of this.auditListeners) listener(entry);
+    const { id: _id, ...row } = bounded;
+    if (error === null) this.audit.accepted(row);
+    else this.audit.refused({ ...row, uid: caller.uid }, toErrorBody(error).code);
   }
 }

@@ -72,13 +72,17 @@ test("checked as another user, by their mode bits: a directory they cannot searc
   chmodSync(join(groupOnly, 'run.sh'), 0o754);
 
   checkDirectory(groupOnly, member);
-  assert.throws(() => checkDirectory(groupOnly, stranger), (e: Error) => e.message === `stranger (uid ${stranger.identity.uid}) cannot enter the working directory ${groupOnly}: it has no search permission for them. Nothing was started.`);
-  assert.throws(() => checkDirectory(join(closed, 'inner'), member), (e: Error) => e.message === `member (uid ${member.identity.uid}) cannot enter the working directory ${join(closed, 'inner')}: ${closed} has no search permission for them. Nothing was started.`);
-  assert.throws(() => checkDirectory(join(closed, 'no-such'), member), /cannot enter the working directory .*: .*closed has no search permission/, 'not "does not exist": what lies below a closed directory is not told');
-  assert.throws(() => checkDirectory(join(area, 'no-such'), member), /^ApiError: Working directory .*no-such does not exist\. Nothing was started\.$/);
+  // as another user, every way a directory fails them is one sentence: what lies behind a closed directory is not told
+  const cannotUse = (who: UserCheck, path: string) => `${who.user} (uid ${who.identity.uid}) cannot use the working directory ${path}: it does not exist, is not a directory, or it or a directory on the way is closed to them. Nothing was started.`;
+  assert.throws(() => checkDirectory(groupOnly, stranger), (e: Error) => e.message === cannotUse(stranger, groupOnly));
+  assert.throws(() => checkDirectory(join(closed, 'inner'), member), (e: Error) => e.message === cannotUse(member, join(closed, 'inner')));
+  assert.throws(() => checkDirectory(join(closed, 'no-such'), member), (e: Error) => e.message === cannotUse(member, join(closed, 'no-such')));
+  assert.throws(() => checkDirectory(join(area, 'no-such'), member), (e: Error) => e.message === cannotUse(member, join(area, 'no-such')));
+  assert.throws(() => checkDirectory(join(area, 'no-such')), /^ApiError: Working directory .*no-such does not exist\. Nothing was started\.$/, 'as the engine itself: said as it is');
 
   assert.equal(resolveCommand('run.sh', { path: groupOnly, cwd: area, as: member }), join(groupOnly, 'run.sh'), 'group bits: r-x');
-  assert.throws(() => resolveCommand('run.sh', { path: groupOnly, cwd: area, as: stranger }), (e: Error) => e.message === `stranger cannot reach run.sh: ${groupOnly} has no search permission for them. Nothing was started.`);
+  assert.throws(() => resolveCommand('run.sh', { path: groupOnly, cwd: area, as: stranger }), (e: Error) => e.message === 'stranger cannot use run.sh: it is not found on PATH, or a directory on the way is closed to them. Nothing was started.');
+  assert.throws(() => resolveCommand('no-such.sh', { path: area, cwd: area, as: stranger }), (e: Error) => e.message === 'stranger cannot use no-such.sh: it is not found on PATH, or a directory on the way is closed to them. Nothing was started.');
   chmodSync(area, 0o711);
   chmodSync(groupOnly, 0o755);
   assert.throws(() => resolveCommand(join(groupOnly, 'run.sh'), { path: '', cwd: area, as: stranger }), /run\.sh is not executable by stranger \(chmod \+x it/, 'other bits: r--');

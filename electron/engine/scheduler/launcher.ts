@@ -32,7 +32,8 @@ export function resolveCommand(command: string, options: { path: string | undefi
   }
   const by = options.as ? ` by ${options.as.user}` : '';
   if (notExecutable) throw new ApiError('invalid-request', `${notExecutable} is not executable${by} (chmod +x it, or run it through its interpreter). Nothing was started.`);
-  if (closed && options.as) throw new ApiError('invalid-request', `${options.as.user} cannot reach ${command}: ${closed} has no search permission for them. Nothing was started.`);
+  // as another user: found or not, behind a directory closed to them is said alike (what lies there is not theirs to learn)
+  if (options.as) throw new ApiError('invalid-request', `${options.as.user} cannot use ${command}: it is not found${command.includes('/') ? '' : ' on PATH'}, or a directory on the way is closed to them. Nothing was started.`);
   throw new ApiError('invalid-request', `command not found: ${command}${command.includes('/') ? '' : ' (searched PATH)'}. Nothing was started.`);
 }
 
@@ -72,16 +73,10 @@ export function checkDirectory(cwd: string, as?: UserCheck): void {
     return;
   }
   const found = reach(cwd, as.identity);
-  if ((!found.ok && found.problem === 'missing') || (found.ok && !found.stats.isDirectory())) {
-    throw new ApiError('invalid-request', `Working directory ${cwd} ${found.ok ? 'is not a directory' : 'does not exist'}. Nothing was started.`);
-  }
-  const who = `${as.user} (uid ${as.identity.uid})`;
-  if (!found.ok && found.problem === 'unchecked') {
-    throw new ApiError('invalid-request', `The engine could not check that ${who} can enter the working directory ${cwd}: it cannot look at ${found.at} (${found.detail}). Nothing was started.`);
-  }
-  if (!found.ok || !permitsExecute(found.stats, as.identity)) {
-    const where = found.ok ? 'it' : found.at; // reach() leaves the last step to us
-    throw new ApiError('invalid-request', `${who} cannot enter the working directory ${cwd}: ${where} has no search permission for them. Nothing was started.`);
+  // missing, not a directory, closed, or behind a closed directory are said alike: through a link, the walk
+  // looks as root, and what it finds inside another user's home is not theirs to learn
+  if (!found.ok || !found.stats.isDirectory() || !permitsExecute(found.stats, as.identity)) {
+    throw new ApiError('invalid-request', `${as.user} (uid ${as.identity.uid}) cannot use the working directory ${cwd}: it does not exist, is not a directory, or it or a directory on the way is closed to them. Nothing was started.`);
   }
 }
 

@@ -140,7 +140,7 @@ test("with no directory or environment sent (the browser console), a job runs in
   assert.equal(report.env.get('GPUSHARE_JOB_ID'), submitted.id);
 });
 
-test('a working directory its user cannot enter is refused naming it, the user and the directory in the way; nothing is started or kept', { skip: SKIP }, async () => {
+test('a working directory its user cannot enter is refused naming it and the user, said as a missing one would be (issue 24); nothing is started or kept', { skip: SKIP }, async () => {
   const closed = join(dir, 'closed');
   mkdirSync(closed, { mode: 0o700 });
   const inner = join(closed, 'inner');
@@ -153,11 +153,11 @@ test('a working directory its user cannot enter is refused naming it, the user a
   const logsBefore = logs();
   await assert.rejects(submit({ argv: REPORT, cwd: closed, env: ['PATH=/usr/bin:/bin'] }), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'invalid-request');
-    assert.equal(error.message, `${userName} (uid ${user.uid}) cannot enter the working directory ${closed}: it has no search permission for them. Nothing was started.`);
+    assert.equal(error.message, `${userName} (uid ${user.uid}) cannot use the working directory ${closed}: it does not exist, is not a directory, or it or a directory on the way is closed to them. Nothing was started.`);
     return true;
   });
   await assert.rejects(submit({ argv: REPORT, cwd: inner, env: ['PATH=/usr/bin:/bin'] }), (error: Error) => {
-    assert.equal(error.message, `${userName} (uid ${user.uid}) cannot enter the working directory ${inner}: ${closed} has no search permission for them. Nothing was started.`);
+    assert.equal(error.message, `${userName} (uid ${user.uid}) cannot use the working directory ${inner}: it does not exist, is not a directory, or it or a directory on the way is closed to them. Nothing was started.`);
     return true;
   });
   await r.tick();

@@ -7,6 +7,7 @@ import type { ApiParams } from '../../../shared/api.js';
 import { FINAL_STATES, formatByteSize, type EngineKind, type JobView, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
+import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
 import { requireOwnerRight, type BoxRights } from '../api/rights.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
@@ -103,7 +104,10 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return { gpu, mpsSharePercent: null, migSlice: null };
   };
 
-  dispatcher.register('jobs.list', ({ includeFinished }) => table.list(includeFinished ?? false));
+  dispatcher.register('jobs.list', ({ includeFinished }, caller) => {
+    const viewer = { uid: caller.uid, everyone: caller.admin || caller.uid === options.rights.engineUid };
+    return jobsSeenBy(table.list(includeFinished ?? false), viewer, commandLines(scheduler.options.engine.sampler.latest));
+  });
 
   dispatcher.register('jobs.submit', async (params: ApiParams<'jobs.submit'>, caller) => {
     await options.ready; // ids continue after an earlier engine's

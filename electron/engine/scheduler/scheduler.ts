@@ -464,6 +464,8 @@ export class Scheduler {
       gpu: job.gpu,
       jobId: job.id,
       message: `${job.id} (${job.argv[0].split('/').pop()}) ${verb}: ${reason}.${job.logPath ? ` Log: ${job.logPath}` : ''}`,
+      uid: job.uid, // its log, and why it could not start, are its owner's to read
+      publicMessage: `${job.id} (${job.argv[0].split('/').pop()}) ${verb}: ${reason.startsWith('could not start') ? 'could not start' : reason}.`,
     });
     this.evaluate(); // its GPU may admit a queued job now (scheduled, when this is inside an evaluation)
   }

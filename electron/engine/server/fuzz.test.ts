@@ -72,7 +72,8 @@ async function stateOf(engine: EngineChild): Promise<EngineState> {
   const jobs = ((await call(engine, 'jobs.list', { includeFinished: true })).result as Array<Record<string, unknown>>).map((j) =>
     Object.fromEntries(['id', 'state', 'priority', 'memoryQuotaBytes', 'memoryRequestBytes', 'mode', 'gpu', 'requestedGpu', 'mpsSharePercent', 'migSlice', 'argv', 'suspendedBy'].map((k) => [k, j[k]])),
   );
-  const audit = ((await call(engine, 'audit.list', { limit: 10_000 })).result ?? []) as Array<{ id: number; what: string; result: string }>;
+  const audit: Array<{ id: number; what: string; result: string }> = [];
+  for (let before: number | undefined, page: typeof audit; (page = ((await call(engine, 'audit.list', { limit: 1000, before })).result ?? []) as typeof audit).length > 0; before = page[page.length - 1].id) audit.push(...page);
   return {
     view: { jobs, mps: (await call(engine, 'mps.status', {})).result, policy: await call(engine, 'policy.get', {}), auditedOk: audit.filter((e) => e.result === 'ok' && changesState(e.what)).map((e): [number, string] => [e.id, e.what]) },
     lastAuditId: audit.reduce((last, e) => Math.max(last, e.id), 0),

@@ -1,5 +1,6 @@
 // One client connection, whatever the transport: requests in, responses and events out.
 import { API_EVENTS, type ApiEvent, type EventMessage, type ResponseMessage } from '../../../shared/api.js';
+import type { Alert, JobView } from '../../../shared/jobs.js';
 import { toErrorBody } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
 import type { Engine } from '../engine.js';
@@ -71,7 +72,9 @@ export function openSession(engine: Engine, caller: Caller, send: (message: Outg
   const subscribe = (events: readonly ApiEvent[]): void => {
     for (const event of events) {
       if (!API_EVENTS.includes(event) || unsubscribers.has(event)) continue;
-      unsubscribers.set(event, engine.events.on(event, (data) => !closed && send({ kind: 'event', event, data })));
+      // another user's jobs and alerts go out as this caller may see them (api/need-to-know.ts)
+      const seen = (data: unknown): unknown => (event === 'jobs' ? engine.jobsSeenBy(data as JobView[], caller) : event === 'alert' ? engine.alertSeenBy(data as Alert, caller) : data);
+      unsubscribers.set(event, engine.events.on(event, (data) => !closed && send({ kind: 'event', event, data: seen(data) })));
     }
   };
   subscribe(initialEvents);

@@ -66,3 +66,25 @@ test('a rate change mid-stream: each tick counts the interval it covered, not th
   detach();
   await store.close();
 });
+
+test("a report by job gives a non-administrator another user's jobs by their program's name only, never their arguments (issue 24)", async () => {
+  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend, { rateHz: 2 });
+  const store = await UsageStore.open({ path: join(dir, 'labels.db') });
+  const detach = attachUsageStore(engine, store);
+  const now = Date.now();
+  const tick = fakeTicks(500);
+  const procs = [
+    { pid: 81, gpu: 0, user: 'alice', sm: 40, mem: 2 ** 30, argv: ['/home/alice/bin/train.py', '--api-key=s3cret'] },
+    { pid: 82, gpu: 0, user: 'mallory', sm: 40, mem: 2 ** 30, argv: ['/home/mallory/run.sh', '--mine'] },
+  ];
+  for (let k = 0; k < 2; k++) engine.events.emit('snapshot', tick(now - 2000 + k * 500, [fakeGpu(0)], procs));
+  await store.flush();
+  const mallory = { uid: 4242, gid: 4242, groups: [], user: 'mallory', pid: null, admin: false, via: 'socket' as const };
+  const labels = async (caller: typeof mallory) => Object.fromEntries((await engine.call('reports.query', { since: now - 60_000, until: now + 60_000, by: 'job' }, caller)).rows.map((r) => [r.key, r.label]));
+  assert.deepEqual(await labels(mallory), { p81: 'alice: train.py', p82: 'mallory: /home/mallory/run.sh --mine' });
+  assert.equal((await labels({ ...mallory, admin: true })).p81, 'alice: /home/alice/bin/train.py --api-key=s3cret', 'an administrator sees it whole');
+  const csv = (await engine.call('reports.export', { since: now - 60_000, until: now + 60_000, by: 'job', format: 'csv' }, mallory)).content;
+  assert.doesNotMatch(csv, /s3cret|\/home\/alice/);
+  detach();
+  await store.close();
+});

@@ -1,6 +1,10 @@
 // Wire the usage store to a running engine: every tick, job change, alert and audited
 // command is recorded, and `reports.query` (and `reports.export`, the same as a file) answer from the store.
+import { basename } from 'node:path';
+import type { ReportGrouping, UsageReport } from '../../../shared/usage-report.js';
 import { ApiError } from '../api/api-error.js';
+import type { Caller } from '../api/dispatcher.js';
+import type { KeptAlert } from '../api/need-to-know.js';
 import type { Engine } from '../engine.js';
 import { reportToFile } from '../reports/export.js';
 import { queryUsage } from '../reports/query.js';
@@ -27,17 +31,38 @@ export function attachUsageStore(engine: Engine, store: UsageStore, options: Att
   const offs = [
     engine.events.on('snapshot', (snapshot) => store.ingest(snapshot)),
     engine.events.on('jobs', (jobs) => jobs.forEach((job) => store.recordJob(job))),
-    engine.events.on('alert', (alert) => store.recordAlert(alert)),
+    // a report's events are read by anyone: the sentence without the job's log and paths
+    engine.events.on('alert', (alert: KeptAlert) => store.recordAlert({ ...alert, message: alert.publicMessage ?? alert.message })),
     engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
     store.onStatus((status) => engine.events.emit('store', status)), // the console's banner
   ];
+  // audit.list pages through everything the store keeps (from memory while it cannot)
+  engine.dispatcher.useAuditSource((page, reader) => store.auditPage(page, reader));
   engine.dispatcher.register('store.status', () => store.status());
   // a request may span what the store keeps (and a day of slack), no more: a longer one only costs time
   const bounds = { maxSpanMs: store.retention.dayMs + DAY_MS, fieldPath: 'params' };
-  engine.dispatcher.register('reports.query', ({ since, until, by }) => queryUsage(openDb(store), { since, until, by, ...bounds }));
-  engine.dispatcher.register('reports.export', async ({ since, until, by, format }) => reportToFile(await queryUsage(openDb(store), { since, until, by, ...bounds }), format));
+  const report = async (params: { since: number; until?: number; by: ReportGrouping }, caller: Caller): Promise<UsageReport> => {
+    const db = openDb(store);
+    const usage = await queryUsage(db, { ...params, ...bounds });
+    return params.by === 'job' && !(caller.admin || caller.uid === engine.owner.uid) ? withheldJobLabels(db, usage, caller.user) : usage;
+  };
+  engine.dispatcher.register('reports.query', (params, caller) => report(params, caller));
+  engine.dispatcher.register('reports.export', async ({ format, ...params }, caller) => reportToFile(await report(params, caller), format));
   return () => {
     offs.forEach((off) => off());
+    engine.dispatcher.useAuditSource(null);
     store.useOwnership(null);
   };
+}
+
+/** Another user's jobs in a report by job, as a non-administrator sees them: "owner: program", without the arguments they were started with. */
+async function withheldJobLabels(db: SqliteDb, usage: UsageReport, user: string): Promise<UsageReport> {
+  const keys = usage.rows.map((r) => r.key);
+  const owners = new Map((await db.all<{ id: string; owner: string; command: string }>('SELECT id, owner, command FROM jobs WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(keys)])).map((j) => [j.id, j]));
+  const rows = usage.rows.map((row) => {
+    const job = owners.get(row.key);
+    if (!job || job.owner === user) return row;
+    return { ...row, label: `${job.owner}: ${basename(job.command.split(' ')[0] ?? '')}` };
+  });
+  return { ...usage, rows };
 }

@@ -107,6 +107,14 @@ CREATE TABLE containers (
   lastSeen INTEGER NOT NULL
 );`);
   },
+  // 4: each audit row's uid (who may read it: its user and administrators); a row standing for `count` refusals until `until`
+  async (db) => {
+    await db.exec(`
+ALTER TABLE audit ADD COLUMN uid INTEGER;
+ALTER TABLE audit ADD COLUMN count INTEGER;
+ALTER TABLE audit ADD COLUMN until INTEGER;
+CREATE INDEX audit_uid ON audit (uid, id);`);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

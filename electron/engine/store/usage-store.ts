@@ -13,7 +13,7 @@ import { moveAside, openDatabase } from './open-database.js';
 import { salvageInto } from './salvage.js';
 import { isCorruption, type SqliteDb } from './sqlite.js';
 import { boundBatch, combineBatches, DEFAULT_KEPT_SAMPLES, type StoreBatch } from './unwritten.js';
-import { rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, type ContainerSeen } from './writers.js';
+import { readAudit, rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, type ContainerSeen } from './writers.js';
 
 export { rerollup, rollup, writeRollup, type RollupRow, type RollupTable } from './writers.js';
 
@@ -89,6 +89,9 @@ export class UsageStore {
   private jobs = new Map<string, JobView>();
   private events: Required<UsageEvent>[] = [];
   private audits: AuditEntry[] = [];
+  private pendingSummaries = new Set<AuditEntry>();
+  /** The row of each summary of refusals already written (its count is updated there). */
+  private readonly summaryRows = new WeakMap<AuditEntry, number>();
   private readonly jobSignatures = new Map<string, string>();
   private readonly knownGpus = new Map<number, string>();
   private ownership: Attribution | null = null;
@@ -199,8 +202,19 @@ export class UsageStore {
     this.recordEvent({ kind: alert.kind, at: alert.at, gpu: alert.gpu, jobId: alert.jobId, message: alert.message, severity: alert.severity });
   }
 
+  /** An audit row; a summary of refusals comes again each time its count grows, and is written once per flush, as it is then. */
   recordAudit(entry: AuditEntry): void {
+    if (entry.count !== undefined) {
+      if (this.pendingSummaries.has(entry)) return;
+      this.pendingSummaries.add(entry);
+    }
     this.audits.push(entry);
+  }
+
+  /** One page of the audit log from the database, with what is recorded so far written first; null while no database is open. */
+  auditPage(page: { limit: number; before?: number }, reader: { uid: number; user: string; everyone: boolean }): Promise<AuditEntry[]> | null {
+    if (!this.database || this.trouble || this.closed) return null;
+    return this.flush().then(() => readAudit(this.db, page, reader));
   }
 
   // ---- writing ----
@@ -225,12 +239,14 @@ export class UsageStore {
     this.jobs = new Map();
     this.events = [];
     this.audits = [];
+    this.pendingSummaries = new Set();
     const fresh: StoreBatch = { ...this.account(ticks), jobs, events, audits };
     const batch = this.unwritten ? combineBatches(this.unwritten, fresh) : fresh; // the older rows first
     this.unwritten = null;
     try {
       const db = (this.database ??= await openDatabase(this.options, (m) => this.notice(m))); // a file that could not be opened is tried again
       await db.exec('BEGIN IMMEDIATE');
+      const written = new Map<AuditEntry, number>();
       try {
         const fault = this.options.writeFault?.();
         if (fault) throw fault;
@@ -245,8 +261,9 @@ export class UsageStore {
         await writeContainers(db, batch.containers);
         await writeJobs(db, batch.jobs);
         await writeEvents(db, batch.events);
-        await writeAudit(db, batch.audits);
+        await writeAudit(db, batch.audits, { get: (e) => written.get(e) ?? this.summaryRows.get(e), set: (e, id) => written.set(e, id) });
         await db.exec('COMMIT');
+        for (const [entry, id] of written) this.summaryRows.set(entry, id); // a row id only once its row is there
       } catch (error) {
         await db.exec('ROLLBACK').catch(() => undefined);
         throw error;

@@ -149,12 +149,51 @@ export async function writeEvents(db: SqliteDb, events: Required<UsageEvent>[]):
   );
 }
 
-export async function writeAudit(db: SqliteDb, entries: AuditEntry[]): Promise<void> {
+/**
+ * Audit rows; a summary of refusals (an entry with a count) is one row, written when it first comes
+ * and updated in place as its count grows: `summaries` holds each one's row id.
+ */
+export async function writeAudit(db: SqliteDb, entries: AuditEntry[], summaries: Pick<Map<AuditEntry, number>, 'get' | 'set'> = new Map()): Promise<void> {
   if (entries.length === 0) return;
-  // bounded again here: whatever recorded it, a row is small and serialisable, so it cannot fail the batch (and its samples)
-  const rows = entries.map((e) => boundedAuditEntry(e)).map((e) => ({ ...e, params: e.params === undefined ? null : JSON.stringify(e.params) }));
-  await db.run(
-    `INSERT INTO audit (at, who, what, params, result) SELECT value->>'at', value->>'who', value->>'what', value->>'params', value->>'result' FROM json_each(?)`,
-    [JSON.stringify(rows)],
+  const row = (e: AuditEntry) => {
+    // bounded again here: whatever recorded it, a row is small and serialisable, so it cannot fail the batch (and its samples)
+    const b = boundedAuditEntry(e);
+    return { ...b, uid: b.uid ?? null, count: b.count ?? null, until: b.until ?? null, params: b.params === undefined ? null : JSON.stringify(b.params) };
+  };
+  const full = entries.filter((e) => e.count === undefined);
+  if (full.length > 0) {
+    await db.run(
+      `INSERT INTO audit (at, who, uid, what, params, result) SELECT value->>'at', value->>'who', value->>'uid', value->>'what', value->>'params', value->>'result' FROM json_each(?)`,
+      [JSON.stringify(full.map(row))],
+    );
+  }
+  for (const summary of new Set(entries.filter((e) => e.count !== undefined))) {
+    const r = row(summary);
+    const id = summaries.get(summary);
+    if (id !== undefined) {
+      await db.run('UPDATE audit SET params = ?, result = ?, count = ?, until = ? WHERE id = ?', [r.params, r.result, r.count, r.until, id]);
+    } else {
+      const { lastID } = await db.run('INSERT INTO audit (at, who, uid, what, params, result, count, until) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [r.at, r.who, r.uid, r.what, r.params, r.result, r.count, r.until]);
+      summaries.set(summary, lastID);
+    }
+  }
+}
+
+/** One page of the audit log, newest first, of the rows `reader` may read (the columns as audit.list answers them). */
+export async function readAudit(db: SqliteDb, page: { limit: number; before?: number }, reader: { uid: number; user: string; everyone: boolean }): Promise<AuditEntry[]> {
+  const rows = await db.all<{ id: number; at: number; who: string; uid: number | null; what: string; params: string | null; result: string; count: number | null; until: number | null }>(
+    `SELECT id, at, who, uid, what, params, result, count, until FROM audit
+     WHERE id < ? AND (? OR uid = ? OR (uid IS NULL AND who = ?)) ORDER BY id DESC LIMIT ?`,
+    [page.before ?? Number.MAX_SAFE_INTEGER, reader.everyone ? 1 : 0, reader.uid, reader.user, page.limit],
   );
+  return rows.map((r) => ({
+    id: r.id,
+    at: r.at,
+    who: r.who,
+    ...(r.uid === null ? {} : { uid: r.uid }),
+    what: r.what,
+    params: r.params === null ? null : (JSON.parse(r.params) as unknown),
+    result: r.result,
+    ...(r.count === null ? {} : { count: r.count, until: r.until ?? r.at }),
+  }));
 }

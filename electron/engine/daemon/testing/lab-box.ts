@@ -29,7 +29,7 @@ export interface WireRequest {
 const CLIENT = `
 const net = require('node:net');
 const [path, raw] = process.argv.slice(1);
-const requests = JSON.parse(raw);
+const requests = JSON.parse(raw === '-' ? require('node:fs').readFileSync(0, 'utf8') : raw);
 const socket = net.connect(path);
 const out = []; let buffer = ''; let next = 0;
 const send = () => next < requests.length ? socket.write(JSON.stringify({ kind: 'request', id: next + 1, ...requests[next] }) + '\\n') : (process.stdout.write(JSON.stringify(out)), socket.end());
@@ -43,6 +43,28 @@ socket.on('data', (d) => {
     if (m.kind !== 'response') continue;
     out.push(m.ok ? { ok: true, result: m.result } : { ok: false, error: m.error });
     next++; send();
+  }
+});`;
+
+// Subscribes to one event, sends the requests, and prints the first event heard after them.
+const LISTENER = `
+const net = require('node:net');
+const [path, event, raw] = process.argv.slice(1);
+const requests = JSON.parse(raw);
+const socket = net.connect(path);
+let buffer = ''; let answered = 0;
+socket.on('connect', () => {
+  socket.write(JSON.stringify({ kind: 'subscribe', events: [event] }) + '\\n');
+  requests.forEach((r, i) => socket.write(JSON.stringify({ kind: 'request', id: i + 1, ...r }) + '\\n'));
+});
+socket.on('error', (e) => { process.stderr.write(String(e)); process.exit(3); });
+socket.setEncoding('utf8');
+socket.on('data', (d) => {
+  buffer += d; let i;
+  while ((i = buffer.indexOf('\\n')) >= 0) {
+    const m = JSON.parse(buffer.slice(0, i)); buffer = buffer.slice(i + 1);
+    if (m.kind === 'response') answered++;
+    else if (m.kind === 'event' && m.event === event && answered >= requests.length) { process.stdout.write(JSON.stringify(m.data)); socket.destroy(); }
   }
 });`;
 
@@ -101,12 +123,27 @@ export class LabBox {
 
   /** Requests in order on one connection made by `user` (null: root), as the kernel sees that user. */
   async calls(user: LabUser | null, requests: WireRequest[]): Promise<Array<CallOutcome<ApiMethod>>> {
-    const args = ['-e', CLIENT, this.socketPath, JSON.stringify(requests)];
+    const json = JSON.stringify(requests);
+    const onStdin = json.length > 64 * 1024; // past what one argument may hold
+    const args = ['-e', CLIENT, this.socketPath, onStdin ? '-' : json];
     const [command, argv] = user ? ['setpriv', ['--reuid', String(user.uid), '--regid', String(user.gid), '--init-groups', process.execPath, ...args]] : [process.execPath, args];
     return new Promise((resolve, reject) => {
-      execFile(command as string, argv as string[], { cwd: '/', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const child = execFile(command as string, argv as string[], { cwd: '/', maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
         if (error) reject(new Error(`client as ${user?.name ?? 'root'} failed: ${stderr || error.message}`));
         else resolve(JSON.parse(stdout) as Array<CallOutcome<ApiMethod>>);
+      });
+      child.stdin?.end(onStdin ? json : undefined);
+    });
+  }
+
+  /** The first `event` a connection made by `user` hears after its requests are answered (null: root). */
+  async firstEvent(user: LabUser | null, event: string, requests: WireRequest[]): Promise<unknown> {
+    const args = ['-e', LISTENER, this.socketPath, event, JSON.stringify(requests)];
+    const [command, argv] = user ? ['setpriv', ['--reuid', String(user.uid), '--regid', String(user.gid), '--init-groups', process.execPath, ...args]] : [process.execPath, args];
+    return new Promise((resolve, reject) => {
+      execFile(command as string, argv as string[], { cwd: '/', maxBuffer: 64 * 1024 * 1024, timeout: 30_000 }, (error, stdout, stderr) => {
+        if (error) reject(new Error(`listener as ${user?.name ?? 'root'} failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout));
       });
     });
   }
