@@ -12,7 +12,8 @@ import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
 import { jobEnvironment } from './job-env.js';
-import { checkDirectory, findSetpriv, resolveCommand, setprivMissing } from './launcher.js';
+import { checkDirectory, resolveCommand } from './launcher.js';
+import { spawnHelperProblem } from './spawn-as-user.js';
 import { lookupAccount, type Account } from '../accounts.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -112,7 +113,8 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     // as root the engine starts every job as its submitter, with the gid they submitted with (sg, newgrp)
     const runAs: Account | null = engineUid === 0 ? { ...account, gid: caller.gid } : null;
     const asUser = runAs && runAs.uid !== engineUid ? { identity: { uid: caller.uid, gid: caller.gid, groups: caller.groups }, user: caller.user } : undefined;
-    if (asUser && !findSetpriv()) throw new ApiError('unsupported', setprivMissing(caller.user));
+    const helperProblem = asUser ? spawnHelperProblem(caller.user) : null;
+    if (helperProblem) throw new ApiError('unsupported', helperProblem);
     const cwd = params.cwd ?? account.home ?? (runAs ? null : homedir());
     if (cwd === null) throw new ApiError('invalid-request', `No working directory was given, and ${caller.user} has no home directory on this box to start in: give one. Nothing was started.`);
     const mode = params.mode ?? 'shared';
