@@ -252,3 +252,16 @@ test("a root-only file mallory moves into her log folder under her next job's lo
   assert.equal(dir.mode & 0o022, 0, 'only the daemon writes in it');
   rmSync(where, { force: true });
 });
+
+test('an argument, environment entry or working directory with a NUL byte is refused at submit with a clear error, and nothing is queued', { skip: SKIP }, async () => {
+  const before = (await box.ok(null, 'jobs.list', { includeFinished: true })).length;
+  const refusals = await box.calls(mallory, [
+    { method: 'jobs.submit', params: { argv: ['/bin/echo', 'a\0b'], cwd: plant, gpu: 0, env: ['PATH=/usr/bin:/bin'] } },
+    { method: 'jobs.submit', params: { argv: ['/bin/true'], cwd: plant, gpu: 0, env: ['PATH=/usr/bin:/bin', 'LD_AUDIT=\0x'] } },
+    { method: 'jobs.submit', params: { argv: ['/bin/true'], cwd: `${plant}\0/..`, gpu: 0, env: ['PATH=/usr/bin:/bin'] } },
+  ]);
+  for (const outcome of refusals) {
+    assert.deepEqual(outcome.ok ? 'ok' : [outcome.error.code, outcome.error.message], ['invalid-request', 'An argument, an environment entry or the working directory contains a NUL byte, which no program can be given. Nothing was started.']);
+  }
+  assert.equal((await box.ok(null, 'jobs.list', { includeFinished: true })).length, before);
+});

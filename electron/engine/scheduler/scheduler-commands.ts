@@ -108,6 +108,9 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
 
   dispatcher.register('jobs.submit', async (params: ApiParams<'jobs.submit'>, caller) => {
     await options.ready; // ids continue after an earlier engine's
+    if ([...params.argv, ...(params.env ?? []), params.cwd ?? ''].some((text) => text.includes('\0'))) {
+      throw new ApiError('invalid-request', 'An argument, an environment entry or the working directory contains a NUL byte, which no program can be given. Nothing was started.');
+    }
     const engineUid = process.getuid?.() ?? 0;
     const account = lookupAccount(caller.uid);
     // as root the engine starts every job as its submitter, with the gid they submitted with (sg, newgrp)
