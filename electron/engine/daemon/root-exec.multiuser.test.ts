@@ -212,6 +212,19 @@ test("a working directory mallory swaps for a symlink to alice's private folder 
   );
 });
 
+test('a program mallory removes while her job is queued: the job fails saying she cannot run it, in one sentence', { skip: SKIP }, async () => {
+  const script = join(plant, 'train.sh');
+  writeFileSync(script, '#!/bin/sh\necho trained\n', { mode: 0o755 });
+  chownSync(script, mallory.uid, mallory.gid);
+  const holder = await box.ok(mallory, 'jobs.submit', { argv: ['/bin/sleep', '600'], cwd: plant, gpu: 0, mode: 'exclusive', env: ['PATH=/usr/bin:/bin'] });
+  await until(`${holder.id} running`, async () => (await job(holder.id)).state === 'running');
+  const queued = await box.ok(mallory, 'jobs.submit', { argv: [script], cwd: plant, gpu: 0, env: ['PATH=/usr/bin:/bin'] });
+  box.as(mallory, '/bin/rm', [script]);
+  await box.ok(mallory, 'jobs.terminate', { job: holder.id });
+  const done = await ended(queued.id);
+  assert.equal(done.history.at(-1)?.reason, `could not start: ${mallory.name} (uid ${mallory.uid}) cannot run ${script} at launch: No such file or directory. Nothing was started.`);
+});
+
 test("a root-only file mallory moves into her log folder under her next job's log name stays root's and unread; her job's log is a new file, and her log folder is not hers to write", { skip: SKIP }, async () => {
   const probe = await box.ok(mallory, 'jobs.submit', { argv: ['/bin/true'], cwd: plant, gpu: 0, env: ['PATH=/usr/bin:/bin'] });
   const first = await ended(probe.id);

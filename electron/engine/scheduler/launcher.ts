@@ -125,6 +125,9 @@ export function planSpawn(spec: Omit<LaunchSpec, 'logPath'>, context: { engineUi
   return { file: context.helper, args: [], argv0: 'gpushare-spawn', cwd: '/', env: rootEnvironment(), helper: { request, context: { user: runAs.name, uid: runAs.uid, cwd, executable } } };
 }
 
+/** The most of gpushare-spawn's status the engine reads (its report is one short line). */
+const STATUS_MAX = 4096;
+
 /**
  * Spawn the job in its own process group (so it can be signalled as a whole and outlives a Ctrl-C of the engine).
  * Through gpushare-spawn, a start that fails as the user (a directory they cannot enter now, a program they cannot
@@ -146,10 +149,14 @@ export function launch(spec: LaunchSpec): ChildProcess {
     if (request && status) {
       const { context } = plan.helper;
       const chunks: Buffer[] = [];
-      status.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let kept = 0;
+      status.on('data', (chunk: Buffer) => {
+        if (kept < STATUS_MAX) chunks.push(chunk.subarray(0, STATUS_MAX - kept)); // the helper writes one short line; more is not its
+        kept += chunk.length;
+      });
       status.on('end', () => {
         const failure = describeSpawnFailure(Buffer.concat(chunks), context);
-        if (failure) child.emit('error', new Error(failure));
+        if (failure && child.listenerCount('error') > 0) child.emit('error', new Error(failure)); // none: a stopped engine let go of the job
       });
       status.on('error', () => undefined); // the helper is gone: its exit says so
       request.on('error', () => undefined); // it stopped reading: it reports why on the status pipe
