@@ -42,7 +42,7 @@ test("a user's log folder is the engine's (root, 0711) in a root-owned 0755 logs
   assert.deepEqual(mode(logs), [0, 0, 0o755]);
   assert.deepEqual(mode(join(logs, 'nobody')), [0, 0, 0o711]);
   assert.deepEqual(mode(join(logs, 'nobody', 'j1.log')), [65534, 65534, 0o600]);
-  assert.throws(() => openJobLog(jobLogPath(logs, 'j1', owner), owner), /j1\.log already exists; the engine writes a job's log only to a file it creates new\. Remove it so the job can log there\./, 'not even its own earlier log is adopted');
+  assert.throws(() => openJobLog(jobLogPath(logs, 'j1', owner), owner), /j1\.log already exists; the engine writes a job's log only to a file it creates new\. An administrator can remove it \(the folder is the engine's\)\./, 'not even its own earlier log is adopted');
 
   const secret = join(dir, 'secret');
   writeFileSync(secret, 'root only\n', { mode: 0o600 });

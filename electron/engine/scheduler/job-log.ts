@@ -59,7 +59,7 @@ export function openJobLog(logPath: string, owner: LogOwner | null): number {
     fd = openSync(logPath, CREATE_NEW, 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' || code === 'ELOOP') throw new Error(`${logPath} already exists; the engine writes a job's log only to a file it creates new. Remove it so the job can log there.`);
+    if (code === 'EEXIST' || code === 'ELOOP') throw new Error(`${logPath} already exists; the engine writes a job's log only to a file it creates new. An administrator can remove it (the folder is the engine's).`);
     throw error;
   }
   try {
