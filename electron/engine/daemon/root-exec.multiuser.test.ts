@@ -3,7 +3,7 @@
 // controls — her environment, her working directory, her log folder — reaches anything still root.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
@@ -122,7 +122,7 @@ const entries = (env: Record<string, string>) => Object.entries(env).map(([k, v]
 function assertOnlyMalloryRan(done: JobView): void {
   assert.equal(done.state, 'finished', `${done.id}: ${done.history.at(-1)?.reason}`);
   assert.deepEqual(seenByRoot(), [], 'no process running as root saw what mallory set');
-  const theJob = recorded().find((r) => r.pid === done.pid && r.what === '/usr/bin/true');
+  const theJob = recorded().find((r) => r.pid === done.pid && r.what === realpathSync('/bin/true'));
   assert.ok(theJob, `the job itself (pid ${done.pid}) loaded her LD_AUDIT library: her environment reaches her job. Records:\n${readFileSync(records, 'utf8')}`);
   assert.deepEqual([theJob.ruid, theJob.euid], [mallory.uid, mallory.uid]);
   const missing = [...hostileNames].filter((n) => !ENGINE_SETS.has(n) && !theJob.names.includes(n));
