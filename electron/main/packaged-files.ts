@@ -29,6 +29,7 @@ export function runtimeFiles(): RuntimeFile[] {
     packed('assets/systemd/gpushare.service', 'gpushare daemon install'),
     unpacked('native/nvml/build/Release/gpushare_nvml.node', 'the engine (dlopen of the NVML addon)'),
     unpacked('native/preload/build/libgpushare-preload.so', 'managed jobs (LD_PRELOAD)'),
+    unpacked('native/spawn/build/gpushare-spawn', "the box daemon, starting each user's job as them (exec)"),
     unpacked('native/fakegpu/build/fakegpu', 'the simulated driver (exec)'),
     unpacked('native/fakegpu/build/fakejob', 'the demo\'s simulated jobs (exec)'),
     unpacked('native/fakegpu/build/libnvidia-ml.so.1', 'the simulated driver (dlopen by the addon and jobs)'),

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readProcStatus, sameProcessAlive } from './proc-status.js';
 import { releaseHolds } from './release-holds.js';
+import { ROOT_PATH } from '../root-env.js';
 import {
   heartbeatPath,
   readRecordOwner,
@@ -43,9 +44,9 @@ export interface GuardianHandle {
 
 const script = (): string => fileURLToPath(import.meta.url);
 
-/** What the guardian needs of the engine's environment: where the (simulated) driver is. */
+/** What the guardian needs of the engine's own environment (root's, for the daemon): where the (simulated) driver is. */
 function guardianEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', ELECTRON_RUN_AS_NODE: '1' };
+  const env: NodeJS.ProcessEnv = { PATH: process.getuid?.() === 0 ? ROOT_PATH : (process.env.PATH ?? '/usr/bin:/bin'), ELECTRON_RUN_AS_NODE: '1' };
   for (const name of ['GPUSHARE_FAKEGPU_STATE', 'GPUSHARE_CUDA_LIB', 'LD_LIBRARY_PATH']) if (process.env[name]) env[name] = process.env[name];
   return env;
 }

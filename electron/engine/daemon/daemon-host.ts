@@ -7,6 +7,7 @@ import type { DaemonConfig } from '../../../shared/lab-policy.js';
 import { Engine } from '../engine.js';
 import { openGpuBackend, type GpuBackend } from '../gpu/open-backend.js';
 import { attachScheduler, type AttachedScheduler } from '../scheduler/attach.js';
+import { rootOnlyProblem, spawnHelperPath } from '../scheduler/spawn-as-user.js';
 import { listenOnSocket, refuseBesideRunningEngine } from '../server/socket-server.js';
 import { attachUsageStore } from '../store/attach.js';
 import { JobStore } from '../store/job-store.js';
@@ -80,6 +81,8 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   registerSettingsCommands(engine.dispatcher, perUserFiles(join(dirname(dbPath), 'preferences'))); // each user's console choices, root's files
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
+  const helperProblem = rootOnlyProblem(spawnHelperPath());
+  if (helperProblem) say(`Users' jobs cannot start: their exec helper gpushare-spawn is not safe to run as root (${helperProblem}).`);
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
   let metrics: MetricsListener | null = null;
   try {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensurePrivateDir, fakegpuBuildDir, packageRoot, runtimeDir } from '../paths.js';
+import { toolEnvironment } from '../root-env.js';
 
 export interface FakegpuProcess {
   pid: number;
@@ -105,7 +106,7 @@ export function listScenarios(): string[] {
 
 function runFakegpu(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(tool('fakegpu'), args, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(tool('fakegpu'), args, { maxBuffer: 64 * 1024 * 1024, env: toolEnvironment() }, (error, stdout, stderr) => {
       if (error) reject(new Error(`fakegpu ${args[0]} failed: ${stderr.trim() || error.message}`));
       else resolve(stdout);
     });

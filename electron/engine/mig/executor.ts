@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fakegpuBuildDir } from '../paths.js';
 import type { MigCommand } from './commands.js';
+import { toolEnvironment } from '../root-env.js';
 
 export const NEEDS_ROOT = 'needs root: run the engine as root or apply the printed commands with sudo';
 
@@ -42,7 +43,7 @@ async function runAll(commands: MigCommand[], runner: Runner): Promise<MigRunRes
 
 function execArgv(file: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(file, args, { timeout: 60_000, env: toolEnvironment() }, (error, stdout, stderr) => {
       if (error) reject(new Error((String(stderr).replace(/^fakegpu: /, '').trim() || String(stdout).trim() || error.message).split('\n')[0]));
       else resolve(String(stdout));
     });

@@ -9,6 +9,7 @@ import { after, test } from 'node:test';
 import { mpsDirectories, mpsJobEnv, mpsSliceDirectories, mpsSliceJobEnv, type MpsControl, type SliceRef } from './mps-control.js';
 import { mpsControlStandIn } from '../testing/mps-control-stand-in.js';
 import { RealMpsControl } from './real-mps-control.js';
+import { ROOT_PATH } from '../root-env.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gpushare-mps-control-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -70,4 +71,18 @@ test("the real backend starts a slice's daemon with the slice's MIG UUID and pip
   const stopped = mps.stopSlice(slice);
   assert.deepEqual(standIn.commands(), ['-d', `quit via ${pipeDir}`]);
   assert.deepEqual([stopped.state, stopped.daemonRunning], ['off', false]);
+});
+
+test('as root, the real backend starts the MPS control daemon with PATH of system directories and its CUDA_* variables, none of the engine\'s own environment', { skip: process.getuid?.() === 0 ? false : 'needs root: a personal engine runs it with its user\'s own environment' }, (t) => {
+  process.env.GPST_ENGINE_OWN = 'the engine\'s';
+  t.after(() => delete process.env.GPST_ENGINE_OWN);
+  const dir = join(scratch, 'clean');
+  const standIn = mpsControlStandIn(dir);
+  const mps = new RealMpsControl({ runtimeDir: join(dir, 'run'), identity: me, procRoot: standIn.proc, controlProgram: standIn.program, userName: () => me.user });
+  mps.startSlice(slice);
+  const env = standIn.environment();
+  assert.equal(env.get('PATH'), ROOT_PATH);
+  const ours = [...env.keys()].filter((name) => !['PWD', 'OLDPWD', 'SHLVL', '_'].includes(name)).sort(); // what its shell adds itself
+  assert.deepEqual(ours, ['CUDA_MPS_LOG_DIRECTORY', 'CUDA_MPS_PIPE_DIRECTORY', 'CUDA_VISIBLE_DEVICES', 'PATH']);
+  mps.stopSlice(slice);
 });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node
 import { basename, join } from 'node:path';
 import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 import { lookupAccount } from '../accounts.js';
+import { toolEnvironment } from '../root-env.js';
 import { DEFAULT_MPS_PIPE_DIR, heldMessage, mpsDirectories, mpsSliceDirectories, sliceLabel, type GpuRef, type MpsControl, type MpsIdentity, type SliceRef } from './mps-control.js';
 
 /** One daemon: a GPU's (slice null) or a MIG slice's. */
@@ -160,7 +161,7 @@ export class RealMpsControl implements MpsControl {
     mkdirSync(pipeDir, { recursive: true, mode: 0o755 });
     mkdirSync(logDir, { recursive: true, mode: 0o755 });
     const run = spawnSync(this.program, ['-d'], {
-      env: { ...process.env, CUDA_VISIBLE_DEVICES: target.visible, CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir },
+      env: toolEnvironment({ CUDA_VISIBLE_DEVICES: target.visible, CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir }),
       timeout: COMMAND_TIMEOUT_MS,
       encoding: 'utf8',
     });
@@ -195,7 +196,7 @@ export class RealMpsControl implements MpsControl {
   private control(target: Target, command: string): string {
     const run = spawnSync(this.program, [], {
       input: command + '\n',
-      env: { ...process.env, ...this.daemonEnv(target) },
+      env: toolEnvironment(this.daemonEnv(target)),
       timeout: COMMAND_TIMEOUT_MS,
       encoding: 'utf8',
     });

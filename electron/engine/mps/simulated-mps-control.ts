@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { heldMessage, mpsDirectories, mpsSliceDirectories, sliceLabel, type GpuRef, type MpsControl, type MpsIdentity, type SliceRef } from './mps-control.js';
+import { toolEnvironment } from '../root-env.js';
 
 interface FakegpuMpsDaemon {
   running: boolean;
@@ -150,7 +151,7 @@ export class SimulatedMpsControl implements MpsControl {
 
   private fakegpu(args: string[]): string {
     try {
-      return execFileSync(join(fakegpuBuildDir(), 'fakegpu'), ['mps', '--state', this.options.statePath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      return execFileSync(join(fakegpuBuildDir(), 'fakegpu'), ['mps', '--state', this.options.statePath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: toolEnvironment() });
     } catch (error) {
       const stderr = String((error as { stderr?: string }).stderr ?? '').replace(/^fakegpu: /, '').trim();
       throw new Error(stderr || (error as Error).message);

@@ -1,8 +1,9 @@
 // Job logs: where they go, job numbers found in them, and (root) a user's folder that they may have
-// filled with traps: a symlink, a hard link, a FIFO. None makes the engine write elsewhere or hang.
+// filled with traps: a symlink, a hard link, a FIFO, a planted file. None makes the engine write elsewhere,
+// hand over a file it did not create, or hang.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -28,7 +29,7 @@ test("job numbers continue after every log, in logs/ and in each user's folder; 
   assert.equal(highestLoggedJobNumber(dir), 12);
 });
 
-test("a user's log folder is theirs (0700) in a root-owned 0755 logs/; a symlink, hard link or FIFO they planted is refused, and what it points at untouched", { skip: SKIP_ROOT }, (t) => {
+test("a user's log folder is the engine's (root, 0711) in a root-owned 0755 logs/; each log is created new and given to its user: a symlink, hard link, FIFO or file already at its name is refused, and what it points at untouched", { skip: SKIP_ROOT }, (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gpushare-joblog-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const logs = join(dir, 'logs');
@@ -39,22 +40,39 @@ test("a user's log folder is theirs (0700) in a root-owned 0755 logs/; a symlink
   closeSync(fd);
   const mode = (path: string) => { const s = statSync(path); return [s.uid, s.gid, s.mode & 0o7777]; };
   assert.deepEqual(mode(logs), [0, 0, 0o755]);
-  assert.deepEqual(mode(join(logs, 'nobody')), [65534, 65534, 0o700]);
+  assert.deepEqual(mode(join(logs, 'nobody')), [0, 0, 0o711]);
   assert.deepEqual(mode(join(logs, 'nobody', 'j1.log')), [65534, 65534, 0o600]);
+  assert.throws(() => openJobLog(jobLogPath(logs, 'j1', owner), owner), /j1\.log already exists; the engine writes a job's log only to a file it creates new\. An administrator can remove it \(the folder is the engine's\)\./, 'not even its own earlier log is adopted');
 
   const secret = join(dir, 'secret');
   writeFileSync(secret, 'root only\n', { mode: 0o600 });
   symlinkSync(secret, join(logs, 'nobody', 'j2.log'));
-  assert.throws(() => openJobLog(jobLogPath(logs, 'j2', owner), owner), /ELOOP/);
   linkSync(secret, join(logs, 'nobody', 'j3.log'));
-  assert.throws(() => openJobLog(jobLogPath(logs, 'j3', owner), owner), /j3\.log is not a plain file of nobody's; remove it so the job can log there\./);
   execFileSync('mkfifo', [join(logs, 'nobody', 'j4.log')]);
-  assert.throws(() => openJobLog(jobLogPath(logs, 'j4', owner), owner), /ENXIO|not a plain file/, 'a FIFO with no reader: refused at once, not waited on');
+  writeFileSync(join(logs, 'nobody', 'j5.log'), 'planted\n', { mode: 0o600 });
+  for (const id of ['j2', 'j3', 'j4', 'j5']) assert.throws(() => openJobLog(jobLogPath(logs, id, owner), owner), new RegExp(`${id}\\.log already exists`), `${id}: refused at once, not followed, adopted or waited on`);
   assert.deepEqual(mode(secret), [0, 0, 0o600]);
   assert.equal(readFileSync(secret, 'utf8'), 'root only\n');
+  assert.deepEqual(mode(join(logs, 'nobody', 'j5.log')), [0, 0, 0o600]);
+});
 
-  chownSync(join(logs, 'nobody'), 0, 0);
-  chmodSync(join(logs, 'nobody'), 0o755);
-  closeSync(openJobLog(jobLogPath(logs, 'j5', owner), owner));
-  assert.deepEqual(mode(join(logs, 'nobody')), [65534, 65534, 0o700], 'its folder is given back to it');
+test("a log folder an older engine gave its user (theirs, 0700) is taken back: root's, 0711; a symlink in its place is refused, not followed", { skip: SKIP_ROOT }, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gpushare-joblog-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const logs = join(dir, 'logs');
+  const owner = { uid: 65534, gid: 65534, name: 'nobody' };
+  mkdirSync(join(logs, 'nobody'), { recursive: true, mode: 0o700 });
+  chownSync(join(logs, 'nobody'), 65534, 65534);
+  closeSync(openJobLog(jobLogPath(logs, 'j1', owner), owner));
+  const s = statSync(join(logs, 'nobody'));
+  assert.deepEqual([s.uid, s.gid, s.mode & 0o7777], [0, 0, 0o711]);
+
+  const elsewhere = join(dir, 'elsewhere');
+  mkdirSync(elsewhere, { mode: 0o700 });
+  const other = { uid: 65533, gid: 65533, name: 'other' };
+  symlinkSync(elsewhere, join(logs, 'other'));
+  assert.throws(() => openJobLog(jobLogPath(logs, 'j2', other), other), /other is not a directory; remove it so job logs can go there\./);
+  const e = statSync(elsewhere);
+  assert.deepEqual([e.uid, e.mode & 0o7777], [0, 0o700], 'where it pointed is untouched');
+  assert.equal(existsSync(join(elsewhere, 'j2.log')), false);
 });

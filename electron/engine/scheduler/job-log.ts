@@ -1,6 +1,7 @@
 // Job logs. A personal engine keeps its user's in <stateDir>/logs/; the daemon (or a root engine
-// running another user's job) keeps each user's in <stateDir>/logs/<user>/ (theirs, 0700) under a
-// root-owned 0755 logs/, so users follow their own logs and cannot read each other's.
+// running another user's job) keeps each user's in <stateDir>/logs/<user>/ (root's, 0711: only the
+// engine writes there) under a root-owned 0755 logs/. Each log is created new and given to its user
+// (0600), so users follow their own logs and cannot read each other's, nor plant one.
 import { closeSync, constants, chmodSync, chownSync, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
@@ -30,42 +31,68 @@ export function prepareSharedLogDir(logDir: string): void {
   if ((stats.mode & 0o7777) !== 0o755) chmodSync(logDir, 0o755); // an earlier personal engine made it 0700
 }
 
+/** Flags for a log the daemon creates: a new file or nothing (never one already there, never through a symlink, never waiting on a FIFO). */
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** A user's log folder as a root engine keeps it: root's, 0711, so only the engine writes there and the user opens their own logs by name. */
+export const USER_LOG_DIR_MODE = 0o711;
+
 /**
- * Open a job's log for appending (the fd becomes its stdout and stderr). With an owner, in their own
- * folder, which they may have filled with anything: no symlink is followed, no FIFO waited on, and only
- * a plain file of theirs (or the new one) is used; it is theirs, 0600, chowned through the fd.
+ * Open a job's log (the fd becomes its stdout and stderr). With an owner, the engine is root: the log is a file
+ * it creates new, in that user's folder under logs/, which only the engine may write (an older engine gave users
+ * their folder: it is taken back, through its fd, so a swapped-in symlink is not followed). The file is then theirs, 0600.
  */
 export function openJobLog(logPath: string, owner: LogOwner | null): number {
-  const own = owner && basename(dirname(logPath)) === userLogDirName(owner) ? owner : null; // a log kept from before per-user folders stays where it was
-  if (!own) {
+  if (!owner) {
     mkdirSync(dirname(logPath), { recursive: true, mode: 0o700 });
-    const fd = openSync(logPath, 'a', 0o600);
-    if (owner) fchownSync(fd, owner.uid, owner.gid);
-    return fd;
+    return openSync(logPath, 'a', 0o600); // a personal engine's own logs, in its own state folder
   }
-  const userDir = dirname(logPath);
-  prepareSharedLogDir(dirname(userDir));
+  const own = basename(dirname(logPath)) === userLogDirName(owner) ? owner : null; // a log kept from before per-user folders stays where it was
+  if (own) {
+    prepareSharedLogDir(dirname(dirname(logPath)));
+    takeUserLogDir(dirname(logPath));
+  } else {
+    mkdirSync(dirname(logPath), { recursive: true, mode: 0o700 });
+  }
+  let fd: number;
   try {
-    mkdirSync(userDir, { mode: 0o700 });
+    fd = openSync(logPath, CREATE_NEW, 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ELOOP') throw new Error(`${logPath} already exists; the engine writes a job's log only to a file it creates new. An administrator can remove it (the folder is the engine's).`);
+    throw error;
   }
-  const dir = lstatSync(userDir);
-  if (!dir.isDirectory()) throw new Error(`${userDir} is not a directory; remove it so ${own.name}'s job logs can go there.`);
-  if (dir.uid !== own.uid || dir.gid !== own.gid) chownSync(userDir, own.uid, own.gid);
-  if ((dir.mode & 0o7777) !== 0o700) chmodSync(userDir, 0o700);
-  const fd = openSync(logPath, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
   try {
-    const file = fstatSync(fd);
-    if (!file.isFile() || file.nlink !== 1 || (file.uid !== own.uid && file.uid !== process.getuid?.())) {
-      throw new Error(`${logPath} is not a plain file of ${own.name}'s; remove it so the job can log there.`);
-    }
-    fchownSync(fd, own.uid, own.gid);
+    fchownSync(fd, owner.uid, owner.gid);
     fchmodSync(fd, 0o600);
     return fd;
   } catch (error) {
     closeSync(fd);
     throw error;
+  }
+}
+
+/** Make a user's log folder the engine's alone (root, 0711), creating it or taking it back from its user. */
+function takeUserLogDir(userDir: string): void {
+  try {
+    mkdirSync(userDir, { mode: USER_LOG_DIR_MODE });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  let fd: number;
+  try {
+    fd = openSync(userDir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR' || code === 'ELOOP') throw new Error(`${userDir} is not a directory; remove it so job logs can go there.`);
+    throw error;
+  }
+  try {
+    const dir = fstatSync(fd);
+    if (dir.uid !== 0 || dir.gid !== 0) fchownSync(fd, 0, 0);
+    if ((dir.mode & 0o7777) !== USER_LOG_DIR_MODE) fchmodSync(fd, USER_LOG_DIR_MODE);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,11 +1,14 @@
 // Starting a managed job: from an argv array (never a shell), as the submitting user (uid, gid and the
-// system's supplementary groups, through setpriv), with its environment and its output in a log file.
+// system's supplementary groups, through gpushare-spawn), with its environment and its output in a log file.
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { accessSync, closeSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { isNamedAccount, type Account } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
+import { rootEnvironment } from '../root-env.js';
 import { openJobLog } from './job-log.js';
+import { describeSpawnFailure, encodeSpawnRequest, spawnHelperPath, spawnHelperProblem, type SpawnContext } from './spawn-as-user.js';
 import { permitsExecute, reach, type Identity } from './user-access.js';
 
 /** A user the engine checks for: who they are to the kernel, and their name for messages. */
@@ -91,48 +94,72 @@ export interface LaunchSpec {
   runAs: Account | null;
 }
 
-/** What to spawn: the job itself, or setpriv that becomes it. */
+/** What to spawn: the job itself, or gpushare-spawn that becomes it (the job on its fd 3). */
 export interface SpawnPlan {
   file: string;
   args: string[];
   argv0: string;
   cwd: string;
   env: Record<string, string>;
+  /** For gpushare-spawn: the request it reads on fd 3, and what its failure sentence names. */
+  helper?: { request: Buffer; context: SpawnContext };
 }
-
-const SETPRIV_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
-
-/** util-linux's setpriv, on PATH or where distributions put it; null when the box has none. */
-export function findSetpriv(path = process.env.PATH ?? ''): string | null {
-  for (const dir of [...path.split(delimiter).filter(isAbsolute), ...SETPRIV_DIRS]) {
-    if (runnable(join(dir, 'setpriv')) === 'yes') return join(dir, 'setpriv');
-  }
-  return null;
-}
-
-/** Why the engine cannot start another user's job: the tool it needs is missing. */
-export const setprivMissing = (user: string): string =>
-  `setpriv (util-linux) is not installed on this box, and the engine needs it to run ${user}'s job as ${user} with their groups. Install util-linux. Nothing was started.`;
 
 /**
- * How to start a job. Another user's job goes through setpriv: their uid and gid, the system's supplementary
- * groups for their account (initgroups), then it execs the job in place, so the pid is the job's own. Node's
- * own uid/gid options would drop every supplementary group (libuv calls setgroups(0, NULL)).
+ * How to start a job. Another user's job goes through gpushare-spawn, which the engine runs as root with a fixed
+ * clean environment: it drops to their uid, gid and the system's supplementary groups for their account, then enters
+ * the working directory and execs the job in place as them (the pid is the job's own). Nothing of the job's own
+ * environment, directory or program is touched before the drop. Node's own uid/gid options would drop every
+ * supplementary group (libuv calls setgroups(0, NULL)) and apply the environment while still root.
  */
-export function planSpawn(spec: Omit<LaunchSpec, 'logPath'>, context: { engineUid: number; setpriv: string | null }): SpawnPlan {
+export function planSpawn(spec: Omit<LaunchSpec, 'logPath'>, context: { engineUid: number; helper: string }): SpawnPlan {
   const { executable, argv, cwd, env, runAs } = spec;
   if (!runAs || runAs.uid === context.engineUid) return { file: executable, args: argv.slice(1), argv0: argv[0], cwd, env };
-  if (!context.setpriv) throw new Error(setprivMissing(runAs.name));
-  const groups = isNamedAccount(runAs) ? '--init-groups' : '--clear-groups'; // initgroups needs a name: an unnamed uid gets its gid alone
-  return { file: context.setpriv, args: [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, groups, '--', executable, ...argv.slice(1)], argv0: context.setpriv, cwd, env };
+  const groupsOf = isNamedAccount(runAs) ? runAs.name : null; // initgroups needs a name: an unnamed uid gets its gid alone
+  const request = encodeSpawnRequest({ uid: runAs.uid, gid: runAs.gid, groupsOf, cwd, executable, argv, env });
+  return { file: context.helper, args: [], argv0: 'gpushare-spawn', cwd: '/', env: rootEnvironment(), helper: { request, context: { user: runAs.name, uid: runAs.uid, cwd, executable } } };
 }
 
-/** Spawn the job in its own process group (so it can be signalled as a whole and outlives a Ctrl-C of the engine). */
+/** The most of gpushare-spawn's status the engine reads (its report is one short line). */
+const STATUS_MAX = 4096;
+
+/**
+ * Spawn the job in its own process group (so it can be signalled as a whole and outlives a Ctrl-C of the engine).
+ * Through gpushare-spawn, a start that fails as the user (a directory they cannot enter now, a program they cannot
+ * run) is an 'error' with its sentence, emitted before the child's 'close'.
+ */
 export function launch(spec: LaunchSpec): ChildProcess {
-  const plan = planSpawn(spec, { engineUid: process.getuid?.() ?? -1, setpriv: spec.runAs ? findSetpriv() : null });
+  const engineUid = process.getuid?.() ?? -1;
+  const throughHelper = spec.runAs !== null && spec.runAs.uid !== engineUid;
+  if (throughHelper) {
+    const problem = spawnHelperProblem(spec.runAs!.name);
+    if (problem) throw new Error(problem);
+  }
+  const plan = planSpawn(spec, { engineUid, helper: spawnHelperPath() });
   const fd = openJobLog(spec.logPath, spec.runAs);
   try {
-    return spawn(plan.file, plan.args, { argv0: plan.argv0, cwd: plan.cwd, env: plan.env, shell: false, detached: true, stdio: ['ignore', fd, fd] });
+    if (!plan.helper) return spawn(plan.file, plan.args, { argv0: plan.argv0, cwd: plan.cwd, env: plan.env, shell: false, detached: true, stdio: ['ignore', fd, fd] });
+    const child = spawn(plan.file, plan.args, { argv0: plan.argv0, cwd: plan.cwd, env: plan.env, shell: false, detached: true, stdio: ['ignore', fd, fd, 'pipe', 'pipe'] });
+    const [request, status] = [child.stdio[3] as Socket | null, child.stdio[4] as Socket | null];
+    if (request && status) {
+      const { context } = plan.helper;
+      const chunks: Buffer[] = [];
+      let kept = 0;
+      status.on('data', (chunk: Buffer) => {
+        if (kept < STATUS_MAX) chunks.push(chunk.subarray(0, STATUS_MAX - kept)); // the helper writes one short line; more is not its
+        kept += chunk.length;
+      });
+      status.on('end', () => {
+        const failure = describeSpawnFailure(Buffer.concat(chunks), context);
+        if (failure && child.listenerCount('error') > 0) child.emit('error', new Error(failure)); // none: a stopped engine let go of the job
+      });
+      status.on('error', () => undefined); // the helper is gone: its exit says so
+      request.on('error', () => undefined); // it stopped reading: it reports why on the status pipe
+      request.end(plan.helper.request);
+      request.unref();
+      status.unref();
+    }
+    return child;
   } finally {
     closeSync(fd); // the child has its own copy
   }

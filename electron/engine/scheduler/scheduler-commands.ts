@@ -13,7 +13,8 @@ import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
 import { jobEnvironment } from './job-env.js';
-import { checkDirectory, findSetpriv, resolveCommand, setprivMissing } from './launcher.js';
+import { checkDirectory, resolveCommand } from './launcher.js';
+import { spawnHelperProblem } from './spawn-as-user.js';
 import { lookupAccount, type Account } from '../accounts.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -111,12 +112,16 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
 
   dispatcher.register('jobs.submit', async (params: ApiParams<'jobs.submit'>, caller) => {
     await options.ready; // ids continue after an earlier engine's
+    if ([...params.argv, ...(params.env ?? []), params.cwd ?? ''].some((text) => text.includes('\0'))) {
+      throw new ApiError('invalid-request', 'An argument, an environment entry or the working directory contains a NUL byte, which no program can be given. Nothing was started.');
+    }
     const engineUid = process.getuid?.() ?? 0;
     const account = lookupAccount(caller.uid);
     // as root the engine starts every job as its submitter, with the gid they submitted with (sg, newgrp)
     const runAs: Account | null = engineUid === 0 ? { ...account, gid: caller.gid } : null;
     const asUser = runAs && runAs.uid !== engineUid ? { identity: { uid: caller.uid, gid: caller.gid, groups: caller.groups }, user: caller.user } : undefined;
-    if (asUser && !findSetpriv()) throw new ApiError('unsupported', setprivMissing(caller.user));
+    const helperProblem = asUser ? spawnHelperProblem(caller.user) : null;
+    if (helperProblem) throw new ApiError('unsupported', helperProblem);
     const cwd = params.cwd ?? account.home ?? (runAs ? null : homedir());
     if (cwd === null) throw new ApiError('invalid-request', `No working directory was given, and ${caller.user} has no home directory on this box to start in: give one. Nothing was started.`);
     const mode = params.mode ?? 'shared';

@@ -426,7 +426,7 @@ export class Scheduler {
     record.child = child;
     job.pid = child.pid ?? null;
     child.once('error', (error) => this.ended(record, 'fail', `could not start: ${error.message}`));
-    child.once('exit', (code, signal) => this.exited(record, code, signal));
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => this.exited(record, code, signal)); // after a failed start's 'error' (launcher)
     if (job.pid === null) return; // spawn failed: its 'error' event follows
     this.act.attach(record);
     this.ownership.claim(job.id, job.owner, job.pid, record.startTicks);

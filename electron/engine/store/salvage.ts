@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { migrate } from './migrations.js';
 import { SqliteDb } from './sqlite.js';
+import { toolEnvironment } from '../root-env.js';
 
 /** Rowids copied per statement; a failing range is halved down to single rows. */
 const CHUNK = 256;
@@ -13,7 +14,7 @@ const GIVE_UP_AFTER = 8;
 
 /** The sqlite3 command on PATH, or null. */
 export function findSqliteCli(): string | null {
-  const found = spawnSync('sh', ['-c', 'command -v sqlite3'], { encoding: 'utf8' });
+  const found = spawnSync('/bin/sh', ['-c', 'command -v sqlite3'], { encoding: 'utf8', env: toolEnvironment() });
   return found.status === 0 && found.stdout.trim() ? found.stdout.trim() : null;
 }
 
@@ -62,8 +63,8 @@ export async function salvageInto(damaged: string, fresh: string, options: Salva
 /** `sqlite3 DAMAGED .recover | sqlite3 OUT`: rebuilds every table from the pages it can read. */
 function recoverWithCli(cli: string, damaged: string, out: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const dump = spawn(cli, [damaged, '.recover'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const load = spawn(cli, ['-bail', out], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const dump = spawn(cli, [damaged, '.recover'], { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnvironment() });
+    const load = spawn(cli, ['-bail', out], { stdio: ['pipe', 'ignore', 'pipe'], env: toolEnvironment() });
     let errors = '';
     let failed = false;
     let open = 2;

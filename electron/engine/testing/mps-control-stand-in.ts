@@ -13,6 +13,8 @@ export interface MpsControlStandIn {
   commands(): string[];
   /** The CUDA_* environment its last `-d` ran with, one sorted NAME=value line each. */
   started(): string;
+  /** Its last `-d`'s whole environment (what its shell adds included). */
+  environment(): Map<string, string>;
 }
 
 export function mpsControlStandIn(dir: string, options: { quitLeavesDaemon?: boolean } = {}): MpsControlStandIn {
@@ -25,6 +27,7 @@ export function mpsControlStandIn(dir: string, options: { quitLeavesDaemon?: boo
 if [ "$1" = "-d" ]; then
   echo "-d" >> "${dir}/commands"
   env | grep -E '^CUDA_(VISIBLE_DEVICES|MPS_PIPE_DIRECTORY|MPS_LOG_DIRECTORY)=' | sort > "${dir}/started"
+  env > "${dir}/environment"
   mkdir -p "${proc}/4242"
   printf 'nvidia-cuda-mps-control\\0-d\\0' > "${proc}/4242/cmdline"
   echo '4242 (nvidia-cuda-mps) S 1 4242' > "${proc}/4242/stat"
@@ -43,5 +46,6 @@ exit 0
     proc,
     commands: () => readFileSync(join(dir, 'commands'), 'utf8').trim().split('\n'),
     started: () => readFileSync(join(dir, 'started'), 'utf8'),
+    environment: () => new Map(readFileSync(join(dir, 'environment'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])),
   };
 }

@@ -82,7 +82,7 @@ export class LabBox {
 
   constructor(readonly tag: string) {
     chmodSync(this.dir, 0o755);
-    for (const part of ['fakegpu/build', 'fakegpu/scenarios', 'preload/build', 'nvml/build']) cpSync(join(nativeDir(), part), join(this.nativeCopy, part), { recursive: true });
+    for (const part of ['fakegpu/build', 'fakegpu/scenarios', 'preload/build', 'nvml/build', 'spawn/build']) cpSync(join(nativeDir(), part), join(this.nativeCopy, part), { recursive: true });
     execFileSync('chmod', ['-R', 'a+rX', this.nativeCopy]);
   }
 
@@ -172,6 +172,17 @@ export class LabBox {
     const child = spawn('setpriv', ['--reuid', String(user.uid), '--regid', String(user.gid), '--init-groups', this.fakejob, ...fakejobArgs], { env, cwd: '/', stdio: 'ignore' });
     child.on('error', () => undefined);
     return child;
+  }
+
+  /** Run `file` as `user` (setpriv, their groups) and return its stdout; throws with its stderr when it fails. */
+  as(user: LabUser, file: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
+    return execFileSync('setpriv', ['--reuid', String(user.uid), '--regid', String(user.gid), '--init-groups', '--', file, ...args], {
+      env: options.env ?? { PATH: '/usr/bin:/bin' },
+      cwd: options.cwd ?? '/',
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 16 * 1024 * 1024,
+    });
   }
 
   /** The simulated fakejob every user can run. */
