@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CHECKS, type CheckOutcome } from './kit-checks.js';
-import { describeMachine, killMarked, type KitContext } from './kit-rig.js';
+import { CHECKS } from './kit-checks.js';
+import { describeMachine, killMarked, type CheckOutcome, type KitContext } from './kit-rig.js';
 
 const TOTAL_BOUND_S = 8 * 60;
 

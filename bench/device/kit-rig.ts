@@ -193,3 +193,28 @@ export function startPython(context: KitContext, program: string, args: string[]
   child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-8000)));
   return Object.assign(child, { log: () => log });
 }
+
+export interface CheckOutcome {
+  status: 'passed' | 'failed' | 'skipped';
+  reason?: string;
+  /** Short lines for the summary. */
+  lines?: string[];
+  figures: Record<string, unknown>;
+}
+
+export interface KitCheck {
+  name: string;
+  title: string;
+  boundSeconds: number;
+  run(context: KitContext): Promise<CheckOutcome>;
+}
+
+export const r1 = (v: number): number => Math.round(v * 10) / 10;
+export const scratch = (name: string): string => mkdtempSync(join(tmpdir(), `gpushare-kit-${name}-`));
+
+/** Passed unless a problem was found; the problems are the reason. */
+export const verdict = (problems: string[], lines: string[], figures: Record<string, unknown>): CheckOutcome => ({ status: problems.length ? 'failed' : 'passed', reason: problems.join('; ') || undefined, lines, figures });
+
+export const needsTorch = (context: KitContext): CheckOutcome | null =>
+  context.machine.torchProblem ? { status: 'skipped', reason: `${context.machine.torchProblem}`, figures: {} } : null;
+
