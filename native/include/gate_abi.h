@@ -36,8 +36,15 @@
  *     lower jobs still yield to it, and it still yields to higher jobs (its
  *     own step 2); all it loses is the handshake (a kernel of it may follow a
  *     higher kernel it raced with).
- *   - active for ever (last_launch_ns, launches != synced): holds back only
- *     lower jobs, as launching would; a job gets no priority by it.
+ *   - active for ever (last_launch_ns, launches != synced, in_launch): holds
+ *     back only lower jobs, as launching would, and only while the driver
+ *     confirms it: the engine reads each job's SM use and memory from the
+ *     driver and marks `unconfirmed` (in the slot's engine half) a job whose
+ *     claimed activity the driver has not confirmed within a short bound (the
+ *     rule: electron/engine/scheduler/activity-claims.ts). An unconfirmed slot
+ *     is ACTIVE to nobody (step 2, the fit rule) and nobody waits for it at
+ *     step 3; it still yields to higher jobs itself. The mark goes when the
+ *     driver shows the job computing or growing its memory.
  *   - truncating its own file (it owns it): every other job that maps it
  *     would die of SIGBUS at its next read. The preload library guards its
  *     activity mappings: a SIGBUS inside them replaces the faulting page with
@@ -78,7 +85,8 @@
  * Priorities: 0 high, 1 normal, 2 best-effort. In domain d, job J is "lower"
  * than K when J.priority > K.priority. Only members count.
  *
- * A slot S is ACTIVE at time now (CLOCK_MONOTONIC ns) when it is in use and
+ * A slot S is ACTIVE at time now (CLOCK_MONOTONIC ns) when it is in use, not
+ * marked unconfirmed by the engine, and
  *   S.in_launch != 0                                   (mid-launch), or
  *   now - S.last_launch_ns < header.active_window_ns   (launched recently), or
  *   S.launches != S.synced_launches and
@@ -232,7 +240,8 @@ typedef struct {
   uint32_t owner_uid;    /* 48: the job's user, who owns slot-N (informative) */
   uint32_t mps_daemon;   /* 52: the MPS daemon the job's processes are clients of, numbered by the engine (0: none) */
   uint32_t mps_client_priority; /* 56: the CUDA_MPS_CLIENT_PRIORITY they started with (0 normal, 1 below normal) */
-  uint8_t reserved[4];   /* 60..63 */
+  uint32_t unconfirmed;  /* 60: nonzero = the driver has not confirmed the job's claimed activity: it holds nobody back */
+
 } gate_slot_t;
 
 /* One process of a job, in its activity's table. Written by that process (and,
@@ -290,6 +299,7 @@ _Static_assert(sizeof(gate_proc_t) == GATE_PROC_SIZE, "gate process entry is 40 
 _Static_assert(sizeof(gate_activity_t) == GATE_ACTIVITY_SIZE, "an activity file is one page");
 _Static_assert(__builtin_offsetof(gate_slot_t, mps_daemon) == 52, "MPS daemon in the slot's reserved bytes");
 _Static_assert(__builtin_offsetof(gate_slot_t, mps_client_priority) == 56, "MPS client priority in the slot's reserved bytes");
+_Static_assert(__builtin_offsetof(gate_slot_t, unconfirmed) == 60, "unconfirmed in the slot's reserved bytes");
 _Static_assert(__builtin_offsetof(gate_activity_t, procs) == GATE_PROC_OFFSET, "process table offset");
 _Static_assert(__builtin_offsetof(gate_activity_t, stuck_gen) == GATE_STUCK_OFFSET, "stuck reports offset");
 _Static_assert(__builtin_offsetof(gate_activity_t, gap_hist) == GATE_GAP_OFFSET, "gap histogram offset");

@@ -74,6 +74,7 @@ export const SLOT = {
   ownerUid: 48,
   mpsDaemon: 52,
   mpsClientPriority: 56,
+  unconfirmed: 60,
 } as const;
 
 /** Byte offsets inside an activity file (slot-N): written by the job's processes from `inLaunch` on. */
@@ -130,6 +131,7 @@ export const C_FIELD_NAMES: Record<string, number> = {
     state: SLOT.state, generation: SLOT.generation, pid: SLOT.pid, domain: SLOT.domain, priority: SLOT.priority,
     paused: SLOT.paused, config_seq: SLOT.configSeq, gpu: SLOT.gpu, quota_bytes: SLOT.quotaBytes,
     activity_ino: SLOT.activityIno, owner_uid: SLOT.ownerUid, mps_daemon: SLOT.mpsDaemon, mps_client_priority: SLOT.mpsClientPriority,
+    unconfirmed: SLOT.unconfirmed,
   }),
   ...prefixed('gate_activity_t', {
     magic: ACTIVITY.magic, slot: ACTIVITY.slot, generation: ACTIVITY.generation,

@@ -31,6 +31,8 @@ export interface SlotState {
   stuck: boolean;
   priority: JobPriority;
   paused: boolean;
+  /** The driver has not confirmed the activity it claims: its claims hold nobody back (gate_abi.h). */
+  unconfirmed: boolean;
   quotaBytes: number | null;
   /** The user its activity file belongs to (the job's). */
   ownerUid: number;
@@ -111,6 +113,7 @@ export function slotState(slot: number, control: Buffer, a: Buffer, rec: SlotMem
     stuck: known && rec.stuck,
     priority: JOB_PRIORITIES[Math.min(2, control.readUInt32LE(L.SLOT.priority))],
     paused: control.readUInt32LE(L.SLOT.paused) !== 0,
+    unconfirmed: control.readUInt32LE(L.SLOT.unconfirmed) !== 0,
     quotaBytes: quota === L.GATE_NO_QUOTA ? null : Number(quota),
     ownerUid: control.readUInt32LE(L.SLOT.ownerUid),
     mpsDaemon: control.readUInt32LE(L.SLOT.mpsDaemon),

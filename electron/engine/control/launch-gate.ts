@@ -205,6 +205,7 @@ export class LaunchGate {
     this.writeU32(base + L.SLOT.domain, rec.domain);
     this.writeU32(base + L.SLOT.priority, rec.priority);
     this.writeU32(base + L.SLOT.paused, 0);
+    this.writeU32(base + L.SLOT.unconfirmed, 0); // this engine has not judged its claims yet
     this.domains.setMember(rec.domain, rec.priority, slot, true);
     return true;
   }
@@ -277,6 +278,7 @@ export class LaunchGate {
     this.writeU32(base + L.SLOT.domain, domain);
     this.writeU32(base + L.SLOT.priority, priority);
     this.writeU32(base + L.SLOT.paused, 0);
+    this.writeU32(base + L.SLOT.unconfirmed, 0);
     this.writeU32(base + L.SLOT.mpsDaemon, mpsDaemon);
     this.writeU32(base + L.SLOT.mpsClientPriority, mpsClient?.priority ?? 0);
     this.writeQuota(slot, quota);
@@ -338,6 +340,16 @@ export class LaunchGate {
   }
 
   /**
+   * True: the driver has not confirmed the activity the job claims in its activity file (the rule:
+   * scheduler/activity-claims.ts), so its claims hold nobody back; it still yields to higher jobs. False: trusted again.
+   */
+  setUnconfirmed(slot: number, unconfirmed: boolean): void {
+    this.inUse(slot);
+    if (typeof unconfirmed !== 'boolean') throw new LaunchGateError(`setUnconfirmed needs true or false (got ${String(unconfirmed)}).`);
+    this.writeU32(slotBase(slot) + L.SLOT.unconfirmed, unconfirmed ? 1 : 0);
+  }
+
+  /**
    * A job whose launches waited GATE_HOLD_MAX_NS in all for a lower slot mid-launch names that slot in
    * its activity. A report that holds (same domain, the named slot lower and still of that generation)
    * marks the slot stuck: no higher job waits for its launches any more (it keeps its place otherwise).
@@ -379,6 +391,7 @@ export class LaunchGate {
     if (rec.stuck) this.domains.setStuck(rec.domain, slot, false);
     this.writeU32(slotBase(slot) + L.SLOT.state, L.GATE_SLOT_FREE);
     this.writeU32(slotBase(slot) + L.SLOT.paused, 0);
+    this.writeU32(slotBase(slot) + L.SLOT.unconfirmed, 0);
     rec.inUse = false;
     rec.member = false;
     rec.stuck = false;

@@ -10,6 +10,7 @@ import { readProcStatus } from '../control/proc-status.js';
 import type { ProcessControl } from '../control/process-control.js';
 import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
 import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
+import type { GateClaim } from './activity-claims.js';
 import type { JobGate, MpsClientIdentity } from './job-gate.js';
 import type { JobRecord } from './job-table.js';
 import { launch } from './launcher.js';
@@ -256,6 +257,22 @@ export class JobActuators {
     record.startTicks ??= readProcStatus(pid)?.startTicks ?? null;
     if (record.slot !== null) this.options.gate?.setPid?.(record.slot, pid);
     this.applyPriority(record);
+  }
+
+  /** What the job claims on the gate now: mid-launch threads, its latest launch (null: no slot to read). */
+  gateClaim(record: JobRecord): GateClaim | null {
+    if (!this.gated(record) || !this.options.gate!.readSlot) return null;
+    try {
+      const slot = this.options.gate!.readSlot(record.slot!);
+      return { inLaunch: slot.inLaunch ?? 0, lastLaunchNs: slot.lastLaunchNs ?? 0n };
+    } catch {
+      return null; // a slot that cannot be read claims nothing new
+    }
+  }
+
+  /** Its gate claims hold others back (false) or not (true: the driver has not confirmed them). */
+  setGateUnconfirmed(record: JobRecord, unconfirmed: boolean): void {
+    if (this.gated(record)) this.options.gate!.setUnconfirmed?.(record.slot!, unconfirmed);
   }
 
   /** Allocations the job's quota refused so far, as its processes published them (null: no slot to read). */

@@ -68,6 +68,8 @@ export interface JobGate {
    * it may be frozen inside a launch call and must not stall a higher job). True: back in.
    */
   setMember(slot: number, member: boolean): void;
+  /** True: the driver has not confirmed the activity the job claims (scheduler/activity-claims.ts): its claims hold nobody back. */
+  setUnconfirmed?(slot: number, unconfirmed: boolean): void;
   /** What the job's processes published: used bytes, refused allocations. */
   readSlot?(slot: number): GateSlotUsage;
   releaseSlot(slot: number): void;

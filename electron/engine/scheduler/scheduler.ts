@@ -23,6 +23,7 @@ import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord }
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { parkJob } from './parking.js';
+import { ActivityClaims } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -70,6 +71,8 @@ export class Scheduler {
   /** Gate waits, suspensions, parks and quota refusals since the engine started (the metrics endpoint reads them). */
   readonly counters = new SchedulerCounters();
   private readonly policyErrors = new Map<string, Condition>();
+  /** Gated jobs' claims on the gate against what the driver shows. */
+  private readonly claims = new ActivityClaims();
   private readonly autoPark: AutoPark | null;
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
@@ -346,7 +349,18 @@ export class Scheduler {
       const slice = r.view.smPercent === null ? inSlices.get(r) : undefined;
       if (typeof slice === 'number') r.view.smPercent = slice;
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
+      this.judgeClaims(r, slice === 'possibly', snapshot.takenAt);
     }
+  }
+
+  /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
+  private judgeClaims(record: JobRecord, sliceBusy: boolean, at: number): void {
+    const claim = this.act.gateClaim(record);
+    if (!claim) return;
+    const sm = record.view.smPercent;
+    const computed = sm === null ? (sliceBusy ? true : null) : sm > 0;
+    const judged = this.claims.observe(record.view.id, claim, { computed, usedMemory: record.view.usedMemory ?? 0 }, at);
+    if (judged.changed) this.act.setGateUnconfirmed(record, judged.unconfirmed);
   }
 
   /** The preload library refused allocations over the job's quota since the last look: an out-of-memory onset. */
@@ -448,6 +462,7 @@ export class Scheduler {
     const refusedAtEnd = this.noteRefusedAllocations(record, Date.now()); // its last refusals, before the slot is gone
     if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(asAlert(outOfMemoryCondition(record)));
     this.act.releaseSlot(record);
+    this.claims.forget(job.id);
     this.act.forgetProcess(record);
     this.leaveMps(record);
     record.holds.clear();

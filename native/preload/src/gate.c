@@ -104,6 +104,7 @@ static uint64_t hdr_ns(const uint64_t *field, uint64_t fallback) {
 /* 1 if slot i is ACTIVE (gate_abi.h); *until = when its window ends, 0 if unknown. */
 static int slot_active(uint32_t i, uint64_t now, uint64_t *until) {
   if (LOAD(&g.slots[i].state) != GATE_SLOT_IN_USE) return 0;
+  if (GS_UNLIKELY(LOAD(&g.slots[i].unconfirmed))) return 0; /* claims the driver never confirmed (gate_abi.h) */
   gate_activity_t *s = gs_activity(i);
   int32_t dead = LOAD(&g_dead_pid[i]);
   if (GS_UNLIKELY(dead) && dead == LOAD(&s->attached_pid)) return 0;
@@ -251,8 +252,8 @@ static void wait_for_lower(gate_activity_t *me, gate_domain_t *D, uint32_t i, ga
       next_dead_check = now + DEAD_CHECK_AFTER_NS;
       if (!gs_live_in_launch(s)) break;
     }
-    /* read again: the engine takes a stopped job out of the domain, or marks a stuck one */
-    if (!((LOAD(&D->members[0]) | LOAD(&D->members[1]) | LOAD(&D->members[2])) & bit) || (LOAD(&D->stuck) & bit)) break;
+    /* read again: the engine takes a stopped job out of the domain, or marks a stuck or unconfirmed one */
+    if (!((LOAD(&D->members[0]) | LOAD(&D->members[1]) | LOAD(&D->members[2])) & bit) || (LOAD(&D->stuck) & bit) || LOAD(&g.slots[i].unconfirmed)) break;
     sched_yield();
   }
   now = gs_now_ns();
@@ -274,7 +275,7 @@ static void handshake(gate_activity_t *me, gate_domain_t *D, uint32_t prio) {
     uint32_t i = (uint32_t)__builtin_ctzll(lower);
     lower &= lower - 1;
     gate_activity_t *s = gs_activity(i);
-    if (GS_LIKELY(!LOAD_SC(&s->in_launch))) continue;
+    if (GS_LIKELY(!LOAD_SC(&s->in_launch)) || LOAD(&g.slots[i].unconfirmed)) continue;
     wait_for_lower(me, D, i, s);
   }
 }

@@ -129,7 +129,7 @@ int gs_learned_unfit(uint64_t higher, uint64_t now, uint64_t *fits_at) {
   while (higher) {
     int i = __builtin_ctzll(higher);
     higher &= higher - 1;
-    if (LOAD(&gs_g.slots[i].state) == GATE_SLOT_IN_USE && kernel_unfit(gs_activity((uint32_t)i), now, kernel, fits_at)) return i;
+    if (LOAD(&gs_g.slots[i].state) == GATE_SLOT_IN_USE && !LOAD(&gs_g.slots[i].unconfirmed) && kernel_unfit(gs_activity((uint32_t)i), now, kernel, fits_at)) return i;
   }
   return -1;
 }

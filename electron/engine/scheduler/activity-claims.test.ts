@@ -1,0 +1,77 @@
+// The rule for a job's claims on the launch gate, tick by tick: a claim holds others back only while
+// the driver confirms it within CLAIM_CONFIRM_MS; claiming on and off gains nothing; the driver's
+// confirmation (SM use, memory growth) trusts the job again; a driver that cannot tell takes its word.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ActivityClaims, CLAIM_CONFIRM_MS, type DriverEvidence, type GateClaim } from './activity-claims.js';
+
+const idle: DriverEvidence = { computed: false, usedMemory: 0 };
+const launching = (lastLaunchNs = 0n): GateClaim => ({ inLaunch: 1, lastLaunchNs });
+const quiet = (lastLaunchNs = 0n): GateClaim => ({ inLaunch: 0, lastLaunchNs });
+
+/** Runs ticks every 1 s from 0; returns the mark after each. */
+function run(claims: ActivityClaims, ticks: Array<[GateClaim, DriverEvidence]>): boolean[] {
+  return ticks.map(([claim, driver], i) => claims.observe('j1', claim, driver, i * 1000).unconfirmed);
+}
+
+test('a job that claims to be launching and never computes is unconfirmed once the bound has passed, and stays so', () => {
+  assert.equal(CLAIM_CONFIRM_MS, 3000);
+  const marks = run(new ActivityClaims(), Array.from({ length: 8 }, () => [launching(), idle]));
+  assert.deepEqual(marks, [false, false, false, true, true, true, true, true]);
+});
+
+test('launching just now, again and again (its last launch moving), counts as a claim too', () => {
+  const marks = run(new ActivityClaims(), Array.from({ length: 6 }, (_, i) => [quiet(BigInt(i + 1)), idle]));
+  assert.deepEqual(marks, [false, false, false, false, true, true], 'from the first launch seen after the first look');
+});
+
+test('claiming on and off does not start the bound afresh: only the driver does', () => {
+  const ticks: Array<[GateClaim, DriverEvidence]> = [
+    [launching(), idle],
+    [quiet(), idle],
+    [quiet(), idle],
+    [launching(), idle],
+    [quiet(), idle],
+    [launching(), idle],
+  ];
+  assert.deepEqual(run(new ActivityClaims(), ticks), [false, false, false, true, true, true]);
+});
+
+test('the driver confirms by SM use or memory growth: the mark goes at once, and a new claim gets the whole bound again', () => {
+  const claims = new ActivityClaims();
+  const ticks: Array<[GateClaim, DriverEvidence]> = [
+    [launching(), idle],
+    [launching(), idle],
+    [launching(), idle],
+    [launching(), idle], // unconfirmed
+    [launching(), { computed: true, usedMemory: 0 }], // it computes: trusted
+    [launching(), idle],
+    [launching(), idle],
+    [launching(), idle],
+    [launching(), idle], // unconfirmed again, 3 s after the claim the driver did not confirm
+    [launching(), { computed: false, usedMemory: 1 << 30 }], // its memory grew: trusted
+    [launching(), { computed: false, usedMemory: 1 << 30 }],
+  ];
+  const seen = ticks.map(([claim, driver], i) => claims.observe('j1', claim, driver, i * 1000));
+  assert.deepEqual(seen.map((s) => s.unconfirmed), [false, false, false, true, false, false, false, false, true, false, false]);
+  assert.deepEqual(seen.flatMap((s, i) => (s.changed ? [i] : [])), [3, 4, 8, 9], 'a change is reported once, so the gate is written only then');
+});
+
+test('a job that claims nothing is never marked, however idle it is', () => {
+  assert.deepEqual(run(new ActivityClaims(), Array.from({ length: 6 }, () => [quiet(), idle])), [false, false, false, false, false, false]);
+  assert.deepEqual(run(new ActivityClaims(), Array.from({ length: 6 }, () => [quiet(5n), idle])), [false, false, false, false, false, false], 'a launch long ago is no claim');
+});
+
+test('where the driver cannot tell (no per-process SM), the claim holds as the job wrote it', () => {
+  assert.deepEqual(run(new ActivityClaims(), Array.from({ length: 6 }, () => [launching(), { computed: null, usedMemory: 0 }])), [false, false, false, false, false, false]);
+});
+
+test('jobs are judged apart, and a forgotten job starts afresh', () => {
+  const claims = new ActivityClaims(1000);
+  assert.equal(claims.observe('j1', launching(), idle, 0).unconfirmed, false);
+  assert.equal(claims.observe('j2', quiet(), idle, 0).unconfirmed, false);
+  assert.equal(claims.observe('j1', launching(), idle, 1000).unconfirmed, true);
+  assert.equal(claims.observe('j2', quiet(), idle, 1000).unconfirmed, false);
+  claims.forget('j1');
+  assert.equal(claims.observe('j1', launching(), idle, 2000).unconfirmed, false);
+});

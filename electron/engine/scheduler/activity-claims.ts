@@ -1,0 +1,64 @@
+// The one rule for what a job claims on the launch gate. A job writes its own activity (launching,
+// launched just now) and the preload library of every other job reads it: trusted as written, a job
+// that never uses the GPU could hold lower jobs back for ever by claiming to be launching. So a claim
+// counts only while the driver confirms it: the job's processes computing (SM use) or growing their
+// memory. A claim the driver has not confirmed within CLAIM_CONFIRM_MS stops holding anyone back (the
+// gate marks the slot unconfirmed, gate_abi.h) until the driver shows the job computing again.
+
+/** How long a claim may go without the driver confirming it before it stops holding others back. */
+export const CLAIM_CONFIRM_MS = 3000;
+
+/** What the job's activity says now (LaunchGate.readSlot). */
+export interface GateClaim {
+  /** Threads of the job between the gate's check and their launch returning. */
+  inLaunch: number;
+  /** When its latest launch returned (CLOCK_MONOTONIC ns; 0n: never). */
+  lastLaunchNs: bigint;
+}
+
+/** What the driver shows of the job in the same tick. */
+export interface DriverEvidence {
+  /** Its processes computed since the last tick (SM % above 0); null: the driver cannot tell (no per-process SM on this GPU). */
+  computed: boolean | null;
+  /** Memory its processes hold on the GPU, as the driver counts it (0: none, or not on the GPU at all). */
+  usedMemory: number;
+}
+
+interface JobClaims {
+  lastLaunchNs: bigint;
+  usedMemory: number;
+  /** The first tick it claimed activity since the driver last confirmed any (null: none unconfirmed). */
+  claimingSince: number | null;
+  unconfirmed: boolean;
+}
+
+/** Each gated job's claims against what the driver shows, tick by tick. */
+export class ActivityClaims {
+  private readonly jobs = new Map<string, JobClaims>();
+
+  constructor(private readonly confirmMs = CLAIM_CONFIRM_MS) {}
+
+  /**
+   * One tick at `now` (ms): whether the job's claims hold others back from now on. A job claims when it is
+   * mid-launch or has launched since the last tick; the driver confirms when it computed or its memory grew.
+   */
+  observe(jobId: string, claim: GateClaim, driver: DriverEvidence, now: number): { unconfirmed: boolean; changed: boolean } {
+    let job = this.jobs.get(jobId);
+    if (!job) this.jobs.set(jobId, (job = { lastLaunchNs: claim.lastLaunchNs, usedMemory: driver.usedMemory, claimingSince: null, unconfirmed: false })); // a launch before the first look is no claim
+    const claiming = claim.inLaunch > 0 || claim.lastLaunchNs !== job.lastLaunchNs;
+    const confirmed = driver.computed !== false || driver.usedMemory > job.usedMemory; // a driver that cannot tell takes the job's word
+    job.lastLaunchNs = claim.lastLaunchNs;
+    job.usedMemory = driver.usedMemory;
+    if (confirmed) job.claimingSince = null;
+    else if (claiming) job.claimingSince ??= now; // only the driver resets it: claiming on and off gains nothing
+    const unconfirmed = job.claimingSince !== null && now - job.claimingSince >= this.confirmMs;
+    const changed = unconfirmed !== job.unconfirmed;
+    job.unconfirmed = unconfirmed;
+    return { unconfirmed, changed };
+  }
+
+  /** The job ended: its slot is gone. */
+  forget(jobId: string): void {
+    this.jobs.delete(jobId);
+  }
+}
