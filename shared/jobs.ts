@@ -42,6 +42,8 @@ export interface JobView {
   priority: Priority;
   /** Hard quota for managed jobs, reactive limit for unmanaged ones; null = none. */
   memoryQuotaBytes: number | null;
+  /** The quota is the lab policy's (what was left of its owner's memory limit when it started), not one declared; absent = false. */
+  memoryQuotaFromPolicy?: boolean;
   /** Memory the job declared it needs (used for queue admission); null = unknown. */
   memoryRequestBytes: number | null;
   mode: SharingMode;

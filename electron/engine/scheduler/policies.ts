@@ -25,8 +25,8 @@ export function isActive(record: JobRecord, now: number, holdMs = ACTIVE_HOLD_MS
 /** Where jobs compete for SMs: a whole GPU, or one MIG slice of it (slices are isolated from each other). */
 export const sharingDomain = (job: JobView): string => `${job.gpu}/${job.migSlice ?? ''}`;
 
-/** Memory a job said it needs: its request, else its quota, else nothing. */
-export const declaredNeed = (job: JobView): number => job.memoryRequestBytes ?? job.memoryQuotaBytes ?? 0;
+/** Memory a job said it needs: its request, else its own quota (a cap the lab policy gave it is no need), else nothing. */
+export const declaredNeed = (job: JobView): number => job.memoryRequestBytes ?? (job.memoryQuotaFromPolicy ? null : job.memoryQuotaBytes) ?? 0;
 
 /** The lab policy's say in admission (electron/engine/scheduler/lab/): limits per user, checked as jobs are placed. */
 export interface AdmissionLimits {
@@ -34,8 +34,8 @@ export interface AdmissionLimits {
   holdsBack(job: JobView): string | null;
   /** Why it may not start on this GPU (its owner may use no more GPUs), or null. */
   holdsBackOn(job: JobView, gpu: number): string | null;
-  /** It was placed on `gpu`: the next jobs of this plan see it. */
-  admitted(job: JobView, gpu: number): void;
+  /** It was placed on `gpu`: the next jobs of this plan see it. Returns the hard quota the policy gives it (null: none). */
+  admitted(job: JobView, gpu: number): number | null;
 }
 
 export interface AdmissionOptions {
@@ -46,7 +46,8 @@ export interface AdmissionOptions {
 }
 
 export interface AdmissionPlan {
-  start: Array<{ jobId: string; gpu: number }>;
+  /** `quotaBytes`: the hard memory quota the lab policy gives the job (absent: its own, if any). */
+  start: Array<{ jobId: string; gpu: number; quotaBytes?: number }>;
   /** Why each job that stays queued waits: one sentence. */
   waiting: Map<string, string>;
 }
@@ -132,8 +133,8 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
       plan.waiting.set(job.id, `${name(job)} is queued: ${reason}.`);
       continue;
     }
-    plan.start.push({ jobId: job.id, gpu: chosen.index });
-    limits?.admitted(job, chosen.index);
+    const quotaBytes = limits?.admitted(job, chosen.index) ?? null;
+    plan.start.push({ jobId: job.id, gpu: chosen.index, ...(quotaBytes === null ? {} : { quotaBytes }) });
     free.set(chosen.index, (free.get(chosen.index) ?? 0) - declaredNeed(job));
     if (job.mode === 'mig' && job.migSlice) sliceSpoken.set(job.migSlice, (sliceSpoken.get(job.migSlice) ?? 0) + declaredNeed(job));
     occupied.add(chosen.index);

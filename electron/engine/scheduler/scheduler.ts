@@ -3,7 +3,7 @@
 // (policies.ts) decide from a snapshot; state changes go through the state machine
 // (job-state.ts); the actuators (actuators.ts) act. Commands ask through the methods
 // under "requests"; they never act themselves. Evaluation is a loop step, never re-entrant.
-import { FINAL_STATES, type Alert, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, type Alert, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
 import { UnavailableCheckpointer, type ProcessCheckpointer } from '../control/checkpointer.js';
@@ -184,7 +184,7 @@ export class Scheduler {
       limits: lab?.admission(this.table.live().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too
       queueOrder: lab?.queueOrder(),
     });
-    for (const { jobId, gpu } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot);
+    for (const { jobId, gpu, quotaBytes } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot, quotaBytes);
     this.autoPark?.step(snapshot, new Set(plan.waiting.keys()), now);
     this.enforcePriority(now);
     this.enforceUnmanagedQuotas(now);
@@ -263,7 +263,9 @@ export class Scheduler {
   }
 
   setQuota(record: JobRecord, bytes: number | null): void {
+    this.lab?.checkQuota(record, bytes, this.table.live().map((r) => r.view));
     record.view.memoryQuotaBytes = bytes;
+    delete record.view.memoryQuotaFromPolicy; // its own now
     this.act.applyQuota(record);
     record.overQuotaSince = null; // a new limit gets a fresh grace period
     void this.kept(record);
@@ -424,11 +426,14 @@ export class Scheduler {
 
   // ---- starting and ending -------------------------------------------------------------
 
-  private start(record: JobRecord, gpu: number, snapshot: Snapshot): void {
+  /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
+  private start(record: JobRecord, gpu: number, snapshot: Snapshot, limitQuota?: number): void {
     const job = record.view;
     const demoted = this.lab?.demotion(job) ?? null; // past the day's high-priority GPU-hours
-    if (!this.fire(record, 'start', `starting on GPU ${gpu}${demoted ? ` at normal priority: ${demoted}` : ''}`)) return;
+    const quota = limitQuota !== undefined && limitQuota !== job.memoryQuotaBytes ? ` with a hard memory quota of ${formatByteSize(limitQuota)} (the lab policy's memory limit)` : '';
+    if (!this.fire(record, 'start', `starting on GPU ${gpu}${quota}${demoted ? ` at normal priority: ${demoted}` : ''}`)) return;
     if (demoted) job.priority = 'normal';
+    if (quota) Object.assign(job, { memoryQuotaBytes: limitQuota!, memoryQuotaFromPolicy: true }); // before the launch: the gate slot, MPS and the environment take it from here
     job.gpu = gpu;
     let child;
     try {

@@ -39,7 +39,7 @@ const HOUR_MS = 3_600_000;
 const READING_USAGE: AdmissionLimits = {
   holdsBack: () => 'the lab policy is reading recent usage from the store (a moment)',
   holdsBackOn: () => null,
-  admitted: () => undefined,
+  admitted: () => null,
 };
 
 export class LabPolicyEnforcer {
@@ -134,6 +134,24 @@ export class LabPolicyEnforcer {
     const load = loadsOf(others).get(job.owner) ?? emptyLoad();
     const why = highHoursReason(job.owner, account.limits, account.highGpuSecondsToday) ?? (job.managed ? highJobsLimitReason(job.owner, account.limits, load) : null);
     if (why) throw new ApiError('forbidden', `Cannot raise ${job.id} to high priority: ${why}. It keeps its ${job.priority} priority.`);
+  }
+
+  /**
+   * Refuse a memory quota that would let a started job's owner hold more than their memory limit: the quotas of
+   * their running jobs are what hold it (none, on a job under a limit, is no limit at all). A queued job's quota
+   * is held to the limit itself; admission does the rest.
+   */
+  checkQuota(record: JobRecord, bytes: number | null, jobs: readonly JobView[]): void {
+    const job = record.view;
+    const max = this.limitsOf(job.owner, job.uid).maxMemory;
+    if (!max || !job.managed || (bytes !== null && bytes <= (job.memoryQuotaBytes ?? -1))) return; // lowering is always fine
+    if (!occupies(job) && (bytes === null || bytes <= max.value)) return; // admission gives it a quota within what is left
+    const others = occupies(job) ? (loadsOf(jobs.filter((j) => j.id !== job.id)).get(job.owner) ?? emptyLoad()).memoryBytes : 0;
+    if (bytes !== null && bytes <= max.value - others) return;
+    const what = bytes === null ? 'remove the memory quota' : `raise the memory quota to ${fmt(bytes)}`;
+    const held = others > 0 ? `, and ${job.owner}'s other running jobs hold ${fmt(others)}` : '';
+    const kept = job.memoryQuotaBytes === null ? 'It is unchanged' : `It keeps its ${fmt(job.memoryQuotaBytes)} quota`;
+    throw new ApiError('forbidden', `Cannot ${what} of ${job.id}: ${job.owner} may hold at most ${fmt(max.value)} of GPU memory at once (lab policy, ${max.from})${held}. ${kept}.`);
   }
 
   /** Replace the policy: kept first (the daemon's config), then applied; a failure to keep it applies nothing. Serialised. */

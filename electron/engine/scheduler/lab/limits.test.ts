@@ -109,3 +109,30 @@ test('past the day\'s high-priority GPU-hours a high job is not held by the high
   assert.match(admit(t, [gpu(0)], policy, { bob: 3600 }).waiting.get('j2')!, /at most 1 high-priority job/);
   assert.deepEqual(admit(t, [gpu(0)], policy, { bob: 2 * 3600 }).start.map((s) => s.jobId), ['j2']);
 });
+
+test('maxMemory is held by quotas: a job that declares nothing starts with the rest of its owner\'s allowance as its hard quota, one that declares memory with that, and the next waits', () => {
+  const t = new JobTable();
+  job(t, { id: 'j1', owner: 'alice', gpu: 0, requestedGpu: 0, memoryQuotaBytes: 6 * G }, 'running');
+  job(t, { id: 'j2', owner: 'alice', requestedGpu: 0, memoryRequestBytes: 4 * G }, 'queued', 1);
+  job(t, { id: 'j3', owner: 'alice', requestedGpu: 0 }, 'queued', 2);
+  job(t, { id: 'j4', owner: 'alice', requestedGpu: 0 }, 'queued', 3);
+  job(t, { id: 'j5', owner: 'bob', requestedGpu: 0 }, 'queued', 4);
+  const policy = { limits: [{ user: 'alice', maxMemory: '20G' }] };
+  const plan = admit(t, [gpu(0)], policy);
+  assert.deepEqual(plan.start, [
+    { jobId: 'j2', gpu: 0, quotaBytes: 4 * G }, // its request, held
+    { jobId: 'j3', gpu: 0, quotaBytes: 10 * G }, // 20G − j1's 6G − j2's 4G
+    { jobId: 'j5', gpu: 0 }, // bob has no memory limit: no quota of the policy's
+  ]);
+  assert.equal(plan.waiting.get('j4'), 'j4 (train.py, alice) is queued: alice may hold at most 20G of GPU memory at once (lab policy, user alice); alice\'s running jobs hold 20G and j4 declares no memory, and nothing is left.');
+});
+
+test('a quota the lab policy gave a job caps it, and speaks for none of its GPU\'s memory: another user\'s job fits beside it', () => {
+  const t = new JobTable();
+  job(t, { id: 'j1', owner: 'alice', gpu: 0, requestedGpu: 0, memoryQuotaBytes: 20 * G, memoryQuotaFromPolicy: true, usedMemory: 9 * G }, 'running');
+  job(t, { id: 'j2', owner: 'bob', requestedGpu: 0, memoryRequestBytes: 70 * G }, 'queued', 1);
+  const gpus = [{ ...gpu(0), memoryUsed: 9 * G, memoryFree: 71 * G }];
+  assert.deepEqual(admit(t, gpus, { limits: [{ user: 'alice', maxMemory: '20G' }] }).start, [{ jobId: 'j2', gpu: 0 }], 'free: 80G − the 9G it uses, not − the 11G more its cap would allow');
+  t.get('j1')!.view.memoryQuotaFromPolicy = undefined; // a quota alice declared herself is memory she said it needs
+  assert.match(admit(t, gpus, { limits: [{ user: 'alice', maxMemory: '20G' }] }).waiting.get('j2')!, /GPU 0 has 60G free and j2 needs 70G/);
+});

@@ -21,6 +21,19 @@ export const occupies = (job: JobView): boolean => !FINAL_STATES.has(job.state) 
 /** The memory a managed job counts for against its owner's limit. */
 export const countedMemory = (job: JobView): number => job.memoryQuotaBytes ?? job.memoryRequestBytes ?? job.usedMemory ?? 0;
 
+/**
+ * The hard quota a managed job starts with under its owner's memory limit, so that the limit is held, not
+ * only checked at admission: what it declared (its quota, else its request), else the rest of the owner's
+ * allowance. Null: no memory limit applies. The quotas of a user's running jobs never sum past the limit.
+ */
+export function limitQuota(limits: ResolvedLimits, load: AccountLoad, job: Pick<JobView, 'managed' | 'memoryQuotaBytes' | 'memoryRequestBytes'>): number | null {
+  const max = limits.maxMemory;
+  if (!max || !job.managed) return null;
+  const rest = Math.max(0, max.value - load.memoryBytes);
+  const declared = job.memoryQuotaBytes ?? job.memoryRequestBytes;
+  return declared === null ? rest : Math.min(declared, rest);
+}
+
 /** The memory a job not yet started will count for (unknown: nothing, until it uses some). */
 export const declaredMemory = (job: Pick<JobView, 'memoryQuotaBytes' | 'memoryRequestBytes'>): number => job.memoryQuotaBytes ?? job.memoryRequestBytes ?? 0;
 
@@ -142,12 +155,14 @@ export class LimitAdmission implements AdmissionLimits {
     return gpuLimitReason(job.owner, this.account(job).limits, this.load(job.owner), gpu);
   }
 
-  admitted(job: JobView, gpu: number): void {
+  admitted(job: JobView, gpu: number): number | null {
     const account = this.account(job);
     const load = this.load(job.owner);
     load.gpus.add(gpu);
-    if (!job.managed) return;
-    load.memoryBytes += declaredMemory(job);
+    if (!job.managed) return null;
+    const quota = limitQuota(account.limits, load, job);
+    load.memoryBytes += quota ?? declaredMemory(job);
     if (this.runsHigh(job, account)) load.highJobs.push(job.id);
+    return quota;
   }
 }
