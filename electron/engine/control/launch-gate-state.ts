@@ -48,6 +48,8 @@ export interface SlotState {
   launches: number;
   syncedLaunches: number;
   lastLaunchNs: bigint;
+  /** When a synchronise last found all its launched work complete (CLOCK_MONOTONIC ns; 0n: never): learned windows and the fit rule count from it. */
+  idleSinceNs: bigint;
   gatedNs: number;
   pausedNs: number;
   /** Time its launches waited for lower jobs mid-launch (step 3 of the protocol). */
@@ -125,6 +127,7 @@ export function slotState(slot: number, control: Buffer, a: Buffer, rec: SlotMem
     launches: num(L.ACTIVITY.launches),
     syncedLaunches: num(L.ACTIVITY.syncedLaunches),
     lastLaunchNs: a.readBigUInt64LE(L.ACTIVITY.lastLaunchNs),
+    idleSinceNs: a.readBigUInt64LE(L.ACTIVITY.idleSinceNs),
     gatedNs: num(L.ACTIVITY.gatedNs),
     pausedNs: num(L.ACTIVITY.pausedNs),
     heldNs: num(L.ACTIVITY.heldNs),

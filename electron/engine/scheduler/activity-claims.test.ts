@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import { ActivityClaims, CLAIM_CONFIRM_MS, type DriverEvidence, type GateClaim } from './activity-claims.js';
 
 const idle: DriverEvidence = { computed: false, usedMemory: 0 };
-const launching = (lastLaunchNs = 0n): GateClaim => ({ inLaunch: 1, lastLaunchNs });
-const quiet = (lastLaunchNs = 0n): GateClaim => ({ inLaunch: 0, lastLaunchNs });
+const launching = (lastLaunchNs = 0n): GateClaim => ({ inLaunch: 1, lastLaunchNs, idleSinceNs: 0n });
+const quiet = (lastLaunchNs = 0n, idleSinceNs = 0n): GateClaim => ({ inLaunch: 0, lastLaunchNs, idleSinceNs });
 
 /** Runs ticks every 1 s from 0; returns the mark after each. */
 function run(claims: ActivityClaims, ticks: Array<[GateClaim, DriverEvidence]>): boolean[] {
@@ -23,6 +23,11 @@ test('a job that claims to be launching and never computes is unconfirmed once t
 test('launching just now, again and again (its last launch moving), counts as a claim too', () => {
   const marks = run(new ActivityClaims(), Array.from({ length: 6 }, (_, i) => [quiet(BigInt(i + 1)), idle]));
   assert.deepEqual(marks, [false, false, false, false, true, true], 'from the first launch seen after the first look');
+});
+
+test('going idle just now, again and again (what learned windows and the fit rule count from), counts as a claim too', () => {
+  const marks = run(new ActivityClaims(), Array.from({ length: 6 }, (_, i) => [quiet(7n, BigInt(i + 1)), idle]));
+  assert.deepEqual(marks, [false, false, false, false, true, true]);
 });
 
 test('claiming on and off does not start the bound afresh: only the driver does', () => {

@@ -14,6 +14,8 @@ export interface GateClaim {
   inLaunch: number;
   /** When its latest launch returned (CLOCK_MONOTONIC ns; 0n: never). */
   lastLaunchNs: bigint;
+  /** When it last went idle (CLOCK_MONOTONIC ns; 0n: never): lower jobs' learned windows and fit rule count from it too. */
+  idleSinceNs: bigint;
 }
 
 /** What the driver shows of the job in the same tick. */
@@ -26,6 +28,7 @@ export interface DriverEvidence {
 
 interface JobClaims {
   lastLaunchNs: bigint;
+  idleSinceNs: bigint;
   usedMemory: number;
   /** The first tick it claimed activity since the driver last confirmed any (null: none unconfirmed). */
   claimingSince: number | null;
@@ -40,14 +43,16 @@ export class ActivityClaims {
 
   /**
    * One tick at `now` (ms): whether the job's claims hold others back from now on. A job claims when it is
-   * mid-launch or has launched since the last tick; the driver confirms when it computed or its memory grew.
+   * mid-launch, or has launched or gone idle since the last tick (each starts a window in which lower jobs
+   * wait); the driver confirms when it computed or its memory grew.
    */
   observe(jobId: string, claim: GateClaim, driver: DriverEvidence, now: number): { unconfirmed: boolean; changed: boolean } {
     let job = this.jobs.get(jobId);
-    if (!job) this.jobs.set(jobId, (job = { lastLaunchNs: claim.lastLaunchNs, usedMemory: driver.usedMemory, claimingSince: null, unconfirmed: false })); // a launch before the first look is no claim
-    const claiming = claim.inLaunch > 0 || claim.lastLaunchNs !== job.lastLaunchNs;
+    if (!job) this.jobs.set(jobId, (job = { lastLaunchNs: claim.lastLaunchNs, idleSinceNs: claim.idleSinceNs, usedMemory: driver.usedMemory, claimingSince: null, unconfirmed: false })); // a launch before the first look is no claim
+    const claiming = claim.inLaunch > 0 || claim.lastLaunchNs !== job.lastLaunchNs || claim.idleSinceNs !== job.idleSinceNs;
     const confirmed = driver.computed !== false || driver.usedMemory > job.usedMemory; // a driver that cannot tell takes the job's word
     job.lastLaunchNs = claim.lastLaunchNs;
+    job.idleSinceNs = claim.idleSinceNs;
     job.usedMemory = driver.usedMemory;
     if (confirmed) job.claimingSince = null;
     else if (claiming) job.claimingSince ??= now; // only the driver resets it: claiming on and off gains nothing

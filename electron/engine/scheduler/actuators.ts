@@ -264,7 +264,7 @@ export class JobActuators {
     if (!this.gated(record) || !this.options.gate!.readSlot) return null;
     try {
       const slot = this.options.gate!.readSlot(record.slot!);
-      return { inLaunch: slot.inLaunch ?? 0, lastLaunchNs: slot.lastLaunchNs ?? 0n };
+      return { inLaunch: slot.inLaunch ?? 0, lastLaunchNs: slot.lastLaunchNs ?? 0n, idleSinceNs: slot.idleSinceNs ?? 0n };
     } catch {
       return null; // a slot that cannot be read claims nothing new
     }

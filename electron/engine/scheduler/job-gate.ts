@@ -52,6 +52,8 @@ export interface GateSlotUsage {
   launches?: number;
   /** When the latest launch call returned (CLOCK_MONOTONIC ns, as process.hrtime; 0n: none yet). */
   lastLaunchNs?: bigint;
+  /** When a synchronise last found its work complete (CLOCK_MONOTONIC ns; 0n: never): lower jobs' learned waits count from it. */
+  idleSinceNs?: bigint;
   /** The CUDA_MPS_CLIENT_PRIORITY its processes started with, where the slot says it is an MPS client (null: none). */
   mpsClientPriority?: number | null;
 }
