@@ -77,6 +77,8 @@ test("mallory's high job that claims to be launching but never runs a kernel sto
       return hers.length >= 50 ? hers : undefined;
     });
     assert.equal((await job(claim.id)).state, 'running', "mallory's job claimed all along");
+    const said = (await box.ok(null, 'alerts.active', {})).find((a) => a.jobId === claim.id);
+    assert.equal(said?.message, `${claim.id} (fakejob, ${mallory.name}) claims launch-gate activity the driver does not confirm (no SM use, no memory growth for 3 s): it holds no other job back until it computes.`);
     assert.match(logOf(claiming), /"event":"hostile","writable":1,"own":true,"inLaunch":1/, 'it wrote "launching" into its own activity page, and could write nothing else');
     assert.deepEqual(kernels().filter((k) => k.pid === claiming.pid), [], 'it never ran a kernel');
     assert.ok(ran.length >= 50);

@@ -77,6 +77,7 @@ test('jobs are judged apart, and a forgotten job starts afresh', () => {
   assert.equal(claims.observe('j2', quiet(), idle, 0).unconfirmed, false);
   assert.equal(claims.observe('j1', launching(), idle, 1000).unconfirmed, true);
   assert.equal(claims.observe('j2', quiet(), idle, 1000).unconfirmed, false);
+  assert.deepEqual([claims.unconfirmed('j1'), claims.unconfirmed('j2'), claims.unconfirmed('j9')], [true, false, false]);
   claims.forget('j1');
   assert.equal(claims.observe('j1', launching(), idle, 2000).unconfirmed, false);
 });

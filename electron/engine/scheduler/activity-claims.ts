@@ -62,6 +62,11 @@ export class ActivityClaims {
     return { unconfirmed, changed };
   }
 
+  /** Its claims hold nobody back now. */
+  unconfirmed(jobId: string): boolean {
+    return this.jobs.get(jobId)?.unconfirmed ?? false;
+  }
+
   /** The job ended: its slot is gone. */
   forget(jobId: string): void {
     this.jobs.delete(jobId);

@@ -23,7 +23,7 @@ import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord }
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { parkJob } from './parking.js';
-import { ActivityClaims } from './activity-claims.js';
+import { ActivityClaims, CLAIM_CONFIRM_MS } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -190,7 +190,7 @@ export class Scheduler {
     this.enforceUnmanagedQuotas(now);
     const idle = lab?.idleHolders(this.inPolicy());
     for (const r of idle?.park ?? []) this.parkIdle(r);
-    const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs), ...(idle?.conditions ?? []), ...this.policyErrors.values()];
+    const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs), ...(idle?.conditions ?? []), ...this.policyErrors.values(), ...this.unconfirmedClaims()];
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert(asAlert(c));
     }
@@ -353,6 +353,20 @@ export class Scheduler {
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
       this.judgeClaims(r, slice === 'possibly', snapshot.takenAt);
     }
+  }
+
+  /** Jobs whose claims on the gate the driver does not confirm: said, so that an administrator sees who games the gate. */
+  private unconfirmedClaims(): Condition[] {
+    return this.inPolicy()
+      .filter((r) => this.claims.unconfirmed(r.view.id))
+      .map((r) => ({
+        key: `unconfirmed:${r.view.id}`,
+        kind: 'contention' as const,
+        severity: 'warning' as const,
+        gpu: r.view.gpu,
+        jobId: r.view.id,
+        message: `${r.view.id} (${r.view.argv[0]?.split('/').pop() ?? '?'}, ${r.view.owner}) claims launch-gate activity the driver does not confirm (no SM use, no memory growth for ${CLAIM_CONFIRM_MS / 1000} s): it holds no other job back until it computes.`,
+      }));
   }
 
   /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
