@@ -4,6 +4,8 @@
 // counts only while the driver confirms it: the job's processes computing (SM use) or growing their
 // memory. A claim the driver has not confirmed within CLAIM_CONFIRM_MS stops holding anyone back (the
 // gate marks the slot unconfirmed, gate_abi.h) until the driver shows the job computing again.
+import type { JobView } from '../../../shared/jobs.js';
+import type { Condition } from './policies.js';
 
 /** How long a claim may go without the driver confirming it before it stops holding others back. */
 export const CLAIM_CONFIRM_MS = 3000;
@@ -71,4 +73,16 @@ export class ActivityClaims {
   forget(jobId: string): void {
     this.jobs.delete(jobId);
   }
+}
+
+/** What an administrator is told of a job whose claims hold nobody back (a condition while it lasts). */
+export function unconfirmedCondition(job: JobView): Condition {
+  return {
+    key: `unconfirmed:${job.id}`,
+    kind: 'contention',
+    severity: 'warning',
+    gpu: job.gpu,
+    jobId: job.id,
+    message: `${job.id} (${job.argv[0]?.split('/').pop() ?? '?'}, ${job.owner}) claims launch-gate activity the driver does not confirm (no SM use, no memory growth for ${CLAIM_CONFIRM_MS / 1000} s): it holds no other job back until it computes.`,
+  };
 }

@@ -23,7 +23,7 @@ import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord }
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { parkJob } from './parking.js';
-import { ActivityClaims, CLAIM_CONFIRM_MS } from './activity-claims.js';
+import { ActivityClaims, unconfirmedCondition } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -357,16 +357,7 @@ export class Scheduler {
 
   /** Jobs whose claims on the gate the driver does not confirm: said, so that an administrator sees who games the gate. */
   private unconfirmedClaims(): Condition[] {
-    return this.inPolicy()
-      .filter((r) => this.claims.unconfirmed(r.view.id))
-      .map((r) => ({
-        key: `unconfirmed:${r.view.id}`,
-        kind: 'contention' as const,
-        severity: 'warning' as const,
-        gpu: r.view.gpu,
-        jobId: r.view.id,
-        message: `${r.view.id} (${r.view.argv[0]?.split('/').pop() ?? '?'}, ${r.view.owner}) claims launch-gate activity the driver does not confirm (no SM use, no memory growth for ${CLAIM_CONFIRM_MS / 1000} s): it holds no other job back until it computes.`,
-      }));
+    return this.inPolicy().flatMap((r) => (this.claims.unconfirmed(r.view.id) ? [unconfirmedCondition(r.view)] : []));
   }
 
   /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
