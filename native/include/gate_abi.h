@@ -53,8 +53,9 @@
  *     that was there before (or the default action). A program that installs
  *     its own SIGBUS handler after the gate attached loses that guard.
  *   - its own used_bytes: the job can lift its OWN hard quota, as any program
- *     can bypass LD_PRELOAD by calling the driver directly. The engine's
- *     reactive quota (NVML's per-process memory) still applies.
+ *     can bypass LD_PRELOAD by calling the driver directly. The engine still
+ *     sees NVML's per-process memory and raises a quota alert (it does not
+ *     stop a gated job for it).
  *   - chmod of its own file: other jobs may then fail to map it and treat
  *     the slot as idle (a higher job hides only itself; a lower job gains at
  *     most the handshake, as a stuck one does).
