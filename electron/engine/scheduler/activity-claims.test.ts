@@ -3,7 +3,7 @@
 // confirmation (SM use, memory growth) trusts the job again; a driver that cannot tell takes its word.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ActivityClaims, CLAIM_CONFIRM_MS, type DriverEvidence, type GateClaim } from './activity-claims.js';
+import { ActivityClaims, CLAIM_CONFIRM_MS, driverEvidence, type DriverEvidence, type GateClaim } from './activity-claims.js';
 
 const idle: DriverEvidence = { computed: false, usedMemory: 0 };
 const launching = (lastLaunchNs = 0n): GateClaim => ({ inLaunch: 1, lastLaunchNs, idleSinceNs: 0n });
@@ -80,4 +80,14 @@ test('jobs are judged apart, and a forgotten job starts afresh', () => {
   assert.deepEqual([claims.unconfirmed('j1'), claims.unconfirmed('j2'), claims.unconfirmed('j9')], [true, false, false]);
   claims.forget('j1');
   assert.equal(claims.observe('j1', launching(), idle, 2000).unconfirmed, false);
+});
+
+test('the driver\'s evidence: SM use; inside a MIG slice, the slice possibly busy; for an MPS client, its server computing; no reading, no say', () => {
+  const none = { sliceBusy: false, mpsServerBusy: false };
+  const evidence = (smPercent: number | null, seen = none) => driverEvidence({ smPercent, usedMemory: 3 }, seen);
+  assert.deepEqual(evidence(12), { computed: true, usedMemory: 3 });
+  assert.deepEqual(evidence(0), { computed: false, usedMemory: 3 }, 'on the GPU and idle, or not on it at all (the scheduler reads 0 for a managed job it does not see)');
+  assert.deepEqual(evidence(null), { computed: null, usedMemory: 3 }, 'the driver has no per-process SM for it');
+  assert.equal(evidence(null, { sliceBusy: true, mpsServerBusy: false }).computed, true);
+  assert.equal(evidence(0, { sliceBusy: false, mpsServerBusy: true }).computed, true, 'an MPS client whose work the driver credits to the server');
 });

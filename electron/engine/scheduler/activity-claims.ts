@@ -28,6 +28,17 @@ export interface DriverEvidence {
   usedMemory: number;
 }
 
+/**
+ * What the driver shows of a job in one tick: its processes' SM %, else its MIG slice possibly busy (no
+ * per-process SM inside a slice), else, for an MPS client, its GPU's MPS server computing (a driver may
+ * credit the server with its clients' work); no reading of its own it cannot tell, unless it is not on the GPU at all.
+ */
+export function driverEvidence(job: Pick<JobView, 'smPercent' | 'usedMemory'>, seen: { sliceBusy: boolean; mpsServerBusy: boolean }): DriverEvidence {
+  const sm = job.smPercent;
+  const computed = (sm ?? 0) > 0 || seen.sliceBusy || seen.mpsServerBusy ? true : sm === null ? null : false;
+  return { computed, usedMemory: job.usedMemory ?? 0 };
+}
+
 interface JobClaims {
   lastLaunchNs: bigint;
   idleSinceNs: bigint;

@@ -23,7 +23,7 @@ import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord }
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { parkJob } from './parking.js';
-import { ActivityClaims, unconfirmedCondition } from './activity-claims.js';
+import { ActivityClaims, driverEvidence, unconfirmedCondition } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -301,12 +301,16 @@ export class Scheduler {
 
   private ingest(snapshot: Snapshot): void {
     const readings = new Map<JobRecord, { mem: number; sm: number | null }>();
+    const mpsServersBusy = new Set<number>(); // GPUs whose MPS server the driver shows computing (it may be credited with its clients' work)
     const unsplit = new Map<string, Set<JobRecord>>(); // MIG slices whose SM % the sampler could not split
     const seen = new Set<number>();
     this.ownership.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
 
     for (const p of snapshot.processes) {
-      if (p.command === 'nvidia-cuda-mps-server') continue; // the MPS server holds its clients' context: never a job to hold or kill
+      if (p.command === 'nvidia-cuda-mps-server') {
+        if ((p.smPercent ?? 0) > 0) mpsServersBusy.add(p.gpuIndex);
+        continue; // the MPS server holds its clients' context: never a job to hold or kill
+      }
       const owner = this.ownership.jobOf(p.pid, snapshot.takenAt, p.startedAt);
       let record = owner ? this.table.get(owner.jobId) : undefined;
       if (!record) {
@@ -351,7 +355,7 @@ export class Scheduler {
       const slice = r.view.smPercent === null ? inSlices.get(r) : undefined;
       if (typeof slice === 'number') r.view.smPercent = slice;
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
-      this.judgeClaims(r, slice === 'possibly', snapshot.takenAt);
+      this.judgeClaims(r, { sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!) }, snapshot.takenAt);
     }
   }
 
@@ -361,12 +365,10 @@ export class Scheduler {
   }
 
   /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
-  private judgeClaims(record: JobRecord, sliceBusy: boolean, at: number): void {
+  private judgeClaims(record: JobRecord, seen: { sliceBusy: boolean; mpsServerBusy: boolean }, at: number): void {
     const claim = this.act.gateClaim(record);
     if (!claim) return;
-    const sm = record.view.smPercent;
-    const computed = sm === null ? (sliceBusy ? true : null) : sm > 0;
-    const judged = this.claims.observe(record.view.id, claim, { computed, usedMemory: record.view.usedMemory ?? 0 }, at);
+    const judged = this.claims.observe(record.view.id, claim, driverEvidence(record.view, seen), at);
     if (judged.changed) this.act.setGateUnconfirmed(record, judged.unconfirmed);
   }
 
