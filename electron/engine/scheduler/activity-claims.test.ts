@@ -3,7 +3,8 @@
 // confirmation (SM use, memory growth) trusts the job again; a driver that cannot tell takes its word.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ActivityClaims, CLAIM_CONFIRM_MS, driverEvidence, type DriverEvidence, type GateClaim } from './activity-claims.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import { ActivityClaims, CLAIM_CONFIRM_MS, driverBlind, driverEvidence, type DriverEvidence, type GateClaim } from './activity-claims.js';
 
 const idle: DriverEvidence = { computed: false, usedMemory: 0 };
 const launching = (lastLaunchNs = 0n): GateClaim => ({ inLaunch: 1, lastLaunchNs, idleSinceNs: 0n });
@@ -83,11 +84,24 @@ test('jobs are judged apart, and a forgotten job starts afresh', () => {
 });
 
 test('the driver\'s evidence: SM use; inside a MIG slice, the slice possibly busy; for an MPS client, its server computing; no reading, no say', () => {
-  const none = { sliceBusy: false, mpsServerBusy: false };
+  const none = { sliceBusy: false, mpsServerBusy: false, blind: false };
   const evidence = (smPercent: number | null, seen = none) => driverEvidence({ smPercent, usedMemory: 3 }, seen);
   assert.deepEqual(evidence(12), { computed: true, usedMemory: 3 });
   assert.deepEqual(evidence(0), { computed: false, usedMemory: 3 }, 'on the GPU and idle, or not on it at all (the scheduler reads 0 for a managed job it does not see)');
   assert.deepEqual(evidence(null), { computed: null, usedMemory: 3 }, 'the driver has no per-process SM for it');
-  assert.equal(evidence(null, { sliceBusy: true, mpsServerBusy: false }).computed, true);
-  assert.equal(evidence(0, { sliceBusy: false, mpsServerBusy: true }).computed, true, 'an MPS client whose work the driver credits to the server');
+  assert.equal(evidence(null, { ...none, sliceBusy: true }).computed, true);
+  assert.equal(evidence(0, { ...none, mpsServerBusy: true }).computed, true, 'an MPS client whose work the driver credits to the server');
+  assert.equal(evidence(0, { ...none, blind: true }).computed, null, 'a driver that could not list the GPU\'s processes says nothing of its absence');
+  assert.equal(evidence(40, { ...none, blind: true }).computed, true);
+});
+
+test('the driver is blind to a GPU whose process list failed, or that computed with no process listed; not to one with other errors', () => {
+  const gpu = (errors: string[], utilizationGpu: number) => ({ index: 0, errors, utilizationGpu }) as Snapshot['gpus'][number];
+  const listed = [{ gpuIndex: 0 }] as Snapshot['processes'];
+  assert.equal(driverBlind({ gpus: [gpu([], 0)], processes: [] }, 0), false, 'idle, nothing listed: nothing runs');
+  assert.equal(driverBlind({ gpus: [gpu([], 60)], processes: listed }, 0), false);
+  assert.equal(driverBlind({ gpus: [gpu([], 60)], processes: [] }, 0), true, 'computing, yet nobody listed');
+  assert.equal(driverBlind({ gpus: [gpu(['nvmlDeviceGetComputeRunningProcesses_v3 failed on GPU 0: NO_PERMISSION (4)'], 0)], processes: [] }, 0), true);
+  assert.equal(driverBlind({ gpus: [gpu(['nvmlDeviceGetPowerUsage failed on GPU 0: NO_PERMISSION (4)'], 0)], processes: listed }, 0), false);
+  assert.equal(driverBlind({ gpus: [gpu([], 0)], processes: [] }, 3), true, 'a GPU the snapshot does not have');
 });

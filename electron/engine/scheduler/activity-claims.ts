@@ -5,6 +5,7 @@
 // memory. A claim the driver has not confirmed within CLAIM_CONFIRM_MS stops holding anyone back (the
 // gate marks the slot unconfirmed, gate_abi.h) until the driver shows the job computing again.
 import type { JobView } from '../../../shared/jobs.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Condition } from './policies.js';
 
 /** How long a claim may go without the driver confirming it before it stops holding others back. */
@@ -28,14 +29,28 @@ export interface DriverEvidence {
   usedMemory: number;
 }
 
-/**
- * What the driver shows of a job in one tick: its processes' SM %, else its MIG slice possibly busy (no
- * per-process SM inside a slice), else, for an MPS client, its GPU's MPS server computing (a driver may
- * credit the server with its clients' work); no reading of its own it cannot tell, unless it is not on the GPU at all.
- */
-export function driverEvidence(job: Pick<JobView, 'smPercent' | 'usedMemory'>, seen: { sliceBusy: boolean; mpsServerBusy: boolean }): DriverEvidence {
+/** What else the driver showed this tick, besides the job's own processes. */
+export interface DriverSight {
+  /** Its MIG slice possibly computed (no per-process SM inside a slice). */
+  sliceBusy: boolean;
+  /** It is an MPS client and its GPU's MPS server computed (a driver may credit the server with its clients' work). */
+  mpsServerBusy: boolean;
+  /** The driver could not list its GPU's processes this tick (errors, or a busy GPU with none listed): its absence says nothing. */
+  blind: boolean;
+}
+
+/** The driver could not list GPU `gpu`'s processes this tick: a process-list call failed, or the GPU computed with none listed. */
+export function driverBlind(snapshot: Pick<Snapshot, 'gpus' | 'processes'>, gpu: number | null): boolean {
+  const view = snapshot.gpus.find((g) => g.index === gpu);
+  if (!view) return true;
+  if (view.errors.some((e) => /^nvmlDevice\w*Process/.test(e))) return true;
+  return (view.utilizationGpu ?? 0) > 0 && !snapshot.processes.some((p) => p.gpuIndex === view.index);
+}
+
+/** What the driver shows of a job in one tick: computing (SM %, else slice or MPS server), idle, or nothing it can tell. */
+export function driverEvidence(job: Pick<JobView, 'smPercent' | 'usedMemory'>, seen: DriverSight): DriverEvidence {
   const sm = job.smPercent;
-  const computed = (sm ?? 0) > 0 || seen.sliceBusy || seen.mpsServerBusy ? true : sm === null ? null : false;
+  const computed = (sm ?? 0) > 0 || seen.sliceBusy || seen.mpsServerBusy ? true : sm === null || seen.blind ? null : false;
   return { computed, usedMemory: job.usedMemory ?? 0 };
 }
 

@@ -23,7 +23,7 @@ import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord }
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { parkJob } from './parking.js';
-import { ActivityClaims, driverEvidence, unconfirmedCondition } from './activity-claims.js';
+import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -355,7 +355,8 @@ export class Scheduler {
       const slice = r.view.smPercent === null ? inSlices.get(r) : undefined;
       if (typeof slice === 'number') r.view.smPercent = slice;
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
-      this.judgeClaims(r, { sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!) }, snapshot.takenAt);
+      const blind = driverBlind(snapshot, r.view.gpu);
+      this.judgeClaims(r, { sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind }, snapshot.takenAt);
     }
   }
 
@@ -365,7 +366,7 @@ export class Scheduler {
   }
 
   /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
-  private judgeClaims(record: JobRecord, seen: { sliceBusy: boolean; mpsServerBusy: boolean }, at: number): void {
+  private judgeClaims(record: JobRecord, seen: DriverSight, at: number): void {
     const claim = this.act.gateClaim(record);
     if (!claim) return;
     const judged = this.claims.observe(record.view.id, claim, driverEvidence(record.view, seen), at);
