@@ -95,12 +95,13 @@ test('the driver\'s evidence: SM use; inside a MIG slice, the slice possibly bus
   assert.equal(evidence(40, { ...none, blind: true }).computed, true);
 });
 
-test('the driver is blind to a GPU whose process list failed, or that computed with no process listed; not to one with other errors', () => {
+test('the driver is blind to a GPU whose process list failed, or that computed with no process credited; not to one with other errors', () => {
   const gpu = (errors: string[], utilizationGpu: number) => ({ index: 0, errors, utilizationGpu }) as Snapshot['gpus'][number];
-  const listed = [{ gpuIndex: 0 }] as Snapshot['processes'];
+  const listed = [{ gpuIndex: 0, smPercent: 35 }] as Snapshot['processes'];
   assert.equal(driverBlind({ gpus: [gpu([], 0)], processes: [] }, 0), false, 'idle, nothing listed: nothing runs');
   assert.equal(driverBlind({ gpus: [gpu([], 60)], processes: listed }, 0), false);
   assert.equal(driverBlind({ gpus: [gpu([], 60)], processes: [] }, 0), true, 'computing, yet nobody listed');
+  assert.equal(driverBlind({ gpus: [gpu([], 60)], processes: [{ gpuIndex: 0, smPercent: 0 }] as Snapshot['processes'] }, 0), true, 'computing, yet no process credited (no per-process SM here)');
   assert.equal(driverBlind({ gpus: [gpu(['nvmlDeviceGetComputeRunningProcesses_v3 failed on GPU 0: NO_PERMISSION (4)'], 0)], processes: [] }, 0), true);
   assert.equal(driverBlind({ gpus: [gpu(['nvmlDeviceGetPowerUsage failed on GPU 0: NO_PERMISSION (4)'], 0)], processes: listed }, 0), false);
   assert.equal(driverBlind({ gpus: [gpu([], 0)], processes: [] }, 3), true, 'a GPU the snapshot does not have');

@@ -39,12 +39,15 @@ export interface DriverSight {
   blind: boolean;
 }
 
-/** The driver could not list GPU `gpu`'s processes this tick: a process-list call failed, or the GPU computed with none listed. */
+/**
+ * The driver could not tell GPU `gpu`'s processes apart this tick: a process-list or per-process utilization call
+ * failed, or the GPU computed with no listed process credited for it (per-process SM unsupported reads as 0).
+ */
 export function driverBlind(snapshot: Pick<Snapshot, 'gpus' | 'processes'>, gpu: number | null): boolean {
   const view = snapshot.gpus.find((g) => g.index === gpu);
   if (!view) return true;
   if (view.errors.some((e) => /^nvmlDevice\w*Process/.test(e))) return true;
-  return (view.utilizationGpu ?? 0) > 0 && !snapshot.processes.some((p) => p.gpuIndex === view.index);
+  return (view.utilizationGpu ?? 0) > 0 && !snapshot.processes.some((p) => p.gpuIndex === view.index && (p.smPercent ?? 0) > 0);
 }
 
 /** What the driver shows of a job in one tick: computing (SM %, else slice or MPS server), idle, or nothing it can tell. */
