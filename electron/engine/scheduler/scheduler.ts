@@ -355,8 +355,7 @@ export class Scheduler {
       const slice = r.view.smPercent === null ? inSlices.get(r) : undefined;
       if (typeof slice === 'number') r.view.smPercent = slice;
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
-      const blind = driverBlind(snapshot, r.view.gpu);
-      this.judgeClaims(r, { sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind }, snapshot.takenAt);
+      this.judgeClaims(r, snapshot, () => ({ sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind: driverBlind(snapshot, r.view.gpu) }));
     }
   }
 
@@ -366,10 +365,10 @@ export class Scheduler {
   }
 
   /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
-  private judgeClaims(record: JobRecord, seen: DriverSight, at: number): void {
+  private judgeClaims(record: JobRecord, snapshot: Snapshot, seen: () => DriverSight): void {
     const claim = this.act.gateClaim(record);
     if (!claim) return;
-    const judged = this.claims.observe(record.view.id, claim, driverEvidence(record.view, seen), at);
+    const judged = this.claims.observe(record.view.id, claim, driverEvidence(record.view, seen()), snapshot.takenAt);
     if (judged.changed) this.act.setGateUnconfirmed(record, judged.unconfirmed);
   }
 
