@@ -1,5 +1,6 @@
-// What the launch gate is told of a job that starts as an MPS client: its daemon and the client priority it starts
-// with, read from the very environment it is launched with; a slot the gate refuses leaves no daemon started.
+// A job that starts as an MPS client: the client priority in its environment, what the launch gate is told of it
+// (what it is told of any job: the gate orders MPS clients as it orders jobs in their own contexts), and that a
+// slot the gate refuses leaves no daemon started.
 // A recording gate and MpsControl: nothing runs on a GPU.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -62,45 +63,14 @@ async function clientPriorityIn(r: JobRecord, child: ReturnType<JobActuators['la
   return seen === undefined ? null : Number(seen);
 }
 
-test('the gate slot of an MPS client names its daemon and the client priority in its environment; a job in its own context is none', async () => {
+test('an MPS client starts with the client priority of its job priority, and its gate slot is asked for as any job\'s: the gate orders it as a job in its own context', async () => {
   const { act, requests } = rig();
   const cases = [record('j1', 'mps', 'best-effort'), record('j2', 'mps', 'high'), record('j3', 'mig', 'best-effort'), record('j4', 'shared', 'best-effort')];
   const inEnv: Array<number | null> = [];
   for (const r of cases) inEnv.push(await clientPriorityIn(r, act.launch(r, 1, GPU)));
   assert.deepEqual(inEnv, [1, 0, 1, null]);
-  assert.deepEqual(
-    requests.map((q) => q.mpsClient ?? null),
-    [{ daemon: 'gpu 1', priority: 1 }, { daemon: 'gpu 1', priority: 0 }, { daemon: `slice ${SLICE}`, priority: 1 }, null],
-  );
-  assert.equal(act.mpsPutsAhead(cases[1], cases[0]), true, 'the high client is ahead of the best-effort client of its daemon');
-  assert.equal(act.mpsPutsAhead(cases[1], cases[2]), false, 'not of a client of another daemon');
-  assert.equal(act.mpsPutsAhead(cases[1], cases[3]), false, 'nor of a job in its own context');
-  act.releaseSlot(cases[0]);
-  assert.equal(act.mpsPutsAhead(cases[1], cases[0]), false, 'a job that ended is nobody\'s client');
-});
-
-test('a job a restarted engine adopts gets back the client priority its slot says it started with, not its priority now', () => {
-  const adopted: Array<{ slot: number; mpsDaemon?: string | null }> = [];
-  const started = new Map([[2, 0], [3, 0], [4, 1], [5, null]]); // slot → client priority the earlier engine wrote (null: none)
-  const gate = {
-    adoptSlot: (slot: number, job: { mpsDaemon?: string | null }) => (adopted.push({ slot, mpsDaemon: job.mpsDaemon }), true),
-    readSlot: (slot: number) => ({ mpsClientPriority: started.get(slot) ?? null }),
-  } as unknown as JobGate;
-  const act = new JobActuators({ control: {} as ProcessControl, freezer: {} as Freezer, gate, checkpointer: {} as ProcessCheckpointer, mps: null });
-  const live = (id: string, mode: 'mps' | 'shared', priority: JobRecord['view']['priority']): JobRecord => {
-    const r = record(id, mode, priority);
-    r.view.pid = 4242;
-    return r;
-  };
-  const high = live('j1', 'mps', 'high');
-  const movedDown = live('j2', 'mps', 'best-effort'); // started normal (client priority 0), moved to best-effort before the restart
-  const be = live('j3', 'mps', 'best-effort');
-  const own = live('j4', 'shared', 'best-effort');
-  assert.deepEqual([act.adoptSlot(high, 2), act.adoptSlot(movedDown, 3), act.adoptSlot(be, 4), act.adoptSlot(own, 5)], [true, true, true, true]);
-  assert.deepEqual(adopted.map((a) => a.mpsDaemon ?? null), ['gpu 1', 'gpu 1', 'gpu 1', null], 'the gate hears each job\'s daemon');
-  assert.equal(act.mpsPutsAhead(high, be), true, 'the best-effort client started below normal');
-  assert.equal(act.mpsPutsAhead(high, movedDown), false, 'the moved one still runs at normal client priority');
-  assert.equal(act.mpsPutsAhead(high, own), false);
+  const asked = (jobId: string, priority: string, migSlice: string | null) => ({ jobId, gpu: 1, migSlice, priority, quotaBytes: null, owner: null });
+  assert.deepEqual(requests, [asked('j1', 'best-effort', null), asked('j2', 'high', null), asked('j3', 'best-effort', SLICE), asked('j4', 'best-effort', null)]);
 });
 
 test('a job whose gate slot is refused starts no MPS daemon', () => {

@@ -11,7 +11,7 @@ import type { ProcessControl } from '../control/process-control.js';
 import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
 import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
 import type { GateClaim } from './activity-claims.js';
-import type { JobGate, MpsClientIdentity } from './job-gate.js';
+import type { JobGate } from './job-gate.js';
 import type { JobRecord } from './job-table.js';
 import { launch } from './launcher.js';
 import type { ParkRequests } from './park-requests.js';
@@ -35,11 +35,10 @@ export interface ActuatorOptions {
 const BEST_EFFORT_NICE = 19;
 type GpuView = Snapshot['gpus'][number];
 
-/** A job about to become an MPS client: its daemon, its client environment, and what the gate is told of it (read from that environment). */
+/** A job about to become an MPS client: its daemon and its client environment. */
 interface MpsClientPlan {
   daemon: MpsDaemonRef;
   env: Record<string, string>;
-  identity: MpsClientIdentity;
 }
 
 /** The slice whose own MPS daemon serves this job (mode mig with an MPS share), or null. */
@@ -65,8 +64,6 @@ export function mpsDaemonKey(job: Pick<JobRecord['view'], 'mode' | 'gpu' | 'migS
 export class JobActuators {
   /** The slice whose MPS daemon each slice client was started on, by job id (for terminate_client). */
   private readonly sliceClients = new Map<string, SliceRef>();
-  /** Each MPS client's daemon and the client priority it started with, by job id (MPS keeps it until the client restarts). */
-  private readonly mpsClients = new Map<string, MpsClientIdentity>();
 
   constructor(readonly options: ActuatorOptions) {}
 
@@ -139,12 +136,11 @@ export class JobActuators {
     const mpsClient = this.mpsClientPlan(record, gpu, gpuView);
     if (gate) {
       const owner = record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null; // the job writes only its own activity file
-      const mps = mpsClient?.identity ?? null;
-      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner, mpsClient: mps });
+      // an MPS client too: its client priority alone did not protect a high client on an H200 (bench/device/README.md)
+      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
       record.slot = slot.slot;
       slotEnv = slot.env;
     }
-    if (mpsClient) this.mpsClients.set(job.id, mpsClient.identity);
     try {
       const base = record.launchEnv;
       const extra = this.options.jobEnv ?? {};
@@ -186,8 +182,7 @@ export class JobActuators {
     const env = daemon.slice
       ? mpsSliceJobEnv(mps.control, daemon.slice, job.mpsSharePercent!, job.memoryQuotaBytes, job.priority)
       : mpsJobEnv(mps.control, gpu, job.mpsSharePercent ?? 100, job.memoryQuotaBytes, job.priority);
-    // the gate hears the client priority the process starts with from its own environment: one source
-    return { daemon, env, identity: { daemon: mpsDaemonKey({ ...job, gpu })!, priority: Number(env.CUDA_MPS_CLIENT_PRIORITY) } };
+    return { daemon, env };
   }
 
   /** The client's daemon runs (started on demand); returns the client's environment. */
@@ -195,15 +190,6 @@ export class JobActuators {
     this.options.mps!.startForJob(client.daemon);
     if (client.daemon.slice) this.sliceClients.set(record.view.id, client.daemon.slice);
     return client.env;
-  }
-
-  /**
-   * Whether MPS itself runs `higher`'s work ahead of `lower`'s: both clients of one daemon, `lower` started at a
-   * lower client priority (a larger CUDA_MPS_CLIENT_PRIORITY). The gate lets such a lower job run beside it.
-   */
-  mpsPutsAhead(higher: JobRecord, lower: JobRecord): boolean {
-    const [h, l] = [this.mpsClients.get(higher.view.id), this.mpsClients.get(lower.view.id)];
-    return h !== undefined && l !== undefined && h.daemon === l.daemon && l.priority > h.priority;
   }
 
   /**
@@ -306,7 +292,6 @@ export class JobActuators {
 
   releaseSlot(record: JobRecord): void {
     if (record.view.managed) this.options.parkRequests?.remove(record.view.id);
-    this.mpsClients.delete(record.view.id);
     if (record.slot !== null) this.options.gate?.releaseSlot(record.slot);
     record.slot = null;
   }
@@ -384,20 +369,9 @@ export class JobActuators {
   adoptSlot(record: JobRecord, slot: number | null): boolean {
     const gate = this.options.gate;
     const { pid, gpu, mode, migSlice, priority } = record.view;
-    const mpsDaemon = mpsDaemonKey(record.view);
-    if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, migSlice: mode === 'mig' ? migSlice : null, priority, mpsDaemon })) return false;
+    if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, migSlice: mode === 'mig' ? migSlice : null, priority })) return false;
     record.slot = slot;
-    const started = mpsDaemon === null ? null : this.startedClientPriority(slot); // the slot keeps it: MPS read it when the client connected
-    if (mpsDaemon !== null && started !== null) this.mpsClients.set(record.view.id, { daemon: mpsDaemon, priority: started });
     return true;
-  }
-
-  private startedClientPriority(slot: number): number | null {
-    try {
-      return this.options.gate!.readSlot?.(slot).mpsClientPriority ?? null;
-    } catch {
-      return null; // unreadable: gated as a job in its own context
-    }
   }
 
   /** After the earlier engine's jobs are back: its slots nobody took are freed. */

@@ -16,17 +16,6 @@ export interface GateSlotRequest {
    * the one thing of the gate the job can write. Null or absent: the engine's own user.
    */
   owner?: { uid: number; gid: number } | null;
-  /**
-   * The MPS daemon the job's processes are clients of and the CUDA_MPS_CLIENT_PRIORITY they start with (null or
-   * absent: no MPS client). A lower client of a daemon is not gated beside higher clients of it that MPS puts first.
-   */
-  mpsClient?: MpsClientIdentity | null;
-}
-
-/** An MPS client: its daemon (mpsDaemonKey: "gpu N", "slice MIG-…") and the client priority it started with (0 normal, 1 below normal). */
-export interface MpsClientIdentity {
-  daemon: string;
-  priority: number;
 }
 
 export interface GateSlot {
@@ -54,8 +43,6 @@ export interface GateSlotUsage {
   lastLaunchNs?: bigint;
   /** When a synchronise last found its work complete (CLOCK_MONOTONIC ns; 0n: never): lower jobs' learned waits count from it. */
   idleSinceNs?: bigint;
-  /** The CUDA_MPS_CLIENT_PRIORITY its processes started with, where the slot says it is an MPS client (null: none). */
-  mpsClientPriority?: number | null;
 }
 
 export interface JobGate {
@@ -76,7 +63,7 @@ export interface JobGate {
   readSlot?(slot: number): GateSlotUsage;
   releaseSlot(slot: number): void;
   /** A job of an earlier engine (same pid in the slot it left) counts again: false when the slot is not its any more. */
-  adoptSlot?(slot: number, job: { pid: number; gpu: number; migSlice?: string | null; priority: Priority; mpsDaemon?: string | null }): boolean;
+  adoptSlot?(slot: number, job: { pid: number; gpu: number; migSlice?: string | null; priority: Priority }): boolean;
   /** After adoption: the earlier engine's slots nobody was adopted into are freed. */
   releaseLeftovers?(): number[];
   /** Engine shutdown: mark the gate closed so every job fails open; keepFile when jobs live on for the next engine. */

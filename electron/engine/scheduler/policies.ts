@@ -153,16 +153,15 @@ export interface PriorityDecision {
 /**
  * Priority enforcement. A best-effort process is suspended while a higher-priority job is
  * active on its GPU. A managed job is gated while a higher job is active on its GPU: by its
- * launch gate when that job is managed too, else by pausing its slot. Not beside a higher job MPS itself
- * runs first (`mpsPutsAhead`: clients of one daemon, the lower one at a lower client priority).
+ * launch gate when that job is managed too, else by pausing its slot.
  */
-export function decidePriority(live: readonly JobRecord[], now: number, options: { gateFor: (r: JobRecord) => boolean; holdMs?: number; mpsPutsAhead?: (higher: JobRecord, lower: JobRecord) => boolean }): PriorityDecision {
+export function decidePriority(live: readonly JobRecord[], now: number, options: { gateFor: (r: JobRecord) => boolean; holdMs?: number }): PriorityDecision {
   const decision: PriorityDecision = { hold: new Map(), gated: new Map() };
   const active = live.filter((r) => r.view.gpu !== null && isActive(r, now, options.holdMs));
   for (const r of live) {
     const { gpu, priority, state } = r.view;
     if (gpu === null || (state !== 'running' && state !== 'gated' && state !== 'suspended')) continue;
-    const higher = active.filter((a) => a !== r && sharingDomain(a.view) === sharingDomain(r.view) && PRIORITY_RANK[a.view.priority] < PRIORITY_RANK[priority] && !options.mpsPutsAhead?.(a, r));
+    const higher = active.filter((a) => a !== r && sharingDomain(a.view) === sharingDomain(r.view) && PRIORITY_RANK[a.view.priority] < PRIORITY_RANK[priority]);
     if (higher.length === 0) continue;
     if (options.gateFor(r)) {
       // the gate sees only managed jobs: above an unmanaged process the engine pauses the slot itself

@@ -510,7 +510,7 @@ export class Scheduler {
 
   private enforcePriority(now: number): void {
     const live = this.inPolicy();
-    const decision = decidePriority(live, now, { gateFor: (r) => this.act.gated(r), holdMs: this.holdMs, mpsPutsAhead: (h, l) => this.act.mpsPutsAhead(h, l) });
+    const decision = decidePriority(live, now, { gateFor: (r) => this.act.gated(r), holdMs: this.holdMs });
     for (const r of live) {
       const key = `hold-failed:${r.view.id}`;
       const higher = decision.hold.get(r.view.id);
