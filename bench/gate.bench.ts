@@ -82,9 +82,7 @@ const MPS_GPU = { index: 0, uuid: 'GPU-0' };
 const envFor = (config: Config | null, gate: LaunchGate | null, priority: 'high' | 'best-effort'): Record<string, string> => {
   const client = config?.mpsBelowNormal ? mpsJobEnv(mps, MPS_GPU.index, 100, null, priority) : null;
   if (!gate) return client ?? {};
-  // as the engine's actuators: the slot's client priority is the one in the client's environment
-  const mpsClient = client ? { daemon: `gpu ${MPS_GPU.index}`, priority: Number(client.CUDA_MPS_CLIENT_PRIORITY) } : null;
-  const env = { ...gate.allocateSlot({ gpu: 0, priority, mpsClient }).env, ...client };
+  const env = { ...gate.allocateSlot({ gpu: 0, priority }).env, ...client };
   return process.env.BENCH_PRELOAD ? { ...env, LD_PRELOAD: process.env.BENCH_PRELOAD } : env;
 };
 

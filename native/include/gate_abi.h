@@ -133,15 +133,11 @@
  * The fast path (alone in its domain, or no higher slot active) is four atomic
  * RMWs, a few loads and one vDSO clock read: no system call.
  *
- * MPS clients: the engine writes in each slot the MPS daemon the job's processes are clients of (mps_daemon,
- * its own number for each daemon; 0: none) and the CUDA_MPS_CLIENT_PRIORITY they started with
- * (mps_client_priority, fixed when a client connects: a later change of the job's priority leaves it). A lower
- * job does not wait (step 2, nor the fit rule) for a higher member that is a client of the SAME daemon with
- * a client priority above its own (a smaller number), and such a higher job does not wait for it at step 3:
- * MPS itself gives the higher client's waiting thread blocks the SMs first, and the gate would only throw
- * MPS's concurrency away. Everything else is unchanged: a job in its own context (time-sliced against the
- * MPS server) gates and is gated as before, clients of one daemon at the same client priority (normal and
- * high both 0: MPS does not tell them apart) gate each other, and pause holds everyone.
+ * MPS clients are gated as jobs in their own contexts are, whatever their CUDA_MPS_CLIENT_PRIORITY: on an
+ * H200, a best-effort client at priority 1 beside an ungated high client made the high one's p99 713x its
+ * own (bench/device/README.md). Engines from d15dbcb to 2026-11-28 wrote a slot's MPS daemon and client
+ * priority at bytes 52..59, and their libraries let a lower client of that daemon skip steps 2 and 3; the
+ * engine writes zeros there now, so such a library in a job it adopts is gated too.
  *
  * Best-effort jobs (and normal jobs while a high job is in their domain)
  * synchronise every header.be_sync_window_ns of queued work, so little of
@@ -239,10 +235,8 @@ typedef struct {
   uint64_t quota_bytes;  /* 32: GATE_NO_QUOTA = none; the whole job's */
   uint64_t activity_ino; /* 40: inode of slot-N for this generation (written before state and generation) */
   uint32_t owner_uid;    /* 48: the job's user, who owns slot-N (informative) */
-  uint32_t mps_daemon;   /* 52: the MPS daemon the job's processes are clients of, numbered by the engine (0: none) */
-  uint32_t mps_client_priority; /* 56: the CUDA_MPS_CLIENT_PRIORITY they started with (0 normal, 1 below normal) */
+  uint8_t reserved[8];   /* 52..59: zero (see "MPS clients" above) */
   uint32_t unconfirmed;  /* 60: nonzero = the driver has not confirmed the job's claimed activity: it holds nobody back */
-
 } gate_slot_t;
 
 /* One process of a job, in its activity's table. Written by that process (and,
@@ -298,8 +292,6 @@ _Static_assert(sizeof(gate_domain_t) == GATE_DOMAIN_SIZE, "gate domain entry is 
 _Static_assert(sizeof(gate_slot_t) == GATE_SLOT_SIZE, "gate slot (engine half) is 64 bytes");
 _Static_assert(sizeof(gate_proc_t) == GATE_PROC_SIZE, "gate process entry is 40 bytes");
 _Static_assert(sizeof(gate_activity_t) == GATE_ACTIVITY_SIZE, "an activity file is one page");
-_Static_assert(__builtin_offsetof(gate_slot_t, mps_daemon) == 52, "MPS daemon in the slot's reserved bytes");
-_Static_assert(__builtin_offsetof(gate_slot_t, mps_client_priority) == 56, "MPS client priority in the slot's reserved bytes");
 _Static_assert(__builtin_offsetof(gate_slot_t, unconfirmed) == 60, "unconfirmed in the slot's reserved bytes");
 _Static_assert(__builtin_offsetof(gate_activity_t, procs) == GATE_PROC_OFFSET, "process table offset");
 _Static_assert(__builtin_offsetof(gate_activity_t, stuck_gen) == GATE_STUCK_OFFSET, "stuck reports offset");

@@ -72,8 +72,8 @@ export const SLOT = {
   quotaBytes: 32,
   activityIno: 40,
   ownerUid: 48,
-  mpsDaemon: 52,
-  mpsClientPriority: 56,
+  /** Zeros up to `unconfirmed`, written at every allocation and adoption (gate_abi.h, "MPS clients"). */
+  reserved: 52,
   unconfirmed: 60,
 } as const;
 
@@ -130,8 +130,7 @@ export const C_FIELD_NAMES: Record<string, number> = {
   ...prefixed('gate_slot_t', {
     state: SLOT.state, generation: SLOT.generation, pid: SLOT.pid, domain: SLOT.domain, priority: SLOT.priority,
     paused: SLOT.paused, config_seq: SLOT.configSeq, gpu: SLOT.gpu, quota_bytes: SLOT.quotaBytes,
-    activity_ino: SLOT.activityIno, owner_uid: SLOT.ownerUid, mps_daemon: SLOT.mpsDaemon, mps_client_priority: SLOT.mpsClientPriority,
-    unconfirmed: SLOT.unconfirmed,
+    activity_ino: SLOT.activityIno, owner_uid: SLOT.ownerUid, reserved: SLOT.reserved, unconfirmed: SLOT.unconfirmed,
   }),
   ...prefixed('gate_activity_t', {
     magic: ACTIVITY.magic, slot: ACTIVITY.slot, generation: ACTIVITY.generation,

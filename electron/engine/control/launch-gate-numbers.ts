@@ -1,5 +1,5 @@
-// Numbers the launch gate hands out per key as slots need them (its domains, the MPS daemons its jobs are
-// clients of): one number per key while any slot holds it, the lowest free first, free again with its last slot.
+// Numbers the launch gate hands out per key as slots need them (its domains): one number per key while any
+// slot holds it, the lowest free first, free again with its last slot.
 import { LaunchGateError } from './launch-gate-files.js';
 
 export class KeyNumbers {

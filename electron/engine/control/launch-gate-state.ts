@@ -36,10 +36,6 @@ export interface SlotState {
   quotaBytes: number | null;
   /** The user its activity file belongs to (the job's). */
   ownerUid: number;
-  /** The number the engine gave the MPS daemon its processes are clients of (0: not an MPS client). */
-  mpsDaemon: number;
-  /** The CUDA_MPS_CLIENT_PRIORITY its processes started with, as an MPS client (null: not one). */
-  mpsClientPriority: number | null;
   // published by the job's preload library: sums over the job's processes
   attachedPid: number;
   attachCount: number;
@@ -118,8 +114,6 @@ export function slotState(slot: number, control: Buffer, a: Buffer, rec: SlotMem
     unconfirmed: control.readUInt32LE(L.SLOT.unconfirmed) !== 0,
     quotaBytes: quota === L.GATE_NO_QUOTA ? null : Number(quota),
     ownerUid: control.readUInt32LE(L.SLOT.ownerUid),
-    mpsDaemon: control.readUInt32LE(L.SLOT.mpsDaemon),
-    mpsClientPriority: control.readUInt32LE(L.SLOT.mpsDaemon) === 0 ? null : control.readUInt32LE(L.SLOT.mpsClientPriority),
     attachedPid: a.readInt32LE(L.ACTIVITY.attachedPid),
     attachCount: a.readUInt32LE(L.ACTIVITY.attachCount),
     inLaunch: a.readUInt32LE(L.ACTIVITY.inLaunch),

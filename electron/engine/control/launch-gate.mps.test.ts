@@ -1,13 +1,13 @@
 // The launch gate beside MPS client priority (gate_abi.h, "MPS clients"): a best-effort job that is a
-// below-normal client of the same MPS daemon as a high job is not held by the gate (MPS gives the high
-// client's thread blocks the SMs first); every other pairing is gated as before. Deterministic: asserts on
-// the simulated driver's execution record (enqueued under a high kernel or not) and on gatedNs, never on a latency.
+// below-normal client of the same MPS daemon as a high job is gated as every other pairing is (on an H200,
+// client priority alone left the high client 713x slower at p99: bench/device/README.md). Deterministic:
+// asserts on the simulated driver's execution record (enqueued under a high kernel or not) and on gatedNs, never on a latency.
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FakejobHandle, KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
+import type { FakejobHandle, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { mpsJobEnv } from '../mps/mps-control.js';
 import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
 import { useGateRig } from '../testing/gate-rig.js';
@@ -32,11 +32,10 @@ interface Side {
   mpsAs: JobPriority | null;
 }
 
-/** A slot and the job's environment, the MPS identity taken from the very environment the job starts with. */
+/** A slot and the job's environment, as the engine starts it (the slot says nothing of MPS). */
 function start(side: Side): { slot: number; env: Record<string, string> } {
   const mpsEnv = side.mpsAs === null ? {} : mpsJobEnv(mps, GPU.index, 100, null, side.mpsAs);
-  const mpsClient = side.mpsAs === null ? null : { daemon: `gpu ${GPU.index}`, priority: Number(mpsEnv.CUDA_MPS_CLIENT_PRIORITY) };
-  const grant = gate.allocateSlot({ gpu: GPU.index, priority: side.priority, mpsClient });
+  const grant = gate.allocateSlot({ gpu: GPU.index, priority: side.priority });
   return { slot: grant.slot, env: { ...grant.env, ...mpsEnv } };
 }
 
@@ -47,9 +46,6 @@ async function finished(job: FakejobHandle): Promise<void> {
 const REQUESTS = 80;
 /** The high job's requests: a 2 ms kernel, synchronised, then 8 ms of its own time (the gate's 50 ms window spans the gaps). */
 const requests = (): string[] => Array.from({ length: REQUESTS }, () => ['launch:1:2000', 'sleep:8000']).flat();
-
-/** Kernels of `low` that ran (in part) while a kernel of `high` ran: MPS shares the SMs, or hands them over, between them. */
-const ranBeside = (high: KernelRecord[], low: KernelRecord[]): KernelRecord[] => low.filter((l) => high.some((h) => l.startNs < h.endNs && h.startNs < l.endNs));
 
 /** A lower trainer (1 ms kernels) running alone, then a high job's requests arriving for ~1 s; `moved`: the lower job's priority set after it started. */
 async function pair(high: Side, low: Side, moved?: JobPriority) {
@@ -77,21 +73,13 @@ async function pair(high: Side, low: Side, moved?: JobPriority) {
 }
 
 describe('launch gate and MPS client priority', { skip }, () => {
-  test('a best-effort below-normal client of the high job\'s MPS daemon is not gated: its kernels are enqueued while the high job is active and run while high kernels run, and it never waits at the gate', async () => {
-    const { h, b, low, inSpan } = await pair({ priority: 'high', mpsAs: 'high' }, { priority: 'best-effort', mpsAs: 'best-effort' });
-    assert.deepEqual([low.mpsDaemon > 0, low.mpsClientPriority], [true, 1], 'the slot names its daemon and its below-normal client priority');
-    assert.ok(inSpan.length > 10, `best-effort kernels enqueued while the high job was active: ${inSpan.length} (the gate held it)`);
-    const beside = ranBeside(h, b);
-    assert.ok(beside.length > 10, `best-effort kernels that ran while a high kernel ran: ${beside.length}`);
-    assert.equal(low.gatedNs, 0, 'the best-effort job never waited at the gate');
-  });
-
   for (const [what, high, low] of [
+    ['a best-effort below-normal client of the high job\'s MPS daemon (client priority alone did not protect a high client on an H200)', { priority: 'high', mpsAs: 'high' }, { priority: 'best-effort', mpsAs: 'best-effort' }],
     ['the best-effort job in its own context (time-sliced against the MPS server)', { priority: 'high', mpsAs: 'high' }, { priority: 'best-effort', mpsAs: null }],
     ['the high job in its own context', { priority: 'high', mpsAs: null }, { priority: 'best-effort', mpsAs: 'best-effort' }],
     ['a normal client of the high job\'s daemon (both client priority 0: MPS does not tell them apart)', { priority: 'high', mpsAs: 'high' }, { priority: 'normal', mpsAs: 'normal' }],
   ] as Array<[string, Side, Side]>) {
-    test(`gated as before with ${what}: no lower kernel enqueued while a high kernel is queued or running`, async () => {
+    test(`gated with ${what}: no lower kernel enqueued while a high kernel is queued or running`, async () => {
       const { h, b, low: state } = await pair(high, low);
       assert.deepEqual(enqueuedUnderHigh(h, b), [], 'lower kernels enqueued under a high-priority kernel');
       assert.ok(state.gatedNs > 0, 'the lower job waited at the gate');
@@ -100,7 +88,7 @@ describe('launch gate and MPS client priority', { skip }, () => {
 
   test('a client started at normal MPS priority and moved to best-effort while running stays gated (MPS keeps the priority it connected with)', async () => {
     const { h, b, low } = await pair({ priority: 'high', mpsAs: 'high' }, { priority: 'normal', mpsAs: 'normal' }, 'best-effort');
-    assert.deepEqual([low.priority, low.mpsClientPriority], ['best-effort', 0], 'its lane is best-effort, its MPS client priority what it started with');
+    assert.equal(low.priority, 'best-effort');
     assert.deepEqual(enqueuedUnderHigh(h, b), [], 'lower kernels enqueued under a high-priority kernel');
     assert.ok(low.gatedNs > 0);
   });

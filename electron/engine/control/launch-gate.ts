@@ -17,10 +17,9 @@ import { GateDomains } from './launch-gate-domains.js';
 import * as F from './launch-gate-files.js';
 import { LaunchGateError, type SlotOwner } from './launch-gate-files.js';
 import * as L from './launch-gate-layout.js';
-import { checkMpsClient, gateMpsDaemons, type MpsClientIdentity } from './launch-gate-mps.js';
 import { slotState, type SlotState } from './launch-gate-state.js';
 
-export { JOB_PRIORITIES, LaunchGateError, type JobPriority, type MpsClientIdentity, type SlotOwner, type SlotState };
+export { JOB_PRIORITIES, LaunchGateError, type JobPriority, type SlotOwner, type SlotState };
 export type { SlotProcess } from './launch-gate-state.js';
 
 /** Absolute path of libgpushare-preload.so in this checkout or installed package. */
@@ -69,11 +68,6 @@ export interface SlotAdoption {
   gpu: number;
   migSlice?: string | null;
   priority: JobPriority;
-  /**
-   * The MPS daemon the job is a client of, as this engine keys it (null or absent: none). The slot keeps the client
-   * priority its processes started with (MPS read it then), whatever the job's priority is now.
-   */
-  mpsDaemon?: string | null;
 }
 
 export interface SlotRequest {
@@ -87,12 +81,6 @@ export interface SlotRequest {
   quotaBytes?: number | bigint | null;
   /** The user the job runs as: its slot's activity file is theirs. Absent: the engine's own user. */
   owner?: SlotOwner | null;
-  /**
-   * The MPS daemon the job's processes are clients of and the client priority they start with (null or absent: not an
-   * MPS client). A lower client of the same daemon with a lower client priority does not wait for a higher one, nor it
-   * for the lower one: MPS gives the higher one the SMs first (gate_abi.h, "MPS clients").
-   */
-  mpsClient?: MpsClientIdentity | null;
 }
 
 export interface SlotGrant {
@@ -112,8 +100,6 @@ interface SlotRecord {
   /** Held a higher job back GATE_HOLD_MAX_NS mid-launch: higher jobs no longer wait for its launches. */
   stuck: boolean;
   priority: number;
-  /** Its MPS daemon's number (0: not an MPS client). */
-  mpsDaemon: number;
   configSeq: number;
   /** Its activity file, open for reading (null: none could be opened). */
   activity: F.ActivityFile | null;
@@ -124,10 +110,9 @@ const engineUid = (): number => process.geteuid?.() ?? -1;
 export class LaunchGate {
   private fd: number | null;
   private readonly slots: SlotRecord[] = Array.from({ length: L.GATE_MAX_SLOTS }, () => ({
-    inUse: false, generation: 0, gpu: 0, migSlice: null, domain: 0, member: false, stuck: false, priority: 0, mpsDaemon: 0, configSeq: 0, activity: null,
+    inUse: false, generation: 0, gpu: 0, migSlice: null, domain: 0, member: false, stuck: false, priority: 0, configSeq: 0, activity: null,
   }));
   private readonly domains = new GateDomains((position, value) => this.writeU64(position, value));
-  private readonly mpsDaemons = gateMpsDaemons();
   private timer: NodeJS.Timeout | null = null;
   private readonly scratch = Buffer.alloc(8);
   /** The slots an earlier engine left in use in a resumed gate, until adopted or released. */
@@ -189,7 +174,6 @@ export class LaunchGate {
     const image = Buffer.alloc(L.GATE_SLOT_SIZE);
     readSync(this.openFd(), image, 0, image.length, base);
     const [pid, gpu, migSlice, priority] = [checkPid(job.pid), checkGpu(job.gpu), checkMigSlice(job.migSlice), priorityIndex(job.priority)];
-    const mpsDaemon = checkMpsDaemonKey(job.mpsDaemon);
     if (image.readUInt32LE(L.SLOT.state) !== L.GATE_SLOT_IN_USE || image.readInt32LE(L.SLOT.pid) !== pid) return false;
     this.leftovers.delete(slot);
     const rec = this.slots[slot];
@@ -201,7 +185,7 @@ export class LaunchGate {
     rec.member = true;
     rec.stuck = false;
     this.setActivity(slot, F.openActivity(this.path, slot, image.readBigUInt64LE(L.SLOT.activityIno)));
-    this.adoptMpsClient(slot, image.readUInt32LE(L.SLOT.mpsDaemon), mpsDaemon);
+    this.clearReserved(slot); // an earlier engine's MPS client identity: its library would let the job skip the gate
     this.writeU32(base + L.SLOT.domain, rec.domain);
     this.writeU32(base + L.SLOT.priority, rec.priority);
     this.writeU32(base + L.SLOT.paused, 0);
@@ -210,14 +194,10 @@ export class LaunchGate {
     return true;
   }
 
-  /**
-   * An adopted MPS client keeps the client priority the earlier engine wrote (what its processes started with); its
-   * daemon gets this engine's number for `key`. A slot that names no daemon (or a job this engine sees as no client) is none.
-   */
-  private adoptMpsClient(slot: number, leftNumber: number, key: string | null): void {
-    const rec = this.slots[slot];
-    rec.mpsDaemon = key !== null && leftNumber !== 0 ? this.mpsDaemons.adopt(key, leftNumber) : 0;
-    this.writeU32(slotBase(slot) + L.SLOT.mpsDaemon, rec.mpsDaemon);
+  /** Zeros in the slot's reserved bytes (gate_abi.h, "MPS clients"). */
+  private clearReserved(slot: number): void {
+    const zeros = Buffer.alloc(L.SLOT.unconfirmed - L.SLOT.reserved);
+    writeSync(this.openFd(), zeros, 0, zeros.length, slotBase(slot) + L.SLOT.reserved);
   }
 
   /** Slots of a resumed gate that no job was adopted into: freed, their processes (if any) run ungated. */
@@ -259,7 +239,6 @@ export class LaunchGate {
     const quota = quotaValue(request.quotaBytes);
     const pid = request.pid === undefined ? 0 : checkPid(request.pid);
     const owner = F.slotOwner(request.owner);
-    const mpsClient = checkMpsClient(request.mpsClient);
     if (owner && owner.uid !== engineUid()) F.checkOwnerCanReach(this.path, this.shared, owner);
     const slot = this.slots.findIndex((s, i) => !s.inUse && !this.leftovers.has(i));
     if (slot < 0) throw new LaunchGateError(`All ${L.GATE_MAX_SLOTS} launch-gate slots are in use: wait for a managed job to end.`);
@@ -267,8 +246,7 @@ export class LaunchGate {
     const generation = (rec.generation + 1) >>> 0 || 1;
     const activity = F.createActivity(this.path, slot, generation, owner); // the slot is free: nobody counts its activity
     const domain = this.domains.take(migSlice === null ? `${gpu}` : `${gpu}/${migSlice}`);
-    const mpsDaemon = mpsClient ? this.mpsDaemons.take(mpsClient.daemon) : 0;
-    Object.assign(rec, { generation, gpu, migSlice, domain, priority, mpsDaemon, stuck: false });
+    Object.assign(rec, { generation, gpu, migSlice, domain, priority, stuck: false });
     this.setActivity(slot, activity);
     const base = slotBase(slot);
     this.writeU64(base + L.SLOT.activityIno, activity.ino);
@@ -279,8 +257,7 @@ export class LaunchGate {
     this.writeU32(base + L.SLOT.priority, priority);
     this.writeU32(base + L.SLOT.paused, 0);
     this.writeU32(base + L.SLOT.unconfirmed, 0);
-    this.writeU32(base + L.SLOT.mpsDaemon, mpsDaemon);
-    this.writeU32(base + L.SLOT.mpsClientPriority, mpsClient?.priority ?? 0);
+    this.clearReserved(slot);
     this.writeQuota(slot, quota);
     this.writeU32(base + L.SLOT.generation, generation); // after the inode: a job that sees it opens the new file
     this.writeU32(base + L.SLOT.state, L.GATE_SLOT_IN_USE);
@@ -396,8 +373,6 @@ export class LaunchGate {
     rec.member = false;
     rec.stuck = false;
     this.domains.drop(rec.domain);
-    if (rec.mpsDaemon) this.mpsDaemons.drop(rec.mpsDaemon);
-    rec.mpsDaemon = 0;
   }
 
   slotsInUse(): number[] {
@@ -472,12 +447,6 @@ function windowPolicyValue(policy: unknown): number {
   if (policy === undefined || policy === 'learned') return L.GATE_WINDOW_LEARNED;
   if (policy === 'fixed') return L.GATE_WINDOW_FIXED;
   throw new LaunchGateError(`windowPolicy must be 'fixed' or 'learned', not ${JSON.stringify(policy)}.`);
-}
-
-function checkMpsDaemonKey(key: string | null | undefined): string | null {
-  if (key === null || key === undefined) return null;
-  if (typeof key !== 'string' || !key) throw new LaunchGateError(`An MPS daemon is named by a non-empty key such as "gpu 0" (got ${JSON.stringify(key)}).`);
-  return key;
 }
 
 const slotBase = (slot: number): number => L.GATE_SLOT_OFFSET + slot * L.GATE_SLOT_SIZE;

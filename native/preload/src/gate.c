@@ -127,22 +127,6 @@ static int slot_active(uint32_t i, uint64_t now, uint64_t *until) {
          age < hdr_ns(&g.hdr->outstanding_max_ns, GATE_DEFAULT_OUTSTANDING_MAX_NS);
 }
 
-/* The members of `mask` MPS itself orders against us (gate_abi.h, "MPS clients"): clients of our MPS daemon
- * whose client priority is above ours (`above`: we need not wait for them) or below ours (we need not wait
- * for their launches). Not an MPS client: none. */
-static uint64_t mps_ordered(uint64_t mask, int above) {
-  uint32_t daemon = LOAD(&g.my->mps_daemon);
-  if (GS_LIKELY(!daemon)) return 0;
-  uint32_t mine = LOAD(&g.my->mps_client_priority);
-  uint64_t out = 0;
-  for (uint64_t m = mask; m; m &= m - 1) {
-    uint32_t i = (uint32_t)__builtin_ctzll(m);
-    uint32_t theirs = LOAD(&g.slots[i].mps_client_priority); /* CUDA_MPS_CLIENT_PRIORITY: the larger, the lower */
-    if (LOAD(&g.slots[i].mps_daemon) == daemon && (above ? theirs < mine : theirs > mine)) out |= 1ull << i;
-  }
-  return out;
-}
-
 /* `mask` without the slots whose blocker this process found dead. */
 static uint64_t without_dead(uint64_t mask) {
   for (uint64_t m = mask; m;) {
@@ -268,7 +252,7 @@ static void handshake(gate_activity_t *me, gate_domain_t *D, uint32_t prio) {
   for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&D->members[p]);
   lower &= ~(1ull << g.index);
   if (GS_LIKELY(!lower)) return;
-  lower &= ~LOAD(&D->stuck) & ~mps_ordered(lower, 0);
+  lower &= ~LOAD(&D->stuck);
   uint64_t given_up = LOAD(&g_given_up);
   if (GS_UNLIKELY(given_up)) lower &= ~given_up_now(given_up);
   while (lower) {
@@ -306,7 +290,7 @@ void gs_gate_enter(gs_launch_t *l) {
     if (GS_UNLIKELY(gs_learned_kernel_ns()) && !LOAD(&g.my->paused)) {
       uint64_t higher = 0;
       for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
-      higher &= ~(1ull << g.index) & ~mps_ordered(higher, 1);
+      higher &= ~(1ull << g.index);
       if (higher) fit = (blocker = gs_learned_unfit(without_dead(higher), now = gs_now_ns(), &until)) >= 0;
     }
     if (blocker < 0) {
@@ -316,7 +300,7 @@ void gs_gate_enter(gs_launch_t *l) {
       if (GS_LIKELY(!paused)) {
         uint64_t higher = 0;
         for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
-        higher &= ~(1ull << g.index) & ~mps_ordered(higher, 1);
+        higher &= ~(1ull << g.index);
         if (GS_LIKELY(!higher)) break;
         now = gs_now_ns();
         blocker = first_active(higher, now, &until); /* step 2 */

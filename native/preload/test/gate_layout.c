@@ -26,7 +26,7 @@ int main(void) {
   F(gate_slot_t, state); F(gate_slot_t, generation); F(gate_slot_t, pid); F(gate_slot_t, domain);
   F(gate_slot_t, priority); F(gate_slot_t, paused); F(gate_slot_t, config_seq); F(gate_slot_t, gpu);
   F(gate_slot_t, quota_bytes); F(gate_slot_t, activity_ino); F(gate_slot_t, owner_uid);
-  F(gate_slot_t, mps_daemon); F(gate_slot_t, mps_client_priority); F(gate_slot_t, unconfirmed);
+  F(gate_slot_t, reserved); F(gate_slot_t, unconfirmed);
   F(gate_activity_t, magic); F(gate_activity_t, slot); F(gate_activity_t, generation);
   F(gate_activity_t, in_launch); F(gate_activity_t, attached_pid); F(gate_activity_t, last_launch_ns);
   F(gate_activity_t, launches); F(gate_activity_t, synced_launches); F(gate_activity_t, used_bytes);
