@@ -10,9 +10,10 @@
 //   BENCH_CONFIGS=a,b  only these configurations (names: time-slicing, fixed-5ms, learned, mps-be-below-normal)
 //   BENCH_DEBUG=1  prints the first high job's learned gap histogram after each gated run
 // Gated runs write the jobs' gate timelines (GPUSHARE_GATE_TRACE); under each learned row a line says where the idle GPU time went.
-// 'MPS, BE below normal (sim)': both jobs MPS clients at 100 %, best-effort with CUDA_MPS_CLIENT_PRIORITY=1, through the
-// learned gate as the engine runs them (each slot names its daemon and client priority: the gate steps aside, MPS orders them);
-// its figures are the simulated driver's model of MPS priority (native/fakegpu/README.md, "MPS"), not a GPU's.
+// 'MPS BE prio 1 + gate (sim)': both jobs MPS clients at 100 %, best-effort with CUDA_MPS_CLIENT_PRIORITY=1, through
+// the learned gate as the engine runs them (it orders MPS clients as it orders contexts: on an H200 client priority alone left
+// the high client 713x slower at p99, bench/device/README.md); its figures are the simulated driver's model of MPS
+// (native/fakegpu/README.md, "MPS"), not a GPU's.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -54,14 +55,14 @@ interface Config {
   name: string;
   label: string;
   gate: { windowPolicy: GateWindowPolicy; activeWindowMs: number } | null;
-  /** Every job an MPS client at 100 % of the SMs, best-effort with CUDA_MPS_CLIENT_PRIORITY=1 (the simulated driver's model of it), its slot saying so. */
+  /** Every job an MPS client at 100 % of the SMs, best-effort with CUDA_MPS_CLIENT_PRIORITY=1 (the simulated driver's model of it), gated as any job. */
   mpsBelowNormal?: true;
 }
 const CONFIGS = ([
   { name: 'time-slicing', label: 'time-slicing (no gate)', gate: null },
   { name: 'fixed-5ms', label: 'gate, fixed 5 ms (before)', gate: { windowPolicy: 'fixed', activeWindowMs: 5 } },
   { name: 'learned', label: 'gate, learned (default)', gate: { windowPolicy: 'learned', activeWindowMs: 5 } },
-  { name: 'mps-be-below-normal', label: 'MPS, BE below normal (sim)', gate: { windowPolicy: 'learned', activeWindowMs: 5 }, mpsBelowNormal: true },
+  { name: 'mps-be-below-normal', label: 'MPS BE prio 1 + gate (sim)', gate: { windowPolicy: 'learned', activeWindowMs: 5 }, mpsBelowNormal: true },
 ] as Config[]).filter((c) => !process.env.BENCH_CONFIGS || process.env.BENCH_CONFIGS.split(',').includes(c.name));
 
 let driver: SimulatedDriver;
