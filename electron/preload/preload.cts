@@ -7,7 +7,10 @@ import type { BridgeEvent, BridgeResult, ConnectionMessage, GpushareBridge } fro
 
 const REQUEST_CHANNEL = 'gpushare:request';
 const MESSAGE_CHANNEL = 'gpushare:message';
-const ENGINE_EVENTS: readonly ApiEvent[] = ['snapshot', 'jobs', 'alert', 'conditions'];
+const ENGINE_EVENTS = ['snapshot', 'jobs', 'alert', 'conditions', 'store'] as const satisfies readonly ApiEvent[];
+// repeated here (no imports in a sandboxed preload), so the compiler holds it to shared/api.ts: an event left out fails the build
+const everyEngineEventListed: [Exclude<ApiEvent, (typeof ENGINE_EVENTS)[number]>] extends [never] ? true : false = true;
+void everyEngineEventListed;
 
 let nextId = 1;
 const pending = new Map<number, (result: BridgeResult) => void>();
@@ -41,7 +44,7 @@ const bridge: GpushareBridge = {
     });
   },
   on(event: BridgeEvent, listener: (data: unknown) => void): () => void {
-    const known = event === 'connection' || ENGINE_EVENTS.includes(event);
+    const known = event === 'connection' || (ENGINE_EVENTS as readonly string[]).includes(event);
     if (!known || typeof listener !== 'function') return () => undefined;
     let set = listeners.get(event);
     if (!set) {
