@@ -177,3 +177,19 @@ test('each snapshot says the interval it covers (since the previous tick) and th
   take(53_450); // early
   assert.deepEqual(stamps, [[null, 1000], [1000, 1000], [1300, 1000], [1000, 1000], [100, 100], [50, 100]]);
 });
+
+test('a fresh sample between ticks (auto-park after it frees memory, the scheduler before the first tick) is published: the published snapshots cover every moment once', async () => {
+  let now = 10_000;
+  const sampler = new Sampler(reader(() => [sample(0)], [info(0)]), { simulated: true, rateHz: 10, procTable: new ProcTable(), now: () => (now += 50) });
+  const published: Array<{ takenAt: number; intervalMs: number | null }> = [];
+  sampler.onSnapshot((s) => published.push({ takenAt: s.takenAt, intervalMs: s.intervalMs }));
+  sampler.sampleNow(); // before the loop's first tick
+  sampler.start();
+  await new Promise((r) => setTimeout(r, 150));
+  sampler.sampleNow();
+  sampler.sampleNow();
+  await new Promise((r) => setTimeout(r, 150));
+  sampler.stop();
+  const covered = published.slice(1).reduce((sum, s) => sum + (s.intervalMs ?? 0), 0);
+  assert.equal(covered, published.at(-1)!.takenAt - published[0].takenAt, `published: ${JSON.stringify(published)}`);
+});

@@ -97,7 +97,17 @@ export class Sampler {
     this.timer = null;
   }
 
-  /** Take one snapshot now (also used by `gpushare ps` and the benchmark). */
+  /**
+   * A snapshot now, published as the loop's are: every listener (the usage store above all) sees it, so the
+   * next tick's interval starts where one they saw ended. For a fresh sample between ticks inside the engine.
+   */
+  sampleNow(): Snapshot {
+    const snapshot = this.tick();
+    this.publish(snapshot);
+    return snapshot;
+  }
+
+  /** Take one snapshot now, published to no one (`gpushare ps`, the benchmark; inside an engine: sampleNow). */
   tick(): Snapshot {
     const takenAt = this.now();
     let samples: DeviceSample[];

@@ -222,8 +222,8 @@ export class AutoPark {
       .finally(() => {
         this.inFlight.delete(record.view.id);
         if (this.stopped) return;
-        // a fresh sample: admission sees the memory a park freed now, not at the next tick (a cell could take it back first)
-        this.scheduler.evaluate(this.scheduler.options.engine.sampler.tick());
+        // a fresh sample, published (the scheduler evaluates on it): admission sees the memory a park freed now, not at the next tick
+        this.scheduler.options.engine.sampler.sampleNow();
       });
   }
 

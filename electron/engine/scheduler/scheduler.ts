@@ -113,7 +113,7 @@ export class Scheduler {
 
   /** The latest snapshot (taken now when the sampler has none yet). */
   snapshot(): Snapshot {
-    return this.options.engine.sampler.latest ?? this.options.engine.sampler.tick();
+    return this.options.engine.sampler.latest ?? this.options.engine.sampler.sampleNow();
   }
 
   /** Move a job by an event of the state machine; every state change in the engine comes through here. */
