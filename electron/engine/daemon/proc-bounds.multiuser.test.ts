@@ -2,12 +2,13 @@
 // call, starts GPU processes whose command lines and environments are megabytes long. alice's snapshot and job list
 // still cost a few KB per process, and the daemon keeps answering.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import type { Snapshot } from '../../../shared/snapshot.js';
+import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
 import { paddedExec, type Padding } from '../testing/padded-exec.js';
 import { isRoot, LabBox, type LabUser } from './testing/lab-box.js';
 
@@ -81,4 +82,13 @@ test(`mallory's ${HOSTILE} GPU processes with 5.5 MB command lines and environme
   assert.equal(jobs.length, HOSTILE, "mallory's processes are on alice's job list");
   for (const job of jobs) assert.ok(jsonBytes(job.argv) <= 4096, `${job.id}'s argv is at most 4 KB of JSON, not ${jsonBytes(job.argv)}`);
   assert.equal(box.daemon!.exitCode, null, 'the daemon runs on');
+
+  // as `gpushare ps` shows them: the cut marked with the whole size, in the text and in --json
+  const ps = (args: string[]): string =>
+    execFileSync(process.execPath, [CLI_PATH, 'ps', ...args], { env: { ...process.env, ...CLI_ENV, GPUSHARE_SOCKET: box.socketPath }, encoding: 'utf8', maxBuffer: 64 * MB });
+  const cutPid = rows.find((p) => p.argvCut)!.pid;
+  const text = ps([]).split('\n');
+  assert.match(text.find((l) => l.trimStart().startsWith(`${cutPid} `)) ?? '', /\[cut: 5\.\dM\] \S*fakejob --mem 1M hold --/);
+  const json = JSON.parse(ps(['--json'])) as Snapshot;
+  assert.ok(json.processes.find((p) => p.pid === cutPid)?.argvCut?.bytes! > 5 * MB, 'ps --json has the whole size');
 });
