@@ -52,6 +52,8 @@ async function paddedAs(user: LabUser, padding: Padding): Promise<ChildProcess> 
   return child;
 }
 
+/** What the daemon has read through read(2) and the like, in bytes (/proc/PID/io rchar). */
+const bytesRead = (): number => Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${box.daemon!.pid}/io`, 'utf8'))?.[1] ?? NaN);
 const daemonRss = (): number => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${box.daemon!.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
 
 test(`mallory's ${HOSTILE} GPU processes with 5.5 MB command lines and environments cost alice's snapshot and job list a few KB each`, { skip: SKIP }, async (t) => {
@@ -91,4 +93,16 @@ test(`mallory's ${HOSTILE} GPU processes with 5.5 MB command lines and environme
   assert.match(text.find((l) => l.trimStart().startsWith(`${cutPid} `)) ?? '', /\[cut: 5\.\dM\] \S*fakejob --mem 1M hold --/);
   const json = JSON.parse(ps(['--json'])) as Snapshot;
   assert.ok(json.processes.find((p) => p.pid === cutPid)?.argvCut?.bytes! > 5 * MB, 'ps --json has the whole size');
+});
+
+test("alice's whoami, which looks for other engines on the box, reads the start of each command line, never a whole one of mallory's", { skip: SKIP }, async (t) => {
+  // the processes of the test before: 4 of mallory's command lines are 5.5 MB each
+  const padded = started.filter((c) => c.exitCode === null && readFileSync(`/proc/${c.pid}/cmdline`).length > 5 * MB).length;
+  assert.ok(padded >= 4, `mallory's padded processes still run (${padded})`);
+  await box.ok(alice, 'session.whoami', {});
+  const before = bytesRead();
+  for (let i = 0; i < 3; i++) await box.ok(alice, 'session.whoami', {});
+  const read = bytesRead() - before;
+  t.diagnostic(`3 whoami with ${padded} command lines of 5.5 MB on the box: the daemon read ${read} bytes`);
+  assert.ok(read < 5 * MB, `3 whoami read less than one of those command lines, not ${read} bytes`);
 });

@@ -68,6 +68,26 @@ export function readHead(path: string, keep: number): FileHead | null {
   }
 }
 
+/** At most the first `maxBytes` of a file, never reading further: null where it cannot be read. */
+export function readStart(path: string, maxBytes: number, encoding: BufferEncoding = 'utf8'): string | null {
+  const fd = openQuietly(path);
+  if (fd === null) return null;
+  try {
+    const parts: Buffer[] = [];
+    let total = 0;
+    scan(fd, maxBytes, (chunk) => {
+      parts.push(Buffer.from(chunk));
+      total += chunk.length;
+      return true;
+    });
+    return Buffer.concat(parts, total).toString(encoding);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A small text file: at most `maxBytes`, else null (as for one that is unreadable). Stops there whatever the file is. */
 export function readSmallText(path: string, maxBytes: number, encoding: BufferEncoding = 'utf8'): string | null {
   const fd = openQuietly(path);
