@@ -255,5 +255,5 @@ test('a box of 8 GPUs × 64 processes with ordinary command lines is listed whol
   const snap = new Sampler(reader(() => samples, infos), { simulated: true, procTable, contextReader }).tick();
   assert.equal(snap.processes.length, 512);
   assert.ok(snap.gpus.every((g) => g.unlisted === undefined));
-  assert.ok(snap.processes.every((p) => p.argv.length === 6 && p.argvCut === undefined));
+  assert.ok(snap.processes.every((p) => p.argv.length === 6 && p.argvCut === null));
 });

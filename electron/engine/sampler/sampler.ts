@@ -132,7 +132,7 @@ export class Sampler {
           uid: who.uid,
           command: who.command,
           argv: who.argv,
-          ...(who.argvCut ? { argvCut: who.argvCut } : {}),
+          argvCut: who.argvCut,
           startedAt: who.startedAt,
           usedMemory: record.usedMemory,
           smPercent: perProcessSmKnown ? (util?.smUtil ?? 0) : migSm!(record),
