@@ -25,7 +25,7 @@ const started: ChildProcess[] = [];
 
 before(async () => {
   if (SKIP) return;
-  box = new LabBox(`b${process.pid % 100000}`);
+  box = new LabBox(`z${process.pid % 100000}`);
   alice = box.user('alice');
   mallory = box.user('mallory');
   await box.start({ rateHz: 2 }, SCENARIO);
