@@ -15,5 +15,5 @@ export function unlistedSentence(gpu: Pick<GpuView, 'index' | 'unlisted'>): stri
   const { unlisted } = gpu;
   if (!unlisted || unlisted.processes === 0) return null;
   const plural = unlisted.processes === 1 ? 'process is' : 'processes are';
-  return `GPU ${gpu.index}: ${unlisted.processes} more ${plural} not listed (${formatByteSize(unlisted.usedMemory)} of GPU memory): a snapshot lists processes up to its size bound, those using the most memory first.`;
+  return `GPU ${gpu.index}: ${unlisted.processes} more ${plural} not listed (${formatByteSize(unlisted.usedMemory)} of GPU memory): a snapshot lists processes up to its size bound, each user's largest first, in turns.`;
 }

@@ -40,7 +40,7 @@ export interface GpuView {
   migSlices: MigSliceView[];
   /** Readable driver errors of this tick (other than "not supported"). */
   errors: string[];
-  /** Processes on this GPU that the snapshot leaves out to keep its size bounded (the smallest users of memory): how many, and their memory. */
+  /** Processes on this GPU that the snapshot leaves out to keep its size bounded (each user's smallest, past the others'): how many, and their memory. */
   unlisted?: { processes: number; usedMemory: number } | null;
 }
 

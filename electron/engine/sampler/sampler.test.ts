@@ -182,14 +182,14 @@ test('each snapshot says the interval it covers (since the previous tick) and th
 });
 
 /** A /proc where every pid is a process with this command line and context. */
-function procOf(argv: (pid: number) => string[], context: ProcessContext | null): { procTable: ProcTable; contextReader: ProcessContextReader } {
+function procOf(argv: (pid: number) => string[], context: ProcessContext | null, uidOf: (pid: number) => number = () => 1000): { procTable: ProcTable; contextReader: ProcessContextReader } {
   const identities = new Map<number, ProcessIdentity>();
   const procTable = {
     lookup: (pid: number) => {
       let who = identities.get(pid);
       if (!who) {
         const { argv: shown, cut } = cutArgv(argv(pid));
-        identities.set(pid, (who = { pid, uid: 1000, user: 'mallory', command: 'python3', argv: shown, argvCut: cut ? { bytes: 6_000_000, args: 50 } : null, startedAt: 1, visible: true }));
+        identities.set(pid, (who = { pid, uid: uidOf(pid), user: uidOf(pid) === 1000 ? 'mallory' : 'alice', command: 'python3', argv: shown, argvCut: cut ? { bytes: 6_000_000, args: 50 } : null, startedAt: 1, visible: true }));
       }
       return who;
     },
@@ -202,12 +202,15 @@ function procOf(argv: (pid: number) => string[], context: ProcessContext | null)
 const processRecords = (n: number, gpu: number, memory: (i: number) => number) =>
   Array.from({ length: n }, (_, i) => ({ pid: 10_000 + gpu * 100_000 + i, kind: 'compute' as const, usedMemory: memory(i), gpuInstanceId: null, computeInstanceId: null }));
 
-test("a snapshot's processes take at most 1 MB of JSON however many there are: the largest users of memory listed, the rest counted on their GPU", () => {
-  // 2 × 1,500 processes with 4 KB command lines and a context of the longest texts, control characters and all
+test("a snapshot's processes take at most 1 MB of JSON however many there are: another user's listed, the largest of the flood, the rest counted on their GPU", () => {
+  // mallory's 2 × 1,500 processes with 4 KB command lines and a context of the longest texts, control characters and all
   const long = cutText('\x01'.repeat(1000));
   const context: ProcessContext = { container: { runtime: 'podman', id: 'f'.repeat(64), name: long }, containerUser: long, systemdUnit: long, slurmJobId: long, jupyterKernel: { id: long, notebook: long }, sshSession: long };
-  const { procTable, contextReader } = procOf((pid) => ['python3', `${pid}`.repeat(2000)], context);
-  const records = [processRecords(1500, 0, (i) => (i + 1) * 1024 ** 2), processRecords(1500, 1, (i) => (1500 - i) * 1024 ** 2 + 1)];
+  const alicePids = [900_001, 900_002, 900_003];
+  const { procTable, contextReader } = procOf((pid) => ['python3', `${pid}`.repeat(2000)], context, (pid) => (alicePids.includes(pid) ? 1001 : 1000));
+  // and alice's three, each using less memory than any of mallory's
+  const alice = alicePids.map((pid) => ({ pid, kind: 'compute' as const, usedMemory: 1024, gpuInstanceId: null, computeInstanceId: null }));
+  const records = [[...processRecords(1500, 0, (i) => (i + 1) * 1024 ** 2), ...alice], processRecords(1500, 1, (i) => (1500 - i) * 1024 ** 2 + 1)];
   const sampler = new Sampler(reader(() => [sample(0, { processes: records[0] }), sample(1, { processes: records[1] })], [info(0), info(1)]), { simulated: true, procTable, contextReader });
   const snap = sampler.tick();
   const bytes = Buffer.byteLength(JSON.stringify(snap.processes));
@@ -220,9 +223,11 @@ test("a snapshot's processes take at most 1 MB of JSON however many there are: t
     const memory = (list: Array<{ usedMemory: number | null }>) => list.reduce((sum, p) => sum + (p.usedMemory ?? 0), 0);
     assert.equal(memory(listed) + (snap.gpus[gpu].unlisted?.usedMemory ?? 0), memory(all), `GPU ${gpu}: and their memory`);
   }
-  const smallestListed = Math.min(...snap.processes.map((p) => p.usedMemory!));
+  assert.deepEqual(snap.processes.filter((p) => p.uid === 1001).map((p) => p.pid).sort(), alicePids, "mallory's flood does not push out alice's processes");
+  const mallorys = snap.processes.filter((p) => p.uid === 1000);
+  const smallestListed = Math.min(...mallorys.map((p) => p.usedMemory!));
   const largestLeftOut = Math.max(...records.flat().filter((r) => !snap.processes.some((p) => p.pid === r.pid)).map((r) => r.usedMemory));
-  assert.ok(smallestListed > largestLeftOut, 'those left out use less memory than any listed');
+  assert.ok(smallestListed > largestLeftOut, 'of the flood, those left out use less memory than any listed');
   for (const p of snap.processes) {
     assert.ok(Buffer.byteLength(JSON.stringify(p.argv)) <= 4096);
     assert.ok(p.argvCut, 'each command line, cut, says how long it is');

@@ -1,6 +1,7 @@
 // A snapshot's size has a bound whatever the processes on the box do. Each process's texts are bounded where they
 // are read (proc/text-bounds.ts); here the rows together: past the budget, command lines shrink to a line each, and
-// past that the processes using the least GPU memory are left out, counted on their GPU.
+// past that the processes last in line are left out, counted on their GPU: each user's processes by GPU memory,
+// taken in turns, so no user's flood of processes pushes out another's.
 import type { GpuProcessView, GpuView } from '../../../shared/snapshot.js';
 import { cutArgv, jsonBytes, TEXT_MAX_JSON_BYTES } from '../proc/text-bounds.js';
 
@@ -41,14 +42,31 @@ function short(argv: Argv): { argv: string[]; cut: boolean; bytes: number } {
   return kept;
 }
 
+const byMemory = (rows: GpuProcessView[]) => (a: number, b: number): number => (rows[b].usedMemory ?? 0) - (rows[a].usedMemory ?? 0) || rows[a].pid - rows[b].pid;
+
+/** Row indices: each user's processes by GPU memory, largest first, taken one per user per turn (each turn by memory too). */
+function inTurns(rows: GpuProcessView[]): number[] {
+  const byUser = new Map<number | null, number[]>();
+  rows.forEach((row, i) => {
+    const list = byUser.get(row.uid);
+    if (list) list.push(i);
+    else byUser.set(row.uid, [i]);
+  });
+  const turn = new Int32Array(rows.length);
+  for (const list of byUser.values()) list.sort(byMemory(rows)).forEach((i, rank) => (turn[i] = rank));
+  const memory = byMemory(rows);
+  return rows.map((_, i) => i).sort((a, b) => turn[a] - turn[b] || memory(a, b));
+}
+
 /** The whole command line's size, for one that was whole until the budget cut it. */
 const wholeSize = (argv: Argv): { bytes: number; args: number } => ({ bytes: argv.reduce((sum, arg) => sum + Buffer.byteLength(arg) + 1, 0), args: argv.length });
 
 /**
- * The rows a snapshot lists, in their order: all of them as they are while they fit the budget. Past it, the processes
- * using the most GPU memory come first (a flood of small ones cannot push out those that matter to others): each gets
- * its row with its command line cut to ARGV_SHORT_JSON_BYTES while the budget lasts, the rest are left out and counted
- * on their GPU (GpuView.unlisted), and what the budget has left lengthens command lines again, in the same order.
+ * The rows a snapshot lists, in their order: all of them as they are while they fit the budget. Past it, in turns:
+ * every user's largest process (by GPU memory), then every user's second, and so on (one user's flood cannot push
+ * out another user's processes): each gets its row with its command line cut to ARGV_SHORT_JSON_BYTES while the
+ * budget lasts, the rest are left out and counted on their GPU (GpuView.unlisted), and what the budget has left
+ * lengthens command lines again, in the same order.
  */
 export function fitProcessesToBudget(rows: GpuProcessView[], gpus: GpuView[], budget = SNAPSHOT_PROCESSES_MAX_BYTES): GpuProcessView[] {
   const costs = rows.map((row) => ROW_FIXED_BYTES + argvBytes(row.argv) + contextBytes(row.context));
@@ -56,7 +74,7 @@ export function fitProcessesToBudget(rows: GpuProcessView[], gpus: GpuView[], bu
   for (const cost of costs) total += cost;
   if (total <= budget) return rows;
 
-  const order = rows.map((_, i) => i).sort((a, b) => (rows[b].usedMemory ?? 0) - (rows[a].usedMemory ?? 0) || rows[a].pid - rows[b].pid);
+  const order = inTurns(rows);
   const listed = new Uint8Array(rows.length); // 0: left out, 1: short command line, 2: as read
   let used = 2;
   for (const i of order) {
