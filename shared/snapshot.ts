@@ -40,6 +40,8 @@ export interface GpuView {
   migSlices: MigSliceView[];
   /** Readable driver errors of this tick (other than "not supported"). */
   errors: string[];
+  /** Processes on this GPU that the snapshot leaves out to keep its size bounded (each user's smallest, past the others'): how many, and their memory. */
+  unlisted?: { processes: number; usedMemory: number } | null;
 }
 
 export interface GpuProcessView {
@@ -50,7 +52,10 @@ export interface GpuProcessView {
   user: string | null;
   uid: number | null;
   command: string | null;
+  /** The command line from /proc, cut to its first 4 KB of JSON when longer (argvCut then tells the whole one's size). */
   argv: string[];
+  /** Set when argv is only the start of the command line: the whole one's bytes (NULs included, as /proc/PID/cmdline) and arguments. */
+  argvCut?: { bytes: number; args: number } | null;
   startedAt: number | null;
   usedMemory: number | null;
   /** Share of SM time in the last sample period, 0..100; null where the driver cannot tell (a MIG slice before

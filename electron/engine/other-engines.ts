@@ -1,8 +1,9 @@
 // Other gpushare engines on this box, found in /proc: two engines schedule the same GPUs without
 // knowing of each other, so a personal engine says so when another user's already runs.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import type { OtherEngine, OtherEngineKind } from '../../shared/api.js';
 import { lookupAccount } from './accounts.js';
+import { readStart } from './proc/bounded-read.js';
 
 /** A process that runs a gpushare engine, as /proc tells it. */
 export interface EngineProcess {
@@ -22,6 +23,10 @@ const RUNTIMES = /^(node|nodejs|node\d+|electron|gpushare)$/;
 const SCRIPTS: ReadonlySet<string> = new Set(['gpushare.js', 'gpushare']);
 
 const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+/** An engine's command line (runtime, script, command) is short; any process's may be megabytes: only its start is read. */
+const CMDLINE_READ_BYTES = 4096;
+/** Uid and PPid are in the first lines of /proc/PID/status. */
+const STATUS_READ_BYTES = 4096;
 
 /**
  * Is this process a gpushare engine? From /proc/PID/cmdline (NUL-separated argv) and /proc/PID/status.
@@ -61,9 +66,10 @@ export function findEngineProcesses(procRoot = '/proc'): EngineProcess[] {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const cmdline = readFileSync(`${procRoot}/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes('gpushare')) continue; // most processes: no second read
-      const engine = parseEngineProcess(Number(entry), cmdline, readFileSync(`${procRoot}/${entry}/status`, 'latin1'));
+      const cmdline = readStart(`${procRoot}/${entry}/cmdline`, CMDLINE_READ_BYTES);
+      if (!cmdline?.includes('gpushare')) continue; // most processes: no second read
+      const status = readStart(`${procRoot}/${entry}/status`, STATUS_READ_BYTES, 'latin1');
+      const engine = status === null ? null : parseEngineProcess(Number(entry), cmdline, status);
       if (engine) engines.push(engine);
     } catch {
       // it exited while we looked, or /proc hides it (hidepid)

@@ -68,3 +68,17 @@ test('ps has no WHERE column when no process has a context', () => {
   assert.doesNotMatch(header, /WHERE/);
   assert.match(header, /MEMORY\s+COMMAND/);
 });
+
+test('ps marks a command line shown only in part with its whole size, and counts the processes a snapshot left out', () => {
+  const cut = { ...proc(1001, 'mallory', null, ['fakejob', '--mem', '1M', 'hold', '--', 'x'.repeat(4000)]), argvCut: { bytes: 5_895_053, args: 50 } };
+  const whole = proc(1002, 'alice', null, ['python', 'train.py']);
+  const snap = snapshot([cut, whole]);
+  snap.gpus = [{ index: 0, lost: true, name: 'GPU', errors: [], unlisted: { processes: 1200, usedMemory: 1200 * 1024 ** 2 } } as unknown as Snapshot['gpus'][0]];
+  const lines = renderSnapshot(snap, 120).split('\n');
+  const row = lines.find((l) => l.includes('1001'))!;
+  assert.match(row, /\[cut: 5\.6M\] fakejob --mem 1M hold -- xxx/, 'the mark comes first, where a clipped line still shows it');
+  assert.ok(row.length <= 120);
+  assert.doesNotMatch(lines.find((l) => l.includes('1002'))!, /cut/);
+  assert.ok(lines.includes('[cut: SIZE]: a command line longer than shown; SIZE is the whole one.'));
+  assert.ok(lines.some((l) => l.startsWith('GPU 0: 1200 more processes are not listed (1.2G of GPU memory)')), lines.join('\n'));
+});

@@ -1,4 +1,5 @@
 // `gpushare ps` as text: the GPUs, then every GPU process.
+import { cutMark, unlistedSentence } from '../../../shared/command-line.js';
 import { describeContext } from '../../../shared/process-context.js';
 import type { GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
 import { clip, formatBytes, formatPercent, table } from '../format.js';
@@ -51,7 +52,8 @@ function renderGpus(gpus: GpuView[]): string {
 }
 
 function renderProcesses(snapshot: Snapshot, width: number): string {
-  if (snapshot.processes.length === 0) return 'No GPU processes.';
+  const unlisted = snapshot.gpus.map(unlistedSentence).filter((line) => line !== null);
+  if (snapshot.processes.length === 0) return unlisted.length === 0 ? 'No GPU processes.' : ['No GPU processes listed.', ...unlisted].join('\n');
   const sorted = [...snapshot.processes].sort((a, b) => a.gpuIndex - b.gpuIndex || (b.usedMemory ?? 0) - (a.usedMemory ?? 0));
   // WHERE (container, Slurm job, kernel, unit, ssh) only when some process has one: most boxes run none of it
   const where = sorted.map((p) => describeContext(p.context));
@@ -68,15 +70,17 @@ function renderProcesses(snapshot: Snapshot, width: number): string {
   ]);
   const header = ['PID', 'USER', 'GPU', 'TYPE', 'SM', 'MEMORY', ...(showWhere ? ['WHERE'] : []), 'COMMAND'];
   const text = table(header, rows, new Set([0, 4, 5]));
-  return text
-    .split('\n')
-    .map((l) => clip(l, width))
-    .join('\n');
+  const notes = sorted.some((p) => p.argvCut) ? ['[cut: SIZE]: a command line longer than shown; SIZE is the whole one.'] : [];
+  return [
+    ...text.split('\n').map((l) => clip(l, width)),
+    ...notes,
+    ...unlisted,
+  ].join('\n');
 }
 
 const slice = (p: GpuProcessView): string => (p.gpuInstanceId === null ? '' : `/${p.gpuInstanceId}.${p.computeInstanceId ?? '-'}`);
 
 function command(p: GpuProcessView): string {
-  if (p.argv.length > 0) return p.argv.join(' ');
+  if (p.argv.length > 0) return cutMark(p.argvCut) + p.argv.join(' ');
   return p.command ?? '(not visible from here: exited or in another pid namespace)';
 }

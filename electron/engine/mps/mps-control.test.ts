@@ -2,13 +2,13 @@
 // environment, and the real backend's daemon for a slice (a stand-in nvidia-cuda-mps-control that records
 // how it was started and what it was told; /proc is a directory this test writes).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { mpsDirectories, mpsJobEnv, mpsSliceDirectories, mpsSliceJobEnv, type MpsControl, type SliceRef } from './mps-control.js';
 import { mpsControlStandIn } from '../testing/mps-control-stand-in.js';
-import { RealMpsControl } from './real-mps-control.js';
+import { findMpsProcesses, RealMpsControl } from './real-mps-control.js';
 import { ROOT_PATH } from '../root-env.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gpushare-mps-control-'));
@@ -85,4 +85,27 @@ test('as root, the real backend starts the MPS control daemon with PATH of syste
   const ours = [...env.keys()].filter((name) => !['PWD', 'OLDPWD', 'SHLVL', '_'].includes(name)).sort(); // what its shell adds itself
   assert.deepEqual(ours, ['CUDA_MPS_LOG_DIRECTORY', 'CUDA_MPS_PIPE_DIRECTORY', 'CUDA_VISIBLE_DEVICES', 'PATH']);
   mps.stopSlice(slice);
+});
+
+test("finding the box's MPS daemons reads the start of each command line and only the two variables it needs, whatever the processes hold", () => {
+  const proc = mkdtempSync(join(scratch, 'proc-'));
+  const put = (pid: number, file: string, data: string) => {
+    mkdirSync(join(proc, String(pid)), { recursive: true });
+    writeFileSync(join(proc, String(pid), file), data);
+  };
+  const stat = (pid: number) => `${pid} (x) S 1 ${pid} ${pid} 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 100 1 1\n`;
+  // mallory's processes: command lines and an environment of 6 MB each
+  for (const pid of [200, 201, 202]) {
+    put(pid, 'stat', stat(pid));
+    put(pid, 'cmdline', `python3\0${'x'.repeat(6 * 1024 * 1024)}\0`);
+  }
+  put(300, 'stat', stat(300));
+  put(300, 'cmdline', '/usr/bin/nvidia-cuda-mps-server\0');
+  put(300, 'environ', [`PAD=${'y'.repeat(6 * 1024 * 1024)}`, 'CUDA_MPS_PIPE_DIRECTORY=/run/mps/gpu0/pipe', 'CUDA_VISIBLE_DEVICES=0', ''].join('\0'));
+  const io = (): number => Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+  const before = io();
+  const found = findMpsProcesses(proc);
+  const read = io() - before;
+  assert.deepEqual(found.map((p) => [p.pid, p.role, p.pipeDir, p.visibleDevices]), [[300, 'server', '/run/mps/gpu0/pipe', '0']], 'a variable after megabytes of others is still found');
+  assert.ok(read < 6.5 * 1024 * 1024, `read less than the 24 MB those files hold (one environment is scanned through), not ${read} bytes`);
 });

@@ -3,11 +3,12 @@
 // commands through its pipe (`echo CMD | nvidia-cuda-mps-control`, here as stdin, never a shell),
 // and who runs MPS from /proc: the control daemons and servers and their owners.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 import { lookupAccount } from '../accounts.js';
 import { toolEnvironment } from '../root-env.js';
+import { readEnvironVariables, readSmallText, readStart } from '../proc/bounded-read.js';
 import { DEFAULT_MPS_PIPE_DIR, heldMessage, mpsDirectories, mpsSliceDirectories, sliceLabel, type GpuRef, type MpsControl, type MpsIdentity, type SliceRef } from './mps-control.js';
 
 /** One daemon: a GPU's (slice null) or a MIG slice's. */
@@ -24,6 +25,9 @@ const sliceTarget = (slice: SliceRef): Target => ({ gpu: slice.gpu, visible: sli
 const CONTROL = 'nvidia-cuda-mps-control';
 const SERVER = 'nvidia-cuda-mps-server';
 const COMMAND_TIMEOUT_MS = 5000;
+const PATH_MAX = 4096;
+/** The variables of a daemon's environment read, each to a path's length; no other is kept. */
+const MPS_ENVIRONMENT = new Set(['CUDA_MPS_PIPE_DIRECTORY', 'CUDA_VISIBLE_DEVICES']);
 
 export interface MpsProcess {
   pid: number;
@@ -49,11 +53,13 @@ export function findMpsProcesses(procRoot = '/proc'): MpsProcess[] {
     if (!/^\d+$/.test(name)) continue;
     const dir = join(procRoot, name);
     try {
-      const argv0 = readFileSync(join(dir, 'cmdline'), 'latin1').split('\0')[0];
+      // any process's command line may be megabytes: argv[0] is a path, at most PATH_MAX
+      const argv0 = (readStart(join(dir, 'cmdline'), PATH_MAX, 'latin1') ?? '').split('\0')[0];
       const exe = basename(argv0);
       const role = exe === CONTROL ? 'control' : exe === SERVER ? 'server' : null;
       if (!role) continue;
-      const stat = readFileSync(join(dir, 'stat'), 'latin1');
+      const stat = readSmallText(join(dir, 'stat'), 4096, 'latin1');
+      if (stat === null) continue;
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const env = readEnviron(dir);
       const pipeDir = env === null ? null : (env.get('CUDA_MPS_PIPE_DIRECTORY') ?? DEFAULT_MPS_PIPE_DIR);
@@ -66,12 +72,7 @@ export function findMpsProcesses(procRoot = '/proc'): MpsProcess[] {
 }
 
 function readEnviron(dir: string): Map<string, string> | null {
-  try {
-    const entries = readFileSync(join(dir, 'environ'), 'latin1').split('\0');
-    return new Map(entries.filter((e) => e.includes('=')).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
-  } catch {
-    return null; // another user's process: its environment is private
-  }
+  return readEnvironVariables(join(dir, 'environ'), MPS_ENVIRONMENT, PATH_MAX); // null: another user's process, its environment private
 }
 
 export interface RealMpsControlOptions {

@@ -1,7 +1,7 @@
 // The context reader over a fixture /proc and host root (runtime state files), and over the real /proc.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -190,4 +190,47 @@ test('the kernel\'s own /proc/PID/cgroup: children moved into groups laid out as
   assert.equal(podman.containerUser, 'ada');
   assert.equal(slurm.slurmJobId, '777');
   assert.equal(slurm.container, null);
+});
+
+test("a rootless user's container state in their home is read only as a small regular file, and a long name is cut to a line", () => {
+  const { proc, host, done } = fixtureHost();
+  try {
+    const file = join(host, 'home/ada/.local/share/containers/storage/overlay-containers/containers.json');
+    const nameOf = (): string | null => new ProcessContextReader({ procRoot: proc, hostRoot: host }).lookup(101, 1, [])!.container!.name;
+    writeFileSync(file, JSON.stringify([{ id: cg.PODMAN_ID, names: ['n'.repeat(100_000)] }]));
+    const long = nameOf()!;
+    assert.ok(long.startsWith('nnnn') && long.endsWith('…'), 'a long name is shown, cut');
+    assert.ok(Buffer.byteLength(JSON.stringify(long)) <= 256, `a name is at most 256 bytes of JSON, not ${Buffer.byteLength(JSON.stringify(long))}`);
+    writeFileSync(file, JSON.stringify([{ id: cg.PODMAN_ID, names: ['ada-notebook'] }, ...Array.from({ length: 30_000 }, (_, i) => ({ id: String(i).padStart(64, '0'), names: ['x'.repeat(64)] }))]));
+    assert.ok(statSync(file).size > 2 * 1024 * 1024);
+    assert.equal(nameOf(), null, 'a list past 2 MB is not read: the container is shown by id');
+    // what a user may put in its place: a read of either would never end
+    rmSync(file);
+    symlinkSync('/dev/zero', file);
+    assert.equal(nameOf(), null, '/dev/zero is not read');
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    assert.equal(nameOf(), null, 'a FIFO is not read');
+  } finally {
+    done();
+  }
+});
+
+test('an environment of megabytes: the variables after it are still found, and each is cut to a line', () => {
+  const { proc, host, done } = fixtureHost();
+  try {
+    const environ = [`PAD=${'x'.repeat(6 * 1024 * 1024)}`, 'SSH_CONNECTION=10.0.0.7 52144 10.0.0.1 22', 'SSH_TTY=/dev/pts/3', `JPY_SESSION_NAME=${'é'.repeat(50_000)}.ipynb`, `SLURM_JOB_ID=${'7'.repeat(10_000)}`, ''];
+    put(join(proc, '111/environ'), environ.join('\0'));
+    put(join(proc, '111/cgroup'), `0::/user.slice/user-1000.slice/${'u'.repeat(3000)}.service\n`);
+    const context = new ProcessContextReader({ procRoot: proc, hostRoot: host }).lookup(111, 1, ['python', '-f', '/run/user/1000/jupyter/kernel-9f1c.json'])!;
+    assert.equal(context.sshSession, '10.0.0.7:52144 pts/3');
+    assert.equal(context.jupyterKernel?.id, '9f1c');
+    assert.ok(context.jupyterKernel?.notebook?.startsWith('ééé'), 'the notebook is read');
+    for (const [what, text] of [['notebook', context.jupyterKernel!.notebook!], ['Slurm job', context.slurmJobId!], ['unit', context.systemdUnit!]] as const) {
+      assert.ok(text.endsWith('…'), `the ${what} is cut`);
+      assert.ok(Buffer.byteLength(JSON.stringify(text)) <= 256, `the ${what} is at most 256 bytes of JSON, not ${Buffer.byteLength(JSON.stringify(text))}`);
+    }
+  } finally {
+    done();
+  }
 });

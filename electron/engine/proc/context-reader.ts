@@ -1,16 +1,20 @@
 // Reads where each GPU process runs (/proc/PID/cgroup, environ, cmdline; the container runtimes' local state).
 // Read once per process (pid + start time, so a reused pid is read afresh) and kept while it stays on a GPU.
-import { readdirSync, readFileSync } from 'node:fs';
+// Every read has a bound (a process's environment may be megabytes; a rootless runtime's state lies in its user's
+// home), and so has every text kept.
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcessContext } from '../../../shared/snapshot.js';
 import { lookupAccount } from '../accounts.js';
+import { readEnvironVariables, readHead, readSmallText, readStateFile } from './bounded-read.js';
+import { cutOptionalText, cutText } from './text-bounds.js';
 import {
   containerdContainerName,
   containerFromEnv,
   dockerContainerName,
+  ENVIRONMENT_READ,
   jupyterKernelOf,
   parseCgroup,
-  parseEnviron,
   podmanContainerName,
   sshSessionOf,
   type ContainerRuntime,
@@ -27,6 +31,12 @@ export interface ContextReaderOptions {
 const MAX_NAMES_KEPT = 512;
 /** (uid_t)-1: a process no login started (a service, the kernel's own). */
 const UNSET_LOGIN_UID = 4294967295;
+/** /proc/PID/cgroup: a line per hierarchy (a dozen on v1), each a path of at most PATH_MAX. */
+const CGROUP_MAX_BYTES = 64 * 1024;
+/** A variable's value is kept to this many bytes: what is shown of it is a line. */
+const ENV_VALUE_MAX_BYTES = 1024;
+/** A runtime's state file (a container's config; a rootless user's list of containers): larger ones are not read. */
+const STATE_FILE_MAX_BYTES = 2 * 1024 * 1024;
 
 export class ProcessContextReader {
   private readonly known = new Map<number, { startedAt: number | null; context: ProcessContext | null }>();
@@ -58,25 +68,27 @@ export class ProcessContextReader {
   }
 
   private read(pid: number, argv: readonly string[]): ProcessContext | null {
-    const cgroupText = readText(join(this.procRoot, String(pid), 'cgroup'));
-    if (cgroupText === null) return null; // gone, or in another pid namespace
-    const facts = parseCgroup(cgroupText);
+    const cgroup = readHead(join(this.procRoot, String(pid), 'cgroup'), CGROUP_MAX_BYTES);
+    if (cgroup === null) return null; // gone, or in another pid namespace
+    const cgroupText = cgroup.head.toString('utf8');
+    // a file past the bound is read to its last whole line
+    const facts = parseCgroup(cgroup.bytes > cgroup.head.length ? cgroupText.slice(0, cgroupText.lastIndexOf('\n') + 1) : cgroupText);
     // another user's environ is readable only by root (and the owner): the rest is still known from the cgroup.
-    // Only the variables named below are kept: an environment holds secrets
-    const environ = readText(join(this.procRoot, String(pid), 'environ'));
-    const env = environ === null ? new Map<string, string>() : parseEnviron(environ);
+    // Only the variables named in ENVIRONMENT_READ are kept: an environment holds secrets
+    const env = readEnvironVariables(join(this.procRoot, String(pid), 'environ'), ENVIRONMENT_READ, ENV_VALUE_MAX_BYTES) ?? new Map<string, string>();
     const container = facts.container ?? containerFromEnv(env);
     // a rootless container's storage is its owner's; a rootful one's is root's whoever ran it
     const rootlessUid = facts.container ? facts.containerOwnerUid : null;
     const startedByUid = facts.container ? (rootlessUid ?? this.podmanLoginUid(pid, facts.container.runtime)) : null;
+    const kernel = jupyterKernelOf(argv, env);
     return {
-      container: container ? { ...container, name: this.containerName(container.runtime, container.id, rootlessUid, facts.kubernetesPod) } : null,
+      container: container ? { ...container, id: cutText(container.id), name: this.containerName(container.runtime, container.id, rootlessUid, facts.kubernetesPod) } : null,
       // rootless podman (or docker): the user manager it runs under; rootful podman: the login uid; rootful docker keeps no record of who ran it
-      containerUser: startedByUid === null ? null : lookupAccount(startedByUid, this.host('etc/passwd')).name,
-      systemdUnit: facts.systemdUnit,
-      slurmJobId: facts.slurmJobId ?? env.get('SLURM_JOB_ID') ?? null,
-      jupyterKernel: jupyterKernelOf(argv, env),
-      sshSession: sshSessionOf(env),
+      containerUser: startedByUid === null ? null : cutText(lookupAccount(startedByUid, this.host('etc/passwd')).name),
+      systemdUnit: cutOptionalText(facts.systemdUnit),
+      slurmJobId: cutOptionalText(facts.slurmJobId ?? env.get('SLURM_JOB_ID') ?? null),
+      jupyterKernel: kernel && { id: cutText(kernel.id), notebook: cutOptionalText(kernel.notebook) },
+      sshSession: cutOptionalText(sshSessionOf(env)),
     };
   }
 
@@ -86,7 +98,7 @@ export class ProcessContextReader {
    */
   private podmanLoginUid(pid: number, runtime: ContainerRuntime): number | null {
     if (runtime !== 'podman') return null;
-    const text = readText(join(this.procRoot, String(pid), 'loginuid'))?.trim() ?? '';
+    const text = readSmallText(join(this.procRoot, String(pid), 'loginuid'), 32)?.trim() ?? '';
     if (!/^\d+$/.test(text) || Number(text) === UNSET_LOGIN_UID) return null;
     return Number(text);
   }
@@ -96,7 +108,7 @@ export class ProcessContextReader {
     if (this.names.has(key)) return this.names.get(key) ?? null;
     let name: string | null = null;
     try {
-      name = this.nameFromState(runtime, id, rootlessUid) ?? (pod === null ? null : this.podName(pod));
+      name = cutOptionalText(this.nameFromState(runtime, id, rootlessUid) ?? (pod === null ? null : this.podName(pod)));
     } catch {
       name = null; // unreadable or malformed runtime state: shown by id
     }
@@ -107,19 +119,19 @@ export class ProcessContextReader {
 
   private nameFromState(runtime: ContainerRuntime, id: string, rootlessUid: number | null): string | null {
     if (runtime === 'docker') {
-      const config = readText(this.host(`var/lib/docker/containers/${id}/config.v2.json`));
+      const config = readStateFile(this.host(`var/lib/docker/containers/${id}/config.v2.json`), STATE_FILE_MAX_BYTES);
       return config === null ? null : dockerContainerName(config);
     }
     if (runtime === 'podman') {
       const home = rootlessUid === null ? null : lookupAccount(rootlessUid, this.host('etc/passwd')).home;
       const storage = home === null ? this.host('var/lib/containers/storage') : join(this.hostRoot, home, '.local/share/containers/storage');
-      const list = readText(join(storage, 'overlay-containers/containers.json'));
+      const list = readStateFile(join(storage, 'overlay-containers/containers.json'), STATE_FILE_MAX_BYTES);
       return list === null ? null : podmanContainerName(list, id);
     }
     if (runtime === 'containerd') {
       const tasks = this.host('run/containerd/io.containerd.runtime.v2.task');
       for (const namespace of listDir(tasks)) {
-        const config = readText(join(tasks, namespace, id, 'config.json'));
+        const config = readStateFile(join(tasks, namespace, id, 'config.json'), STATE_FILE_MAX_BYTES);
         if (config !== null) return containerdContainerName(config);
       }
     }
@@ -135,14 +147,6 @@ export class ProcessContextReader {
 
   private host(path: string): string {
     return join(this.hostRoot, path);
-  }
-}
-
-function readText(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
   }
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -53,4 +53,44 @@ test('the real /proc resolves this very process', () => {
   assert.equal(who.uid, process.getuid!());
   assert.ok(who.argv.length > 0);
   assert.ok(Math.abs(who.startedAt! - (Date.now() - process.uptime() * 1000)) < 5000, 'start time within 5 s');
+});
+
+test('a command line of megabytes is read through a small buffer and shown as its first 4 KB, with its whole size noted', () => {
+  const { root, passwd } = fakeProc();
+  try {
+    const stat = readFileSync(join(root, '4242', 'stat'));
+    const cases: Array<[string, string[], string]> = [
+      ['plain', ['python3', 'train.py', ...Array.from({ length: 60 }, () => 'x'.repeat(100_000))], '\0'],
+      ['control characters (six bytes of JSON each)', ['python3', '\x01'.repeat(3 * 1024 * 1024)], '\0'],
+      ['multibyte, cut inside a character', ['python3', 'é'.repeat(3 * 1024 * 1024)], '\0'],
+      ['rewritten by its process (no NULs)', ['python3 ' + 'y'.repeat(5 * 1024 * 1024)], ''],
+    ];
+    for (const [what, args, end] of cases) {
+      const raw = Buffer.from(args.join('\0') + end);
+      mkdirSync(join(root, '77'), { recursive: true });
+      writeFileSync(join(root, '77', 'stat'), stat);
+      writeFileSync(join(root, '77', 'cmdline'), raw);
+      const who = new ProcTable(root, passwd).lookup(77);
+      const shown = Buffer.byteLength(JSON.stringify(who.argv));
+      assert.ok(shown <= 4096 && shown > 3000, `${what}: argv shown in at most 4 KB of JSON (${shown})`);
+      assert.deepEqual(who.argvCut, { bytes: raw.length, args: args.length }, `${what}: its whole size noted`);
+      const last = who.argv.length - 1;
+      assert.deepEqual(who.argv.slice(0, last), args.slice(0, last), `${what}: the arguments before the cut are whole`);
+      assert.ok(args[last].startsWith(who.argv[last]), `${what}: the last one shown is the start of that argument`);
+      assert.ok(!who.argv[last].includes('\ufffd'), `${what}: no half character`);
+      if (!what.startsWith('rewritten')) assert.equal(who.command, 'python3');
+      else assert.ok(who.command!.startsWith('python3 yyy') && who.command!.endsWith('…') && Buffer.byteLength(JSON.stringify(who.command)) <= 256, `${what}: its name is a line`);
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a short command line is whole: no cut noted', () => {
+  const { root, passwd } = fakeProc();
+  try {
+    assert.equal(new ProcTable(root, passwd).lookup(4242).argvCut, null);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });

@@ -1,6 +1,9 @@
 // Who a GPU process is, from /proc: owner, command line and start time.
 // Read once per pid and kept while the pid stays on a GPU, so a steady tick costs no file reads.
+// Each is bounded: a command line of megabytes is read through a small buffer and shown as its first 4 KB.
 import { readFileSync, statSync } from 'node:fs';
+import { readHead, readSmallText } from './bounded-read.js';
+import { ARGV_MAX_JSON_BYTES, cutArgv, cutText } from './text-bounds.js';
 
 export interface ProcessIdentity {
   pid: number;
@@ -8,7 +11,10 @@ export interface ProcessIdentity {
   user: string | null;
   /** argv[0]'s base name, or the kernel's comm for processes without a command line. */
   command: string | null;
+  /** The command line's first 4 KB of JSON. */
   argv: string[];
+  /** Set when argv is not the whole command line: the whole one's bytes and arguments. */
+  argvCut: { bytes: number; args: number } | null;
   /** Milliseconds since the epoch. */
   startedAt: number | null;
   /** False when /proc has no such pid: it exited, or lives in another pid namespace. */
@@ -17,6 +23,8 @@ export interface ProcessIdentity {
 
 /** USER_HZ: the unit of /proc/PID/stat's start time; 100 on every Linux ABI Node runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
+/** /proc/PID/stat is a line of numbers and a 16-byte comm. */
+const STAT_MAX_BYTES = 4096;
 
 export class ProcTable {
   private readonly known = new Map<number, ProcessIdentity>();
@@ -50,36 +58,43 @@ export class ProcTable {
   private read(pid: number): ProcessIdentity {
     const dir = `${this.procRoot}/${pid}`;
     try {
-      const stat = readFileSync(`${dir}/stat`, 'latin1');
+      const stat = readSmallText(`${dir}/stat`, STAT_MAX_BYTES, 'latin1');
+      if (stat === null) throw new Error('no stat');
       const uid = statSync(dir).uid;
       // comm may hold spaces and parentheses: the fields after it start past the last ')'
       const close = stat.lastIndexOf(')');
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       const fields = stat.slice(close + 2).split(' ');
       const startTicks = Number(fields[19]); // field 22 of stat; fields[0] is field 3
-      const argv = readArgv(dir);
+      const { argv, argvCut } = readArgv(dir);
       return {
         pid,
         uid,
-        user: this.users.name(uid),
-        command: argv.length > 0 ? baseName(argv[0]) : comm,
+        user: cutText(this.users.name(uid)),
+        command: cutText(argv.length > 0 ? baseName(argv[0]) : comm),
         argv,
+        argvCut,
         startedAt: Number.isFinite(startTicks) ? Math.round(this.bootTimeMs + (startTicks * 1000) / CLOCK_TICKS_PER_SECOND) : null,
         visible: true,
       };
     } catch {
-      return { pid, uid: null, user: null, command: null, argv: [], startedAt: null, visible: false };
+      return { pid, uid: null, user: null, command: null, argv: [], argvCut: null, startedAt: null, visible: false };
     }
   }
 }
 
-function readArgv(dir: string): string[] {
-  try {
-    const raw = readFileSync(`${dir}/cmdline`, 'utf8');
-    return raw.split('\0').filter((part, i, all) => part !== '' || i < all.length - 1);
-  } catch {
-    return [];
-  }
+/** The command line's start, and its whole size where that start is not all of it; nothing where it cannot be read. */
+function readArgv(dir: string): Pick<ProcessIdentity, 'argv' | 'argvCut'> {
+  const line = readHead(`${dir}/cmdline`, ARGV_MAX_JSON_BYTES);
+  if (line === null || line.bytes === 0) return { argv: [], argvCut: null };
+  const whole = line.head.length === line.bytes;
+  // a cut read may end inside a character: the decoder keeps those bytes back instead of showing U+FFFD
+  const text = new TextDecoder('utf-8').decode(line.head, { stream: !whole });
+  const parts = text.split('\0');
+  if (parts[parts.length - 1] === '') parts.pop(); // the NUL after the last argument (or a cut just after one)
+  const { argv, cut } = cutArgv(parts);
+  const args = line.nuls + (line.endsWithNul ? 0 : 1);
+  return { argv, argvCut: whole && !cut ? null : { bytes: line.bytes, args } };
 }
 
 const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1) || path;

@@ -125,6 +125,9 @@ function podIn(segments: string[]): string | null {
   return null;
 }
 
+/** The variables of a process's environment the functions below read; no other is kept (an environment holds secrets). */
+export const ENVIRONMENT_READ: ReadonlySet<string> = new Set(['SLURM_JOB_ID', 'JPY_SESSION_NAME', 'SSH_CONNECTION', 'SSH_TTY', 'container', 'HOSTNAME']);
+
 /** /proc/PID/environ: NUL-separated NAME=value pairs; the first '=' splits them. */
 export function parseEnviron(raw: string): Map<string, string> {
   const env = new Map<string, string>();

@@ -2,7 +2,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { DeviceInfo, DeviceSample } from '../gpu/nvml-types.js';
-import { ProcTable } from '../proc/proc-table.js';
+import type { ProcessContext } from '../../../shared/snapshot.js';
+import type { ProcessContextReader } from '../proc/context-reader.js';
+import { ProcTable, type ProcessIdentity } from '../proc/proc-table.js';
+import { cutArgv, cutText } from '../proc/text-bounds.js';
 import { Sampler, type GpuReader } from './sampler.js';
 
 const GiB = 1024 ** 3;
@@ -192,4 +195,86 @@ test('a fresh sample between ticks (auto-park after it frees memory, the schedul
   sampler.stop();
   const covered = published.slice(1).reduce((sum, s) => sum + (s.intervalMs ?? 0), 0);
   assert.equal(covered, published.at(-1)!.takenAt - published[0].takenAt, `published: ${JSON.stringify(published)}`);
+});
+
+/** A /proc where every pid is a process with this command line and context. */
+function procOf(argv: (pid: number) => string[], context: ProcessContext | null, uidOf: (pid: number) => number = () => 1000): { procTable: ProcTable; contextReader: ProcessContextReader } {
+  const identities = new Map<number, ProcessIdentity>();
+  const procTable = {
+    lookup: (pid: number) => {
+      let who = identities.get(pid);
+      if (!who) {
+        const { argv: shown, cut } = cutArgv(argv(pid));
+        identities.set(pid, (who = { pid, uid: uidOf(pid), user: uidOf(pid) === 1000 ? 'mallory' : 'alice', command: 'python3', argv: shown, argvCut: cut ? { bytes: 6_000_000, args: 50 } : null, startedAt: 1, visible: true }));
+      }
+      return who;
+    },
+    retainOnly: () => undefined,
+  } as unknown as ProcTable;
+  const contextReader = { lookup: () => context, retainOnly: () => undefined } as unknown as ProcessContextReader;
+  return { procTable, contextReader };
+}
+
+const processRecords = (n: number, gpu: number, memory: (i: number) => number) =>
+  Array.from({ length: n }, (_, i) => ({ pid: 10_000 + gpu * 100_000 + i, kind: 'compute' as const, usedMemory: memory(i), gpuInstanceId: null, computeInstanceId: null }));
+
+test("a snapshot's processes take at most 1 MB of JSON however many there are: another user's listed, the largest of the flood, the rest counted on their GPU", () => {
+  // mallory's 2 × 1,500 processes with 4 KB command lines and a context of the longest texts, control characters and all
+  const long = cutText('\x01'.repeat(1000));
+  const context: ProcessContext = { container: { runtime: 'podman', id: 'f'.repeat(64), name: long }, containerUser: long, systemdUnit: long, slurmJobId: long, jupyterKernel: { id: long, notebook: long }, sshSession: long };
+  const alicePids = [900_001, 900_002, 900_003];
+  const { procTable, contextReader } = procOf((pid) => ['python3', `${pid}`.repeat(2000)], context, (pid) => (alicePids.includes(pid) ? 1001 : 1000));
+  // and alice's three, each using less memory than any of mallory's
+  const alice = alicePids.map((pid) => ({ pid, kind: 'compute' as const, usedMemory: 1024, gpuInstanceId: null, computeInstanceId: null }));
+  const records = [[...processRecords(1500, 0, (i) => (i + 1) * 1024 ** 2), ...alice], processRecords(1500, 1, (i) => (1500 - i) * 1024 ** 2 + 1)];
+  const sampler = new Sampler(reader(() => [sample(0, { processes: records[0] }), sample(1, { processes: records[1] })], [info(0), info(1)]), { simulated: true, procTable, contextReader });
+  const snap = sampler.tick();
+  const bytes = Buffer.byteLength(JSON.stringify(snap.processes));
+  assert.ok(bytes <= 1024 * 1024, `at most 1 MB of processes, not ${bytes}`);
+  assert.ok(snap.processes.length > 300, `still hundreds listed (${snap.processes.length})`);
+  for (const gpu of [0, 1]) {
+    const listed = snap.processes.filter((p) => p.gpuIndex === gpu);
+    const all = records[gpu];
+    assert.equal(listed.length + (snap.gpus[gpu].unlisted?.processes ?? 0), all.length, `GPU ${gpu}: every process listed or counted`);
+    const memory = (list: Array<{ usedMemory: number | null }>) => list.reduce((sum, p) => sum + (p.usedMemory ?? 0), 0);
+    assert.equal(memory(listed) + (snap.gpus[gpu].unlisted?.usedMemory ?? 0), memory(all), `GPU ${gpu}: and their memory`);
+  }
+  assert.deepEqual(snap.processes.filter((p) => p.uid === 1001).map((p) => p.pid).sort(), alicePids, "mallory's flood does not push out alice's processes");
+  const mallorys = snap.processes.filter((p) => p.uid === 1000);
+  const smallestListed = Math.min(...mallorys.map((p) => p.usedMemory!));
+  const largestLeftOut = Math.max(...records.flat().filter((r) => !snap.processes.some((p) => p.pid === r.pid)).map((r) => r.usedMemory));
+  assert.ok(smallestListed > largestLeftOut, 'of the flood, those left out use less memory than any listed');
+  for (const p of snap.processes) {
+    assert.ok(Buffer.byteLength(JSON.stringify(p.argv)) <= 4096);
+    assert.ok(p.argvCut, 'each command line, cut, says how long it is');
+  }
+});
+
+test('processes that fit only with shorter command lines are all listed, the largest users of memory with theirs whole', () => {
+  // 400 processes with 4 KB command lines: 2 MB of JSON as read
+  const { procTable, contextReader } = procOf((pid) => ['python3', `${pid}`.repeat(800)], null);
+  const records = processRecords(400, 0, (i) => (i + 1) * GiB);
+  const snap = new Sampler(reader(() => [sample(0, { processes: records })], [info(0)]), { simulated: true, procTable, contextReader }).tick();
+  const bytes = Buffer.byteLength(JSON.stringify(snap.processes));
+  assert.ok(bytes <= 1024 * 1024, `at most 1 MB of processes, not ${bytes}`);
+  assert.equal(snap.processes.length, 400);
+  assert.equal(snap.gpus[0].unlisted, undefined);
+  const whole = snap.processes.filter((p) => p.argv[1].length === 4000);
+  assert.ok(whole.length > 50, `the rest of the budget lengthens command lines again (${whole.length})`);
+  const smallestWhole = Math.min(...whole.map((p) => p.usedMemory!));
+  for (const p of snap.processes.filter((p) => p.argv[1].length < 4000)) {
+    assert.ok(p.usedMemory! < smallestWhole, 'in order of memory');
+    assert.ok(Buffer.byteLength(JSON.stringify(p.argv)) <= 256);
+    assert.deepEqual(p.argvCut, { bytes: 'python3'.length + 1 + 4000 + 1, args: 2 }, 'a command line the budget cut says how long it is');
+  }
+});
+
+test('a box of 8 GPUs × 64 processes with ordinary command lines is listed whole', () => {
+  const { procTable, contextReader } = procOf((pid) => ['python3', '/home/ada/projects/vision/train.py', '--config', `configs/run-${pid}.yaml`, '--batch-size', '256'], null);
+  const infos = Array.from({ length: 8 }, (_, i) => info(i));
+  const samples = infos.map((_, gpu) => sample(gpu, { processes: processRecords(64, gpu, (i) => (i + 1) * GiB) }));
+  const snap = new Sampler(reader(() => samples, infos), { simulated: true, procTable, contextReader }).tick();
+  assert.equal(snap.processes.length, 512);
+  assert.ok(snap.gpus.every((g) => g.unlisted === undefined));
+  assert.ok(snap.processes.every((p) => p.argv.length === 6 && p.argvCut === null));
 });

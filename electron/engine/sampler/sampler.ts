@@ -4,6 +4,7 @@ import type { DeviceInfo, DeviceSample, GpuProcessRecord, MigDeviceSample, NvmlB
 import { ProcessContextReader } from '../proc/context-reader.js';
 import { builtInMigProfileTable, fullGpuSmCount } from '../mig/profiles.js';
 import { ProcTable } from '../proc/proc-table.js';
+import { fitProcessesToBudget } from './snapshot-budget.js';
 import type { DriverView, GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
 
 export type GpuReader = Pick<NvmlBinding, 'system' | 'deviceCount' | 'describeDevice' | 'sampleAll'>;
@@ -141,6 +142,7 @@ export class Sampler {
           uid: who.uid,
           command: who.command,
           argv: who.argv,
+          argvCut: who.argvCut,
           startedAt: who.startedAt,
           usedMemory: record.usedMemory,
           smPercent: perProcessSmKnown ? (util?.smUtil ?? 0) : migSm!(record),
@@ -153,7 +155,7 @@ export class Sampler {
     }
     this.procs.retainOnly(onGpu);
     this.contexts.retainOnly(onGpu);
-    return this.snapshot(takenAt, gpus, processes);
+    return this.snapshot(takenAt, gpus, fitProcessesToBudget(processes, gpus));
   }
 
   private snapshot(takenAt: number, gpus: GpuView[], processes: GpuProcessView[]): Snapshot {

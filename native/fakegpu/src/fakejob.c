@@ -213,7 +213,8 @@ static void usage_error(const char *fmt, ...) {
         "  vmm --chunk SIZE --count N [--release-first] [--pause S]\n"
         "  ctx --chunk SIZE --count N [--reset] [--pause S]\n"
         "  hostile [--gate DIR] [--slot N] [--in-launch N] [--truncate-after S] [--duration S]\n"
-        "  global: --children N (N processes run the profile; this one waits)\n",
+        "  global: --children N (N processes run the profile; this one waits)\n"
+        "  -- ARG...: ignored (padding: a long command line, as tests of what the engine reads from /proc need)\n",
         stderr);
   va_end(ap);
   exit(2);
@@ -765,6 +766,7 @@ int main(int argc, char **argv) {
   const char *profile = NULL;
   int hold_flag = 0;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) break; /* the rest is padding */
     if (!strcmp(argv[i], "--hold")) {
       hold_flag = 1;
     } else if (is_flag(argv[i])) { /* options without a value */

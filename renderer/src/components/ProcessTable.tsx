@@ -3,8 +3,10 @@
 // hundreds of processes costs a screenful of rows per update.
 import { Fragment, memo, useMemo } from 'react';
 import { useShallow } from 'zustand/react/shallow';
+import { cutMark, cutSentence, unlistedSentence } from '../../../shared/command-line.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { describeContext } from '../../../shared/process-context.js';
+import type { GpuProcessView } from '../../../shared/snapshot.js';
 import { processColor } from '../colors.js';
 import { processesAsJobs } from '../data/board-jobs.js';
 import { formatBytes, formatPercent, shortCommand, shownBytes } from '../format.js';
@@ -60,8 +62,10 @@ const leaveRow = (): void => highlight(null);
 /** A Command or Where cell: clipped with an ellipsis only when its text overflows (the full text is its tooltip either way). */
 const cellClass = (name: string, text: string, font: string, room: number): string => (fitsWidth(text, font, room) ? name : `${name} clipped`);
 
-function ProcessRowView({ job: j, highlighted, index, where, commandRoom, whereRoom }: RowProps) {
-  const command = shortCommand(j.argv, null);
+function ProcessRowView({ job: j, highlighted, index, where, cut, commandRoom, whereRoom }: RowProps) {
+  // a command line the engine shows only the start of says so first, where a clipped cell still shows it
+  const command = cutMark(cut) + shortCommand(j.argv, null);
+  const fullCommand = cut ? `${j.argv.join(' ')}\n\n${cutSentence(cut)}` : j.argv.join(' ');
   const shownWhere = where || '–';
   return (
     <tr aria-rowindex={index + 2} data-job={j.id} data-pid={j.pid ?? undefined} className={highlighted ? 'highlighted' : undefined} onMouseEnter={() => highlight(j.id)} onMouseLeave={leaveRow}>
@@ -70,7 +74,7 @@ function ProcessRowView({ job: j, highlighted, index, where, commandRoom, whereR
         {j.id}
       </td>
       <td>{j.owner}</td>
-      <td className={cellClass('command', command, COMMAND_FONT, commandRoom)} title={j.argv.join(' ')}>{command}</td>
+      <td className={cellClass('command', command, COMMAND_FONT, commandRoom)} title={fullCommand}>{command}</td>
       <td className={cellClass('where', shownWhere, (whereFont ??= pageFont(12)), whereRoom)} title={where}>{shownWhere}</td>
       <td className="num">{j.gpu ?? '–'}</td>
       <td className="num">{formatPercent(j.smPercent)}</td>
@@ -91,10 +95,10 @@ const Spacer = ({ height }: { height: number }) => (
   </tr>
 );
 
-type RowProps = { job: JobView; highlighted: boolean; index: number; where: string; commandRoom: number; whereRoom: number };
+type RowProps = { job: JobView; highlighted: boolean; index: number; where: string; cut: GpuProcessView['argvCut']; commandRoom: number; whereRoom: number };
 /** Re-render a row only when a cell it shows changed (jobs arrive as new objects every tick). */
 const sameRow = (a: RowProps, b: RowProps): boolean =>
-  a.index === b.index && a.highlighted === b.highlighted && a.where === b.where && a.commandRoom === b.commandRoom && a.whereRoom === b.whereRoom && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
+  a.index === b.index && a.highlighted === b.highlighted && a.where === b.where && a.cut?.bytes === b.cut?.bytes && a.commandRoom === b.commandRoom && a.whereRoom === b.whereRoom && a.job.id === b.job.id && a.job.pid === b.job.pid && a.job.owner === b.job.owner && a.job.gpu === b.job.gpu &&
   formatPercent(a.job.smPercent) === formatPercent(b.job.smPercent) && formatBytes(a.job.usedMemory) === formatBytes(b.job.usedMemory) &&
   a.job.memoryQuotaBytes === b.job.memoryQuotaBytes && a.job.priority === b.job.priority && a.job.state === b.job.state && sameArgv(a.job.argv, b.job.argv);
 
@@ -123,6 +127,8 @@ export function ProcessTable() {
   const boxHeight = ROW_HEIGHT * (1 + Math.max(1, Math.min(VISIBLE_ROWS, rows.length)));
   const users = useMemo(() => [...new Set(jobs.map((j) => j.owner))].sort(), [jobs]);
   const whereByPid = useMemo(() => new Map((snapshot?.processes ?? []).map((p) => [p.pid, describeContext(p.context)])), [snapshot]);
+  const cutByPid = useMemo(() => new Map((snapshot?.processes ?? []).filter((p) => p.argvCut).map((p) => [p.pid, p.argvCut])), [snapshot]);
+  const unlisted = (snapshot?.gpus ?? []).map(unlistedSentence).filter((line) => line !== null);
   // the room the Command and Where columns give their text, measured on their headers
   const [commandHead, commandWidth] = useElementWidth<HTMLTableCellElement>();
   const [whereHead, whereWidth] = useElementWidth<HTMLTableCellElement>();
@@ -166,7 +172,7 @@ export function ProcessTable() {
           <tbody>
             {padTop > 0 && <Spacer height={padTop} />}
             {rows.slice(first, end).map((j, i) => (
-              <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} where={j.pid === null ? '' : (whereByPid.get(j.pid) ?? '')} commandRoom={commandRoom} whereRoom={whereRoom} />
+              <ProcessRow key={j.id} index={first + i} job={j} highlighted={highlighted === j.id} where={j.pid === null ? '' : (whereByPid.get(j.pid) ?? '')} cut={j.pid === null ? null : (cutByPid.get(j.pid) ?? null)} commandRoom={commandRoom} whereRoom={whereRoom} />
             ))}
             {padBottom > 0 && <Spacer height={padBottom} />}
             {rows.length === 0 && (
@@ -177,6 +183,9 @@ export function ProcessTable() {
           </tbody>
         </table>
       </div>
+      {unlisted.map((line) => (
+        <p key={line} className="muted unlisted-processes">{line}</p>
+      ))}
     </section>
   );
 }
