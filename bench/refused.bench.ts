@@ -4,8 +4,10 @@
 // dispatcher with the usage store attached: the time per request, the engine's heap and RSS, the
 // database's size before and after and its growth per refused request, and whether an accepted change
 // recorded before the flood is still in audit.list's view (every page it answers). Before issue 16 the
-// same 600 submits grew RSS to 2 GB and the database by 1 GB (raw params kept in the audit log). Prints
-// figures; never fails on time.
+// same 600 submits grew RSS to 2 GB and the database by 1 GB (raw params kept in the audit log). Then,
+// as root, the box daemon under one user's socket floods (bench/socket-floods.ts: never-read answers,
+// idle connections, a line a byte at a time) with its RSS and descriptors after each. Prints figures;
+// never fails on time.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,7 @@ import { Engine } from '../electron/engine/engine.js';
 import { attachUsageStore } from '../electron/engine/store/attach.js';
 import { noGpus } from '../electron/engine/store/testing/synthetic.js';
 import { UsageStore } from '../electron/engine/store/usage-store.js';
+import { socketFloods } from './socket-floods.js';
 
 const COUNT = Number(process.env.BENCH_COUNT ?? 600);
 const FLOOD = Number(process.env.BENCH_FLOOD ?? 10_000);
@@ -100,3 +103,5 @@ const alicesChange = view.entries.some((e) => e.who === 'alice' && e.what === 's
 console.log(`after the flood: the database holds ${rows?.n} audit rows of mallory's, ${(dbBytes() / MiB).toFixed(2)} MiB in all; audit.list's view (${view.pages} page${view.pages === 1 ? '' : 's'}, ${view.entries.length} entries) ${alicesChange ? 'still shows' : 'no longer shows'} alice's change`);
 await store.close();
 rmSync(dir, { recursive: true, force: true });
+// the daemon's socket under one user's floods (connections, unread answers, a byte at a time)
+await socketFloods();
