@@ -200,6 +200,8 @@ export interface ApiResults {
     otherEngines: OtherEngine[];
     /** The browser console this engine serves (with its token); only its own user is told. */
     consoleUrl: string | null;
+    /** The caller's connections to the engine's socket and the bytes written to them not yet read, against their bounds (maxOpen null: root, never refused); null: no socket. */
+    connections?: { open: number; maxOpen: number | null; unreadBytes: number; maxUnreadBytes: number } | null;
   };
   'engine.stop': { pid: number };
   'reports.query': UsageReport;

@@ -66,6 +66,28 @@ export const labPolicySchema = object({
 });
 export type LabPolicyInput = Infer<typeof labPolicySchema>;
 
+/** What the daemon's socket clients may hold of it: connections, and answers written to them they have not read. */
+export const connectionLimitsSchema = object({
+  /** Connections one user may have open at once (root is never refused). */
+  perUser: optional(number({ integer: true, min: 1, max: 100_000 })),
+  /** Connections of all users together. */
+  total: optional(number({ integer: true, min: 1, max: 1_000_000 })),
+  /** Bytes written to one user's connections and not yet read, all of them together. */
+  unreadBytesPerUser: optional(memorySize),
+  /** The same, every user's together. */
+  unreadBytesTotal: optional(memorySize),
+});
+export type ConnectionLimits = Required<Infer<typeof connectionLimitsSchema>>;
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { perUser: 64, total: 1024, unreadBytesPerUser: 64 * 1024 ** 2, unreadBytesTotal: 512 * 1024 ** 2 };
+
+export function parseConnectionLimits(value: unknown, path = 'connections'): ConnectionLimits {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...connectionLimitsSchema.parse(value ?? {}, path) };
+  if (limits.perUser > limits.total) throw new ValidationError(`${path}.perUser`, `is ${limits.perUser}, more than ${path}.total (${limits.total}): one user could hold every connection`);
+  if (limits.unreadBytesPerUser > limits.unreadBytesTotal) throw new ValidationError(`${path}.unreadBytesPerUser`, `is ${limits.unreadBytesPerUser} bytes, more than ${path}.unreadBytesTotal (${limits.unreadBytesTotal})`);
+  return limits;
+}
+
 export const daemonConfigSchema = object({
   /** Members of this group may act on anyone's jobs and change the box (root always may). */
   adminGroup: optional(accountName),
@@ -76,6 +98,7 @@ export const daemonConfigSchema = object({
   policy: optional(labPolicySchema),
   /** Park a managed job idle this long when a queued job needs its memory; it comes back on its next CUDA call. Absent or null: off. */
   autoParkIdleSeconds: optional(nullable(number({ integer: true, min: 10, max: 86_400, unit: 's' }))),
+  connections: optional(connectionLimitsSchema),
 });
 export type DaemonConfigInput = Infer<typeof daemonConfigSchema>;
 
@@ -94,6 +117,8 @@ export interface DaemonConfig {
   policy: LabPolicy;
   /** Idle memory given back after this long (auto-park); absent: off. */
   autoParkIdleSeconds?: number;
+  /** What each user's clients may hold of the daemon, and all of them together. */
+  connections: ConnectionLimits;
 }
 
 export const DEFAULT_LAB_POLICY: LabPolicy = {
@@ -129,6 +154,7 @@ export function parseDaemonConfig(value: unknown): DaemonConfig {
     metrics: input.metrics ?? null,
     policy: parseLabPolicy(input.policy ?? {}, 'policy'),
     ...(input.autoParkIdleSeconds ? { autoParkIdleSeconds: input.autoParkIdleSeconds } : {}),
+    connections: parseConnectionLimits(input.connections, 'connections'),
   };
 }
 

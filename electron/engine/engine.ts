@@ -30,6 +30,8 @@ export interface EngineHost {
   stop?: () => void;
   /** The browser console the host serves, with its token. */
   consoleUrl?: string;
+  /** What a user's connections to the engine's socket hold, against their bounds. */
+  connections?: (uid: number) => NonNullable<ApiResults['session.whoami']['connections']>;
 }
 
 const ALERTS_KEPT = 500;
@@ -79,6 +81,7 @@ export class Engine {
       engine: { kind: this.kind, owner: this.owner.user, pid: process.pid },
       otherEngines: otherUsersEngines(this.owner.uid),
       consoleUrl: caller.uid === this.owner.uid ? (this.host.consoleUrl ?? null) : null, // the URL carries the console's token
+      connections: this.host.connections?.(caller.uid) ?? null,
     }));
     this.dispatcher.register('engine.stop', (_params, caller) => this.requestStop(caller));
     this.dispatcher.register('sampler.setRate', ({ hz }, caller) => {

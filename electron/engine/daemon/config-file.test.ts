@@ -42,6 +42,7 @@ test('a good file: its values, and the defaults for what it leaves out', () => {
         limits: [{ maxGpus: 2 }, { group: 'students', maxMemory: '40G', maxHighPriorityJobs: 1 }, { user: 'alice', defaultPriority: 'best-effort' }],
         fairShare: { halfLifeHours: 72 },
       },
+      connections: { perUser: 16, unreadBytesPerUser: '16M' },
     }),
   );
   const said: string[] = [];
@@ -55,6 +56,7 @@ test('a good file: its values, and the defaults for what it leaves out', () => {
       fairShare: { enabled: true, halfLifeHours: 72 },
       idleHolders: { notifyAfterMinutes: 30, graceMinutes: 30, park: false },
     },
+    connections: { perUser: 16, total: 1024, unreadBytesPerUser: 16 * 1024 ** 2, unreadBytesTotal: 512 * 1024 ** 2 },
   });
   assert.deepEqual(said, [], 'a file that is there needs no remark');
 });
@@ -97,7 +99,7 @@ test('bad JSON: the file, line and column, and what is wrong there', () => {
 test('schema errors name the file and the key, one kind each', () => {
   const cases: Array<[unknown, string]> = [
     [{ policy: { limits: [{}, {}, { maxGpus: 99 }] } }, 'policy.limits[2].maxGpus: must be at most 64, got 99'],
-    [{ adminGrup: 'x' }, 'adminGrup: is not a known field (known: adminGroup, rateHz, metrics, policy, autoParkIdleSeconds)'],
+    [{ adminGrup: 'x' }, 'adminGrup: is not a known field (known: adminGroup, rateHz, metrics, policy, autoParkIdleSeconds, connections)'],
     [{ rateHz: '1' }, 'rateHz: must be a number, got "1"'],
     [{ rateHz: 50 }, 'rateHz: must be at most 10 Hz, got 50'],
     [{ adminGroup: 'gpu admins' }, 'adminGroup: must be a user or group name, got "gpu admins"'],
@@ -108,6 +110,10 @@ test('schema errors name the file and the key, one kind each', () => {
     [{ policy: { idleHolders: { park: 'yes' } } }, 'policy.idleHolders.park: must be true or false, got "yes"'],
     [{ policy: { fairShare: { halfLifeHours: 0 } } }, 'policy.fairShare.halfLifeHours: must be at least 0.1 hours, got 0'],
     [{ policy: { limits: [{ maxGpus: 1 }, { user: 'alice', group: 'students', maxGpus: 2 }] } }, 'policy.limits[1]: names both a user and a group: one entry is for one of them (or, naming neither, for everyone)'],
+    [{ connections: { perUser: 0 } }, 'connections.perUser: must be at least 1, got 0'],
+    [{ connections: { perUser: 2000 } }, 'connections.perUser: is 2000, more than connections.total (1024): one user could hold every connection'],
+    [{ connections: { unreadBytesPerUser: '2G' } }, 'connections.unreadBytesPerUser: is 2147483648 bytes, more than connections.unreadBytesTotal (536870912)'],
+    [{ connections: { unreadBytesTotal: 'lots' } }, 'connections.unreadBytesTotal: "lots" is not a memory size: use a positive number with K, M, G or T (powers of 1024), like 512M, 20G or 1.5G.'],
     [[{ adminGroup: 'x' }], 'the whole file must be an object, got [{"adminGroup":"x"}]'],
   ];
   for (const [value, expected] of cases) {
@@ -119,7 +125,7 @@ test('schema errors name the file and the key, one kind each', () => {
 test('keys only Object.prototype knows (__proto__, constructor, toString) are unknown fields, at the top and nested', () => {
   for (const key of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
     const top = errorOf(`{"rateHz": 1, "${key}": {"adminGroup": "everyone"}}`);
-    assert.equal(top.message, `${top.file}: ${key}: is not a known field (known: adminGroup, rateHz, metrics, policy, autoParkIdleSeconds)`);
+    assert.equal(top.message, `${top.file}: ${key}: is not a known field (known: adminGroup, rateHz, metrics, policy, autoParkIdleSeconds, connections)`);
     const nested = errorOf(`{"policy": {"limits": [{"user": "alice", "${key}": {"maxGpus": 64}}]}}`);
     assert.match(nested.message, new RegExp(`^${nested.file}: policy\\.limits\\[0\\]\\.${key}: is not a known field \\(known: user, group, maxGpus,`));
   }
@@ -152,7 +158,8 @@ test('the strict JSON reader gives what JSON.parse gives for valid text', () => 
 test('the default file loads back to the defaults, every key written out', () => {
   const text = defaultConfigText();
   assert.deepEqual(loadDaemonConfig(configFile(text)), parseDaemonConfig({}));
-  assert.deepEqual(Object.keys(JSON.parse(text)), ['adminGroup', 'rateHz', 'metrics', 'policy']);
+  assert.deepEqual(Object.keys(JSON.parse(text)), ['adminGroup', 'rateHz', 'metrics', 'policy', 'connections']);
+  assert.deepEqual(JSON.parse(text).connections, { perUser: 64, total: 1024, unreadBytesPerUser: '64M', unreadBytesTotal: '512M' }, 'sizes as an admin writes them');
   assert.deepEqual(Object.keys(JSON.parse(text).policy), ['limits', 'fairShare', 'idleHolders']);
 });
 

@@ -98,7 +98,8 @@ function memoryText(bytes: number): string | number {
 
 function configText(config: DaemonConfig): string {
   const policy = { ...config.policy, limits: config.policy.limits.map((l) => (l.maxMemory === undefined ? l : { ...l, maxMemory: memoryText(l.maxMemory) })) };
-  return JSON.stringify({ ...config, policy }, null, 2) + '\n';
+  const connections = { ...config.connections, unreadBytesPerUser: memoryText(config.connections.unreadBytesPerUser), unreadBytesTotal: memoryText(config.connections.unreadBytesTotal) };
+  return JSON.stringify({ ...config, policy, connections }, null, 2) + '\n';
 }
 
 function writeFileAtomic(file: string, text: string): void {

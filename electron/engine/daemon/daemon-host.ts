@@ -1,7 +1,7 @@
 // The box daemon: one engine for the whole box, run as root, every user a client on a unix
 // socket whose callers the kernel names. It never listens on TCP (browsers come through
 // each user's `gpushare console`). Managed jobs run as their users and outlive it.
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { DaemonConfig } from '../../../shared/lab-policy.js';
 import { Engine } from '../engine.js';
@@ -88,7 +88,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   try {
     const metricsAddress = options.metrics ?? (config.metrics === null ? null : parseMetricsAddress(config.metrics, 'metrics')); // the command line wins
     if (metricsAddress) metrics = await attachMetrics(engine, scheduler.scheduler, metricsAddress); // a port in use stops the start
-    socket = await listenOnSocket(engine, socketPath, { shared: true }); // last: the socket answers once every command is there
+    socket = await listenOnSocket(engine, socketPath, { shared: true, limits: config.connections, limitsFrom: configPath }); // last: the socket answers once every command is there
   } catch (error) {
     await metrics?.close();
     await scheduler.stop();
@@ -97,6 +97,9 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
     throw error;
   }
   engine.start();
+  const files = openFileLimit();
+  if (files !== null && files < config.connections.total + RESERVED_FILES)
+    say(`connections.total (${config.connections.total}) leaves fewer than ${RESERVED_FILES} of the daemon's ${files} open files (its limit, LimitNOFILE in the unit) for its store, jobs and logs: lower it in ${configPath} or raise the limit.`);
   const simulated = backend.simulated ? ` on SIMULATED GPUs (scenario ${backend.simulated.scenario})` : '';
   say(`gpushare daemon: listening on ${socket.path}${simulated}; store ${dbPath}; config ${configPath}; administrators: root and group ${config.adminGroup}.`);
   if (metrics) say(`Metrics for Prometheus: ${metrics.url}`);
@@ -117,6 +120,19 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
       backend.close();
     },
   };
+}
+
+/** Descriptors the daemon keeps for itself beyond its clients' connections (store, gate files, job logs, pipes). */
+const RESERVED_FILES = 256;
+
+/** The daemon's soft limit on open files (Node raises it to the hard limit at start), or null where unknown. */
+function openFileLimit(): number | null {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    return soft === undefined ? null : Number(soft);
+  } catch {
+    return null;
+  }
 }
 
 /** The store keeps every submitter's environment for jobs still to start: root's alone (SQLite gives its -wal and -shm the same mode). */

@@ -10,6 +10,8 @@ export interface ClientLine {
   buffered(): number;
   write(line: string): void;
   disconnect(): void;
+  /** Before a line is written: room made for it among the other clients (false: this one is disconnected instead). */
+  makeRoom?(bytes: number): boolean;
 }
 
 /** What one client's outbox has been through: how far behind it fell, what it was spared. */
@@ -27,6 +29,8 @@ export interface Outbox {
   send(line: string): void;
   /** The transport wrote out what it held: send the latest state events held back. */
   drained(): void;
+  /** Disconnect the client now, with the reason logged; nothing more is sent. */
+  disconnect(reason: string): void;
   stats(): OutboxStats;
 }
 
@@ -40,15 +44,17 @@ export function boundedOutbox(who: string, client: ClientLine): Outbox {
   let disconnected = false;
   let peakUnread = 0;
   let dropped = 0;
+  const disconnect = (reason: string): void => {
+    if (disconnected) return;
+    disconnected = true;
+    held.clear();
+    console.error(`gpushare: ${who} was disconnected: ${reason}.`);
+    client.disconnect();
+  };
   const write = (line: string): void => {
     const unread = client.buffered();
-    if (unread > 0 && unread + line.length > STUCK_CLIENT_BYTES) {
-      disconnected = true;
-      held.clear();
-      console.error(`gpushare: ${who} was disconnected: it left ${unread} bytes unread (the bound is ${STUCK_CLIENT_BYTES}).`);
-      client.disconnect();
-      return;
-    }
+    if (unread > 0 && unread + line.length > STUCK_CLIENT_BYTES) return disconnect(`it left ${unread} bytes unread (the bound is ${STUCK_CLIENT_BYTES})`);
+    if (client.makeRoom && !client.makeRoom(line.length)) return; // disconnected by the ledger, which said why
     client.write(line);
     peakUnread = Math.max(peakUnread, client.buffered());
   };
@@ -74,6 +80,7 @@ export function boundedOutbox(who: string, client: ClientLine): Outbox {
     drained() {
       if (!disconnected) flushHeld();
     },
+    disconnect,
     stats: () => ({ who, peakUnread, dropped, disconnected }),
   };
 }

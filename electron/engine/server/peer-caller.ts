@@ -4,10 +4,10 @@ import type { Socket } from 'node:net';
 import { groupId, isNamedAccount, lookupAccount } from '../accounts.js';
 import type { Caller } from '../api/dispatcher.js';
 import type { BoxRights } from '../api/rights.js';
-import { peerIdentity, systemGroups } from './peer-credentials.js';
+import { peerIdentity, systemGroups, type PeerIdentity } from './peer-credentials.js';
 
-export function callerOfPeer(socket: Socket, rights: BoxRights): Caller {
-  const { pid, uid, gid } = peerIdentity(socket);
+export function callerOfPeer(socket: Socket, rights: BoxRights, identity: PeerIdentity = peerIdentity(socket)): Caller {
+  const { pid, uid, gid } = identity;
   const account = lookupAccount(uid);
   const groups = isNamedAccount(account) ? systemGroups(account.name, gid) : [gid]; // no name: no login to ask about
   const adminGid = rights.adminGroup ? groupId(rights.adminGroup) : null;

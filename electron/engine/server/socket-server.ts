@@ -6,18 +6,32 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ensurePrivateDir, runtimeDir } from '../paths.js';
 import type { Engine } from '../engine.js';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../../../shared/lab-policy.js';
+import { lookupAccount } from '../accounts.js';
+import { ClientLedger, type ConnectionUse, type LedgerClient } from './client-ledger.js';
 import { callerOfPeer } from './peer-caller.js';
-import { boundedOutbox, type Outbox, type OutboxStats } from './outbox.js';
+import { peerIdentity } from './peer-credentials.js';
+import { boundedOutbox, SLOW_CLIENT_BYTES, type Outbox, type OutboxStats } from './outbox.js';
 import { readLines } from './read-lines.js';
 import { MAX_REQUEST_BYTES, openSession, parseMessage, wireLine } from './session.js';
 
 export const defaultSocketPath = (): string => process.env.GPUSHARE_SOCKET ?? join(runtimeDir(), 'engine.sock');
 
-const refusal = (message: string): string => JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'invalid-request', message } }) + '\n';
+const refusal = (message: string, code = 'invalid-request'): string => JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code, message } }) + '\n';
+
+/** Refused connections kept open at most this long, and this many at once, so that their clients read why. */
+const REFUSAL_GRACE_MS = 2000;
+const MAX_LINGERING = 64;
+/** Requests of one connection being answered at once; the next wait, unparsed, and the socket is not read meanwhile. */
+const MAX_IN_FLIGHT = 32;
 
 export interface SocketOptions {
   /** Every local user may connect (the box daemon); default: only the engine's user. */
   shared?: boolean;
+  /** What each user's clients may hold (connections, unread bytes), and all together; default DEFAULT_CONNECTION_LIMITS. */
+  limits?: ConnectionLimits;
+  /** Where the limits are set, for the messages that name their keys (the daemon's config file). */
+  limitsFrom?: string;
 }
 
 /**
@@ -32,6 +46,8 @@ export interface SocketServer {
   path: string;
   /** Each connected client's outbox: how far behind it is, what it was spared. */
   clients(): OutboxStats[];
+  /** What one user's connections hold now, against the bounds. */
+  connectionsOf(uid: number): ConnectionUse;
   close(): Promise<void>;
 }
 
@@ -43,33 +59,91 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
   await refuseBesideRunningEngine(path);
   if (existsSync(path)) unlinkSync(path); // left behind by an engine that was killed
   const sockets = new Map<Socket, Outbox>();
+  let lingering = 0; // refused connections given a moment to read why
+  const ledger = new ClientLedger(options.limits ?? DEFAULT_CONNECTION_LIMITS, options.limitsFrom ?? null);
+  engine.setHost({ connections: (uid) => ledger.use(uid) });
   const server: Server = createServer((socket) => {
     socket.on('error', () => undefined); // a client that vanished mid-write, even one refused below
+    const refuse = (code: string, message: string): void => {
+      if (lingering >= MAX_LINGERING) return void socket.end(refusal(message, code), () => socket.destroy());
+      // the client's first request may still be on its way: read and drop it, so its write does not fail before it reads why
+      lingering++;
+      const gone = setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS);
+      socket.once('close', () => {
+        lingering--;
+        clearTimeout(gone);
+      });
+      socket.end(refusal(message, code));
+      socket.resume();
+    };
     let caller;
     try {
-      caller = callerOfPeer(socket, engine.rights);
+      const identity = peerIdentity(socket);
+      // before anything else is spent on it: the uid alone says whether it is over its bound
+      const over = ledger.refusal(identity.uid, () => lookupAccount(identity.uid).name);
+      if (over) return refuse('conflict', over);
+      caller = callerOfPeer(socket, engine.rights, identity);
     } catch (error) {
-      socket.end(JSON.stringify({ kind: 'response', id: -1, ok: false, error: { code: 'forbidden', message: `gpushare could not tell who connected (${error instanceof Error ? error.message : String(error)}), so it answers nothing.` } }) + '\n');
-      return;
+      return refuse('forbidden', `gpushare could not tell who connected (${error instanceof Error ? error.message : String(error)}), so it answers nothing.`);
     }
+    const client: LedgerClient = {
+      uid: caller.uid,
+      user: caller.user,
+      unread: () => socket.writableLength,
+      evict: (reason) => outbox.disconnect(reason),
+    };
     const outbox = boundedOutbox(`the socket client ${caller.user} (uid ${caller.uid}, pid ${caller.pid ?? 'unknown'})`, {
       buffered: () => socket.writableLength,
       write: (line) => socket.write(line),
-      disconnect: () => socket.destroy(),
+      disconnect: () => {
+        ledger.remove(client);
+        socket.destroy();
+      },
+      makeRoom: (bytes) => ledger.makeRoom(client, bytes),
     });
+    ledger.add(client);
     sockets.set(socket, outbox);
-    socket.on('drain', () => outbox.drained());
-    const reply = (line: string): void => {
-      if (!socket.destroyed && !socket.writableEnded) outbox.send(line);
-    };
-    const session = openSession(engine, caller, (message) => reply(wireLine(message)));
+    // Flow control: a client's requests are taken a few at a time (the rest of what was read waits as text), and
+    // its socket is not read while any wait or while it leaves more than SLOW_CLIENT_BYTES unread: the rest waits in the kernel.
     let refused = false;
+    let inFlight = 0;
+    let queued: string[] = [];
+    let next = 0;
+    const flow = (): void => {
+      const hold = refused || next < queued.length || socket.writableLength > SLOW_CLIENT_BYTES;
+      if (hold && !socket.isPaused()) socket.pause();
+      else if (!hold && socket.isPaused()) socket.resume();
+    };
+    socket.on('drain', () => {
+      ledger.drained(client);
+      outbox.drained();
+      flow();
+    });
+    const reply = (line: string): void => {
+      if (socket.destroyed || socket.writableEnded) return;
+      outbox.send(line);
+      flow();
+    };
+    const take = (line: string): void => {
+      const parsed = parseMessage(line, 'line');
+      if (!parsed.ok) return reply(JSON.stringify(parsed.refusal) + '\n');
+      const m = parsed.message as { kind?: unknown; events?: unknown } | null;
+      if (!(m?.kind === 'subscribe' && Array.isArray(m.events))) inFlight++; // answered once, now or later
+      session.receive(parsed.message);
+    };
+    const session = openSession(engine, caller, (message) => {
+      if (message.kind === 'response') inFlight--;
+      reply(wireLine(message));
+      while (inFlight < MAX_IN_FLIGHT && next < queued.length && !refused) take(queued[next++]);
+      if (next === queued.length && next > 0) [queued, next] = [[], 0];
+      flow();
+    });
     const lines = readLines(socket, (text) => {
       const line = text.trim();
       if (refused || !line) return;
-      const parsed = parseMessage(line, 'line');
-      if (parsed.ok) session.receive(parsed.message);
-      else reply(JSON.stringify(parsed.refusal) + '\n');
+      if (inFlight < MAX_IN_FLIGHT && next === queued.length) return take(line);
+      queued.push(line);
+      flow();
     });
     socket.on('data', () => {
       if (refused || lines.pending() <= MAX_REQUEST_BYTES) return;
@@ -81,6 +155,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
     socket.on('close', () => {
       session.close();
       sockets.delete(socket);
+      ledger.remove(client);
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -91,6 +166,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
   return {
     path,
     clients: () => [...sockets.values()].map((outbox) => outbox.stats()),
+    connectionsOf: (uid) => ledger.use(uid),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets.keys()) s.destroy();
