@@ -3,13 +3,19 @@
 // fixed seed: mutated params for every API method, mutated envelopes and JSON, invalid UTF-8, oversized messages,
 // odd URLs, and each crash issue 16 found. It never dies, refuses each bad request with a well-formed error,
 // changes no state for them (its jobs, MPS, lab policy, audited successes), and its memory stays bounded.
+// Then (root only) the box daemon's socket as a non-admin user the test creates, beside her own idle,
+// never-reading and crowding connections: no death, every reply well-formed, and her connections, her
+// unread bytes and the daemon's memory within their bounds (counts and bytes, never time).
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import WebSocket from 'ws';
+import { isRoot, LabBox, type LabUser } from '../daemon/testing/lab-box.js';
+import { crowd } from '../daemon/testing/socket-crowd.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { startEngineChild, type EngineChild } from './testing/engine-child.js';
 import { changesState, FUZZ_JOB, httpCases, wireCases, type WireCase } from './testing/fuzz-cases.js';
@@ -209,3 +215,125 @@ function stuckGuard(): { stuck: Promise<'stuck'>; cancel(): void } {
   const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(() => resolve('stuck'), STUCK_MS)));
   return { stuck, cancel: () => clearTimeout(timer) };
 }
+
+const DAEMON_CASES = 600;
+const DAEMON_LIMITS = { perUser: 16, unreadBytesPerUser: 8 * 1024 * 1024 };
+/** One line past a bound: the line that crosses it is written whole to a client that has read everything. */
+const LINE_SLACK = 2 * 1024 * 1024;
+const SKIP_DAEMON = isRoot() ? false : 'needs root: the box daemon runs as root and the test creates its user (CI runs as root)';
+
+// Runs as the user: a unix socket whose every connection it relays, byte for byte, to the daemon's socket,
+// so the test's probe (root) reaches the daemon as that user.
+const BRIDGE = `
+const net = require('node:net');
+const [listenPath, daemonPath] = process.argv.slice(1);
+net.createServer((c) => {
+  const d = net.connect(daemonPath);
+  c.pipe(d); d.pipe(c);
+  const end = () => { c.destroy(); d.destroy(); };
+  for (const s of [c, d]) { s.on('error', end); s.on('close', end); }
+}).listen(listenPath, () => process.stdout.write('ready\\n'));
+process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`;
+
+/** A bridge as `user` listening in a folder of theirs; resolves with its path once it listens. */
+async function bridgeAs(box: LabBox, user: LabUser): Promise<{ path: string; end(): Promise<void> }> {
+  const dir = join(box.dir, 'bridge');
+  mkdirSync(dir, { mode: 0o700 });
+  chownSync(dir, user.uid, user.gid);
+  const path = join(dir, 'relay.sock');
+  const child = spawn('setpriv', ['--reuid', String(user.uid), '--regid', String(user.gid), '--init-groups', process.execPath, '-e', BRIDGE, path, box.socketPath], { cwd: '/', stdio: ['pipe', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the bridge as ${user.name} exited (${code})`)));
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    path,
+    end: () => {
+      child.stdin!.end();
+      return exited;
+    },
+  };
+}
+
+test('fuzz on the box daemon as a non-admin user it creates, beside her idle, never-reading and crowding connections: no death, well-formed refusals, and her connections, her unread bytes and the daemon\'s memory within their bounds', { skip: SKIP_DAEMON, timeout: 600_000 }, async (t) => {
+  const box = new LabBox(`fz${process.pid % 10000}`);
+  const ends: Array<() => unknown> = [];
+  t.after(async () => {
+    for (const end of ends.reverse()) await end(); // her clients first: a user with processes left is not removed
+    await box.dispose();
+  });
+  const mallory = box.user('mallory');
+  await box.start({ rateHz: 2, connections: DAEMON_LIMITS }, 'a100-40gb');
+  const pid = box.daemon!.pid!;
+  const rss = (): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+  const bridge = await bridgeAs(box, mallory);
+  ends.push(() => bridge.end());
+  type Use = { open: number; maxOpen: number | null; unreadBytes: number; maxUnreadBytes: number };
+  const uses: Use[] = [];
+  const sample = async (): Promise<void> => {
+    const use = (await box.ok(mallory, 'session.whoami', {})).connections as Use;
+    uses.push(use);
+  };
+
+  // beside the fuzz, all along: idle connections (half her bound) and one subscribed to everything that never reads
+  const idle = crowd(box, mallory, { count: DAEMON_LIMITS.perUser / 2, read: true });
+  const deaf = crowd(box, mallory, { count: 1, read: false, subscribe: ['snapshot', 'jobs', 'alert', 'conditions'] });
+  ends.push(() => Promise.all([idle.end(), deaf.end()]));
+  assert.equal((await idle.report).served, DAEMON_LIMITS.perUser / 2);
+  await deaf.report;
+  const rssBefore = rss();
+
+  const probe = socketProbe(bridge.path);
+  const failures: string[] = [];
+  let crash: string | null = null;
+  for (const [i, c] of wireCases(seededRandom(SEED + 1), DAEMON_CASES, { tenMegabytes: false }).entries()) {
+    const guard = stuckGuard();
+    const exchange = await Promise.race([probe.exchange(c.payload), guard.stuck]).catch((error: Error) => error);
+    guard.cancel();
+    if (box.daemon!.exitCode !== null || box.daemon!.signalCode !== null) crash = `the daemon exited after ${c.label}`;
+    else if (exchange === 'stuck') crash = `it stopped answering after ${c.label}`;
+    else if (exchange instanceof Error) crash = `no connection after ${c.label}: ${exchange.message}`;
+    if (crash) break;
+    const wrong = judge(c, exchange as Exchange, 'unix socket');
+    if (wrong) failures.push(`${c.label}: ${wrong}`);
+    if (i % 100 === 0) await sample();
+  }
+  probe.close();
+  assert.equal(crash, null, `${crash}\n${box.output.slice(-4000)}`);
+
+  // then she crowds: 40 more connections, then 6 that ask 200 times for a large answer and never read
+  const more = crowd(box, mallory, { count: 40, read: true });
+  const crowded = await more.report;
+  uses.push((crowded.last as { connections: Use }).connections); // what her last served one was told: she has no room left to ask
+  await more.end();
+  // an answer of ~120 KB she may ask for as often as she likes: her own finished job's arguments
+  const bulky = await box.ok(mallory, 'jobs.submit', { argv: ['/bin/false', 'x'.repeat(120_000)], cwd: '/', gpu: 0 });
+  for (let i = 0; (await box.ok(mallory, 'jobs.list', { includeFinished: true })).find((j) => j.id === bulky.id)?.state !== 'failed'; i++) {
+    if (i === 200) assert.fail(`${bulky.id} never ended`);
+    await sleep(100);
+  }
+  const unread = crowd(box, mallory, { count: 6, read: false, repeat: 200, request: { method: 'jobs.list', params: { includeFinished: true } } });
+  ends.push(() => unread.end());
+  await unread.report;
+  for (let i = 0; i < 20; i++) {
+    await sample();
+    await sleep(250);
+  }
+  const grown = rss() - rssBefore;
+  const peakOpen = Math.max(...uses.map((u) => u.open));
+  const peakUnread = Math.max(...uses.map((u) => u.unreadBytes));
+  const refusedCount = Object.values(crowded.refused).reduce((a, b) => a + b, 0) + Object.values(crowded.errors).reduce((a, b) => a + b, 0);
+  process.stdout.write(
+    `# daemon fuzz as ${mallory.name} (seed ${(SEED + 1).toString(16)}): ${DAEMON_CASES} cases, ${failures.length} wrong replies; her crowd of 40: ${crowded.served} served, ${refusedCount} refused; ` +
+      `her connections at most ${peakOpen} (bound ${DAEMON_LIMITS.perUser}), unread at most ${(peakUnread / 2 ** 20).toFixed(1)} MiB (bound ${DAEMON_LIMITS.unreadBytesPerUser / 2 ** 20} MiB) over ${uses.length} samples; daemon RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> ${(rss() / 2 ** 20).toFixed(0)} MiB\n`,
+  );
+  for (const failure of failures.slice(0, 30)) process.stdout.write(`# daemon fuzz failure: ${failure}\n`);
+  assert.deepEqual(failures, [], `${failures.length} replies were wrong`);
+  assert.ok(uses.every((u) => u.maxOpen === DAEMON_LIMITS.perUser && u.maxUnreadBytes === DAEMON_LIMITS.unreadBytesPerUser), 'whoami names her bounds');
+  assert.ok(peakOpen <= DAEMON_LIMITS.perUser, `she held ${peakOpen} connections`);
+  assert.ok(crowded.served + DAEMON_LIMITS.perUser / 2 + 1 <= DAEMON_LIMITS.perUser, `her crowd got ${crowded.served} more served beside the ${DAEMON_LIMITS.perUser / 2 + 1} she held`);
+  assert.ok(refusedCount > 0, 'the rest of her crowd was refused');
+  assert.ok(peakUnread <= DAEMON_LIMITS.unreadBytesPerUser + LINE_SLACK, `her connections held ${peakUnread} bytes unread`);
+  assert.ok(grown < RSS_GROWTH_BOUND, `the daemon grew by ${(grown / 2 ** 20).toFixed(1)} MB`);
+});

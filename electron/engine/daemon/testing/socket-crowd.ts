@@ -9,6 +9,8 @@ export interface CrowdOptions {
   /** The request line each connection sends (default session.whoami); sent `repeat` times. */
   request?: { method: string; params: unknown };
   repeat?: number;
+  /** Events each connection subscribes to first (none by default). */
+  subscribe?: string[];
   /** Read the answers (a well-behaved client) or never read anything (paused from the start). */
   read: boolean;
 }
@@ -57,7 +59,8 @@ const open = (tries) => {
   });
   s.on('connect', () => {
     connected = true; inFlight--; sockets.push(s); more();
-    let batch = ''; for (let i = 1; i <= o.repeat; i++) batch += line(i);
+    let batch = o.subscribe ? JSON.stringify({ kind: 'subscribe', events: o.subscribe }) + '\\n' : '';
+    for (let i = 1; i <= o.repeat; i++) batch += line(i);
     s.write(batch);
     if (!o.read) { s.pause(); report.served++; return finish(); }
     s.setEncoding('utf8');
