@@ -133,6 +133,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
     };
     const session = openSession(engine, caller, (message) => {
       if (message.kind === 'response') inFlight--;
+      if (socket.destroyed || socket.writableEnded) return; // disconnected: its answers are not even written out
       reply(wireLine(message));
       while (inFlight < MAX_IN_FLIGHT && next < queued.length && !refused) take(queued[next++]);
       if (next === queued.length && next > 0) [queued, next] = [[], 0];
