@@ -24,6 +24,8 @@ const REFUSAL_GRACE_MS = 2000;
 const MAX_LINGERING = 64;
 /** Requests of one connection being answered at once; the next wait, unparsed, and the socket is not read meanwhile. */
 const MAX_IN_FLIGHT = 32;
+/** A connection's next request waits while it leaves more than this unread: its answer would only add to what it does not read. */
+const TAKE_UNREAD_BYTES = 1024 * 1024;
 
 export interface SocketOptions {
   /** Every local user may connect (the box daemon); default: only the engine's user. */
@@ -103,8 +105,9 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
     });
     ledger.add(client);
     sockets.set(socket, outbox);
-    // Flow control: a client's requests are taken a few at a time (the rest of what was read waits as text), and
-    // its socket is not read while any wait or while it leaves more than SLOW_CLIENT_BYTES unread: the rest waits in the kernel.
+    // Flow control: a client's requests are taken a few at a time, and none while it leaves more than TAKE_UNREAD_BYTES
+    // unread (the rest of what was read waits as text); its socket is not read while any wait or while it leaves more
+    // than SLOW_CLIENT_BYTES unread: the rest waits in the kernel.
     let refused = false;
     let inFlight = 0;
     let queued: string[] = [];
@@ -114,10 +117,16 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       if (hold && !socket.isPaused()) socket.pause();
       else if (!hold && socket.isPaused()) socket.resume();
     };
+    const mayTake = (): boolean => !refused && inFlight < MAX_IN_FLIGHT && socket.writableLength <= TAKE_UNREAD_BYTES;
+    const pump = (): void => {
+      while (next < queued.length && mayTake()) take(queued[next++]);
+      if (next === queued.length && next > 0) [queued, next] = [[], 0];
+      flow();
+    };
     socket.on('drain', () => {
       ledger.drained(client);
       outbox.drained();
-      flow();
+      pump();
     });
     const reply = (line: string): void => {
       if (socket.destroyed || socket.writableEnded) return;
@@ -135,14 +144,12 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       if (message.kind === 'response') inFlight--;
       if (socket.destroyed || socket.writableEnded) return; // disconnected: its answers are not even written out
       reply(wireLine(message));
-      while (inFlight < MAX_IN_FLIGHT && next < queued.length && !refused) take(queued[next++]);
-      if (next === queued.length && next > 0) [queued, next] = [[], 0];
-      flow();
+      pump();
     });
     const lines = readLines(socket, (text) => {
       const line = text.trim();
       if (refused || !line) return;
-      if (inFlight < MAX_IN_FLIGHT && next === queued.length) return take(line);
+      if (next === queued.length && mayTake()) return take(line);
       queued.push(line);
       flow();
     });
