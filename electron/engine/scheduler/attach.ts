@@ -168,7 +168,10 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     executor: migExecutor,
     gpuCount: () => engine.backend.nvml.deviceCount(),
     rights: engine.rights,
-    changed: (gpu) => engine.sampler.invalidateDescription(gpu),
+    changed: (gpu) => {
+      engine.sampler.invalidateDescription(gpu);
+      engine.sampler.sampleNow(); // the next command already sees the new slices (a job for one, say), not the next tick
+    },
   });
   const off = engine.sampler.onSnapshot((snapshot) => scheduler.evaluate(snapshot));
   if (recovered.length > 0) {

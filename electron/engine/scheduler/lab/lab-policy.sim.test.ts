@@ -28,6 +28,15 @@ function rig(name: string, options: Partial<AttachSchedulerOptions>) {
   return schedulerRig({ driver, nvml, dir }, name, options, cleanups);
 }
 
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const fakejob = (t: TestContext, args: string[]): FakejobHandle => fakejobFor(t, driver, args);
 
 test('a job over the user\'s GPU limit waits with the rule on its card, and starts when their other job ends', async () => {
@@ -49,6 +58,8 @@ test('a job over the user\'s GPU limit waits with the rule on its card, and star
   assert.equal(started.gpu, 1);
   assert.equal((await r.job(j1.id))?.state === 'running', false);
   await r.engine.call('jobs.terminate', { job: j2.id });
+  // gone before the next test's engine looks at the same simulated GPUs (else it lists the dying job as a process of its own)
+  await r.until('j2 exited', async () => !isAlive(started.pid!) || undefined);
 });
 
 test('a job whose quota is more than its user may hold is refused at submit, and nothing is queued', async () => {
