@@ -52,12 +52,15 @@ export const PRIORITY_RANK: Record<Priority, number> = { high: 0, normal: 1, 'be
 export class JobTable {
   private readonly records = new Map<string, JobRecord>();
   private nextManaged = 1;
+  /** Rows handed out by all(), live() and list() since the engine started: what a command or an evaluation costs, counted. */
+  rowsVisited = 0;
 
   get(id: string): JobRecord | undefined {
     return this.records.get(id);
   }
 
   all(): JobRecord[] {
+    this.rowsVisited += this.records.size;
     return [...this.records.values()];
   }
 

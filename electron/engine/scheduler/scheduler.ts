@@ -147,6 +147,7 @@ export class Scheduler {
       return;
     }
     this.evaluating = true;
+    this.counters.evaluations++;
     try {
       this.evaluateOnce(snapshot);
     } finally {
