@@ -77,6 +77,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
     usage: store, // fair share and the high-priority hours read recent usage from it
     persistPolicy: (policy) => writeDaemonConfig(configPath, { ...config, policy }),
     autoPark: config.autoParkIdleSeconds ? { idleMs: config.autoParkIdleSeconds * 1000 } : null,
+    maxQueuedPerUser: config.maxQueuedJobsPerUser,
   });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
   registerSettingsCommands(engine.dispatcher, perUserFiles(join(dirname(dbPath), 'preferences'))); // each user's console choices, root's files

@@ -67,6 +67,8 @@ export interface AttachSchedulerOptions {
   usage?: UsageSource;
   /** Idle managed jobs give their memory to queued jobs and take it back on their next launch; absent: off. */
   autoPark?: AutoParkPolicy | null;
+  /** Jobs one user may have queued at once (the daemon's maxQueuedJobsPerUser); absent or null: no cap. */
+  maxQueuedPerUser?: number | null;
   /** The lab policy's clock (tests). */
   labClock?: () => number;
 }
@@ -152,6 +154,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     persist: jobStore ? (record) => keep(record) : undefined,
     lab: options.labPolicy ? new LabPolicyEnforcer({ policy: options.labPolicy, persist: options.persistPolicy, usage: options.usage, now: options.labClock }) : null,
     autoPark: options.autoPark,
+    maxQueuedPerUser: options.maxQueuedPerUser,
     parkRequests: options.autoPark && gate ? new ParkRequests(join(runDir, 'park')) : null,
   });
   skipUsedJobIds(scheduler, logDir);

@@ -37,7 +37,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   const table = scheduler.table;
   const view = (r: JobRecord): JobView => structuredClone(r.view);
   const after = (r: JobRecord): JobView => {
-    scheduler.evaluate();
+    scheduler.requestEvaluation(); // shared with the other commands of the next moments: never a pass over the queue per command
     scheduler.changed();
     return view(r);
   };
@@ -208,7 +208,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (!r.view.managed && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `${job} is a process gpushare did not start: only managed jobs can be given a mode.`);
     const placed = spatial({ mode, mpsSharePercent, migSlice }, r.view.requestedGpu, job);
     if (mode === 'exclusive' && r.view.state !== 'queued') {
-      const others = table.live().filter((o) => o !== r && o.view.state !== 'queued' && o.view.gpu === r.view.gpu);
+      const others = table.placed().filter((o) => o !== r && o.view.gpu === r.view.gpu);
       if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${r.view.gpu} also runs ${others.map((o) => o.view.id).join(', ')}.`);
     }
     const moveToSlice = mode === 'mig' && r.view.state === 'queued' ? { requestedGpu: placed.gpu, gpu: placed.gpu === 'auto' ? null : placed.gpu } : {};
