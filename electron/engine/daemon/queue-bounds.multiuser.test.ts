@@ -11,12 +11,14 @@ const SKIP = isRoot() ? false : 'needs root: the box daemon runs as root and the
 let box: LabBox;
 let alice: LabUser;
 let mallory: LabUser;
+let eve: LabUser;
 
 before(async () => {
   if (SKIP) return;
   box = new LabBox(String(process.pid % 100000));
   alice = box.user('alice');
   mallory = box.user('mallory');
+  eve = box.user('eve');
   await box.start({ adminGroup: box.group('admins'), rateHz: 2 }); // no maxQueuedJobsPerUser: the default
 });
 after(async () => {
@@ -48,4 +50,34 @@ test("past 100 queued jobs of hers, mallory's next submission is refused naming 
     again.map((o) => (o.ok ? 'ok' : o.error.code)),
     ['ok', 'forbidden'],
   );
+});
+
+test("what the daemon keeps of a job is bounded: argv and environment at submission, the argv it shows, its finished jobs in jobs.list (finding 9)", { skip: SKIP }, async () => {
+  const huge = await box.call(eve, 'jobs.submit', { argv: ['/bin/false', 'x'.repeat(100_000), 'y'.repeat(100_000), 'z'.repeat(100_000)], cwd: '/tmp', gpu: 'auto' });
+  assert.deepEqual(huge.ok ? 'accepted' : [huge.error.code, huge.error.message], ['invalid-request', 'The job was not submitted: its arguments and environment come to 300,014 bytes, and a job may have at most 262,144 (256 KiB). Put long inputs in a file and pass its path. Nothing was started.']);
+
+  const long = 'a'.repeat(120_000);
+  const submitted = await box.calls(eve, Array.from({ length: 20 }, () => ({ method: 'jobs.submit', params: { argv: ['/bin/false', '--token', long], cwd: '/tmp', gpu: 'auto' } }) as WireRequest));
+  assert.ok(submitted.every((o) => o.ok), JSON.stringify(submitted.find((o) => !o.ok)));
+  const ids = submitted.map((o) => (o.ok ? (o.result as { id: string }).id : ''));
+  const hers = async () => (await box.ok(alice, 'jobs.list', { includeFinished: true })).filter((j) => ids.includes(j.id));
+  for (let i = 0; i < 100 && (await hers()).some((j) => j.state !== 'failed'); i++) await new Promise((r) => setTimeout(r, 100));
+  const views = await hers();
+  assert.equal(views.length, 20);
+  assert.ok(views.every((j) => j.state === 'failed'), 'each ran and failed (exit 1)');
+  const shown = views[0];
+  assert.ok(shown.argv.join(' ').length <= 4096, `the argv shown is cut to 4 KiB, not ${shown.argv.join(' ').length} bytes`);
+  assert.deepEqual(shown.argv.slice(0, 2), ['/bin/false', '--token']);
+  assert.deepEqual(shown.argvCut, { arguments: 3, bytes: 120_019 }, 'with its full length noted');
+  const answer = JSON.stringify(views).length;
+  assert.ok(answer < 20 * 8192, `jobs.list holds ${answer} bytes for 20 finished jobs of 120 KB arguments`);
+
+  // the job itself runs with its whole argv
+  const whole = await box.ok(eve, 'jobs.submit', { argv: ['/bin/sh', '-c', '[ ${#1} -eq 120000 ]', 'sh', long], cwd: '/tmp', gpu: 'auto' });
+  let state = whole.state;
+  for (let i = 0; i < 100 && state !== 'finished' && state !== 'failed'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    state = (await box.ok(eve, 'jobs.list', { includeFinished: true })).find((j) => j.id === whole.id)!.state;
+  }
+  assert.equal(state, 'finished', 'its $1 had all 120,000 bytes (exit 0)');
 });

@@ -133,7 +133,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
       (error: unknown) => {
         if (keepFailed) return;
         keepFailed = true; // one alert per onset
-        const message = `Jobs are not being kept on disk, so they would not survive an engine restart: ${error instanceof Error ? error.message : String(error)}`;
+        const message = `Job changes are not being written to disk (kept in memory and retried until they are; a restart before that would bring jobs back as they were last written): ${error instanceof Error ? error.message : String(error)}`;
         engine.raiseAlert({ kind: 'failed', severity: 'error', gpu: null, jobId: record.view.id, message });
       },
     );
@@ -211,13 +211,13 @@ async function restoreJobs(scheduler: Scheduler, jobStore: JobStore): Promise<vo
 }
 
 function keptJob(record: JobRecord): KeptJob {
-  const { view, executable, launchEnv, runAs, startTicks, slot, parked, originalNice } = record;
-  return { view, executable, launchEnv, runAs, startTicks, slot, parked, originalNice };
+  const { view, executable, launchEnv, launchArgv, runAs, startTicks, slot, parked, originalNice } = record;
+  return { view, executable, launchEnv, launchArgv, runAs, startTicks, slot, parked, originalNice };
 }
 
 function restoredRecord(kept: KeptJob): Partial<JobRecord> {
-  const { executable, launchEnv, runAs, startTicks, slot, parked, originalNice } = kept;
-  return { executable, launchEnv, runAs, startTicks, slot, parked, originalNice };
+  const { executable, launchEnv, launchArgv, runAs, startTicks, slot, parked, originalNice } = kept;
+  return { executable, launchEnv, launchArgv: launchArgv ?? null, runAs, startTicks, slot, parked, originalNice }; // an earlier engine's record may have none
 }
 
 /** Job ids continue after the logs already there (each user's folder too), so a restarted engine never reuses j12.log. */

@@ -34,6 +34,8 @@ export interface JobRecord {
   /** Managed jobs: argv[0] resolved at submission, the environment and the account to start it with. */
   executable: string | null;
   launchEnv: Record<string, string>;
+  /** The whole argv to start it with, where the view shows it cut (argv-bounds.ts); null: the view's is whole. */
+  launchArgv: string[] | null;
   runAs: Account | null;
   /** Set while parked: where its memory goes back to. */
   parked: ParkedJob | null;
@@ -48,7 +50,7 @@ export interface JobRecord {
 
 /** Finished jobs kept in the live table (the store keeps them all for reports): the newest, by count and by size. */
 export const FINISHED_KEPT = 500;
-export const FINISHED_KEPT_BYTES = 8 * 1024 * 1024;
+export const FINISHED_KEPT_BYTES = 4 * 1024 * 1024;
 export const PRIORITY_RANK: Record<Priority, number> = { high: 0, normal: 1, 'best-effort': 2 };
 
 /** Where a job sits: waiting, on its GPU (or on its way), or ended. */
@@ -66,6 +68,10 @@ export class JobTable {
   private readonly queuedByUid = new Map<number, number>();
   private readonly sizes = new Map<string, number>();
   private finishedBytes = 0;
+  /** What list() shows of queued and finished jobs, cloned once per change (placed jobs change every tick: cloned each time). */
+  private readonly shown = new WeakMap<JobRecord, JobView>();
+  /** Every job in the API's order, kept between lists (null: to sort again after an add or a removal). */
+  private ordered: JobRecord[] | null = null;
   private nextManaged = 1;
   /** Rows handed out by all(), live(), placed(), queued() and list() since the engine started: what a command or an evaluation costs, counted. */
   rowsVisited = 0;
@@ -120,6 +126,7 @@ export class JobTable {
       originalNice: null,
       executable: null,
       launchEnv: {},
+      launchArgv: null,
       runAs: null,
       parked: null,
       adopted: false,
@@ -130,6 +137,7 @@ export class JobTable {
     };
     this.remove(view.id);
     this.records.set(view.id, record);
+    this.ordered = null;
     this.enter(record);
     this.trimFinished();
     return record;
@@ -140,21 +148,44 @@ export class JobTable {
     if (!record) return;
     this.leave(record, record.view.state);
     this.records.delete(id);
+    this.ordered = null;
+  }
+
+  /** The job's view changed: list() shows it anew. */
+  touch(record: JobRecord): void {
+    this.shown.delete(record);
   }
 
   /** The job's state changed from `from` (the state machine moved it): it changes bucket. */
   moved(record: JobRecord, from: JobState): void {
+    this.touch(record);
     if (this.records.get(record.view.id) !== record || bucketOf(from) === bucketOf(record.view.state)) return;
     this.leave(record, from);
     this.enter(record);
     this.trimFinished();
   }
 
-  /** Jobs as the API shows them: ordered managed first by number, then processes by pid. */
+  /**
+   * Jobs as the API shows them: ordered managed first by number, then processes by pid. A queued or
+   * finished job's copy is made once per change (touch(), moved()), not once per list.
+   */
   list(includeFinished: boolean): JobView[] {
     const order = (id: string): number => (id[0] === 'j' ? 0 : 1e9) + Number(id.slice(1));
-    const rows = includeFinished ? this.all() : this.live();
-    return rows.map((r) => structuredClone(r.view)).sort((a, b) => order(a.id) - order(b.id));
+    this.ordered ??= [...this.records.values()].sort((a, b) => order(a.view.id) - order(b.view.id));
+    this.rowsVisited += this.ordered.length;
+    const out: JobView[] = [];
+    for (const r of this.ordered) {
+      const bucket = bucketOf(r.view.state);
+      if (bucket === 'finished' && !includeFinished) continue;
+      if (bucket === 'placed') {
+        out.push(structuredClone(r.view));
+        continue;
+      }
+      let copy = this.shown.get(r);
+      if (!copy) this.shown.set(r, (copy = structuredClone(r.view)));
+      out.push(copy);
+    }
+    return out;
   }
 
   private rows(map: Map<string, JobRecord>): JobRecord[] {

@@ -25,6 +25,7 @@ import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { parkJob } from './parking.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
+import { shownArgv } from './argv-bounds.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -129,6 +130,10 @@ export class Scheduler {
     const moved = this.machine.fire(record.view, event, reason, at);
     if (moved) {
       this.table.moved(record, from);
+      if (FINAL_STATES.has(record.view.state)) {
+        record.launchEnv = {}; // it will never start again: its environment and whole argv need not be held (nor kept on disk)
+        record.launchArgv = null;
+      }
       noteSuspension(record);
       this.counters.noteTransition(event, record.view.suspendedBy);
       void this.kept(record);
@@ -138,6 +143,7 @@ export class Scheduler {
 
   /** The job changed: keep it (store) and tell clients. Resolves once it is kept. */
   kept(record: JobRecord): Promise<void> {
+    this.table.touch(record);
     this.changed();
     if (!record.view.managed || !this.options.persist) return Promise.resolve();
     const saved = this.options.persist(record);
@@ -263,7 +269,7 @@ export class Scheduler {
   // ---- requests (commands ask; the scheduler acts) -------------------------------------
 
   /** A new managed job, queued; resolves once it is kept (a job is accepted only when it survives a restart). */
-  async submit(view: JobRecord['view'], launchSpec: Pick<JobRecord, 'executable' | 'launchEnv' | 'runAs'>): Promise<JobRecord> {
+  async submit(view: JobRecord['view'], launchSpec: Pick<JobRecord, 'executable' | 'launchEnv' | 'runAs'> & Partial<Pick<JobRecord, 'launchArgv'>>): Promise<JobRecord> {
     const record = this.table.add(view, launchSpec);
     try {
       await this.kept(record);
@@ -446,7 +452,7 @@ export class Scheduler {
     const owner = p.user ?? lookupAccount(uid).name;
     const priority = this.lab?.defaultPriority(owner, uid) ?? 'normal';
     const view = newJobView(
-      { id, managed: false, owner, uid, priority, argv: p.argv.length ? p.argv : [p.command ?? '?'], gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
+      { id, managed: false, owner, uid, priority, ...shownArgv(p.argv.length ? p.argv : [p.command ?? '?']), gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
       'running',
       'seen on GPU ' + p.gpuIndex + (priority === 'normal' ? '' : ` (${priority}: the lab policy's default for ${owner})`),
       at,
@@ -495,6 +501,7 @@ export class Scheduler {
     const reason = signal ? `killed by ${signal}${by}` : `exit code ${code}${by}`;
     record.view.exitCode = code;
     record.view.signal = signal;
+    this.table.touch(record);
     this.ended(record, code === 0 && !signal ? 'exit' : 'fail', reason);
   }
 

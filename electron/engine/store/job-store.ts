@@ -11,6 +11,8 @@ export interface KeptJob {
   view: JobView;
   executable: string | null;
   launchEnv: Record<string, string>;
+  /** The whole argv where the view shows it cut; absent or null: the view's is whole. */
+  launchArgv?: string[] | null;
   runAs: Account | null;
   startTicks: number | null;
   slot: number | null;
