@@ -19,7 +19,7 @@ const percentile = (sorted: number[], p: number): number => sorted[Math.min(sort
 export interface QueueRow {
   queued: number;
   fillS: number;
-  commandMs: { median: number; p99: number; max: number; count: number };
+  commandMs: { median: number; p99: number; max: number; count: number; slowest: string };
   idleCpuMsPerS: number;
 }
 
@@ -52,16 +52,19 @@ export async function benchQueuedJobs(queued: number, commands = 60, idleSeconds
     await sleep(2500); // past the first ticks
     const ids = scheduler.table.live().filter((r) => r.view.state === 'queued').map((r) => r.view.id);
     const times: number[] = [];
-    const timed = async (call: () => Promise<unknown>): Promise<void> => {
+    let slowest = { ms: 0, what: '' };
+    const timed = async (call: () => Promise<unknown>, what: string): Promise<void> => {
       const s = process.hrtime.bigint();
       await call();
-      times.push(Number(process.hrtime.bigint() - s) / 1e6);
+      const ms = Number(process.hrtime.bigint() - s) / 1e6;
+      times.push(ms);
+      if (ms > slowest.ms) slowest = { ms, what };
     };
     for (let i = 0; i < commands; i++) {
       const job = ids[i % ids.length];
-      if (i % 3 === 0) await timed(() => engine.call('jobs.setPriority', { job, priority: i % 2 ? 'normal' : 'best-effort' }));
-      else if (i % 3 === 1) await timed(() => engine.call('jobs.terminate', { job: ids[ids.length - 1 - i] }));
-      else await timed(() => engine.call('jobs.submit', { argv: ['/bin/sleep', '3600'], gpu: 0, cwd: dir, memoryRequestBytes: 20 * GiB }));
+      if (i % 3 === 0) await timed(() => engine.call('jobs.setPriority', { job, priority: i % 2 ? 'normal' : 'best-effort' }), 'setPriority');
+      else if (i % 3 === 1) await timed(() => engine.call('jobs.terminate', { job: ids[ids.length - 1 - i] }), 'cancel');
+      else await timed(() => engine.call('jobs.submit', { argv: ['/bin/sleep', '3600'], gpu: 0, cwd: dir, memoryRequestBytes: 20 * GiB }), 'submit');
     }
     times.sort((a, b) => a - b);
     await sleep(1000);
@@ -70,7 +73,7 @@ export async function benchQueuedJobs(queued: number, commands = 60, idleSeconds
     await sleep(idleSeconds * 1000);
     const cpu = process.cpuUsage(cpu0);
     const idleCpuMsPerS = (cpu.user + cpu.system) / 1000 / (Number(process.hrtime.bigint() - w0) / 1e9);
-    return { queued, fillS, commandMs: { median: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1)!, count: times.length }, idleCpuMsPerS };
+    return { queued, fillS, commandMs: { median: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1)!, count: times.length, slowest: slowest.what }, idleCpuMsPerS };
   } finally {
     for (const r of scheduler.table.live()) if (r.view.pid) process.kill(r.view.pid, 'SIGKILL');
     await attached.stop();
@@ -85,5 +88,5 @@ export async function benchQueuedJobs(queued: number, commands = 60, idleSeconds
 
 export function queueRowText(row: QueueRow): string {
   const c = row.commandMs;
-  return `${String(row.queued).padStart(7)} queued   filled in ${row.fillS.toFixed(1)} s   job command median / p99 / max ${c.median.toFixed(2)} / ${c.p99.toFixed(2)} / ${c.max.toFixed(2)} ms (${c.count} commands)   idle engine ${row.idleCpuMsPerS.toFixed(1)} ms CPU/s`;
+  return `${String(row.queued).padStart(7)} queued   filled in ${row.fillS.toFixed(1)} s   job command median / p99 / max ${c.median.toFixed(2)} / ${c.p99.toFixed(2)} / ${c.max.toFixed(2)} ms (${c.count} commands, slowest a ${c.slowest})   idle engine ${row.idleCpuMsPerS.toFixed(1)} ms CPU/s`;
 }
