@@ -60,7 +60,7 @@ test("what the daemon keeps of a job is bounded: argv and environment at submiss
   const submitted = await box.calls(eve, Array.from({ length: 20 }, () => ({ method: 'jobs.submit', params: { argv: ['/bin/false', '--token', long], cwd: '/tmp', gpu: 'auto' } }) as WireRequest));
   assert.ok(submitted.every((o) => o.ok), JSON.stringify(submitted.find((o) => !o.ok)));
   const ids = submitted.map((o) => (o.ok ? (o.result as { id: string }).id : ''));
-  const hers = async () => (await box.ok(alice, 'jobs.list', { includeFinished: true })).filter((j) => ids.includes(j.id));
+  const hers = async () => (await box.ok(eve, 'jobs.list', { includeFinished: true })).filter((j) => ids.includes(j.id)); // her own: whole, as she submitted them
   for (let i = 0; i < 100 && (await hers()).some((j) => j.state !== 'failed'); i++) await new Promise((r) => setTimeout(r, 100));
   const views = await hers();
   assert.equal(views.length, 20);

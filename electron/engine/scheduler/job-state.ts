@@ -60,10 +60,12 @@ export function addHistory(job: StatefulJob, entry: { state: JobState; at: numbe
   const reason = entry.reason.length > REASON_KEPT ? `${entry.reason.slice(0, REASON_KEPT - 1)}…` : entry.reason;
   job.history.push({ ...entry, reason });
   if (job.history.length <= HISTORY_KEPT) return;
-  const [gone] = job.history.splice(1, 1);
+  const gone = job.history.splice(1, job.history.length - HISTORY_KEPT); // one, or an earlier engine's longer history
   const dropped = (job.historyDropped ??= { entries: 0, byState: {} });
-  dropped.entries++;
-  dropped.byState[gone.state] = (dropped.byState[gone.state] ?? 0) + 1;
+  for (const { state } of gone) {
+    dropped.entries++;
+    dropped.byState[state] = (dropped.byState[state] ?? 0) + 1;
+  }
 }
 
 export class IllegalTransition extends Error {
