@@ -69,6 +69,8 @@ test("what the daemon keeps of a job is bounded: argv and environment at submiss
   assert.ok(shown.argv.join(' ').length <= 4096, `the argv shown is cut to 4 KiB, not ${shown.argv.join(' ').length} bytes`);
   assert.deepEqual(shown.argv.slice(0, 2), ['/bin/false', '--token']);
   assert.deepEqual(shown.argvCut, { arguments: 3, bytes: 120_019 }, 'with its full length noted');
+  const seenByAlice = (await box.ok(alice, 'jobs.list', { includeFinished: true })).find((j) => j.id === shown.id)!;
+  assert.deepEqual([seenByAlice.argv, seenByAlice.argvCut], [['false'], undefined], 'another user sees neither her arguments nor their length');
   const answer = JSON.stringify(views).length;
   assert.ok(answer < 20 * 8192, `jobs.list holds ${answer} bytes for 20 finished jobs of 120 KB arguments`);
 
