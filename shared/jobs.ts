@@ -34,10 +34,10 @@ export interface JobView {
   managed: boolean;
   owner: string;
   uid: number;
-  /** As shown: cut to SHOWN_ARGV_BYTES (argv-bounds.ts) where longer; the job runs with its whole argv. */
+  /** As shown: cut to 4 KB of JSON where longer, as a snapshot's command line (argv-bounds.ts); the job runs with its whole argv. */
   argv: string[];
-  /** Present when argv is shown cut: the whole argv's count of arguments and its length (joined by spaces, in bytes). */
-  argvCut?: { arguments: number; bytes: number };
+  /** Set when argv is only the start of the whole one: its bytes (NULs included, as /proc/PID/cmdline) and arguments, as GpuProcessView.argvCut. */
+  argvCut?: { bytes: number; args: number } | null;
   cwd: string | null;
   /** The GPU it runs on (or was placed on); null while queued for "auto". */
   gpu: number | null;

@@ -25,7 +25,6 @@ import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { parkJob } from './parking.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
-import { shownArgv } from './argv-bounds.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
@@ -300,7 +299,7 @@ export class Scheduler {
   }
 
   setQuota(record: JobRecord, bytes: number | null): void {
-    this.lab?.checkQuota(record, bytes, this.table.live().map((r) => r.view));
+    this.lab?.checkQuota(record, bytes, this.table.placed().map((r) => r.view)); // queued jobs hold no memory
     record.view.memoryQuotaBytes = bytes;
     delete record.view.memoryQuotaFromPolicy; // its own now
     this.act.applyQuota(record);
@@ -452,7 +451,7 @@ export class Scheduler {
     const owner = p.user ?? lookupAccount(uid).name;
     const priority = this.lab?.defaultPriority(owner, uid) ?? 'normal';
     const view = newJobView(
-      { id, managed: false, owner, uid, priority, ...shownArgv(p.argv.length ? p.argv : [p.command ?? '?']), gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
+      { id, managed: false, owner, uid, priority, argv: p.argv.length ? p.argv : [p.command ?? '?'], ...(p.argvCut ? { argvCut: p.argvCut } : {}), gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
       'running',
       'seen on GPU ' + p.gpuIndex + (priority === 'normal' ? '' : ` (${priority}: the lab policy's default for ${owner})`),
       at,
