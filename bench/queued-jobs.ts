@@ -26,6 +26,14 @@ export interface QueueRow {
 /** `queued` jobs that wait for memory behind one running sleeper; `commands` commands timed one at a time. */
 export async function benchQueuedJobs(queued: number, commands = 60, idleSeconds = 5): Promise<QueueRow> {
   const dir = mkdtempSync(join(tmpdir(), 'gpushare-bench-queue-'));
+  try {
+    return await measure(dir, queued, commands, idleSeconds);
+  } finally {
+    rmSync(dir, { recursive: true, force: true }); // also when the box could not be set up
+  }
+}
+
+async function measure(dir: string, queued: number, commands: number, idleSeconds: number): Promise<QueueRow> {
   const driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
   process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
   const nvml = openNvml(driver.nvmlLibraryPath);
@@ -82,7 +90,6 @@ export async function benchQueuedJobs(queued: number, commands = 60, idleSeconds
     await usage.close();
     nvml.close();
     await driver.dispose();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
