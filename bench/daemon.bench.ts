@@ -11,9 +11,13 @@ import { Engine } from '../electron/engine/engine.js';
 import { openNvml } from '../electron/engine/gpu/nvml-addon.js';
 import { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { listenOnSocket } from '../electron/engine/server/socket-server.js';
+import { benchQueuedJobs, queueRowText } from './queued-jobs.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CLIENT_COUNTS = [0, 1, 10, 50];
+/** BENCH_ROWS=queue: only the queue rows; =clients: only the client rows. */
+const ROWS = process.env.BENCH_ROWS ?? 'all';
+const QUEUE_LENGTHS = (process.env.BENCH_QUEUED ?? '100,10000').split(',').map(Number);
 
 // N connections, each subscribed to snapshots; prints one line per snapshot received: "<ms late>"
 // (from the sampler's timestamp to the whole line's arrival).
@@ -36,6 +40,12 @@ for (let i = 0; i < Number(count); i++) {
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+if (ROWS !== 'clients') {
+  console.log(`bench/daemon queue: one simulated A100, one running job, N queued jobs waiting for its memory (root's, past the per-user cap), job commands through the dispatcher one at a time (setPriority, cancel, submit), Node ${process.version}`);
+  for (const queued of QUEUE_LENGTHS) console.log(queueRowText(await benchQueuedJobs(queued)));
+}
+if (ROWS === 'queue') process.exit(0);
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-bench-daemon-'));
 const driver = await SimulatedDriver.create({ scenario: 'h100x8' });

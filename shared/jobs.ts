@@ -34,7 +34,10 @@ export interface JobView {
   managed: boolean;
   owner: string;
   uid: number;
+  /** As shown: cut to 4 KB of JSON where longer, as a snapshot's command line (argv-bounds.ts); the job runs with its whole argv. */
   argv: string[];
+  /** Set when argv is only the start of the whole one: its bytes (NULs included, as /proc/PID/cmdline) and arguments, as GpuProcessView.argvCut. */
+  argvCut?: { bytes: number; args: number } | null;
   cwd: string | null;
   /** The GPU it runs on (or was placed on); null while queued for "auto". */
   gpu: number | null;
@@ -60,9 +63,12 @@ export interface JobView {
   exitCode: number | null;
   signal: string | null;
   logPath: string | null;
+  /** Its first entry and its latest ones (HISTORY_KEPT in job-state.ts); the store keeps every entry. */
   history: JobStateChange[];
   /** Another user's job as a non-administrator sees it: its working directory, log and submitted arguments are not shown (cwd and logPath null, argv the program's name, or the command line of its running process). */
   withheld?: true;
+  /** Present once entries were dropped from history: how many, and how many of them entered each state. */
+  historyDropped?: { entries: number; byState: Partial<Record<JobState, number>> };
   /** Live readings from the last tick. */
   usedMemory: number | null;
   smPercent: number | null;

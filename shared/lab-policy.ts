@@ -99,6 +99,8 @@ export const daemonConfigSchema = object({
   /** Park a managed job idle this long when a queued job needs its memory; it comes back on its next CUDA call. Absent or null: off. */
   autoParkIdleSeconds: optional(nullable(number({ integer: true, min: 10, max: 86_400, unit: 's' }))),
   connections: optional(connectionLimitsSchema),
+  /** Jobs one user may have queued at once (administrators too); a submission past it is refused. */
+  maxQueuedJobsPerUser: optional(number({ integer: true, min: 1, max: 100_000, unit: 'jobs' })),
 });
 export type DaemonConfigInput = Infer<typeof daemonConfigSchema>;
 
@@ -119,7 +121,12 @@ export interface DaemonConfig {
   autoParkIdleSeconds?: number;
   /** What each user's clients may hold of the daemon, and all of them together. */
   connections: ConnectionLimits;
+  /** Jobs one user may have queued at once. */
+  maxQueuedJobsPerUser: number;
 }
+
+/** Enough for a sweep of runs; few enough that no user's queue slows the box for others. */
+export const DEFAULT_MAX_QUEUED_JOBS_PER_USER = 100;
 
 export const DEFAULT_LAB_POLICY: LabPolicy = {
   limits: [],
@@ -155,6 +162,7 @@ export function parseDaemonConfig(value: unknown): DaemonConfig {
     policy: parseLabPolicy(input.policy ?? {}, 'policy'),
     ...(input.autoParkIdleSeconds ? { autoParkIdleSeconds: input.autoParkIdleSeconds } : {}),
     connections: parseConnectionLimits(input.connections, 'connections'),
+    maxQueuedJobsPerUser: input.maxQueuedJobsPerUser ?? DEFAULT_MAX_QUEUED_JOBS_PER_USER,
   };
 }
 

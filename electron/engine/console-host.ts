@@ -65,7 +65,7 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   const autoPark = options.autoParkIdleSeconds ? { idleMs: options.autoParkIdleSeconds * 1000 } : null;
   const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined, autoPark });
   // at once after the scheduler, before any event: a job's child processes are the job's
-  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
+  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
   registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid)); // the console keeps its choices in the owner's config
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;

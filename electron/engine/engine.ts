@@ -52,6 +52,8 @@ export class Engine {
   /** The active conditions by who reports them ("scheduler", "gpus"), in the order sources first reported. */
   private readonly conditionsBySource = new Map<string, ActiveCondition[]>();
   private conditionsKey = '[]';
+  /** Each source's last list as it reported it, to skip a report that changed nothing. */
+  private readonly sourceKeys = new Map<string, string>();
   private host: EngineHost = {};
   private readonly jobViews = new WeakMap<JobView[], Map<number, JobView[]>>();
 
@@ -145,7 +147,10 @@ export class Engine {
    * lost-GPU watch). Emits 'conditions' only when the whole list changed. A bad list throws and changes nothing.
    */
   setConditions(list: readonly ActiveCondition[], source = 'scheduler'): void {
+    const sourceKey = JSON.stringify(list);
+    if (this.sourceKeys.get(source) === sourceKey) return; // unchanged since its last report: nothing to check or send (each evaluation reports every queued job's wait)
     const checked = conditionList.parse(list, 'conditions');
+    this.sourceKeys.set(source, sourceKey);
     this.conditionsBySource.set(source, checked);
     const all = this.conditions;
     const key = JSON.stringify(all);

@@ -51,7 +51,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (others) process.stderr.write(others + '\n');
   const autoPark = defaults.autoParkIdleSeconds ? { idleMs: defaults.autoParkIdleSeconds * 1000 } : null; // idle jobs' memory for queued jobs
   const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined, autoPark }); // managed jobs outlive this engine: the next one re-adopts them
-  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership }); // a job's child processes are the job's
+  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid)); // the console keeps its choices in your config
   const metrics = metricsAddress ? await attachMetrics(engine, scheduler.scheduler, metricsAddress) : null; // a port in use stops the start

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { ApiResults, OtherEngine } from '../../../shared/api.js';
 import type { EngineKind } from '../../../shared/jobs.js';
-import { storeTrouble, type StoreStatus } from '../../../shared/store-status.js';
+import { jobsTrouble, storeTrouble, type StoreStatus } from '../../../shared/store-status.js';
 import { kindText, otherEnginesWarning, otherUsersEngines } from '../../engine/other-engines.js';
 import { loadUserConfig, userConfigPath, UserConfigError } from '../../engine/settings/user-config.js';
 import { parseFlags, UsageError } from '../args.js';
@@ -104,6 +104,8 @@ export function renderStatus(report: StatusReport, me: string): string {
   else lines.push('console:  none in a browser from this engine (the desktop app has its own window)');
   lines.push(settingsLine(report.settings));
   if (report.usage) lines.push(report.usage.recording ? `usage:    recorded in ${report.usage.path}` : `usage:    NOT RECORDED. ${storeTrouble(report.usage)}`);
+  const unwritten = jobsTrouble(report.usage);
+  if (unwritten) lines.push(`jobs:     NOT ALL ON DISK. ${unwritten}`);
   if (engine.kind === 'personal') {
     const warning = otherEnginesWarning(report.otherEngines);
     if (warning) lines.push(...warning.split('\n'));

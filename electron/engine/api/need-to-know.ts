@@ -20,8 +20,9 @@ export function jobSeenBy(view: JobView, viewer: JobViewer, running: (pid: numbe
   const alive = view.pid !== null && !FINAL_STATES.has(view.state);
   // an unmanaged process's argv is its /proc command line already
   const shown = alive ? (view.managed ? running(view.pid!) : view.argv) : null;
+  const { argvCut: _submittedLength, ...seen } = view; // the length of what they submitted is theirs too
   return {
-    ...view,
+    ...seen,
     argv: shown ?? [basename(view.argv[0] ?? '')],
     cwd: null,
     logPath: null,

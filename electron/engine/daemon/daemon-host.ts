@@ -61,7 +61,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   try {
     keepPrivate(dbPath);
     store = await UsageStore.open({ path: dbPath });
-    jobStore = await JobStore.open(store.path);
+    jobStore = await JobStore.open(store.path, { onNotice: say }); // a change it cannot write is said in the journal once, and retried
   } catch (error) {
     await store?.close();
     backend.close();
@@ -77,8 +77,9 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
     usage: store, // fair share and the high-priority hours read recent usage from it
     persistPolicy: (policy) => writeDaemonConfig(configPath, { ...config, policy }),
     autoPark: config.autoParkIdleSeconds ? { idleMs: config.autoParkIdleSeconds * 1000 } : null,
+    maxQueuedPerUser: config.maxQueuedJobsPerUser,
   });
-  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership });
+  attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore });
   registerSettingsCommands(engine.dispatcher, perUserFiles(join(dirname(dbPath), 'preferences'))); // each user's console choices, root's files
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);
   const helperProblem = rootOnlyProblem(spawnHelperPath());

@@ -158,7 +158,7 @@ export class JobActuators {
       if (slotEnv.LD_PRELOAD && base.LD_PRELOAD) env.LD_PRELOAD = `${slotEnv.LD_PRELOAD}:${base.LD_PRELOAD}`;
       if (gate === null && job.memoryQuotaBytes !== null) env.GPUSHARE_MEM_QUOTA = String(job.memoryQuotaBytes);
       if (gate && this.options.parkRequests) env.GPUSHARE_PARK_FILE = this.options.parkRequests.create(job.id, record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null);
-      const child = launch({ executable: record.executable!, argv: job.argv, cwd: job.cwd!, env, logPath: job.logPath!, runAs: record.runAs });
+      const child = launch({ executable: record.executable!, argv: record.launchArgv ?? job.argv, cwd: job.cwd!, env, logPath: job.logPath!, runAs: record.runAs });
       child.unref(); // a stopping engine leaves its jobs running
       return child;
     } catch (error) {

@@ -67,6 +67,8 @@ export interface AttachSchedulerOptions {
   usage?: UsageSource;
   /** Idle managed jobs give their memory to queued jobs and take it back on their next launch; absent: off. */
   autoPark?: AutoParkPolicy | null;
+  /** Jobs one user may have queued at once (the daemon's maxQueuedJobsPerUser); absent or null: no cap. */
+  maxQueuedPerUser?: number | null;
   /** The lab policy's clock (tests). */
   labClock?: () => number;
 }
@@ -131,7 +133,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
       (error: unknown) => {
         if (keepFailed) return;
         keepFailed = true; // one alert per onset
-        const message = `Jobs are not being kept on disk, so they would not survive an engine restart: ${error instanceof Error ? error.message : String(error)}`;
+        const message = `Job changes are not being written to disk (kept in memory and retried until they are; a restart before that would bring jobs back as they were last written): ${error instanceof Error ? error.message : String(error)}`;
         engine.raiseAlert({ kind: 'failed', severity: 'error', gpu: null, jobId: record.view.id, message });
       },
     );
@@ -152,6 +154,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     persist: jobStore ? (record) => keep(record) : undefined,
     lab: options.labPolicy ? new LabPolicyEnforcer({ policy: options.labPolicy, persist: options.persistPolicy, usage: options.usage, now: options.labClock }) : null,
     autoPark: options.autoPark,
+    maxQueuedPerUser: options.maxQueuedPerUser,
     parkRequests: options.autoPark && gate ? new ParkRequests(join(runDir, 'park')) : null,
   });
   skipUsedJobIds(scheduler, logDir);
@@ -211,13 +214,13 @@ async function restoreJobs(scheduler: Scheduler, jobStore: JobStore): Promise<vo
 }
 
 function keptJob(record: JobRecord): KeptJob {
-  const { view, executable, launchEnv, runAs, startTicks, slot, parked, originalNice } = record;
-  return { view, executable, launchEnv, runAs, startTicks, slot, parked, originalNice };
+  const { view, executable, launchEnv, launchArgv, runAs, startTicks, slot, parked, originalNice } = record;
+  return { view, executable, launchEnv, launchArgv, runAs, startTicks, slot, parked, originalNice };
 }
 
 function restoredRecord(kept: KeptJob): Partial<JobRecord> {
-  const { executable, launchEnv, runAs, startTicks, slot, parked, originalNice } = kept;
-  return { executable, launchEnv, runAs, startTicks, slot, parked, originalNice };
+  const { executable, launchEnv, launchArgv, runAs, startTicks, slot, parked, originalNice } = kept;
+  return { executable, launchEnv, launchArgv: launchArgv ?? null, runAs, startTicks, slot, parked, originalNice }; // an earlier engine's record may have none
 }
 
 /** Job ids continue after the logs already there (each user's folder too), so a restarted engine never reuses j12.log. */

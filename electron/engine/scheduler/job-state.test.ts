@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { JOB_STATES, type JobState } from '../../../shared/jobs.js';
-import { IllegalTransition, JOB_EVENTS, JobStateMachine, type JobEvent } from './job-state.js';
+import { HISTORY_KEPT, IllegalTransition, JOB_EVENTS, JobStateMachine, type JobEvent, type StatefulJob } from './job-state.js';
 
 // The documented table (README "Job states"), written out here independently of TRANSITIONS.
 const ENDS = 'exit→finished fail→failed lose→lost adopt→running adopt-parked→parked';
@@ -69,4 +69,20 @@ test('final states are never left, and a parked job cannot be released by a poli
     assert.equal(machine.fire(job, event, 'a policy'), false, `parked + ${event}`);
     assert.equal(job.state, 'parked');
   }
+});
+
+test("a job's history keeps its first entry and its last ones, and counts what it dropped by state (issue 24, finding 9: 2,500 suspend/resume pairs)", () => {
+  const machine = new JobStateMachine(() => undefined);
+  const job: StatefulJob = { id: 'j1', state: 'running', history: [{ state: 'running', at: 0, reason: 'started' }] };
+  for (let i = 1; i <= 2500; i++) {
+    machine.fire(job, 'suspend', `suspended by mallory (${i})`, 2 * i);
+    machine.fire(job, 'resume', `resumed by mallory (${i})`, 2 * i + 1);
+  }
+  assert.equal(job.history.length, HISTORY_KEPT);
+  assert.deepEqual(job.history[0], { state: 'running', at: 0, reason: 'started' }, 'the first entry stays: it orders the queue');
+  assert.deepEqual(job.history.at(-1), { state: 'running', at: 5001, reason: 'resumed by mallory (2500)' });
+  const dropped = 5001 - HISTORY_KEPT;
+  assert.deepEqual(job.historyDropped, { entries: dropped, byState: { suspended: Math.ceil(dropped / 2), running: Math.floor(dropped / 2) } });
+  machine.fire(job, 'suspend', 'x'.repeat(100_000), 6000);
+  assert.ok(job.history.at(-1)!.reason.length <= 1024, 'a reason is cut to 1 KB');
 });

@@ -52,6 +52,22 @@ export function nextState(state: JobState, event: JobEvent): JobState | null {
 /** States whose process is off the GPU's books or mid-checkpoint: no policy may act on them. */
 export const PARK_STATES: ReadonlySet<JobState> = new Set(['parking', 'parked', 'unparking']);
 
+/** A reason is a sentence: this long at most in the history (the store's too). */
+export const REASON_KEPT = 1024;
+
+/** Append to a job's history: its first entry stays, the oldest after it go past HISTORY_KEPT, counted by state. */
+export function addHistory(job: StatefulJob, entry: { state: JobState; at: number; reason: string }): void {
+  const reason = entry.reason.length > REASON_KEPT ? `${entry.reason.slice(0, REASON_KEPT - 1)}…` : entry.reason;
+  job.history.push({ ...entry, reason });
+  if (job.history.length <= HISTORY_KEPT) return;
+  const gone = job.history.splice(1, job.history.length - HISTORY_KEPT); // one, or an earlier engine's longer history
+  const dropped = (job.historyDropped ??= { entries: 0, byState: {} });
+  for (const { state } of gone) {
+    dropped.entries++;
+    dropped.byState[state] = (dropped.byState[state] ?? 0) + 1;
+  }
+}
+
 export class IllegalTransition extends Error {
   override name = 'IllegalTransition';
   constructor(
@@ -63,11 +79,15 @@ export class IllegalTransition extends Error {
   }
 }
 
+/** A job's history keeps its first entry (submission: it orders the queue) and its latest ones, this many in all. */
+export const HISTORY_KEPT = 50;
+
 /** What fire() needs of a job: its id, state and history (a JobView has them). */
 export interface StatefulJob {
   id: string;
   state: JobState;
   history: Array<{ state: JobState; at: number; reason: string }>;
+  historyDropped?: { entries: number; byState: Partial<Record<JobState, number>> };
 }
 
 export class JobStateMachine {
@@ -81,7 +101,7 @@ export class JobStateMachine {
       return false;
     }
     job.state = next;
-    job.history.push({ state: next, at, reason });
+    addHistory(job, { state: next, at, reason });
     return true;
   }
 }

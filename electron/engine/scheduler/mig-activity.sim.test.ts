@@ -50,9 +50,13 @@ test('a high process and a best-effort one in one computing MIG slice: best-effo
   const low = await jobOf(batch.pid);
   const elsewhere = await jobOf(other.pid);
   assert.equal(high.migSlice, uuid(1));
+  // commands share evaluations (a little later): evaluate after each, so the high job is seen sharing its slice before the others change
   await engine.call('jobs.setPriority', { job: high.id, priority: 'high' });
+  attached.scheduler.evaluate();
   await engine.call('jobs.setPriority', { job: low.id, priority: 'best-effort' });
+  attached.scheduler.evaluate();
   await engine.call('jobs.setPriority', { job: elsewhere.id, priority: 'best-effort' });
+  attached.scheduler.evaluate();
 
   // until a tick sees slice GI 1 computing (GPM needs two samples), and the scheduler acts on it
   let jobs: JobView[] = [];

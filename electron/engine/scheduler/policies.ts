@@ -191,10 +191,11 @@ export interface Condition {
  * (4) a job uses more memory than its quota; (5) two or more jobs are active on one GPU
  * and one of them is high priority.
  */
-export function detectContention(gpus: readonly GpuView[], live: readonly JobRecord[], waiting: ReadonlyMap<string, string>, now: number, holdMs?: number): Condition[] {
+export function detectContention(gpus: readonly GpuView[], live: readonly JobRecord[], waiting: ReadonlyMap<string, string>, now: number, holdMs?: number, jobOf?: (id: string) => JobView | undefined): Condition[] {
   const conditions: Condition[] = [];
+  const lookup = jobOf ?? ((byId) => (id: string) => byId.get(id))(new Map(live.map((r) => [r.view.id, r.view]))); // by id, never a scan per waiting job
   for (const [jobId, message] of waiting) {
-    const job = live.find((r) => r.view.id === jobId)?.view;
+    const job = lookup(jobId);
     conditions.push({ key: `waiting:${jobId}`, kind: 'waiting', severity: 'info', gpu: job && job.requestedGpu !== 'auto' ? job.requestedGpu : null, jobId, message });
   }
   for (const r of live) {

@@ -9,6 +9,7 @@ import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
 import { requireOwnerRight, type BoxRights } from '../api/rights.js';
+import { shownArgv, submittedBytes, SUBMITTED_BYTES_MAX } from './argv-bounds.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
@@ -37,7 +38,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   const table = scheduler.table;
   const view = (r: JobRecord): JobView => structuredClone(r.view);
   const after = (r: JobRecord): JobView => {
-    scheduler.evaluate();
+    scheduler.requestEvaluation(); // shared with the other commands of the next moments: never a pass over the queue per command
     scheduler.changed();
     return view(r);
   };
@@ -136,19 +137,24 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (quota !== null && request !== null && request > quota) {
       throw new ApiError('invalid-request', `The memory request ${formatByteSize(request)} is more than the job's quota ${formatByteSize(quota)}.`);
     }
+    const size = submittedBytes(params.argv, params.env);
+    if (size > SUBMITTED_BYTES_MAX) {
+      throw new ApiError('invalid-request', `The job was not submitted: its arguments and environment come to ${size.toLocaleString('en-US')} bytes, and a job may have at most ${SUBMITTED_BYTES_MAX.toLocaleString('en-US')} (${SUBMITTED_BYTES_MAX / 1024} KiB). Put long inputs in a file and pass its path. Nothing was started.`);
+    }
     scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request }); // the lab policy's limits
     const engineIsTheUsers = options.engineKind !== 'daemon' && !asUser;
     const submitted = jobEnvironment({ sent: params.env, account: runAs ?? account, engineEnv: process.env, engineIsTheUsers });
     const executable = resolveCommand(params.argv[0], { path: submitted.PATH, cwd, as: asUser });
 
     const id = table.nextManagedId();
+    const shown = shownArgv(params.argv);
     const job = newJobView(
       {
         id,
         managed: true,
         owner: caller.user,
         uid: caller.uid,
-        argv: params.argv,
+        ...shown, // the whole argv is the launch's (launchArgv), not every view's
         cwd,
         requestedGpu: placed.gpu,
         gpu: placed.gpu === 'auto' ? null : placed.gpu,
@@ -164,7 +170,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       'queued',
       `submitted by ${caller.user}`,
     );
-    const record = await scheduler.submit(job, { executable, launchEnv: submitted, runAs }).catch((error: unknown) => {
+    const record = await scheduler.submit(job, { executable, launchEnv: submitted, launchArgv: shown.argvCut ? [...params.argv] : null, runAs }).catch((error: unknown) => {
       throw new ApiError('unsupported', `${id} was not submitted: it could not be kept on disk (${error instanceof Error ? error.message : String(error)}). Nothing was started.`);
     });
     return after(record);
@@ -208,7 +214,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (!r.view.managed && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `${job} is a process gpushare did not start: only managed jobs can be given a mode.`);
     const placed = spatial({ mode, mpsSharePercent, migSlice }, r.view.requestedGpu, job);
     if (mode === 'exclusive' && r.view.state !== 'queued') {
-      const others = table.live().filter((o) => o !== r && o.view.state !== 'queued' && o.view.gpu === r.view.gpu);
+      const others = table.placed().filter((o) => o !== r && o.view.gpu === r.view.gpu);
       if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${r.view.gpu} also runs ${others.map((o) => o.view.id).join(', ')}.`);
     }
     const moveToSlice = mode === 'mig' && r.view.state === 'queued' ? { requestedGpu: placed.gpu, gpu: placed.gpu === 'auto' ? null : placed.gpu } : {};

@@ -12,6 +12,8 @@ export class SchedulerCounters {
   parks = 0;
   /** Allocations a job's memory quota refused (the preload library counts them; we add what is new). */
   quotaRefusals = 0;
+  /** Evaluations run (every policy over every job): on ticks, and after commands. */
+  evaluations = 0;
 
   /** A job moved by `event`; `suspendedBy` is its hold after the move. */
   noteTransition(event: JobEvent, suspendedBy: SuspensionReason | null): void {

@@ -22,6 +22,7 @@ import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
+import { ApiError } from '../api/api-error.js';
 import { parkJob } from './parking.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
@@ -51,6 +52,8 @@ export interface SchedulerOptions {
   persist?: (record: JobRecord) => Promise<void>;
   /** The box daemon's lab policy (limits, fair share, idle holders); absent in a personal engine. */
   lab?: LabPolicyEnforcer | null;
+  /** Jobs one user may have queued at once (the daemon's maxQueuedJobsPerUser); absent or null: no cap (a personal engine). */
+  maxQueuedPerUser?: number | null;
   /** Park idle managed jobs for queued jobs that need their memory, unpark on their next launch (auto-park.ts); absent: off. */
   autoPark?: AutoParkPolicy | null;
   /** The jobs' park files, through which a parked job asks for its memory back (needed by autoPark). */
@@ -59,6 +62,8 @@ export interface SchedulerOptions {
 
 export const DEFAULT_UNMANAGED_QUOTA: UnmanagedQuotaPolicy = { graceMs: 30_000, action: 'suspend' };
 const JOBS_EVENT_INTERVAL_MS = 100;
+/** Commands share evaluations: at most one for them every this many ms (ticks evaluate as they come). */
+export const COMMAND_EVALUATION_MS = 100;
 
 export class Scheduler {
   readonly table = new JobTable();
@@ -77,6 +82,8 @@ export class Scheduler {
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
   private lastJobsEmit = 0;
+  private evaluationTimer: NodeJS.Timeout | null = null;
+  private lastEvaluationAt = 0;
   private stopped = false;
   private evaluating = false;
   private evaluateAgain = false;
@@ -118,8 +125,14 @@ export class Scheduler {
 
   /** Move a job by an event of the state machine; every state change in the engine comes through here. */
   fire(record: JobRecord, event: JobEvent, reason: string, at = Date.now()): boolean {
+    const from = record.view.state;
     const moved = this.machine.fire(record.view, event, reason, at);
     if (moved) {
+      this.table.moved(record, from);
+      if (FINAL_STATES.has(record.view.state)) {
+        record.launchEnv = {}; // it will never start again: its environment and whole argv need not be held (nor kept on disk)
+        record.launchArgv = null;
+      }
       noteSuspension(record);
       this.counters.noteTransition(event, record.view.suspendedBy);
       void this.kept(record);
@@ -129,6 +142,7 @@ export class Scheduler {
 
   /** The job changed: keep it (store) and tell clients. Resolves once it is kept. */
   kept(record: JobRecord): Promise<void> {
+    this.table.touch(record);
     this.changed();
     if (!record.view.managed || !this.options.persist) return Promise.resolve();
     const saved = this.options.persist(record);
@@ -147,6 +161,8 @@ export class Scheduler {
       return;
     }
     this.evaluating = true;
+    this.counters.evaluations++;
+    this.lastEvaluationAt = Date.now();
     try {
       this.evaluateOnce(snapshot);
     } finally {
@@ -165,6 +181,20 @@ export class Scheduler {
     });
   }
 
+  /**
+   * A command changed something: evaluate soon. Commands share evaluations, at most one every
+   * COMMAND_EVALUATION_MS, so a burst of commands costs one pass over the queue, not one each.
+   */
+  requestEvaluation(): void {
+    if (this.evaluationTimer || this.stopped) return;
+    const wait = Math.max(0, this.lastEvaluationAt + COMMAND_EVALUATION_MS - Date.now());
+    this.evaluationTimer = setTimeout(() => {
+      this.evaluationTimer = null;
+      this.evaluate();
+    }, wait);
+    this.evaluationTimer.unref?.();
+  }
+
   /** While true, evaluations wait (the jobs of an earlier engine are being restored). */
   pauseEvaluation(paused: boolean): void {
     this.holdEvaluation = paused;
@@ -179,9 +209,9 @@ export class Scheduler {
     const now = Date.now();
     const inPolicy = this.inPolicy();
     const lab = this.lab;
-    const plan = planAdmission(snapshot.gpus, inPolicy, {
+    const plan = planAdmission(snapshot.gpus, [...inPolicy, ...this.table.queued()], {
       blocked: (job, gpu) => (job.mode === 'mps' || (job.mode === 'mig' && job.mpsSharePercent !== null) ? this.act.mpsBlocked(gpu, job) : null) ?? this.autoPark?.admissionBlock(gpu.index) ?? null,
-      limits: lab?.admission(this.table.live().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too
+      limits: lab?.admission(this.table.placed().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too (queued ones count for no limit)
       queueOrder: lab?.queueOrder(),
     });
     for (const { jobId, gpu, quotaBytes } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot, quotaBytes);
@@ -190,7 +220,7 @@ export class Scheduler {
     this.enforceUnmanagedQuotas(now);
     const idle = lab?.idleHolders(this.inPolicy());
     for (const r of idle?.park ?? []) this.parkIdle(r);
-    const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs), ...(idle?.conditions ?? []), ...this.policyErrors.values(), ...this.unconfirmedClaims()];
+    const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs, (id) => this.table.get(id)?.view), ...(idle?.conditions ?? []), ...this.policyErrors.values(), ...this.unconfirmedClaims()];
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert(asAlert(c));
     }
@@ -202,9 +232,9 @@ export class Scheduler {
     this.changed();
   }
 
-  /** Live jobs the policies may act on: parked and mid-park jobs are outside every policy. */
+  /** Placed jobs the policies may act on: parked and mid-park jobs are outside every policy (queued ones wait for admission). */
   private inPolicy(): JobRecord[] {
-    return this.table.live().filter((r) => !PARK_STATES.has(r.view.state) && r.view.state !== 'starting');
+    return this.table.placed().filter((r) => !PARK_STATES.has(r.view.state) && r.view.state !== 'starting');
   }
 
   // ---- holds ------------------------------------------------------------------------
@@ -238,7 +268,7 @@ export class Scheduler {
   // ---- requests (commands ask; the scheduler acts) -------------------------------------
 
   /** A new managed job, queued; resolves once it is kept (a job is accepted only when it survives a restart). */
-  async submit(view: JobRecord['view'], launchSpec: Pick<JobRecord, 'executable' | 'launchEnv' | 'runAs'>): Promise<JobRecord> {
+  async submit(view: JobRecord['view'], launchSpec: Pick<JobRecord, 'executable' | 'launchEnv' | 'runAs'> & Partial<Pick<JobRecord, 'launchArgv'>>): Promise<JobRecord> {
     const record = this.table.add(view, launchSpec);
     try {
       await this.kept(record);
@@ -249,21 +279,27 @@ export class Scheduler {
     return record;
   }
 
-  /** A new job its owner's lab limits would never let start is refused (throws an ApiError). */
+  /** A new job its owner's lab limits would never let start, or past their queued-job cap, is refused (throws an ApiError). */
   checkSubmission(job: Submission): void {
+    const cap = this.options.maxQueuedPerUser ?? null;
+    const queued = this.table.queuedOf(job.uid);
+    if (cap !== null && queued >= cap) {
+      const jobs = (n: number): string => `${n} job${n === 1 ? '' : 's'}`;
+      throw new ApiError('forbidden', `The job was not submitted: ${job.owner} has ${jobs(queued)} queued, and this box allows ${jobs(cap)} queued per user (maxQueuedJobsPerUser in the daemon's config). Cancel one (gpushare jobs, then gpushare kill) or wait for one to start. Nothing was started.`);
+    }
     this.lab?.checkSubmission(job);
   }
 
   setPriority(record: JobRecord, priority: Priority): void {
     if (record.view.priority === priority) return;
-    this.lab?.checkPriority(record, priority, this.table.live().map((r) => r.view));
+    this.lab?.checkPriority(record, priority, this.table.placed().map((r) => r.view)); // queued jobs count for no limit
     record.view.priority = priority;
     if (!PARK_STATES.has(record.view.state) && record.view.pid !== null) this.act.applyPriority(record);
     void this.kept(record);
   }
 
   setQuota(record: JobRecord, bytes: number | null): void {
-    this.lab?.checkQuota(record, bytes, this.table.live().map((r) => r.view));
+    this.lab?.checkQuota(record, bytes, this.table.placed().map((r) => r.view)); // queued jobs hold no memory
     record.view.memoryQuotaBytes = bytes;
     delete record.view.memoryQuotaFromPolicy; // its own now
     this.act.applyQuota(record);
@@ -328,7 +364,7 @@ export class Scheduler {
       readings.set(record, reading);
     }
     const inSlices = sliceActivity(snapshot, unsplit);
-    for (const r of this.table.live()) {
+    for (const r of this.table.placed()) {
       if (!r.view.managed && !seen.has(r.view.pid!)) {
         if (PARK_STATES.has(r.view.state) && this.processAlive(r)) continue; // checkpointed: off the GPU's list, still ours
         this.act.forgetProcess(r); // left the GPU (exited): never signal its pid again
@@ -415,7 +451,7 @@ export class Scheduler {
     const owner = p.user ?? lookupAccount(uid).name;
     const priority = this.lab?.defaultPriority(owner, uid) ?? 'normal';
     const view = newJobView(
-      { id, managed: false, owner, uid, priority, argv: p.argv.length ? p.argv : [p.command ?? '?'], gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
+      { id, managed: false, owner, uid, priority, argv: p.argv.length ? p.argv : [p.command ?? '?'], ...(p.argvCut ? { argvCut: p.argvCut } : {}), gpu: p.gpuIndex, requestedGpu: p.gpuIndex, pid, mode: p.kind === 'mps' ? 'mps' : 'shared', migSlice: migSliceOf(snapshot, p) },
       'running',
       'seen on GPU ' + p.gpuIndex + (priority === 'normal' ? '' : ` (${priority}: the lab policy's default for ${owner})`),
       at,
@@ -464,6 +500,7 @@ export class Scheduler {
     const reason = signal ? `killed by ${signal}${by}` : `exit code ${code}${by}`;
     record.view.exitCode = code;
     record.view.signal = signal;
+    this.table.touch(record);
     this.ended(record, code === 0 && !signal ? 'exit' : 'fail', reason);
   }
 
@@ -501,7 +538,7 @@ export class Scheduler {
   private leaveMps(record: JobRecord): void {
     const daemon = mpsDaemonKey(record.view);
     if (daemon === null) return;
-    const others = this.table.live().filter((r) => r !== record && r.view.state !== 'queued' && mpsDaemonKey(r.view) === daemon);
+    const others = this.table.placed().filter((r) => r !== record && mpsDaemonKey(r.view) === daemon);
     const failure = this.act.leaveMps(record, others.length);
     if (failure) this.options.engine.raiseAlert({ kind: 'failed', severity: 'warning', gpu: record.view.gpu, jobId: record.view.id, message: `${record.view.id} was the last client of its MPS daemon, which could not be stopped: ${failure}` });
   }
@@ -585,6 +622,7 @@ export class Scheduler {
     if (this.stopped) return [];
     this.stopped = true;
     if (this.jobsTimer) clearTimeout(this.jobsTimer);
+    if (this.evaluationTimer) clearTimeout(this.evaluationTimer);
     this.autoPark?.stop();
     this.options.parkRequests?.close();
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);

@@ -8,12 +8,16 @@ import type { KeptAlert } from '../api/need-to-know.js';
 import type { Engine } from '../engine.js';
 import { reportToFile } from '../reports/export.js';
 import { queryUsage } from '../reports/query.js';
+import type { StoreStatus } from '../../../shared/store-status.js';
+import type { JobStore } from './job-store.js';
 import type { SqliteDb } from './sqlite.js';
 import { DAY_MS, type Attribution, type UsageStore } from './usage-store.js';
 
 export interface AttachOptions {
   /** The scheduler's JobOwnership: a job's child processes count as the job (absent: every process is its own). */
   ownership?: Attribution | null;
+  /** The job store: its trouble (job changes not written) is part of `store.status` and the 'store' event. */
+  jobStore?: Pick<JobStore, 'status' | 'onStatus'> | null;
 }
 
 /** The store's database for a report; none open (it cannot be opened) is the engine's state, said as such, not an internal error. */
@@ -28,17 +32,23 @@ function openDb(store: UsageStore): SqliteDb {
 /** Returns a function that detaches the store (it does not close it). */
 export function attachUsageStore(engine: Engine, store: UsageStore, options: AttachOptions = {}): () => void {
   store.useOwnership(options.ownership ?? null);
+  const jobStore = options.jobStore ?? null;
+  const status = (): StoreStatus => {
+    const jobs = jobStore?.status() ?? null;
+    return jobs ? { ...store.status(), unwrittenJobs: { problem: jobs.problem, since: jobs.since, count: jobs.unwrittenJobs } } : store.status();
+  };
   const offs = [
     engine.events.on('snapshot', (snapshot) => store.ingest(snapshot)),
     engine.events.on('jobs', (jobs) => jobs.forEach((job) => store.recordJob(job))),
     // a report's events are read by anyone: the sentence without the job's log and paths
     engine.events.on('alert', (alert: KeptAlert) => store.recordAlert({ ...alert, message: alert.publicMessage ?? alert.message })),
     engine.dispatcher.onAudit((entry) => store.recordAudit(entry)),
-    store.onStatus((status) => engine.events.emit('store', status)), // the console's banner
+    store.onStatus(() => engine.events.emit('store', status())), // the console's banner
+    jobStore?.onStatus(() => engine.events.emit('store', status())) ?? (() => undefined),
   ];
   // audit.list pages through everything the store keeps (from memory while it cannot)
   engine.dispatcher.useAuditSource((page, reader) => store.auditPage(page, reader));
-  engine.dispatcher.register('store.status', () => store.status());
+  engine.dispatcher.register('store.status', () => status());
   // a request may span what the store keeps (and a day of slack), no more: a longer one only costs time
   const bounds = { maxSpanMs: store.retention.dayMs + DAY_MS, fieldPath: 'params' };
   const report = async (params: { since: number; until?: number; by: ReportGrouping }, caller: Caller): Promise<UsageReport> => {

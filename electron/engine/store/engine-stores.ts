@@ -18,7 +18,7 @@ export async function openEngineStores(path: string, say: (line: string) => void
     return { store, jobStore: null };
   }
   try {
-    return { store, jobStore: await JobStore.open(store.path) };
+    return { store, jobStore: await JobStore.open(store.path, { onNotice: say }) };
   } catch (error) {
     say(`Jobs are not kept this time (they will not outlive this engine): ${error instanceof Error ? error.message : String(error)}, ${path}.`);
     return { store, jobStore: null };
