@@ -133,11 +133,13 @@ test('jobs outlive the engine: ids continue, a queued job waits on, a running jo
   await a.attached.ready;
   await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0 });
   await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0 });
-  await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0, memoryRequestBytes: 39 * GiB }); // more than is free: stays queued
-  const running = await a.until('j1 and j2 running', async () => {
+  // once both hold their memory: before they allocate, the GPU looks empty and a 39G job fits
+  const running = await a.until('j1 and j2 running, holding their memory', async () => {
     const [j1, j2] = [await a.job('j1'), await a.job('j2')];
-    return j1?.state === 'running' && j2?.state === 'running' ? { j1, j2 } : undefined;
+    return j1?.state === 'running' && j2?.state === 'running' && (j1.usedMemory ?? 0) >= GiB && (j2.usedMemory ?? 0) >= GiB ? { j1, j2 } : undefined;
   });
+  await a.engine.call('jobs.submit', { argv: train(60), cwd: dir, gpu: 0, memoryRequestBytes: 39 * GiB }); // more than is free: stays queued
+  await a.tick();
   assert.equal((await a.job('j3'))?.state, 'queued');
   const left = await a.stop();
   assert.deepEqual(left, []);
