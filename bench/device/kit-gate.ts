@@ -28,7 +28,7 @@ export const gate: KitCheck = {
       return { going: () => child.exitCode === null, log: child.log };
     };
     const throughEngine = (engine: KitEngine, priority: 'high' | 'best-effort', mode: 'shared' | 'mps' = 'shared'): Launch => async (program, args) => {
-      const ran = await engine.cli(['run', '--priority', priority, '--mode', mode, '--wait', '1', '--', python, join(checksDir, program), ...args]);
+      const ran = await engine.cli(['run', '--priority', priority, '--mode', mode, ...(mode === 'mps' ? ['--mps-share', '100'] : []), '--wait', '1', '--', python, join(checksDir, program), ...args]);
       const said = (ran.stdout + ran.stderr).trim();
       if (!/running|queued/.test(said)) throw new Error(`gpushare run --priority ${priority} --mode ${mode}: ${said}`);
       return { going: () => true, log: () => said };
@@ -97,6 +97,7 @@ export const gate: KitCheck = {
         figures.engineMpsStatus = (status.stdout + status.stderr).trim();
       } finally {
         await engine.stop();
+        figures.engineMpsDaemonsQuit = engine.quitMpsDaemons; // its daemon outlives the engine for its jobs; the kit leaves none
       }
       return { status: 'passed', lines, figures };
     } catch (error) {

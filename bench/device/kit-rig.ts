@@ -150,8 +150,43 @@ export class KitEngine {
       await Promise.race([exited, sleep(15_000)]);
       if (child.exitCode === null) child.kill('SIGKILL');
     }
+    this.quitMpsDaemons = await quitMpsDaemonsUnder(this.dir);
     rmSync(this.dir, { recursive: true, force: true });
   }
+
+  /** The pids of MPS control daemons the engine left (they outlive it by design, for its jobs) and the kit quit. */
+  quitMpsDaemons: number[] = [];
+}
+
+/** Quits, as MPS asks (`quit` on its control pipe), every MPS control daemon whose pipe lies under `dir`; kills what is left after 5 s. */
+async function quitMpsDaemonsUnder(dir: string): Promise<number[]> {
+  const found: Array<{ pid: number; pipe: string }> = [];
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes('nvidia-cuda-mps-control')) continue;
+      const pipe = /(?:^|\0)CUDA_MPS_PIPE_DIRECTORY=([^\0]*)/.exec(readFileSync(`/proc/${entry}/environ`, 'latin1'))?.[1];
+      if (pipe?.startsWith(`${dir}/`)) found.push({ pid: Number(entry), pipe });
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  for (const { pipe } of found) {
+    await new Promise<void>((resolve) => {
+      const control = spawn('nvidia-cuda-mps-control', [], { env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: pipe }, stdio: ['pipe', 'ignore', 'ignore'] });
+      control.on('error', () => resolve()).on('exit', () => resolve());
+      control.stdin!.end('quit\n');
+    });
+  }
+  const until = Date.now() + 5000;
+  while (found.some(({ pid }) => existsSync(`/proc/${pid}`)) && Date.now() < until) await sleep(100);
+  for (const { pid } of found) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // quit as asked
+    }
+  }
+  return found.map(({ pid }) => pid);
 }
 
 /** The job id and pid `gpushare run` printed ("j3 running on GPU 0, pid 4242"). */
