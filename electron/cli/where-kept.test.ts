@@ -13,7 +13,7 @@ const modeOf = (path: string): string => (statSync(path).mode & 0o777).toString(
 
 test("a personal engine's store, job logs and runtime folder are its owner's alone (0600 files, 0700 folders)", async () => {
   const served = await rig.serve();
-  const run = await rig.gpushare(['run', '--wait', '0', '--', 'true']);
+  const run = await rig.gpushare(['run', '--wait', '5', '--', 'true']); // its log is made when it starts, an evaluation after the submit
   assert.equal(run.code, 0, run.stderr);
   const log = /log: (\S+)/.exec(run.stdout)?.[1];
   assert.ok(log && existsSync(log), `the job's log: ${run.stdout}`);
