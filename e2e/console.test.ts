@@ -205,6 +205,8 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     const card = await cardOf(job.id);
     // started first: it allocates 3 s after it starts, the quota comes in between
     await eventually(async () => (await jobById(job.id))?.pid, 3000, `${job.id} to start`);
+    // it starts an evaluation after its submit: once its card has moved from the queue to High, or the drag lands where it was
+    await eventually(async () => ((await card.getAttribute('data-lane')) === 'high' ? true : undefined), 5000, `${job.id}'s card on High`);
     await dragQuotaHandle(card, 0.25);
     const quota = await eventually(async () => (await jobById(job.id))?.memoryQuotaBytes, 10_000, `${job.id} to get a quota`);
     const log = (await jobById(job.id))?.logPath;

@@ -53,8 +53,9 @@ const open = (tries) => {
   const finish = () => { if (!done) { done = true; settle(); } };
   s.on('error', (e) => {
     if (!connected && e.code === 'EAGAIN' && tries < 1000) return setTimeout(() => open(tries + 1), 5);
-    report.errors[e.code] = (report.errors[e.code] || 0) + 1;
     if (!connected) { inFlight--; more(); }
+    if (done) return; // one outcome a connection: a refused one's later EPIPE is not a second
+    report.errors[e.code] = (report.errors[e.code] || 0) + 1;
     finish();
   });
   s.on('connect', () => {
@@ -69,7 +70,7 @@ const open = (tries) => {
       while ((k = text.indexOf('\\n')) >= 0) {
         const m = JSON.parse(text.slice(0, k)); text = text.slice(k + 1);
         if (m.kind !== 'response') continue;
-        if (m.id === -1) { report.refused[m.error.message] = (report.refused[m.error.message] || 0) + 1; finish(); }
+        if (m.id === -1 && !done) { report.refused[m.error.message] = (report.refused[m.error.message] || 0) + 1; finish(); }
         else if (!done) { report.served++; report.last = m.ok ? m.result : m.error; finish(); }
       }
     });
