@@ -1,23 +1,17 @@
 // `npm run device-kit [-- --dry-run] [--out DIR]`: the device kit, a folder that runs every native check
 // on a bare Linux x86-64 machine with an NVIDIA driver and no network (bench/device/README.md).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runtimeFiles } from '../../electron/main/packaged-files.js';
+import { copyApp } from '../../electron/cli/app-copy.js';
 
 /** The kit's size limit: 64 MiB travel to a lent GPU, and the working tree's own files need some of it. */
 export const KIT_LIMIT_BYTES = 60 * 1024 * 1024;
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const MiB = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-
-/** What the engine and CLI require at run time, and what of each package that needs. */
-const RUNTIME_PACKAGES = ['ws', 'prom-client', 'sqlite3'];
-/** sqlite3 needs only its JS and its built addon at run time (its other dependencies install it). */
-const PACKAGE_PARTS: Record<string, { files: string[]; dependencies: string[] }> = {
-  sqlite3: { files: ['package.json', 'lib', 'build/Release/node_sqlite3.node'], dependencies: ['bindings'] },
-};
 
 /** The native parts: every one the installed app runs (one list: packaged-files.ts), and the kit's own. */
 const NATIVE_FILES = [
@@ -27,48 +21,14 @@ const NATIVE_FILES = [
   'native/fakegpu/scenarios',
 ];
 
-/** The compiled trees the CLI and the checks run from (no renderer: the checks need no console). */
-const DIST_TREES = ['dist/electron', 'dist/shared', 'dist/bench/device'];
+/** The kit's own compiled checks, beside the engine and CLI. */
+const KIT_DIST = 'dist/bench/device';
 
 export interface KitSummary {
   dir: string;
   bytes: number;
   nodeVersion: string;
   files: number;
-}
-
-function packageDependencies(name: string): string[] {
-  const special = PACKAGE_PARTS[name];
-  if (special) return special.dependencies;
-  const manifest = JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-  return Object.keys(manifest.dependencies ?? {});
-}
-
-/** The runtime packages and everything they depend on, each once. */
-function runtimeClosure(): string[] {
-  const seen = new Set<string>();
-  const visit = (name: string): void => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    packageDependencies(name).forEach(visit);
-  };
-  RUNTIME_PACKAGES.forEach(visit);
-  return [...seen].sort();
-}
-
-function copyPackage(name: string, appDir: string): void {
-  const from = join(repoRoot, 'node_modules', name);
-  const to = join(appDir, 'node_modules', name);
-  if (!existsSync(from)) throw new Error(`node_modules/${name} is missing: run \`npm ci\` before building the device kit.`);
-  const parts = PACKAGE_PARTS[name]?.files;
-  if (!parts) {
-    cpSync(from, to, { recursive: true, filter: (src) => !/\.(d\.ts|map|md)$/.test(src) });
-    return;
-  }
-  for (const part of parts) {
-    mkdirSync(dirname(join(to, part)), { recursive: true });
-    cpSync(join(from, part), join(to, part), { recursive: true });
-  }
 }
 
 /** node, xz-compressed, made once per Node binary (compressing takes a minute on two cores). */
@@ -100,7 +60,7 @@ function treeBytes(dir: string): { bytes: number; files: number } {
 
 /** Builds the kit into `outDir` (replacing what was there) from this checkout's build; throws past the size limit. */
 export function buildKit(outDir: string, options: { nodeCache?: string } = {}): KitSummary {
-  for (const needed of [...NATIVE_FILES, ...DIST_TREES]) {
+  for (const needed of [...NATIVE_FILES, KIT_DIST]) {
     if (!existsSync(join(repoRoot, needed))) throw new Error(`${needed} is missing: run \`npm run build\` before building the device kit.`);
   }
   rmSync(outDir, { recursive: true, force: true });
@@ -108,13 +68,8 @@ export function buildKit(outDir: string, options: { nodeCache?: string } = {}): 
   const app = join(device, 'app');
   mkdirSync(app, { recursive: true });
 
-  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string };
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: manifest.name, version: manifest.version, private: true, type: 'module' }, null, 2) + '\n');
-  for (const tree of DIST_TREES) cpSync(join(repoRoot, tree), join(app, tree), { recursive: true, filter: (src) => !/\.(map|test\.js)$/.test(src) });
-  mkdirSync(join(app, 'electron', 'cli'), { recursive: true });
-  copyFileSync(join(repoRoot, 'electron', 'cli', 'gpushare.js'), join(app, 'electron', 'cli', 'gpushare.js'));
+  copyApp(app, { extraTrees: [KIT_DIST] });
   for (const file of NATIVE_FILES) cpSync(join(repoRoot, file), join(app, file), { recursive: true });
-  for (const name of runtimeClosure()) copyPackage(name, app);
 
   const source = join(repoRoot, 'bench', 'device');
   cpSync(join(source, 'checks'), join(device, 'checks'), { recursive: true });
