@@ -5,6 +5,7 @@ import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import type { Account } from '../accounts.js';
 import type { ParkedJob } from '../scheduler/parking.js';
 import { SqliteDb } from './sqlite.js';
+import { StatusListeners } from './status-listeners.js';
 
 /** What a new engine needs of a managed job: what it is, how to start it, how to know its process again. */
 export interface KeptJob {
@@ -55,7 +56,7 @@ export class JobStore {
   private retryTimer: NodeJS.Timeout | null = null;
   private retryMs: number;
   private trouble: { problem: string; since: number } | null = null;
-  private readonly statusListeners = new Set<(trouble: JobStoreTrouble | null) => void>();
+  private readonly statusListeners = new StatusListeners<JobStoreTrouble | null>('job store');
   private closed = false;
 
   private constructor(
@@ -94,8 +95,7 @@ export class JobStore {
 
   /** Hear each change of trouble (it begins, it ends). Returns the unsubscribe. */
   onStatus(listener: (trouble: JobStoreTrouble | null) => void): () => void {
-    this.statusListeners.add(listener);
-    return () => this.statusListeners.delete(listener);
+    return this.statusListeners.add(listener);
   }
 
   private async writePending(): Promise<void> {
@@ -156,15 +156,9 @@ export class JobStore {
   }
 
   private emitStatus(): void {
-    const trouble = this.status();
-    for (const listener of this.statusListeners) {
-      try {
-        listener(trouble);
-      } catch (error) {
-        console.error('gpushare: a job store status listener failed:', error);
-      }
-    }
+    this.statusListeners.emit(this.status());
   }
+
 
   private notice(message: string): void {
     if (this.options.onNotice) this.options.onNotice(message);

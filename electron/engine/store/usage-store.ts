@@ -14,6 +14,7 @@ import { salvageInto } from './salvage.js';
 import { isCorruption, type SqliteDb } from './sqlite.js';
 import { boundBatch, combineBatches, DEFAULT_KEPT_SAMPLES, type StoreBatch } from './unwritten.js';
 import { readAudit, rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, type ContainerSeen } from './writers.js';
+import { StatusListeners } from './status-listeners.js';
 
 export { rerollup, rollup, writeRollup, type RollupRow, type RollupTable } from './writers.js';
 
@@ -103,7 +104,7 @@ export class UsageStore {
   private unwritten: StoreBatch | null = null;
   private trouble: { problem: string; since: number } | null = null;
   private droppedSamples = 0;
-  private readonly statusListeners = new Set<(status: StoreStatus) => void>();
+  private readonly statusListeners = new StatusListeners<StoreStatus>('store');
   readonly retention: Retention;
   readonly notices: string[] = [];
 
@@ -156,8 +157,7 @@ export class UsageStore {
 
   /** Hear each change of status (trouble begins, changes, drops start, it ends). Returns the unsubscribe. */
   onStatus(listener: (status: StoreStatus) => void): () => void {
-    this.statusListeners.add(listener);
-    return () => this.statusListeners.delete(listener);
+    return this.statusListeners.add(listener);
   }
 
   get path(): string {
@@ -353,15 +353,9 @@ export class UsageStore {
   }
 
   private emitStatus(): void {
-    const status = this.status();
-    for (const listener of this.statusListeners) {
-      try {
-        listener(status);
-      } catch (error) {
-        console.error('gpushare: a store status listener failed:', error);
-      }
-    }
+    this.statusListeners.emit(this.status());
   }
+
 
   private notice(message: string): void {
     this.notices.push(message);
