@@ -5,7 +5,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { apiSchemas, type ApiMethod } from '../../../shared/api.js';
+import { API_METHODS, type ApiMethod } from '../../../shared/api.js';
 import { SHARING_MODES } from '../../../shared/jobs.js';
 import type { Schema } from '../../../shared/schema.js';
 import { Engine } from '../engine.js';
@@ -40,7 +40,7 @@ function unbounded(schema: Schema<unknown>, path: string): string[] {
 }
 
 test('every field of every API method is bounded: numbers have a minimum and a maximum, strings and lists a maximum length', () => {
-  const missing = (Object.keys(apiSchemas) as ApiMethod[]).flatMap((method) => unbounded(apiSchemas[method], method));
+  const missing = (Object.keys(API_METHODS) as ApiMethod[]).flatMap((method) => unbounded(API_METHODS[method].params, method));
   assert.deepEqual(missing, []);
 });
 
@@ -175,10 +175,10 @@ test('every field of every method, sent a value no field accepts, answers invali
   };
   const wrong: string[] = [];
   let tried = 0;
-  for (const method of Object.keys(apiSchemas) as ApiMethod[]) {
-    const info = apiSchemas[method].info;
-    const base = example(apiSchemas[method], '') as Record<string, unknown>;
-    assert.doesNotThrow(() => apiSchemas[method].parse(base, 'params'), `${method}: the valid base ${JSON.stringify(base)}`);
+  for (const method of Object.keys(API_METHODS) as ApiMethod[]) {
+    const info = API_METHODS[method].params.info;
+    const base = example(API_METHODS[method].params, '') as Record<string, unknown>;
+    assert.doesNotThrow(() => API_METHODS[method].params.parse(base, 'params'), `${method}: the valid base ${JSON.stringify(base)}`);
     for (const field of Object.keys(info.shape)) {
       for (const [what, value] of bad) {
         tried++;

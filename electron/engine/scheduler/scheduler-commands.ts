@@ -8,7 +8,7 @@ import { FINAL_STATES, formatByteSize, type EngineKind, type JobView, type Shari
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
-import { requireOwnerRight, type BoxRights } from '../api/rights.js';
+import type { BoxRights } from '../api/rights.js';
 import { shownArgv, submittedBytes, SUBMITTED_BYTES_MAX } from './argv-bounds.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
@@ -43,14 +43,18 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return view(r);
   };
 
-  /** The job, if this caller may act on it. */
-  const find = (id: string, caller: Caller, action: string): JobRecord => {
+  // only a job's owner or an administrator acts on it: the dispatcher checks, as the API registry says
+  dispatcher.useJobOwners((id) => {
+    const record = table.get(id);
+    return record ? { user: record.view.owner, uid: record.view.uid } : null;
+  });
+  /** The job (the dispatcher has checked the caller's right to it). */
+  const find = (id: string): JobRecord => {
     const record = table.get(id);
     if (!record) {
       const hint = id.startsWith('p') ? ' Only processes on a GPU are jobs; see `gpushare jobs`.' : ' See `gpushare jobs --all`.';
       throw new ApiError('not-found', `No job ${id}.${hint}`);
     }
-    requireOwnerRight(caller, options.rights, { user: record.view.owner, uid: record.view.uid }, action, id);
     return record;
   };
   const live = (record: JobRecord, action: string): void => {
@@ -177,7 +181,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   });
 
   dispatcher.register('jobs.setPriority', ({ job, priority }, caller) => {
-    const r = find(job, caller, 'change the priority of');
+    const r = find(job);
     live(r, 'change the priority of');
     if (r.view.priority === priority) return view(r);
     scheduler.setPriority(r, priority);
@@ -185,7 +189,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   });
 
   dispatcher.register('jobs.setQuota', ({ job, bytes }, caller) => {
-    const r = find(job, caller, 'change the memory quota of');
+    const r = find(job);
     live(r, 'change the memory quota of');
     checkFits(bytes, r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
     if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
@@ -196,7 +200,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   });
 
   dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }, caller) => {
-    const r = find(job, caller, 'change the sharing mode of');
+    const r = find(job);
     live(r, 'change the sharing mode of');
     const was = r.view;
     if (was.state !== 'queued' && (mode === 'mps' || was.mode === 'mps')) {
@@ -223,7 +227,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   });
 
   dispatcher.register('jobs.place', ({ job, gpu }, caller) => {
-    const r = find(job, caller, 'place');
+    const r = find(job);
     live(r, 'place');
     checkGpu(gpu);
     if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${job}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
@@ -234,7 +238,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   });
 
   dispatcher.register('jobs.suspend', ({ job }, caller) => {
-    const r = find(job, caller, 'suspend');
+    const r = find(job);
     running(r, 'suspend');
     if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state === 'parked' ? 'parked' : `being ${r.view.state === 'parking' ? 'parked' : 'unparked'}`}; unpark it first.`);
     if (r.view.state === 'starting') throw new ApiError('conflict', `Cannot suspend ${job}: it is starting; try again in a moment.`);
@@ -243,7 +247,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   });
 
   dispatcher.register('jobs.resume', ({ job }, caller) => {
-    const r = find(job, caller, 'resume');
+    const r = find(job);
     running(r, 'resume');
     if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state}, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
     if (r.holds.size === 0) return view(r);
@@ -255,7 +259,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   });
 
   const park = async (params: { job: string }, caller: Caller, action: 'park' | 'unpark'): Promise<JobView> => {
-    const r = find(params.job, caller, action);
+    const r = find(params.job);
     running(r, action);
     await (action === 'park' ? parkJob : unparkJob)(scheduler, r, caller.user);
     return after(r);
@@ -264,7 +268,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   dispatcher.register('jobs.unpark', (params, caller) => park(params, caller, 'unpark'));
 
   dispatcher.register('jobs.terminate', ({ job }, caller) => {
-    const r = find(job, caller, 'terminate');
+    const r = find(job);
     live(r, 'terminate');
     if (r.view.state === 'queued') {
       scheduler.cancel(r, caller.user);
