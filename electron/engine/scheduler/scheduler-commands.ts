@@ -4,7 +4,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ApiParams } from '../../../shared/api.js';
-import { FINAL_STATES, formatByteSize, type EngineKind, type JobView, type SharingMode } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, type EngineKind, type JobState, type JobView, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
@@ -180,23 +180,60 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return after(record);
   });
 
-  dispatcher.register('jobs.setPriority', ({ job, priority }, caller) => {
-    const r = find(job);
+  /**
+   * Each change a person asks of a job, checked: null when it would change nothing, else what applies it.
+   * Checking changes nothing, so a move checks all its changes before it applies any.
+   */
+  type Change = (() => void) | null;
+  /** `state`: the state the job will be in when it applies (a move that unparks it: running). */
+  const priorityChange = (r: JobRecord, priority: Priority, state?: JobState): Change => {
     live(r, 'change the priority of');
-    if (r.view.priority === priority) return view(r);
-    scheduler.setPriority(r, priority);
-    return after(r);
-  });
-
-  dispatcher.register('jobs.setQuota', ({ job, bytes }, caller) => {
-    const r = find(job);
+    if (r.view.priority === priority) return null;
+    scheduler.checkPriority(r, priority, state); // the lab policy's limits
+    return () => scheduler.setPriority(r, priority);
+  };
+  const quotaChange = (r: JobRecord, bytes: number | null, state?: JobState): Change => {
     live(r, 'change the memory quota of');
     checkFits(bytes, r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
     if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
-      throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${job}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
+      throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${r.view.id}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
     }
-    scheduler.setQuota(r, bytes);
+    scheduler.checkQuota(r, bytes, state);
+    return () => scheduler.setQuota(r, bytes);
+  };
+  const suspendChange = (r: JobRecord, by: string): Change => {
+    const job = r.view.id;
+    running(r, 'suspend');
+    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state === 'parked' ? 'parked' : `being ${r.view.state === 'parking' ? 'parked' : 'unparked'}`}; unpark it first.`);
+    if (r.view.state === 'starting') throw new ApiError('conflict', `Cannot suspend ${job}: it is starting; try again in a moment.`);
+    return () => scheduler.suspend(r, by);
+  };
+  /** `reprioritised`: the same move changes its priority, which decides a priority hold anew. */
+  const resumeChange = (r: JobRecord, by: string, reprioritised: boolean): Change => {
+    const job = r.view.id;
+    running(r, 'resume');
+    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state}, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
+    if (r.holds.size === 0) return null;
+    if (!r.holds.has('user') && !r.holds.has('quota')) {
+      if (reprioritised) return null;
+      throw new ApiError('conflict', `${job} stays suspended while a higher-priority job is active on GPU ${r.view.gpu}; raise its priority to run it now.`);
+    }
+    return () => scheduler.resume(r, by);
+  };
+  const applied = (r: JobRecord, change: Change): JobView => {
+    if (!change) return view(r);
+    change();
     return after(r);
+  };
+
+  dispatcher.register('jobs.setPriority', ({ job, priority }) => {
+    const r = find(job);
+    return applied(r, priorityChange(r, priority));
+  });
+
+  dispatcher.register('jobs.setQuota', ({ job, bytes }) => {
+    const r = find(job);
+    return applied(r, quotaChange(r, bytes));
   });
 
   dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }, caller) => {
@@ -239,23 +276,12 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
 
   dispatcher.register('jobs.suspend', ({ job }, caller) => {
     const r = find(job);
-    running(r, 'suspend');
-    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state === 'parked' ? 'parked' : `being ${r.view.state === 'parking' ? 'parked' : 'unparked'}`}; unpark it first.`);
-    if (r.view.state === 'starting') throw new ApiError('conflict', `Cannot suspend ${job}: it is starting; try again in a moment.`);
-    scheduler.suspend(r, caller.user);
-    return after(r);
+    return applied(r, suspendChange(r, caller.user));
   });
 
   dispatcher.register('jobs.resume', ({ job }, caller) => {
     const r = find(job);
-    running(r, 'resume');
-    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state}, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
-    if (r.holds.size === 0) return view(r);
-    if (!r.holds.has('user') && !r.holds.has('quota')) {
-      throw new ApiError('conflict', `${job} stays suspended while a higher-priority job is active on GPU ${r.view.gpu}; raise its priority to run it now.`);
-    }
-    scheduler.resume(r, caller.user);
-    return after(r);
+    return applied(r, resumeChange(r, caller.user, false));
   });
 
   const park = async (params: { job: string }, caller: Caller, action: 'park' | 'unpark'): Promise<JobView> => {
@@ -266,6 +292,33 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   };
   dispatcher.register('jobs.park', (params, caller) => park(params, caller, 'park'));
   dispatcher.register('jobs.unpark', (params, caller) => park(params, caller, 'unpark'));
+
+  // A lane move: every change is checked before any is applied, so a refusal leaves the job as it was.
+  dispatcher.register('jobs.move', async ({ job, priority, memoryQuotaBytes, action }, caller) => {
+    const r = find(job);
+    const changes = (state?: JobState): Change[] => [
+      priority === undefined ? null : priorityChange(r, priority, state),
+      memoryQuotaBytes === undefined ? null : quotaChange(r, memoryQuotaBytes, state),
+      action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
+    ];
+    if (action === 'park' || action === 'unpark') {
+      changes(action === 'park' ? 'parked' : 'running'); // checked as the job will be once its memory has moved
+      running(r, action);
+      // a park or unpark that is refused or fails leaves the job as it was, and nothing else is applied yet
+      await (action === 'park' ? parkJob : unparkJob)(scheduler, r, caller.user);
+      try {
+        for (const change of changes()) change?.(); // checked again: the box may have changed while the memory moved
+      } catch (error) {
+        if (error instanceof ApiError) throw new ApiError(error.code, `${job} is ${action}ed, but the rest of the move was refused meanwhile: ${error.message}`);
+        throw error;
+      }
+      return after(r);
+    }
+    const checked = changes();
+    if (checked.every((change) => change === null)) return view(r);
+    for (const change of checked) change?.();
+    return after(r);
+  });
 
   dispatcher.register('jobs.terminate', ({ job }, caller) => {
     const r = find(job);
