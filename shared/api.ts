@@ -72,8 +72,8 @@ export interface MethodEntry<S extends Schema<unknown>, R> {
   result: Returns<R>;
   reads: boolean;
   who: Who<Infer<S>>;
-  /** The command (and option) that calls it, e.g. "set --priority"; absent: the console's own. */
-  cli?: string;
+  /** The `gpushare` commands (with a subcommand or option) through which a user reaches it, e.g. "set --priority"; absent: the console's own. */
+  cli?: readonly string[];
 }
 const read = <S extends Schema<unknown>, R>(entry: Omit<MethodEntry<S, R>, 'reads'>): MethodEntry<S, R> => ({ ...entry, reads: true });
 const change = <S extends Schema<unknown>, R>(entry: Omit<MethodEntry<S, R>, 'reads'>): MethodEntry<S, R> => ({ ...entry, reads: false });
@@ -90,10 +90,10 @@ const jobRef = object({ job: jobId });
 
 /** Every method of the engine's API. A new method is one entry here and one handler (dispatcher.register). */
 export const API_METHODS = {
-  'snapshot.latest': read({ params: object({}), result: returns<Snapshot | null>(), who: anyone, cli: 'ps' }),
+  'snapshot.latest': read({ params: object({}), result: returns<Snapshot | null>(), who: anyone, cli: ['ps'] }),
   /** The samples the engine holds from the last `seconds` (at most 600): a console's timelines start from them. */
   'samples.recent': read({ params: object({ seconds: optional(number({ integer: true, min: 1, max: RECENT_SAMPLES_MAX_SECONDS, unit: 's' })) }), result: returns<RecentSamples>(), who: anyone }),
-  'jobs.list': read({ params: object({ includeFinished: optional(boolean()) }), result: returns<JobView[]>(), who: anyone, cli: 'jobs' }),
+  'jobs.list': read({ params: object({ includeFinished: optional(boolean()) }), result: returns<JobView[]>(), who: anyone, cli: ['jobs'] }),
   'jobs.submit': change({
     params: object({
       argv: array(string({ min: 1, max: ARGUMENT_MAX }), { min: 1, max: 4096 }),
@@ -114,7 +114,7 @@ export const API_METHODS = {
     }),
     result: returns<JobView>(),
     who: anyone,
-    cli: 'run',
+    cli: ['run'],
   }),
   'jobs.setPriority': change({ params: object({ job: jobId, priority: oneOf(PRIORITIES) }), result: returns<JobView>(), who: jobOwner('change the priority of') }),
   'jobs.setQuota': change({ params: object({ job: jobId, bytes: nullable(bytes) }), result: returns<JobView>(), who: jobOwner('change the memory quota of') }),
@@ -131,42 +131,42 @@ export const API_METHODS = {
     params: object({ job: jobId, priority: optional(oneOf(PRIORITIES)), memoryQuotaBytes: optional(nullable(bytes)), action: optional(oneOf(MOVE_ACTIONS)) }),
     result: returns<JobView>(),
     who: jobOwner('move'),
-    cli: 'set --priority',
+    cli: ['set --priority', 'set --mem', 'set --suspend', 'set --resume', 'set --park', 'set --unpark'],
   }),
   'jobs.place': change({ params: object({ job: jobId, gpu: gpuIndex }), result: returns<JobView>(), who: jobOwner('place') }),
   'jobs.suspend': change({ params: jobRef, result: returns<JobView>(), who: jobOwner('suspend') }),
   'jobs.resume': change({ params: jobRef, result: returns<JobView>(), who: jobOwner('resume') }),
   'jobs.park': change({ params: jobRef, result: returns<JobView>(), who: jobOwner('park') }),
   'jobs.unpark': change({ params: jobRef, result: returns<JobView>(), who: jobOwner('unpark') }),
-  'jobs.terminate': change({ params: jobRef, result: returns<JobView>(), who: jobOwner('terminate'), cli: 'set --terminate' }),
+  'jobs.terminate': change({ params: jobRef, result: returns<JobView>(), who: jobOwner('terminate'), cli: ['set --terminate'] }),
   'alerts.list': read({ params: object({}), result: returns<Alert[]>(), who: anyone }),
   /** The conditions that hold now (the 'conditions' event sends the same list whenever it changes). */
-  'alerts.active': read({ params: object({}), result: returns<ActiveCondition[]>(), who: anyone }),
+  'alerts.active': read({ params: object({}), result: returns<ActiveCondition[]>(), who: anyone, cli: ['run --wait', 'set --park'] }),
   /** One page of the audit log, newest first: at most `limit` entries older than the cursor `before` (an entry's id); a user reads their own. */
   'audit.list': read({
     params: object({ limit: optional(number({ integer: true, min: 1, max: AUDIT_PAGE_MAX })), before: optional(number({ integer: true, min: 1, max: Number.MAX_SAFE_INTEGER })) }),
     result: returns<AuditEntry[]>(),
     who: anyone,
-    cli: 'audit',
+    cli: ['audit'],
   }),
   'sampler.setRate': change({ params: object({ hz: number({ min: 0.2, max: 10, unit: 'Hz' }) }), result: returns<{ hz: number }>(), who: admin('change the sampling rate', 'every user of the box sees the GPUs at that rate') }),
   /** Who the engine takes this connection to be (the console's "mine" filter). */
-  'session.whoami': read({ params: object({}), result: returns<Whoami>(), who: anyone, cli: 'status' }),
+  'session.whoami': read({ params: object({}), result: returns<Whoami>(), who: anyone, cli: ['status', 'stop', 'console'] }),
   /** Stop this personal engine as SIGTERM does (`gpushare stop`): only its own user may; the box daemon refuses. */
-  'engine.stop': change({ params: object({}), result: returns<{ pid: number }>(), who: { kind: 'engine-user', refusal: "Only a personal engine's own user may stop it" }, cli: 'stop' }),
+  'engine.stop': change({ params: object({}), result: returns<{ pid: number }>(), who: { kind: 'engine-user', refusal: "Only a personal engine's own user may stop it" }, cli: ['stop'] }),
   /** Per GPU: is an MPS daemon running, and whose ("MPS held by user NAME")? */
-  'mps.status': read({ params: object({}), result: returns<MpsGpuStatus[]>(), who: anyone, cli: 'mps status' }),
+  'mps.status': read({ params: object({}), result: returns<MpsGpuStatus[]>(), who: anyone, cli: ['mps status'] }),
   /** Start (or stop) the engine's MPS control daemon for one GPU; refused while another user's holds the box. */
-  'mps.start': change({ params: object({ gpu: gpuIndex }), result: returns<MpsGpuStatus>(), who: admin('start MPS', MPS_IS_SHARED), cli: 'mps start' }),
+  'mps.start': change({ params: object({ gpu: gpuIndex }), result: returns<MpsGpuStatus>(), who: admin('start MPS', MPS_IS_SHARED), cli: ['mps start'] }),
   /** With gpuInstanceId: the daemon inside that MIG slice of the GPU (a slice whose daemon runs is kept by mig apply). */
   'mps.stop': change({
     params: object({ gpu: gpuIndex, gpuInstanceId: optional(number({ integer: true, min: 0, max: 1000 })) }),
     result: returns<MpsGpuStatus>(),
     who: admin('stop MPS', MPS_IS_SHARED),
-    cli: 'mps stop',
+    cli: ['mps stop'],
   }),
   /** A GPU's MIG layout: GPU/compute instances, profiles, placements and the processes in each slice. */
-  'mig.layout': read({ params: object({ gpu: gpuIndex }), result: returns<MigLayoutView>(), who: anyone, cli: 'mig layout' }),
+  'mig.layout': read({ params: object({ gpu: gpuIndex }), result: returns<MigLayoutView>(), who: anyone, cli: ['mig layout'] }),
   /**
    * Plan a layout for a job mix (jobs: "30G,10G:0.2,20G@high", as `gpushare mig plan`) or take one
    * (layout: ["3g.40gb@4", "2g.20gb"]), then apply it when the slices it changes are idle and the engine may.
@@ -180,10 +180,10 @@ export const API_METHODS = {
     }),
     result: returns<MigApplyResult>(),
     who: admin<{ gpu: number; dryRun?: boolean }>((p) => `change the MIG layout of GPU ${p.gpu}`, 'it removes slices other users may hold (a dry run is open to all)', (p) => p.dryRun === true),
-    cli: 'mig apply',
+    cli: ['mig apply'],
   }),
   /** Usage by user, job, GPU or container over [since, until) (ms since the epoch; until defaults to now); another's job by its program only. */
-  'reports.query': read({ params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS) }), result: returns<UsageReport>(), who: anyone, cli: 'report' }),
+  'reports.query': read({ params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS) }), result: returns<UsageReport>(), who: anyone }),
   /** The same report as a file (HTML with charts, CSV or JSON), for the console to save. */
   'reports.export': read({
     params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS), format: oneOf(REPORT_EXPORT_FORMATS) }),
@@ -193,7 +193,7 @@ export const API_METHODS = {
   /** The lab policy, the caller's limits under it, their fair-share usage and rank. */
   'policy.get': read({ params: object({}), result: returns<LabPolicyStatus>(), who: anyone }),
   /** Is usage being recorded, and if not why and where. */
-  'store.status': read({ params: object({}), result: returns<StoreStatus>(), who: anyone, cli: 'status' }),
+  'store.status': read({ params: object({}), result: returns<StoreStatus>(), who: anyone, cli: ['status'] }),
   /** Replace the lab policy: checked whole, kept in the daemon's config, then applied. */
   'policy.set': change({ params: object({ policy: labPolicyValue }), result: returns<LabPolicyStatus>(), who: admin('change the lab policy', 'it sets the limits and the queue order of every user of the box') }),
   /** The console's remembered choices (timeline window, filters, window size): the caller's own, in their config file. */
