@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
-import { readProcStatus } from '../../engine/control/proc-status.js';
+import { readProcStatus } from '../../engine/proc/proc-status.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
 import { CLI_ENV } from '../testing/compiled-cli.js';
 

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { after, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
-import { readProcStatus } from '../../engine/control/proc-status.js';
+import { readProcStatus } from '../../engine/proc/proc-status.js';
 import { cliRig } from '../testing/cli-rig.js';
 import { CLI_PATH } from '../testing/compiled-cli.js';
 import { daemonWhoami, listenAsFakeEngine } from '../testing/fake-engine.js';

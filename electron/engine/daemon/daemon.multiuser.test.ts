@@ -6,7 +6,7 @@ import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { ApiMethod } from '../../../shared/api.js';
 import type { JobView } from '../../../shared/jobs.js';
-import { readProcStatus } from '../control/proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { isRoot, LabBox, type LabUser, type WireRequest } from './testing/lab-box.js';
 
 const GiB = 1024 ** 3;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import type { KernelRecord } from '../gpu/simulated-driver.js';
-import { enqueuedUnderHigh } from '../control/launch-gate-sim.js';
+import { enqueuedUnderHigh } from '../gate/testing/launch-gate-sim.js';
 import { CLAIM_CONFIRM_MS } from '../scheduler/activity-claims.js';
 import { isRoot, LabBox, type LabUser } from './testing/lab-box.js';
 

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync, symlin
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import * as cg from './cgroup-fixtures.js';
+import * as cg from './testing/cgroup-fixtures.js';
 import { ProcessContextReader } from './context-reader.js';
 
 function put(path: string, text: string): void {

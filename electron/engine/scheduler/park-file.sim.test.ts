@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DriverCheckpointer } from '../control/driver-checkpointer.js';
-import { preloadLibraryPath } from '../control/launch-gate.js';
-import { ensurePreloadBuilt, runProbe } from '../control/launch-gate-sim.js';
+import { DriverCheckpointer } from '../holds/driver-checkpointer.js';
+import { preloadLibraryPath } from '../gate/launch-gate.js';
+import { ensurePreloadBuilt, runProbe } from '../gate/testing/launch-gate-sim.js';
 import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
 import { ParkRequests } from './park-requests.js';
 

@@ -12,7 +12,7 @@ import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
-import { readProcStatus } from '../control/proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { fakejobFor } from '../testing/simulated-rig.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './attach.js';
 

@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { readProcStatus, sameProcessAlive } from './proc-status.js';
+import { readProcStatus, sameProcessAlive } from '../proc/proc-status.js';
 import { releaseHolds } from './release-holds.js';
 import { ROOT_PATH } from '../root-env.js';
 import {

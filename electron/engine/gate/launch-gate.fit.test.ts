@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
 import type { LaunchGate } from './launch-gate.js';
-import { recordsOf, runProbe } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { recordsOf, runProbe } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 let driver: SimulatedDriver;
 let gate: LaunchGate;

@@ -9,8 +9,8 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import type { LaunchGate } from './launch-gate.js';
-import { recordsOf, runProbe } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { recordsOf, runProbe } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 let driver: SimulatedDriver;
 let gate: LaunchGate;

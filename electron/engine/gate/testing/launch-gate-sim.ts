@@ -5,9 +5,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
-import { packageRoot } from '../paths.js';
-import { preloadLibraryPath } from './launch-gate.js';
+import type { KernelRecord, SimulatedDriver } from '../../gpu/simulated-driver.js';
+import { packageRoot } from '../../paths.js';
+import { preloadLibraryPath } from '../launch-gate.js';
 
 export const preloadBuildDir = (): string => join(packageRoot(), 'native', 'preload', 'build');
 export const preloadProbePath = (): string => join(preloadBuildDir(), 'preload_probe');

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import { openCudaCheckpoint } from '../gpu/cuda-checkpoint.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
-import { startFixtureEngine, type FixtureEngineOptions } from './fixture-engine.js';
+import { startFixtureEngine, type FixtureEngineOptions } from './testing/fixture-engine.js';
 import { Freezer } from './freezer.js';
 import { ProcessControl } from './process-control.js';
-import { readProcStatus } from './proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { readSuspendRecord, writeSuspendRecord } from './suspend-record.js';
 
 const GiB = 1024 ** 3;

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ensurePreloadBuilt, preloadBuildDir } from './launch-gate-sim.js';
+import { ensurePreloadBuilt, preloadBuildDir } from './testing/launch-gate-sim.js';
 
 interface FitCase {
   case: string;

@@ -6,9 +6,9 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { DriverCheckpointer } from './driver-checkpointer.js';
-import { Freezer, type FreezerOptions } from './freezer.js';
-import { ProcessControl } from './process-control.js';
+import { DriverCheckpointer } from '../driver-checkpointer.js';
+import { Freezer, type FreezerOptions } from '../freezer.js';
+import { ProcessControl } from '../process-control.js';
 
 export type FixtureEngineOptions = Omit<FreezerOptions, 'control' | 'onGuardianReleased'>;
 

@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { spawnSync } from 'node:child_process';
 import { LaunchGate } from './launch-gate.js';
-import { enqueuedUnderHigh, preloadProbePath, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { enqueuedUnderHigh, preloadProbePath, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { test } from 'node:test';
 import { ProcessControl } from './process-control.js';
-import { threadIds } from './proc-status.js';
+import { threadIds } from '../proc/proc-status.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate } from './launch-gate.js';
-import { runProbe } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { runProbe } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

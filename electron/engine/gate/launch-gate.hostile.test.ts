@@ -15,7 +15,7 @@ import { fakegpuBuildDir } from '../paths.js';
 import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
 import { LaunchGate, preloadLibraryPath } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
-import { ensurePreloadBuilt, enqueuedUnderHigh, recordsOf } from './launch-gate-sim.js';
+import { ensurePreloadBuilt, enqueuedUnderHigh, recordsOf } from './testing/launch-gate-sim.js';
 
 const GiB = 1024 ** 3;
 const NOBODY = { uid: 65534, gid: 65534 };

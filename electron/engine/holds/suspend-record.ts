@@ -3,7 +3,7 @@
 // Beside it: the engine's heartbeat, and what the guardian released while the engine was stopped.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { groupMembers, readProcStatus, sameProcessAlive } from './proc-status.js';
+import { groupMembers, readProcStatus, sameProcessAlive } from '../proc/proc-status.js';
 
 /** stop: SIGSTOP of the pid; group: SIGSTOP of its process group (pgid = pid); park: its GPU memory checkpointed. */
 export type HoldKind = 'stop' | 'group' | 'park';

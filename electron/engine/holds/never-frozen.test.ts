@@ -10,7 +10,7 @@ import { connectToEngine } from '../../cli/engine-client.js';
 import { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { packageRoot } from '../paths.js';
 import { Freezer } from './freezer.js';
-import { readProcStatus } from './proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { writeSuspendRecord } from './suspend-record.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

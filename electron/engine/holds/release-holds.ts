@@ -1,7 +1,7 @@
 // Letting go of every hold an engine left: SIGCONT what it stopped, and restore then
 // unlock what it parked (through the same libcuda the engine parked with), so that no
 // job stays frozen or checkpointed after its engine is gone.
-import { sameProcessAlive } from './proc-status.js';
+import { sameProcessAlive } from '../proc/proc-status.js';
 import { continueHeld, holdOf, type SuspendedEntry } from './suspend-record.js';
 
 export interface ReleaseOutcome {

@@ -3,7 +3,7 @@
 // that a clean stop, a crash or a stopped engine (via the guardian) or the next start lets go of it.
 import { rmSync, writeFileSync } from 'node:fs';
 import { GUARDIAN_STALE_MS, releaseRecordNow, spawnGuardian, type GuardianHandle } from './guardian.js';
-import { readProcStatus } from './proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import type { ProcessControl } from './process-control.js';
 import {
   continueHeld,

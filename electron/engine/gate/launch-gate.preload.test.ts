@@ -7,8 +7,8 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FakejobEvent, FakejobHandle, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate, preloadLibraryPath, type SlotRequest } from './launch-gate.js';
-import { enqueuedUnderHigh, recordsOf, runProbe } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { enqueuedUnderHigh, recordsOf, runProbe } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

@@ -9,8 +9,8 @@ import { describe, test } from 'node:test';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
-import { preloadProbePath, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { preloadProbePath, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 let driver: SimulatedDriver;
 let gate: LaunchGate;

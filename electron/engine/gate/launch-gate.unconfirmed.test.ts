@@ -9,8 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import type { LaunchGate } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
-import { recordsOf } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { recordsOf } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 let driver: SimulatedDriver;
 let gate: LaunchGate;

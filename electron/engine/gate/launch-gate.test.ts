@@ -8,7 +8,7 @@ import { isAbsolute, join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { LaunchGate, LaunchGateError, preloadLibraryPath } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
-import { ensurePreloadBuilt, preloadBuildDir } from './launch-gate-sim.js';
+import { ensurePreloadBuilt, preloadBuildDir } from './testing/launch-gate-sim.js';
 
 let dir: string;
 let gate: LaunchGate;

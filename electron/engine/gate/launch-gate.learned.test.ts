@@ -9,8 +9,8 @@ import { describe, test } from 'node:test';
 import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
-import { enqueuedUnderHigh, recordsOf, runProbe } from './launch-gate-sim.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { enqueuedUnderHigh, recordsOf, runProbe } from './testing/launch-gate-sim.js';
+import { useGateRig } from './testing/gate-rig.js';
 
 const WINDOW_MS = 30;
 let driver: SimulatedDriver;

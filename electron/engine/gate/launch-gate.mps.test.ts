@@ -10,9 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FakejobHandle, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { mpsJobEnv } from '../mps/mps-control.js';
 import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
-import { useGateRig } from '../testing/gate-rig.js';
+import { useGateRig } from './testing/gate-rig.js';
 import type { JobPriority, LaunchGate } from './launch-gate.js';
-import { enqueuedUnderHigh, recordsOf, runProbe } from './launch-gate-sim.js';
+import { enqueuedUnderHigh, recordsOf, runProbe } from './testing/launch-gate-sim.js';
 
 let driver: SimulatedDriver;
 let gate: LaunchGate;

@@ -6,10 +6,10 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
-import { startFixtureEngine } from './fixture-engine.js';
+import { startFixtureEngine } from './testing/fixture-engine.js';
 import { Freezer } from './freezer.js';
 import { ProcessControl } from './process-control.js';
-import { readProcStatus } from './proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { readSuspendRecord, writeSuspendRecord } from './suspend-record.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -6,8 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
-import { startFixtureEngine } from './fixture-engine.js';
-import { readProcStatus } from './proc-status.js';
+import { startFixtureEngine } from './testing/fixture-engine.js';
+import { readProcStatus } from '../proc/proc-status.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dirs: string[] = [];

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { LaunchGate, type LaunchGateOptions } from '../control/launch-gate.js';
-import { ensurePreloadBuilt } from '../control/launch-gate-sim.js';
-import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
+import { LaunchGate, type LaunchGateOptions } from '../launch-gate.js';
+import { ensurePreloadBuilt } from './launch-gate-sim.js';
+import { SimulatedDriver, simulatedDriverBuilt } from '../../gpu/simulated-driver.js';
 
 export interface GateRig {
   driver: SimulatedDriver;

@@ -3,7 +3,7 @@
 // EPERM is reported as a sentence that names the owner, and nothing is sent.
 import { setPriority as osSetPriority } from 'node:os';
 import { ApiError } from '../api/api-error.js';
-import { groupMembers, processGroupOf, readProcStatus, sameProcessAlive, threadIds, type ProcStatus } from './proc-status.js';
+import { groupMembers, processGroupOf, readProcStatus, sameProcessAlive, threadIds, type ProcStatus } from '../proc/proc-status.js';
 
 export const TERMINATE_GRACE_MS = 5000;
 
