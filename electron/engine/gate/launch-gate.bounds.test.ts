@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { LaunchGate } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
-import { preloadProbePath, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './testing/launch-gate-sim.js';
+import { preloadProbePath, readUntil, recordsOf, runProbe } from './testing/launch-gate-sim.js';
 import { useGateRig } from './testing/gate-rig.js';
 
 let driver: SimulatedDriver;
@@ -23,13 +23,6 @@ function claimInLaunch(slot: number, value: number): void {
   b.writeUInt32LE(value);
   writeSync(fd, b, 0, 4, L.ACTIVITY.inLaunch);
   closeSync(fd);
-}
-
-async function until(probe: ProbeRun, op: string): Promise<ProbeStep> {
-  for (;;) {
-    const step = await probe.next();
-    if (step.op === op) return step;
-  }
 }
 
 describe('a lower job stuck mid-launch', { skip }, () => {
@@ -118,7 +111,7 @@ describe('an activity file truncated by its owner', { skip }, () => {
       const them = gate.allocateSlot({ gpu: 0, priority: theirs });
       try {
         const probe = runProbe(driver, ['launch:1:0', 'wait', 'launch:5:0'], me.env);
-        await until(probe, 'launch'); // its first launch mapped both activity files
+        await readUntil(probe, 'launch'); // its first launch mapped both activity files
         truncateSync(gate.activityPath(whose === 'own' ? me.slot : them.slot), 0);
         probe.resume();
         assert.equal(await probe.exited, 0, 'the probe was not killed');

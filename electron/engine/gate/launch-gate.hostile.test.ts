@@ -10,8 +10,8 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync }
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fakegpuBuildDir } from '../paths.js';
+import { until } from '../../testing/until.js';
 import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
 import { LaunchGate, preloadLibraryPath } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
@@ -86,25 +86,17 @@ function spawnHostile(user: { uid: number; gid: number }, args: string[], slotEn
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   createInterface({ input: child.stdout! }).on('line', (line) => events.push(JSON.parse(line) as Record<string, unknown>));
-  const waitFor = async (event: string) => {
-    for (let i = 0; i < 400; i++) {
+  const waitFor = (event: string) =>
+    until(`hostile job ${child.pid}'s ${event} event`, () => {
       const seen = events.find((e) => e.event === event);
-      if (seen) return seen;
-      if (child.exitCode !== null) break;
-      await sleep(25);
-    }
-    throw new Error(`hostile job ${child.pid}: no ${event} event (exit ${child.exitCode}): ${stderr.trim()}`);
-  };
+      if (!seen && child.exitCode !== null) throw new Error(`hostile job ${child.pid}: no ${event} event (exit ${child.exitCode}): ${stderr.trim()}`);
+      return seen;
+    }, { timeoutMs: 10_000, intervalMs: 25, detail: () => stderr.trim() });
   return { child, events, waitFor, exited };
 }
 
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (check()) return;
-    await sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** How long to wait for the gate to act on what the hostile jobs did. */
+const GATE_WAIT = { timeoutMs: 15_000, intervalMs: 25 };
 
 /** What the engine owns in the control file: every slot's engine half and the domains' member masks. */
 function engineHalves(): Buffer {
@@ -146,16 +138,16 @@ test('hostile jobs of other users write nothing another job obeys, hold the high
     await be.ready;
     const high = driver.spawnFakejob(['train', '--kernel-ms', '1', '--duration', '120'], hs.env);
     await high.ready;
-    await until('the engine to mark the stuck job', () => gate.readSlot(ss.slot).stuck);
-    await until('the high job to launch', () => gate.readSlot(hs.slot).launches > 20);
+    await until('the engine to mark the stuck job', () => gate.readSlot(ss.slot).stuck, GATE_WAIT);
+    await until('the high job to launch', () => gate.readSlot(hs.slot).launches > 20, GATE_WAIT);
     process.kill(hostile[1].child.pid!, 'SIGUSR1');
     assert.equal((await hostile[1].waitFor('truncated')).ok, true, 'the hostile job truncated its own activity file');
     const atTruncation = gate.readSlot(hs.slot).launches;
-    await until('the high job to launch on after the truncation', () => gate.readSlot(hs.slot).launches > atTruncation + 50);
+    await until('the high job to launch on after the truncation', () => gate.readSlot(hs.slot).launches > atTruncation + 50, GATE_WAIT);
     high.kill('SIGTERM');
     assert.equal(await high.exited, 0, 'the high job ran to its end: no SIGBUS');
     const highEnd = recordsOf(await driver.execlog(0), high.pid).at(-1)!.endNs;
-    await until('the best-effort job to run once the high job left', () => gate.readSlot(bs.slot).launches > 0 && gate.readSlot(bs.slot).lastLaunchNs > BigInt(highEnd));
+    await until('the best-effort job to run once the high job left', () => gate.readSlot(bs.slot).launches > 0 && gate.readSlot(bs.slot).lastLaunchNs > BigInt(highEnd), GATE_WAIT);
     be.kill('SIGTERM');
     assert.equal(await be.exited, 0, 'the best-effort job ran to its end: no SIGBUS');
 

@@ -8,8 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { spawnSync } from 'node:child_process';
 import { LaunchGate } from './launch-gate.js';
-import { enqueuedUnderHigh, preloadProbePath, recordsOf, runProbe, type ProbeRun, type ProbeStep } from './testing/launch-gate-sim.js';
+import { enqueuedUnderHigh, preloadProbePath, readUntil, recordsOf, runProbe, type ProbeRun } from './testing/launch-gate-sim.js';
 import { useGateRig } from './testing/gate-rig.js';
+import { until } from '../../testing/until.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -20,13 +21,8 @@ let dir: string;
 // lets it into the trainer's gaps; launch-gate.learned.test.ts covers that).
 const skip = useGateRig('gpushare-gate-job-', { heartbeatIntervalMs: 200, activeWindowMs: 50, windowPolicy: 'fixed' }, (rig) => ({ driver, gate, dir } = rig));
 
-/** Reads the probe's steps up to and including the first `op`. */
-async function until(probe: ProbeRun, op: string): Promise<ProbeStep> {
-  for (;;) {
-    const step = await probe.next();
-    if (step.op === op) return step;
-  }
-}
+/** How long a running job may take to launch again after what the engine did. */
+const LAUNCH_WAIT = { timeoutMs: 10_000, intervalMs: 25 };
 
 const codes = (probe: ProbeRun, op: string): number[] => probe.steps.filter((s) => s.op === op).map((s) => s.code as number);
 
@@ -35,7 +31,7 @@ describe('memory quota per job', { skip }, () => {
     const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
     try {
       const a = runProbe(driver, [`alloc:${768 * MiB}`, 'wait'], env);
-      assert.equal((await until(a, 'alloc')).code, 0);
+      assert.equal((await readUntil(a, 'alloc')).code, 0);
       const b = runProbe(driver, [`alloc:${768 * MiB}`, `alloc:${256 * MiB}`, 'meminfo'], env);
       assert.equal(await b.exited, 0);
       assert.deepEqual(codes(b, 'alloc'), [2, 0], 'over the job’s quota: CUDA_ERROR_OUT_OF_MEMORY; within it: success');
@@ -77,14 +73,14 @@ describe('memory quota per job', { skip }, () => {
     const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
     try {
       const a = runProbe(driver, [`alloc:${768 * MiB}`, 'wait'], env);
-      assert.equal((await until(a, 'alloc')).code, 0);
+      assert.equal((await readUntil(a, 'alloc')).code, 0);
       assert.equal(gate.readSlot(slot).usedBytes, 768 * MiB);
       process.kill(a.pid, 'SIGKILL');
       await a.exited.catch(() => null);
       assert.equal(gate.readSlot(slot).usedBytes, 768 * MiB, 'nothing gave the dead process’s bytes back yet');
       assert.deepEqual(gate.readSlot(slot).processes.map((p) => [p.pid, p.alive, p.usedBytes]), [[a.pid, false, 768 * MiB]], 'the engine sees whose they are');
       const b = runProbe(driver, [`alloc:${768 * MiB}`, 'wait'], env);
-      assert.equal((await until(b, 'alloc')).code, 0, 'the dead sibling’s bytes no longer count');
+      assert.equal((await readUntil(b, 'alloc')).code, 0, 'the dead sibling’s bytes no longer count');
       const s = gate.readSlot(slot);
       assert.equal(s.usedBytes, 768 * MiB);
       assert.equal(s.reclaimedCount, 1);
@@ -103,7 +99,7 @@ describe('launch gate per process and per domain', { skip }, () => {
     const bs = gate.allocateSlot({ gpu: 0, priority: 'best-effort' });
     try {
       const queued = runProbe(driver, ['launchq:10:50000', 'wait', 'sync'], hs.env); // 0.5 s of work left queued until the end
-      await until(queued, 'launchq');
+      await readUntil(queued, 'launchq');
       const sibling = runProbe(driver, ['launch:1:0'], hs.env); // launches, synchronises its own stream, exits
       assert.equal(await sibling.exited, 0);
       const be = runProbe(driver, ['launch:5:1000'], bs.env);
@@ -129,7 +125,7 @@ describe('launch gate per process and per domain', { skip }, () => {
       await high.ready;
       await sleep(200);
       const be = runProbe(driver, ['launch:20:1000'], bs.env);
-      await until(be, 'ready');
+      await readUntil(be, 'ready');
       await sleep(300);
       assert.equal(gate.readSlot(bs.slot).launches, 0, 'held back while best-effort');
       gate.setPriority(bs.slot, 'high');
@@ -255,14 +251,14 @@ describe('a job’s processes and the engine’s restarts', { skip }, () => {
     try {
       await job.ready;
       first.setPid(slot, job.pid);
-      await waitFor(() => first.readSlot(slot).launches > 10);
+      await until('the job launching under the first engine', () => first.readSlot(slot).launches > 10, LAUNCH_WAIT);
       first.close({ keepFile: true }); // the engine stops; the job runs on
       resumed = LaunchGate.create({ dir, name: 'restart', heartbeatIntervalMs: 200, resume: true });
       assert.equal(resumed.adoptSlot(slot, { pid: job.pid + 1, gpu: 0, priority: 'normal' }), false, 'not its pid: not adopted');
       assert.equal(resumed.adoptSlot(slot, { pid: job.pid, gpu: 0, priority: 'normal' }), true);
       assert.deepEqual(resumed.releaseLeftovers(), [other]);
       const before = resumed.readSlot(slot).launches;
-      await waitFor(() => resumed!.readSlot(slot).launches > before + 10);
+      await until('the job launching under the resumed engine', () => resumed!.readSlot(slot).launches > before + 10, LAUNCH_WAIT);
       assert.equal(resumed.readSlot(slot).attachedPid, job.pid, 'the resumed engine reads the job’s activity file');
       resumed.setPaused(slot, true);
       const paused = resumed.readSlot(slot).launches;
@@ -270,7 +266,7 @@ describe('a job’s processes and the engine’s restarts', { skip }, () => {
       assert.ok(resumed.readSlot(slot).launches <= paused + 1, 'the paused job launched nothing (but the one launch already past the gate)');
       assert.ok(resumed.readSlot(slot).pausedNs > 0);
       resumed.setPaused(slot, false);
-      await waitFor(() => resumed!.readSlot(slot).launches > paused);
+      await until('the job launching once unpaused', () => resumed!.readSlot(slot).launches > paused, LAUNCH_WAIT);
       job.kill('SIGTERM');
       assert.equal(await job.exited, 0);
     } finally {
@@ -281,7 +277,3 @@ describe('a job’s processes and the engine’s restarts', { skip }, () => {
   });
 });
 
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await sleep(25);
-  assert.ok(check(), 'timed out');
-}

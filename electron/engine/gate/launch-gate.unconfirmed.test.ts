@@ -5,25 +5,18 @@
 import assert from 'node:assert/strict';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import type { LaunchGate } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
 import { recordsOf } from './testing/launch-gate-sim.js';
 import { useGateRig } from './testing/gate-rig.js';
+import { untilWith } from '../../testing/until.js';
 
 let driver: SimulatedDriver;
 let gate: LaunchGate;
 const skip = useGateRig('gpushare-gate-unconfirmed-', { heartbeatIntervalMs: 200 }, (rig) => ({ driver, gate } = rig));
 
-async function until<T>(what: string, step: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = step();
-    if (value !== undefined && value !== false) return value;
-    await sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = untilWith({ timeoutMs: 15_000, intervalMs: 25 });
 
 /** What a job that claims to be launching for ever writes in its own activity file: in_launch = 1. */
 function claimMidLaunch(path: string): void {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import { startFixtureEngine } from './testing/fixture-engine.js';
 import { readProcStatus } from '../proc/proc-status.js';
+import { untilWith } from '../../testing/until.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dirs: string[] = [];
@@ -19,16 +20,7 @@ function recordPath(): string {
   return join(dir, 'suspended.json');
 }
 
-/** Wait until `check` gives a value (generous deadline: this is about whether, not how fast). */
-async function until<T>(check: () => T | null | false, what: string, limitMs = 15_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = check();
-    if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still not so after ${limitMs} ms`);
-    await sleep(50);
-  }
-}
+const until = untilWith({ timeoutMs: 15_000 });
 
 /** A process to suspend, killed after the test. */
 function sleeper(t: TestContext): ChildProcess & { pid: number } {
@@ -59,31 +51,31 @@ function guardianOf(enginePid: number): number | null {
 
 test('a killed guardian is respawned: a later SIGKILL of the engine still resumes what it suspended', async (t) => {
   const engine = await startFixtureEngine(t, { recordPath: recordPath() });
-  const first = await until(() => guardianOf(engine.pid), 'the engine has a guardian');
+  const first = await until('the engine has a guardian', () => guardianOf(engine.pid));
   process.kill(first, 'SIGKILL');
-  const second = await until(() => {
+  const second = await until(`the engine started a new guardian after guardian ${first} was killed`, () => {
     const g = guardianOf(engine.pid);
     return g !== null && g !== first ? g : null;
-  }, `the engine started a new guardian after guardian ${first} was killed`);
+  });
   assert.notEqual(second, first);
 
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
-  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
+  await until(`pid ${job.pid} is stopped`, () => stateOf(job.pid) === 'T');
   engine.child.kill('SIGKILL');
-  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed after the engine was killed`);
+  await until(`pid ${job.pid} is resumed after the engine was killed`, () => stateOf(job.pid) !== 'T');
 });
 
 test('a stopped engine (Ctrl-Z) counts as gone: the guardian resumes what it suspended, the engine hears so when it wakes, and it stays guarded', async (t) => {
   const engine = await startFixtureEngine(t, { recordPath: recordPath(), heartbeatIntervalMs: 100, staleAfterMs: 1000 });
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
-  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
+  await until(`pid ${job.pid} is stopped`, () => stateOf(job.pid) === 'T');
 
   // Ctrl-Z sends SIGTSTP, which the kernel discards for a process in an orphaned process group (as a test's child may be): SIGSTOP stops it the same way, always
   engine.child.kill('SIGSTOP');
-  await until(() => stateOf(engine.pid) === 'T', 'the engine is stopped');
-  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed while its engine is stopped`);
+  await until('the engine is stopped', () => stateOf(engine.pid) === 'T');
+  await until(`pid ${job.pid} is resumed while its engine is stopped`, () => stateOf(job.pid) !== 'T');
   assert.equal(stateOf(engine.pid), 'T', 'the engine is still stopped: the guardian resumed it');
 
   engine.child.kill('SIGCONT');
@@ -96,9 +88,9 @@ test('a stopped engine (Ctrl-Z) counts as gone: the guardian resumes what it sus
 
   const later = sleeper(t);
   await engine.call({ op: 'suspend', pid: later.pid, jobId: 'j2' });
-  await until(() => stateOf(later.pid) === 'T', `pid ${later.pid} is stopped`);
+  await until(`pid ${later.pid} is stopped`, () => stateOf(later.pid) === 'T');
   engine.child.kill('SIGKILL');
-  await until(() => stateOf(later.pid) !== 'T', `pid ${later.pid}, suspended after the engine woke, is resumed when it dies`);
+  await until(`pid ${later.pid}, suspended after the engine woke, is resumed when it dies`, () => stateOf(later.pid) !== 'T');
 });
 
 test('a hung engine (its event loop busy) counts as gone: the guardian resumes what it suspended, and the engine hears so when it is free again', async (t) => {
@@ -106,11 +98,11 @@ test('a hung engine (its event loop busy) counts as gone: the guardian resumes w
   const engine = await startFixtureEngine(t, { recordPath: record, heartbeatIntervalMs: 100, staleAfterMs: 1000 });
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
-  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
+  await until(`pid ${job.pid} is stopped`, () => stateOf(job.pid) === 'T');
 
   const marker = `${record}.free`;
   const hung = engine.call({ op: 'hang', until: marker });
-  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} is resumed while its engine is hung`);
+  await until(`pid ${job.pid} is resumed while its engine is hung`, () => stateOf(job.pid) !== 'T');
   assert.notEqual(stateOf(engine.pid), 'T', 'the engine was not stopped: it is busy');
   writeFileSync(marker, '');
   await hung;
@@ -122,9 +114,9 @@ test('an engine whose heartbeat goes on keeps its holds: the guardian does not r
   const engine = await startFixtureEngine(t, { recordPath: recordPath(), heartbeatIntervalMs: 100, staleAfterMs: 1500 });
   const job = sleeper(t);
   await engine.call({ op: 'suspend', pid: job.pid, jobId: 'j1' });
-  await until(() => stateOf(job.pid) === 'T', `pid ${job.pid} is stopped`);
+  await until(`pid ${job.pid} is stopped`, () => stateOf(job.pid) === 'T');
   await sleep(4000); // well past staleAfterMs, with a live engine beating every 100 ms
   assert.equal(stateOf(job.pid), 'T');
   await engine.call({ op: 'resume', pid: job.pid });
-  await until(() => stateOf(job.pid) !== 'T', `pid ${job.pid} runs again once its engine resumes it`);
+  await until(`pid ${job.pid} runs again once its engine resumes it`, () => stateOf(job.pid) !== 'T');
 });

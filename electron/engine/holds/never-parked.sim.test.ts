@@ -13,10 +13,10 @@ import { startFixtureEngine, type FixtureEngineOptions } from './testing/fixture
 import { Freezer } from './freezer.js';
 import { ProcessControl } from './process-control.js';
 import { readProcStatus } from '../proc/proc-status.js';
+import { untilWith } from '../../testing/until.js';
 import { readSuspendRecord, writeSuspendRecord } from './suspend-record.js';
 
 const GiB = 1024 ** 3;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let driver: SimulatedDriver;
 const dirs: string[] = [];
 
@@ -50,14 +50,7 @@ const onGpu = async (pid: number) => {
   return p ? { state: p.checkpointState, used: p.usedMemory, parked: p.parkedMemory } : null;
 };
 
-/** Wait until `check` resolves true (generous deadline: this is about whether, not how fast). */
-async function until(check: () => Promise<boolean> | boolean, what: string, limitMs = 15_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: still not so after ${limitMs} ms`);
-    await sleep(50);
-  }
-}
+const until = untilWith({ timeoutMs: 15_000 });
 
 const engineOptions = (extra: Partial<FixtureEngineOptions> = {}): FixtureEngineOptions => ({ recordPath: recordPath(), cudaLibraryPath: driver.cudaLibraryPath, ...extra });
 
@@ -70,9 +63,9 @@ test('an engine SIGKILLed right after a park: its guardian restores and unlocks 
   assert.deepEqual(readSuspendRecord(options.recordPath).map((e) => [e.pid, e.hold]), [[job.pid, 'park']], 'on record before the engine dies');
 
   engine.child.kill('SIGKILL');
-  await until(async () => (await onGpu(job.pid))?.state === 'running', `fakejob ${job.pid} is restored and unlocked`);
+  await until(`fakejob ${job.pid} is restored and unlocked`, async () => (await onGpu(job.pid))?.state === 'running');
   assert.deepEqual(await onGpu(job.pid), { state: 'running', used: 2 * GiB, parked: 0 }, 'its memory is back on the GPU');
-  await until(() => readSuspendRecord(options.recordPath).length === 0, 'the record is cleared once handled');
+  await until('the record is cleared once handled', () => readSuspendRecord(options.recordPath).length === 0);
 });
 
 test('an engine stopped (Ctrl-Z) after a park: the guardian restores the process, and the engine hears so when it wakes', async (t) => {
@@ -80,8 +73,8 @@ test('an engine stopped (Ctrl-Z) after a park: the guardian restores the process
   const engine = await startFixtureEngine(t, engineOptions({ heartbeatIntervalMs: 100, staleAfterMs: 1000 }));
   assert.equal(await engine.call({ op: 'park', pid: job.pid, jobId: 'j1' }), 'checkpointed');
   engine.child.kill('SIGSTOP'); // as Ctrl-Z stops it; SIGTSTP itself is discarded in an orphaned process group
-  await until(() => readProcStatus(engine.pid)?.state === 'T', 'the engine is stopped');
-  await until(async () => (await onGpu(job.pid))?.state === 'running', `fakejob ${job.pid} is restored while its engine is stopped`);
+  await until('the engine is stopped', () => readProcStatus(engine.pid)?.state === 'T');
+  await until(`fakejob ${job.pid} is restored while its engine is stopped`, async () => (await onGpu(job.pid))?.state === 'running');
   assert.equal(readProcStatus(engine.pid)?.state, 'T', 'the engine is still stopped: the guardian restored it');
   engine.child.kill('SIGCONT');
   const released = await engine.next('released');
@@ -136,16 +129,16 @@ test('an engine killed while its parked process cannot fit back: the guardian ke
     stopped.kill('SIGKILL');
   });
   await engine.call({ op: 'suspend', pid: stopped.pid!, jobId: 'j2' });
-  await until(() => readProcStatus(stopped.pid!)?.state === 'T', 'the marker process is stopped');
+  await until('the marker process is stopped', () => readProcStatus(stopped.pid!)?.state === 'T');
 
   engine.child.kill('SIGKILL');
-  await until(() => readProcStatus(stopped.pid!)?.state !== 'T', 'the guardian made its first pass');
-  await until(() => readSuspendRecord(options.recordPath).map((e) => e.pid).join() === String(job.pid), 'the park that did not fit stays on record');
+  await until('the guardian made its first pass', () => readProcStatus(stopped.pid!)?.state !== 'T');
+  await until('the park that did not fit stays on record', () => readSuspendRecord(options.recordPath).map((e) => e.pid).join() === String(job.pid));
   assert.equal((await onGpu(job.pid))?.state, 'checkpointed', 'the GPU is full: it could not be restored yet');
 
   hog.kill('SIGKILL');
   await hog.exited;
-  await until(async () => (await onGpu(job.pid))?.state === 'running', `fakejob ${job.pid} is restored once its memory fits`);
+  await until(`fakejob ${job.pid} is restored once its memory fits`, async () => (await onGpu(job.pid))?.state === 'running');
   assert.deepEqual(await onGpu(job.pid), { state: 'running', used: 8 * GiB, parked: 0 });
-  await until(() => readSuspendRecord(options.recordPath).length === 0, 'the record is cleared');
+  await until('the record is cleared', () => readSuspendRecord(options.recordPath).length === 0);
 });

@@ -10,9 +10,9 @@ import { startFixtureEngine } from './testing/fixture-engine.js';
 import { Freezer } from './freezer.js';
 import { ProcessControl } from './process-control.js';
 import { readProcStatus } from '../proc/proc-status.js';
+import { untilWith } from '../../testing/until.js';
 import { readSuspendRecord, writeSuspendRecord } from './suspend-record.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -22,16 +22,7 @@ function recordPath(): string {
   return join(dir, 'suspended.json');
 }
 
-/** Wait until `check` holds (generous deadline: this is about whether, not how fast). */
-async function until<T>(check: () => T | null | false, what: string, limitMs = 10_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = check();
-    if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still not so after ${limitMs} ms`);
-    await sleep(20);
-  }
-}
+const until = untilWith({ timeoutMs: 10_000, intervalMs: 20 });
 
 const stateOf = (pid: number) => readProcStatus(pid)?.state;
 
@@ -53,7 +44,7 @@ async function jobWithChild(t: TestContext): Promise<[number, number]> {
       // already gone
     }
   });
-  const child = await until(() => childOf(job.pid!), 'the job started its child');
+  const child = await until('the job started its child', () => childOf(job.pid!));
   return [job.pid!, child];
 }
 
@@ -65,10 +56,10 @@ test('a group hold stops the job and the child it started, records it as a group
   const freezer = new Freezer({ recordPath: record, control: new ProcessControl(), guardian: false });
   const [job, child] = await jobWithChild(t);
   freezer.suspend(job, 'j1', { group: true });
-  await until(() => bothStopped([job, child]), `job ${job} and its child ${child} are both stopped (state T)`);
+  await until(`job ${job} and its child ${child} are both stopped (state T)`, () => bothStopped([job, child]));
   assert.deepEqual(readSuspendRecord(record).map((e) => [e.pid, e.hold]), [[job, 'group']]);
   freezer.resume(job);
-  await until(() => noneStopped([job, child]), 'both run again');
+  await until('both run again', () => noneStopped([job, child]));
   assert.deepEqual(readSuspendRecord(record), []);
 });
 
@@ -79,7 +70,7 @@ test('a group hold on a process that does not lead its own group is refused, and
   t.after(() => {
     plain.kill('SIGKILL');
   });
-  await until(() => stateOf(plain.pid!) !== undefined, 'the process started');
+  await until('the process started', () => stateOf(plain.pid!) !== undefined);
   assert.throws(() => freezer.suspend(plain.pid!, 'j1', { group: true }), /does not lead one/);
   assert.notEqual(stateOf(plain.pid!), 'T');
   assert.deepEqual(readSuspendRecord(record), []);
@@ -89,28 +80,28 @@ test('the guardian continues a stopped group when its engine is killed', async (
   const engine = await startFixtureEngine(t, { recordPath: recordPath() });
   const [job, child] = await jobWithChild(t);
   await engine.call({ op: 'suspend', pid: job, jobId: 'j1', group: true });
-  await until(() => bothStopped([job, child]), 'both are stopped');
+  await until('both are stopped', () => bothStopped([job, child]));
   engine.child.kill('SIGKILL');
-  await until(() => noneStopped([job, child]), 'both run again after the engine died');
+  await until('both run again after the engine died', () => noneStopped([job, child]));
 });
 
 test('the next start continues a group a dead engine left stopped', async (t) => {
   const record = recordPath();
   const [job, child] = await jobWithChild(t);
   process.kill(-job, 'SIGSTOP');
-  await until(() => bothStopped([job, child]), 'both are stopped');
+  await until('both are stopped', () => bothStopped([job, child]));
   writeSuspendRecord(record, [{ pid: job, startTicks: readProcStatus(job)!.startTicks, jobId: 'j1', hold: 'group' }]);
   assert.deepEqual(Freezer.recoverLeftovers(record), [job]);
-  await until(() => noneStopped([job, child]), 'both run again');
+  await until('both run again', () => noneStopped([job, child]));
 });
 
 test('a group whose leader exited while stopped is continued when the engine forgets the leader', async (t) => {
   const freezer = new Freezer({ recordPath: recordPath(), control: new ProcessControl(), guardian: false });
   const [job, child] = await jobWithChild(t);
   freezer.suspend(job, 'j1', { group: true });
-  await until(() => bothStopped([job, child]), 'both are stopped');
+  await until('both are stopped', () => bothStopped([job, child]));
   process.kill(job, 'SIGKILL'); // the leader goes; its child stays stopped in the group
-  await until(() => stateOf(job) === undefined || stateOf(job) === 'Z' ? true : null, 'the leader is gone');
+  await until('the leader is gone', () => stateOf(job) === undefined || stateOf(job) === 'Z' ? true : null);
   freezer.forget(job);
-  await until(() => stateOf(child) !== 'T', `the orphaned child ${child} runs again`);
+  await until(`the orphaned child ${child} runs again`, () => stateOf(child) !== 'T');
 });

@@ -5,6 +5,7 @@ import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from '../scheduler/attach.js';
+import * as wait from '../../testing/until.js';
 
 export interface SchedulerRig {
   engine: Engine;
@@ -46,13 +47,15 @@ export function schedulerRig(
   };
   const jobs = () => engine.call('jobs.list', { includeFinished: true });
   const job = async (id: string) => (await jobs()).find((j) => j.id === id);
-  const until = async <T>(what: string, step: () => Promise<T | undefined | false>, tries = 40): Promise<T> => {
-    for (let i = 0; i < tries; i++) {
-      await tick();
-      const value = await step();
-      if (value !== undefined && value !== false) return value;
-    }
-    throw new Error(`gave up waiting for ${what}: ${JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason]))}`);
-  };
+  // one scheduler tick before each look
+  const until = <T>(what: string, step: () => Promise<T>, tries = 40) =>
+    wait.until(
+      what,
+      async () => {
+        await tick();
+        return step();
+      },
+      { tries, intervalMs: 0, detail: async () => JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason])) },
+    );
   return { engine, attached, tick, job, until, stop };
 }

@@ -70,6 +70,14 @@ export function runProbe(driver: SimulatedDriver, args: string[], env: Record<st
 }
 
 /** Execution records of one pid, in enqueue order. */
+/** Reads the probe's steps up to and including the first `op`. */
+export async function readUntil(probe: ProbeRun, op: string): Promise<ProbeStep> {
+  for (;;) {
+    const step = await probe.next();
+    if (step.op === op) return step;
+  }
+}
+
 export const recordsOf = (records: KernelRecord[], pid: number): KernelRecord[] =>
   records.filter((r) => r.pid === pid).sort((a, b) => a.enqueueNs - b.enqueueNs);
 
