@@ -52,7 +52,7 @@ describe('memory quota per job', { skip }, () => {
     const { slot, env } = gate.allocateSlot({ gpu: 0, priority: 'normal', quotaBytes: GiB });
     try {
       const job = driver.spawnFakejob(['--children', '2', 'alloc', '--chunk', '384M', '--count', '2', '--hold'], env);
-      for (let i = 0; i < 200 && job.events.filter((e) => e.event === 'meminfo').length < 2; i++) await sleep(50);
+      await until('both children reporting their memory', () => job.events.filter((e) => e.event === 'meminfo').length >= 2, { timeoutMs: 10_000 });
       const allocs = job.events.filter((e) => e.event === 'alloc');
       assert.equal(allocs.length, 4);
       assert.equal(allocs.filter((e) => e.code === 0).length, 2, 'two 384 MiB chunks fit in 1 GiB, whichever child asked');

@@ -12,6 +12,7 @@ import { packageRoot } from '../paths.js';
 import { Freezer } from './freezer.js';
 import { readProcStatus } from '../proc/proc-status.js';
 import { writeSuspendRecord } from './suspend-record.js';
+import { until } from '../../testing/until.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dirs: string[] = [];
@@ -49,7 +50,7 @@ async function suspendThroughEngine(t: TestContext, driver: SimulatedDriver, soc
   await train.ready;
   const client = await connectToEngine(socket);
   try {
-    for (let i = 0; i < 50 && !(await client.call('jobs.list', {})).some((j) => j.id === `p${train.pid}`); i++) await sleep(100);
+    await until(`p${train.pid} listed`, async () => (await client.call('jobs.list', {})).some((j) => j.id === `p${train.pid}`), { timeoutMs: 5_000, intervalMs: 100 });
     const job = await client.call('jobs.suspend', { job: `p${train.pid}` });
     assert.equal(job.state, 'suspended');
   } finally {
@@ -61,28 +62,14 @@ async function suspendThroughEngine(t: TestContext, driver: SimulatedDriver, soc
 
 /** Waits until every pid is stopped (state T): a SIGSTOP takes effect once the target is next scheduled. */
 async function stoppedBy(pids: number[], limitMs: number): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!pids.every((pid) => readProcStatus(pid)?.state === 'T')) {
-    if (Date.now() > deadline) assert.fail(`pids ${pids.join(', ')} are not all stopped after ${limitMs} ms`);
-    await sleep(20);
-  }
-}
-
-/** True once the pid is no longer stopped (state T), false if it still is after `limitMs` (a generous deadline, not a latency bound). */
-async function resumedWithin(pid: number, limitMs: number): Promise<boolean> {
-  const deadline = Date.now() + limitMs;
-  while (Date.now() < deadline) {
-    if (readProcStatus(pid)?.state !== 'T') return true;
-    await sleep(50);
-  }
-  return false;
+  await until(`pids ${pids.join(', ')} all stopped`, () => pids.every((pid) => readProcStatus(pid)?.state === 'T'), { timeoutMs: limitMs, intervalMs: 20 });
 }
 
 test('SIGKILL of the engine: its guardian resumes the suspended process', async (t) => {
   const { engine, driver, socket } = await startEngine(t);
   const pid = await suspendThroughEngine(t, driver, socket);
   engine.kill('SIGKILL');
-  assert.equal(await resumedWithin(pid, 15_000), true, `pid ${pid} is still stopped 15 s after the engine was killed`);
+  await until(`pid ${pid} resumed after the engine was killed`, () => readProcStatus(pid)?.state !== 'T', { timeoutMs: 15_000 });
 });
 
 test('SIGTERM of the engine: it resumes what it suspended before it exits', async (t) => {

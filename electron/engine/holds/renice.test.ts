@@ -6,8 +6,8 @@ import { getPriority } from 'node:os';
 import { test } from 'node:test';
 import { ProcessControl } from './process-control.js';
 import { threadIds } from '../proc/proc-status.js';
+import { until } from '../../testing/until.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Field 19 of /proc/PID/task/TID/stat, per thread. */
 function niceOfThreads(pid: number): number[] {
@@ -23,8 +23,7 @@ test('renice sets every thread of a multi-threaded process, and renicing back re
     node.kill('SIGKILL');
   });
   const pid = node.pid!;
-  for (let i = 0; i < 200 && threadIds(pid).length < 2; i++) await sleep(25);
-  assert.ok(threadIds(pid).length >= 2, `node ${pid} runs several threads`);
+  await until(`node ${pid} running several threads`, () => threadIds(pid).length >= 2, { timeoutMs: 5_000, intervalMs: 25 });
   const original = getPriority(pid);
   const control = new ProcessControl();
 
