@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
 import { until } from '../electron/testing/until.js';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { Engine } from '../electron/engine/engine.js';
 import { openGpuBackend, type GpuBackend } from '../electron/engine/gpu/open-backend.js';
 import type { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { untilWith } from '../testing/until.js';
 import type { ActiveCondition } from '../../shared/api.js';
 import type { Alert, JobView } from '../../shared/jobs.js';
 import { ApiError } from '../engine/api/api-error.js';
@@ -13,7 +14,6 @@ import { listenOnSocket } from '../engine/server/socket-server.js';
 import { noGpus } from '../engine/store/testing/synthetic.js';
 import { openEngineView } from './engine-view.js';
 import { openLineConnection } from './line-connection.js';
-import { untilWith } from '../testing/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-view-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import * as wait from '../../testing/until.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
@@ -13,7 +14,6 @@ import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { attachScheduler } from '../scheduler/attach.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
-import * as wait from '../../testing/until.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 const FAKEGPU = join(fakegpuBuildDir(), 'fakegpu');

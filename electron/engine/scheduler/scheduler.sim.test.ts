@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
+import { untilWith } from '../../testing/until.js';
 import type { Alert, JobView } from '../../../shared/jobs.js';
 import type { Caller } from '../api/dispatcher.js';
 import { Engine } from '../engine.js';
@@ -14,7 +15,6 @@ import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js'
 import { fakegpuBuildDir } from '../paths.js';
 import { readProcStatus } from '../proc/proc-status.js';
 import { fakejobFor } from '../testing/simulated-rig.js';
-import { untilWith } from '../../testing/until.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './attach.js';
 
 const GiB = 1024 ** 3;

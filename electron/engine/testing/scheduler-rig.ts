@@ -1,11 +1,11 @@
 // Test fixture: an engine with its scheduler on a simulated box, ticks driven by the test.
 import { join } from 'node:path';
+import * as wait from '../../testing/until.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from '../scheduler/attach.js';
-import * as wait from '../../testing/until.js';
 
 export interface SchedulerRig {
   engine: Engine;
