@@ -1,9 +1,10 @@
 // The rooms and what each may import, checked: the two tables live in ARCHITECTURE.md (one list for each fact),
 // this test reads them and looks at every import and #include in the repository.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { dirname, join, normalize, relative } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { test } from 'node:test';
 import ts from 'typescript';
 import { packageRoot } from './engine/paths.js';
@@ -26,7 +27,6 @@ export interface Violation {
 }
 
 const SOURCE = /\.(ts|tsx|cts|mts|js|mjs|cjs|jsx|c|cc|h)$/;
-const SKIP = new Set(['node_modules', 'dist', 'build', '.git', 'test-results']);
 const BUILTINS = new Set(builtinModules);
 
 const cells = (row: string): string[] => row.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
@@ -119,18 +119,12 @@ export function violations(rooms: Room[], rules: Rule[], file: string, text: str
   return found;
 }
 
-function* sourceFiles(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (SKIP.has(entry.name)) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* sourceFiles(path);
-    else if (SOURCE.test(entry.name)) yield path;
-  }
-}
-
 const root = packageRoot();
 const { rooms, rules } = readTables(readFileSync(join(root, 'ARCHITECTURE.md'), 'utf8'));
-const files = [...sourceFiles(root)].map((f) => relative(root, f));
+// the checkout's source files, new ones included, less what .gitignore leaves out (builds, packages, node_modules)
+const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
+  .split('\n')
+  .filter((f) => SOURCE.test(f) && existsSync(join(root, f)));
 const present = new Set(files);
 const exists = (path: string): boolean => present.has(path);
 
