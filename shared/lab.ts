@@ -23,12 +23,14 @@ export const labBoxSchema = object({
   ssh: optional(sshDestination),
   /** The daemon's socket on the box (default /run/gpushare/engine.sock); without `ssh`, a socket on this machine reached directly. */
   socket: optional(socketPath),
+  /** The gpushare command on the box, for `gpushare relay --stdio` where it cannot forward a socket (default "gpushare" on the PATH). */
+  gpushare: optional(string({ min: 1, max: 255, pattern: /^[A-Za-z0-9_./+-]+$/, describe: 'a command name or path of letters, digits and "_./+-" (like "/opt/gpushare/electron/cli/gpushare.js")' })),
 });
 export const labListSchema = object({ boxes: array(labBoxSchema, { max: 500 }) });
 export type LabListInput = Infer<typeof labListSchema>;
 
 /** One box of the lab and how to reach it. */
-export type BoxRoute = { kind: 'ssh'; destination: string; socket: string } | { kind: 'socket'; path: string };
+export type BoxRoute = { kind: 'ssh'; destination: string; socket: string; gpushare: string } | { kind: 'socket'; path: string };
 export interface LabBoxSpec {
   name: string;
   route: BoxRoute;
@@ -42,7 +44,9 @@ export function parseLabList(value: unknown): LabBoxSpec[] {
     if (seen.has(box.name)) throw new ValidationError(`boxes[${i}].name`, `names "${box.name}" again: each box once`);
     seen.add(box.name);
     if (box.ssh === undefined && box.socket === undefined) throw new ValidationError(`boxes[${i}]`, `("${box.name}") needs "ssh" (how to reach it) or "socket" (a socket on this machine)`);
-    const route: BoxRoute = box.ssh !== undefined ? { kind: 'ssh', destination: box.ssh, socket: box.socket ?? BOX_DAEMON_SOCKET } : { kind: 'socket', path: box.socket! };
+    if (box.ssh === undefined && box.gpushare !== undefined) throw new ValidationError(`boxes[${i}].gpushare`, `("${box.name}") is only for a box reached over ssh`);
+    const route: BoxRoute =
+      box.ssh !== undefined ? { kind: 'ssh', destination: box.ssh, socket: box.socket ?? BOX_DAEMON_SOCKET, gpushare: box.gpushare ?? 'gpushare' } : { kind: 'socket', path: box.socket! };
     return { name: box.name, route };
   });
 }
