@@ -187,6 +187,8 @@ export function sshWords(stderr: string): string | null {
   const last = lines.at(-1);
   if (!last) return null;
   const words = last.replace(/^ssh: /, '').replace(/^[^\s@:]+@[^\s:]+: /, '').replace(/\.$/, '');
+  // the box took the login but nothing answers on the daemon's socket there
+  if (/^channel \d+: open failed: connect failed/.test(words)) return `ssh: no gpushare daemon answers on the box (${words})`;
   return `ssh: ${words}`;
 }
 
