@@ -48,8 +48,8 @@ export function streamClient(input: Readable, output: Writable, lost: (reason: s
       close();
     }
   });
-  input.on('error', (error: NodeJS.ErrnoException) => end(error.code ?? error.message));
-  output.on('error', (error: NodeJS.ErrnoException) => end(error.code ?? error.message));
+  input.on('error', (error: NodeJS.ErrnoException) => end(streamProblem(error)));
+  output.on('error', (error: NodeJS.ErrnoException) => end(streamProblem(error)));
   input.on('close', () => end('the connection closed'));
   input.on('end', () => end('the connection closed'));
   const subscribed = new Set<ApiEvent>();
@@ -72,4 +72,10 @@ export function streamClient(input: Readable, output: Writable, lost: (reason: s
       close();
     },
   };
+}
+
+function streamProblem(error: NodeJS.ErrnoException): string {
+  if (error.code === 'ECONNRESET') return 'the connection was reset';
+  if (error.code === 'EPIPE') return 'the connection broke';
+  return error.message;
 }

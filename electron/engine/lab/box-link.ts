@@ -44,14 +44,19 @@ export class LinkError extends Error {
 export async function openBoxLink(box: LabBoxSpec, options: LinkOptions): Promise<BoxLink> {
   const route = box.route;
   if (route.kind === 'socket') return socketLink(route.path, 'socket', () => undefined, options);
-  if (!options.relayOnly) {
+  if (options.relayOnly) return relayLink(route, options);
+  try {
+    return await forwardLink(box.name, route, options);
+  } catch (error) {
+    if (!(error instanceof LinkError && error.forwardRefused)) throw error;
+    // sshd refused the socket (forwarding off there), or nothing answers on it: the relay runs on the box and says which
     try {
-      return await forwardLink(box.name, route, options);
-    } catch (error) {
-      if (!(error instanceof LinkError && error.forwardRefused)) throw error;
+      return await relayLink(route, options);
+    } catch (relayError) {
+      if (relayError instanceof LinkError && /not found|No such file/.test(relayError.message)) throw new LinkError(`${error.message}; and no gpushare relay there: ${relayError.message}`);
+      throw relayError;
     }
   }
-  return relayLink(route, options);
 }
 
 /** The local end of a box's forwarded socket, in the person's private directory. */
@@ -59,7 +64,11 @@ export function forwardedSocketPath(socketDir: string, box: string): string {
   return join(socketDir, `${box}.sock`);
 }
 
-const SSH_OPTIONS = ['-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=3'];
+/** ssh could not open the forwarded socket on the box: sshd refused it, or nothing listens there. */
+const FORWARD_FAILED = /channel \d+: open failed/;
+
+// LogLevel INFO: a person's LogLevel ERROR or QUIET would hide why a forwarded channel failed
+const SSH_OPTIONS = ['-o', 'LogLevel=INFO', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=3'];
 
 async function forwardLink(name: string, route: Extract<BoxRoute, { kind: 'ssh' }>, options: LinkOptions): Promise<BoxLink> {
   ensurePrivateDir(options.socketDir);
@@ -73,9 +82,16 @@ async function forwardLink(name: string, route: Extract<BoxRoute, { kind: 'ssh' 
   };
   try {
     await ssh.until(() => exists(local), options.timeoutMs ?? 15_000);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  try {
     return await socketLink(local, 'ssh-forward', stop, options, () => ssh.said());
   } catch (error) {
     stop();
+    // logged in, but the socket there did not answer through the tunnel: refused, or no daemon (the relay tells which)
+    if (error instanceof LinkError) throw new LinkError(error.message, true);
     throw error;
   }
 }
@@ -106,11 +122,18 @@ function socketLink(path: string, via: BoxVia, onClose: () => void, options: Lin
         socket.destroy();
         onClose();
       };
-      // the daemon going away closes the connection; what ssh said about it is the better reason
-      const client = streamClient(socket, socket, (reason) => setTimeout(() => settle(sshSaid?.() ?? `the daemon ${reason === 'the connection closed' ? 'closed the connection' : reason}`), sshSaid ? 100 : 0), close);
+      // the daemon going away closes the connection; what ssh says about it (a moment later) is the better reason
+      const client = streamClient(socket, socket, (reason) => void sshWordsSoon(sshSaid).then((said) => settle(said ?? (reason === 'the connection closed' ? 'the daemon closed the connection' : reason))), close);
       answered({ client, via, ended, close: () => client.close() }, options, sshSaid).then(resolve, reject);
     });
   });
+}
+
+/** What ssh says within half a second, or null (no ssh, or it said nothing). */
+async function sshWordsSoon(sshSaid: (() => string | null) | undefined): Promise<string | null> {
+  if (!sshSaid) return null;
+  for (let i = 0; i < 20 && sshSaid() === null; i++) await new Promise((r) => setTimeout(r, 25));
+  return sshSaid();
 }
 
 /** The link once the daemon answered over it; a link that ends first fails with ssh's words. */
@@ -119,7 +142,7 @@ async function answered(link: BoxLink, options: LinkOptions, sshSaid?: () => str
   try {
     await Promise.race([
       link.client.call('session.whoami', {}),
-      link.ended.then((why) => Promise.reject(new LinkError(why, /administratively prohibited|forwarding.*(disabled|refused)/i.test(sshSaid?.() ?? why)))),
+      link.ended.then((why) => Promise.reject(new LinkError(why, FORWARD_FAILED.test(sshSaid?.() ?? '')))),
       new Promise((_r, reject) => (timer = setTimeout(() => reject(new LinkError(`no answer within ${(options.timeoutMs ?? 15_000) / 1000} s`)), options.timeoutMs ?? 15_000))),
     ]);
     return link;
@@ -128,7 +151,7 @@ async function answered(link: BoxLink, options: LinkOptions, sshSaid?: () => str
     if (error instanceof LinkError) throw error;
     // the request failed because the link closed: the reason the link gives is the one to show
     const why = await Promise.race([link.ended, new Promise<string>((r) => setTimeout(() => r((error as Error).message), 200))]);
-    throw new LinkError(why, /administratively prohibited/i.test(why));
+    throw new LinkError(why, FORWARD_FAILED.test(sshSaid?.() ?? ''));
   } finally {
     clearTimeout(timer);
   }
@@ -189,6 +212,9 @@ export function sshWords(stderr: string): string | null {
   const words = last.replace(/^ssh: /, '').replace(/^[^\s@:]+@[^\s:]+: /, '').replace(/\.$/, '');
   // the box took the login but nothing answers on the daemon's socket there
   if (/^channel \d+: open failed: connect failed/.test(words)) return `ssh: no gpushare daemon answers on the box (${words})`;
+  if (/^channel \d+: open failed: administratively prohibited/.test(words)) return `ssh: the box does not forward sockets (${words})`;
+  // the relay's own words, from the box
+  if (/^gpushare relay: /.test(words)) return words;
   return `ssh: ${words}`;
 }
 
