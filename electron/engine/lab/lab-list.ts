@@ -1,9 +1,9 @@
 // The lab list: the admin's /etc/gpushare/lab.json, then the person's own ~/.config/gpushare/lab.json
 // added to it. Each file is read whole and checked as the daemon's config is: strict JSON, every key
 // known, and a mistake names the file, the entry and the key.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { mergeLabLists, parseLabList, type LabBoxSpec } from '../../../shared/lab.js';
 import { ValidationError } from '../../../shared/schema.js';
 import { JsonSyntaxError, parseJsonStrict } from '../daemon/config-file-json.js';
@@ -27,7 +27,9 @@ export class LabListError extends Error {
 export function readLabFile(file: string): LabBoxSpec[] | null {
   let text: string;
   try {
-    if (!statSync(file).isFile()) throw new LabListError(file, 'is not a regular file');
+    const stats = statSync(file);
+    if (!stats.isFile()) throw new LabListError(file, 'is not a regular file');
+    checkOnlyYouOrRootCanChange(file, stats);
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if (error instanceof LabListError) throw error;
@@ -35,6 +37,22 @@ export function readLabFile(file: string): LabBoxSpec[] | null {
     throw new LabListError(file, `cannot be read (${(error as Error).message})`);
   }
   return parseLabText(file, text);
+}
+
+/**
+ * A lab file says where your ssh goes and what it runs there as you (the relay's command): one that
+ * someone else could write would let them run their own command on every box as you. Root's or yours, writable by no one else.
+ */
+function checkOnlyYouOrRootCanChange(file: string, fileStats: Stats): void {
+  const me = process.geteuid?.() ?? 0;
+  const unsafe = (stats: Stats, what: string, path: string): string | null => {
+    if (stats.uid !== 0 && stats.uid !== me) return `${what} is owned by uid ${stats.uid}, neither you nor root, who could send your ssh to a command of theirs (chown it to root or yourself)`;
+    if (stats.mode & 0o022 && !(stats.isDirectory() && stats.mode & 0o1000)) return `${what} can be written by others, who could send your ssh to a command of theirs (chmod go-w ${path})`;
+    return null;
+  };
+  const dir = dirname(file);
+  const problem = unsafe(fileStats, 'it', file) ?? unsafe(statSync(dir), `its directory ${dir}`, dir);
+  if (problem) throw new LabListError(file, `refused: ${problem}`);
 }
 
 /** Check a lab file's text: syntax with line and column, then each entry with its name and key. */

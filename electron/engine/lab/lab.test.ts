@@ -6,7 +6,10 @@ import type { JobView } from '../../../shared/jobs.js';
 import { describeBoxState, labView, mergeLabLists, personTotals, whereCanIRun, type LabBox, type LabSnapshot } from '../../../shared/lab.js';
 import type { LabPolicyStatus } from '../../../shared/lab-policy.js';
 import type { GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
-import { parseLabText, LabListError } from './lab-list.js';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadLabList, parseLabText, readLabFile, LabListError } from './lab-list.js';
 import { sshWords } from './box-link.js';
 
 const G = 1024 ** 3;
@@ -139,4 +142,18 @@ test("where can I run: the person's limits on a box keep it out, naming the rule
   assert.deepEqual(answer.places.map((p) => p.box), ['fine']);
   assert.match(answer.notNow[0]!.reason, /alice may use at most 1 GPU at once \(lab policy on capped, group students\) and already uses 1/);
   assert.match(answer.notNow[1]!.reason, /alice may hold at most 30G of GPU memory \(lab policy on tight, everyone\) and holds 20G/);
+});
+
+test('a lab file others could write is refused (it says what your ssh runs); a missing one is an empty list', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gpushare-labfile-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'lab.json');
+  writeFileSync(file, JSON.stringify({ boxes: [{ name: 'box1', ssh: 'box1', gpushare: '/tmp/theirs' }] }));
+  chmodSync(file, 0o666);
+  assert.throws(() => readLabFile(file), { message: `${file}: refused: it can be written by others, who could send your ssh to a command of theirs (chmod go-w ${file})` });
+  chmodSync(file, 0o644);
+  assert.equal(readLabFile(file)![0]!.name, 'box1');
+  assert.equal(readLabFile(join(dir, 'none.json')), null);
+  const both = loadLabList({ admin: join(dir, 'none.json'), own: file });
+  assert.deepEqual([both.boxes.length, both.files], [1, [file]]);
 });
