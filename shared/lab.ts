@@ -315,7 +315,7 @@ export function whereCanIRun(lab: LabSnapshot, request: WhereRequest): WhereAnsw
   const places: WherePlace[] = [];
   const notNow: WhereAnswer['notNow'] = [];
   for (const box of lab.boxes) {
-    const verdict = placeOnBox(box, request);
+    const verdict = placeOnBox(box, request, lab.takenAt);
     if (typeof verdict === 'string') notNow.push({ box: box.name, reason: verdict });
     else places.push(verdict);
   }
@@ -329,8 +329,9 @@ export function whereCanIRun(lab: LabSnapshot, request: WhereRequest): WhereAnsw
   return { places, notNow };
 }
 
-function placeOnBox(box: LabBox, request: WhereRequest): WherePlace | string {
-  if (box.connection.state !== 'connected') return `${box.connection.state === 'connecting' ? 'not connected yet' : 'down'}`;
+function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace | string {
+  if (box.connection.state === 'connecting') return 'not connected yet';
+  if (box.connection.state !== 'connected') return describeBoxState(box, now);
   const snapshot = box.snapshot;
   if (!snapshot) return 'no snapshot yet';
   const free = new Map<number, number>();

@@ -111,6 +111,7 @@ test('where can I run: boxes whose GPUs have the memory free now, the fewest que
   const answer = whereCanIRun(lab(busy, roomy, full, down), { memoryBytes: 20 * G, gpus: 1, priority: 'normal' });
   assert.deepEqual(answer.places.map((p) => [p.box, p.gpus, p.freeBytes.map((f) => f / G), p.queueAhead]), [['roomy', [1], [60], 0], ['busy', [0], [70], 1]]);
   assert.deepEqual(answer.notNow.map((n) => n.box), ['full', 'gone']);
+  assert.match(answer.notNow[1]!.reason, /^down since .*: gone: ssh: x$/);
   assert.match(answer.notNow[0]!.reason, /no GPU has 20G free now \(the most: GPU 0, 5(\.0)?G\)/);
   // two GPUs on one box: busy has only one
   const two = whereCanIRun(lab(busy, roomy), { memoryBytes: 5 * G, gpus: 2, priority: 'high' });
