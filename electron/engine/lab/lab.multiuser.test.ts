@@ -136,7 +136,7 @@ describe('a lab of boxes over ssh', { skip: missing ?? false }, () => {
     const killedAt = Date.now();
     const down = await until(hub, 'box1 down', (l) => boxOf(l, 'box1').connection.state === 'down' || boxOf(l, 'box1').connection.state === 'reconnecting', 5000);
     assert.ok(Date.now() - killedAt <= 5000);
-    assert.match((boxOf(down, 'box1').connection as { lastError: string }).lastError, /^box1: /);
+    assert.match((boxOf(down, 'box1').connection as { lastError: string }).lastError, /^box1: (the daemon closed the connection|gpushare relay: no gpushare daemon answers at \/run\/gpushare\/engine\.sock)/);
     const others = await until(hub, 'box2 and box3 updating after box1 died', (l) => ['box2', 'box3'].every((n) => boxOf(l, n).connection.state === 'connected' && boxOf(l, n).snapshot!.seq >= seqBefore(n) + 2));
     assert.notEqual(boxOf(others, 'box1').connection.state, 'connected');
     await box1.startDaemon();
