@@ -4,11 +4,12 @@
 // forward sockets (the hub relays through `gpushare relay --stdio` there); one destination has no key.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readlinkSync, chownSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { JobView } from '../../../shared/jobs.js';
 import type { LabSnapshot } from '../../../shared/lab.js';
+import { forwardedSocketPath } from './box-link.js';
 import { LabHub } from './lab-hub.js';
 import { parseLabText } from './lab-list.js';
 import { SshLab, sshLabMissing, type LabPerson, type SshBox } from './testing/ssh-lab.js';
@@ -73,6 +74,9 @@ describe('a lab of boxes over ssh', { skip: missing ?? false }, () => {
       assert.equal(view.snapshot!.driver.scenario, box.options.scenario);
     }
     assert.deepEqual(lab.boxes.map((b) => (boxOf(seen, b.name).connection as { via: string }).via), ['ssh-forward', 'ssh-forward', 'ssh-relay']);
+    const sockets = join(lab.dir, 'root-client', 'sockets');
+    assert.equal(statSync(sockets).mode & 0o777, 0o700, 'the forwarded sockets lie in a 0700 directory');
+    for (const name of ['box1', 'box2']) assert.equal(statSync(forwardedSocketPath(sockets, name)).mode & 0o777, 0o600, `${name}'s forwarded socket is 0600`);
     const down = await until(hub, 'box4 down', (l) => boxOf(l, 'box4').connection.state === 'down');
     assert.equal((boxOf(down, 'box4').connection as { lastError: string }).lastError, 'box4: ssh: Permission denied (publickey)');
   });
