@@ -17,6 +17,8 @@ export interface BoxLink {
   ended: Promise<string>;
   /** End it: the connection, and the ssh it runs over. */
   close(): void;
+  /** The box's sshd said it forwards no sockets ("administratively prohibited"): the relay is the way there. */
+  forwardingRefused?: boolean;
 }
 
 export interface LinkOptions {
@@ -51,7 +53,10 @@ export async function openBoxLink(box: LabBoxSpec, options: LinkOptions): Promis
     if (!(error instanceof LinkError && error.forwardRefused)) throw error;
     // sshd refused the socket (forwarding off there), or nothing answers on it: the relay runs on the box and says which
     try {
-      return await relayLink(route, options);
+      const link = await relayLink(route, options);
+      // only a refusal is for good: a daemon that was not answering yet may answer through the tunnel next time
+      link.forwardingRefused = /administratively prohibited/.test(error.message);
+      return link;
     } catch (relayError) {
       if (relayError instanceof LinkError && /not found|No such file/.test(relayError.message)) throw new LinkError(`${error.message}; and no gpushare relay there: ${relayError.message}`);
       throw relayError;

@@ -96,7 +96,7 @@ class BoxSession {
   private updatedAt: number | null = null;
   private closed = false;
   private triedOnce = false;
-  /** The box's sshd refused to forward sockets once: use the relay from then on. */
+  /** The box's sshd refused to forward sockets: use the relay from then on. */
   private relayOnly = false;
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -165,7 +165,7 @@ class BoxSession {
         continue;
       }
       if (this.closed) return link.close();
-      if (link.via === 'ssh-relay') this.relayOnly = true;
+      if (link.forwardingRefused) this.relayOnly = true;
       this.link = link;
       attempt = 0;
       downSince = null;
@@ -243,6 +243,7 @@ class BoxSession {
       // the link ended while asking: its end says why
     }
     const why = await link.ended;
+    link.close(); // its ssh too, which outlives a daemon that went away
     clearTimeout(silence);
     clearTimeout(policyPending);
     clearInterval(policyTimer);
