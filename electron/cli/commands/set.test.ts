@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { fakegpuBuildDir } from '../../engine/paths.js';
+import { until } from '../../testing/until.js';
 import { cliRig } from '../testing/cli-rig.js';
 
 const rig = cliRig('set');
 const fakejob = join(fakegpuBuildDir(), 'fakejob');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   await rig.serve('a100-40gb');
@@ -24,8 +24,7 @@ async function runningJob(): Promise<string> {
   const run = await rig.gpushare(['run', '--gpu', '0', '--', fakejob, '--mem', '256M', 'train', '--kernel-ms', '2', '--duration', '60']);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const id = run.stdout.split(/[ :]/)[0];
-  for (let i = 0; i < 100 && (await jobOf(id))?.state !== 'running'; i++) await sleep(100);
-  assert.equal((await jobOf(id))?.state, 'running');
+  await until(`${id} running`, async () => (await jobOf(id))?.state === 'running', { intervalMs: 100 });
   return id;
 }
 
