@@ -124,11 +124,21 @@ export const API_METHODS = {
     who: jobOwner('change the sharing mode of'),
   }),
   /**
-   * A lane move, whole or not at all: the priority, the memory quota and a change of state (suspend,
-   * resume, park, unpark) are all checked before any is applied, so a refusal changes nothing.
+   * A move, whole or not at all: a queued job's GPU and sharing mode, the priority, the memory quota and
+   * a change of state (suspend, resume, park, unpark) are all checked before any is applied, so a refusal
+   * changes nothing.
    */
   'jobs.move': change({
-    params: object({ job: jobId, priority: optional(oneOf(PRIORITIES)), memoryQuotaBytes: optional(nullable(bytes)), action: optional(oneOf(MOVE_ACTIONS)) }),
+    params: object({
+      job: jobId,
+      priority: optional(oneOf(PRIORITIES)),
+      memoryQuotaBytes: optional(nullable(bytes)),
+      action: optional(oneOf(MOVE_ACTIONS)),
+      gpu: optional(gpuIndex),
+      mode: optional(oneOf(SHARING_MODES)),
+      mpsSharePercent: optional(mpsShare),
+      migSlice: optional(migSlice),
+    }),
     result: returns<JobView>(),
     who: jobOwner('move'),
     cli: ['set --priority', 'set --mem', 'set --suspend', 'set --resume', 'set --park', 'set --unpark'],

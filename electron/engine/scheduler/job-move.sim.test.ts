@@ -74,3 +74,21 @@ test('an accepted move applies every change in one request: resumed, reprioritis
   assert.equal(r.engine.dispatcher.auditLog(1)[0].what, 'jobs.move');
   await r.engine.call('jobs.terminate', { job: id });
 });
+
+test('a queued job moved to another GPU with a new mode is placed and reconfigured in one request, or, refused, not at all', async () => {
+  const r = schedulerRig({ driver, nvml, dir }, 'place', {}, cleanups);
+  const hold = (gpu: number, mem: string, request: number | null) =>
+    r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', mem, 'hold', '--duration', '60'], gpu, cwd: dir, memoryRequestBytes: request });
+  const holder = await hold(0, '70G', null);
+  await r.until(`${holder.id} holds GPU 0`, async () => (await r.job(holder.id))?.usedMemory === 70 * GiB);
+  const waiter = await hold(0, '1G', 20 * GiB);
+  await r.tick();
+  const before = (await r.job(waiter.id))!;
+  assert.equal(before.state, 'queued', 'GPU 0 has no room for its request');
+  await assert.rejects(r.engine.call('jobs.move', { job: waiter.id, gpu: 1, mode: 'exclusive', memoryQuotaBytes: 100 * GiB }), { code: 'invalid-request', message: /is more than GPU 1 has/ });
+  assert.deepEqual(asKept((await r.job(waiter.id))!), asKept(before));
+  const moved = await r.engine.call('jobs.move', { job: waiter.id, gpu: 1, mode: 'exclusive' });
+  assert.deepEqual([moved.requestedGpu, moved.mode], [1, 'exclusive']);
+  await r.until(`${waiter.id} running on GPU 1`, async () => (await r.job(waiter.id))?.state === 'running');
+  for (const id of [holder.id, waiter.id]) await r.engine.call('jobs.terminate', { job: id });
+});

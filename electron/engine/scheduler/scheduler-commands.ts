@@ -192,9 +192,10 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     scheduler.checkPriority(r, priority, state); // the lab policy's limits
     return () => scheduler.setPriority(r, priority);
   };
-  const quotaChange = (r: JobRecord, bytes: number | null, state?: JobState): Change => {
+  /** `gpu`: the GPU the same move places it on. */
+  const quotaChange = (r: JobRecord, bytes: number | null, state?: JobState, gpu?: number): Change => {
     live(r, 'change the memory quota of');
-    checkFits(bytes, r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
+    checkFits(bytes, gpu ?? r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
     if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
       throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${r.view.id}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
     }
@@ -236,12 +237,14 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return applied(r, quotaChange(r, bytes));
   });
 
-  dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }, caller) => {
-    const r = find(job);
+  /** `gpu`: the GPU the same move places it on (a queued job), else where it is asked to run. */
+  const modeChange = (r: JobRecord, request: SpatialRequest, gpu?: number): Change => {
+    const { mode, mpsSharePercent, migSlice } = request;
+    const job = r.view.id;
     live(r, 'change the sharing mode of');
     const was = r.view;
     if (was.state !== 'queued' && (mode === 'mps' || was.mode === 'mps')) {
-      if (mode === 'mps' && was.mode === 'mps' && (mpsSharePercent === undefined || mpsSharePercent === was.mpsSharePercent)) return view(r);
+      if (mode === 'mps' && was.mode === 'mps' && (mpsSharePercent === undefined || mpsSharePercent === was.mpsSharePercent)) return null;
       throw new ApiError('conflict', `Cannot change ${job} ${mode === 'mps' && was.mode === 'mps' ? 'to another MPS share' : mode === 'mps' ? 'to MPS' : 'out of MPS'} while it runs: the MPS share is fixed when a client starts: terminate and resubmit it.`);
     }
     if (was.state !== 'queued' && (mode === 'mig' || was.mode === 'mig')) {
@@ -249,29 +252,36 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice) && !sameShare) {
         throw new ApiError('conflict', `Cannot change ${job}'s MPS share of its slice while it runs: the MPS share is fixed when a client starts: terminate and resubmit it.`);
       }
-      if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice)) return view(r);
+      if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice)) return null;
       throw new ApiError('conflict', `Cannot move ${job} ${mode === 'mig' ? 'into a MIG slice' : 'out of its MIG slice'} while it runs: a process keeps the GPU or slice it started on; terminate and resubmit it.`);
     }
     if (!r.view.managed && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `${job} is a process gpushare did not start: only managed jobs can be given a mode.`);
-    const placed = spatial({ mode, mpsSharePercent, migSlice }, r.view.requestedGpu, job);
+    const placed = spatial({ mode, mpsSharePercent, migSlice }, gpu ?? r.view.requestedGpu, job);
     if (mode === 'exclusive' && r.view.state !== 'queued') {
       const others = table.placed().filter((o) => o !== r && o.view.gpu === r.view.gpu);
       if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${r.view.gpu} also runs ${others.map((o) => o.view.id).join(', ')}.`);
     }
     const moveToSlice = mode === 'mig' && r.view.state === 'queued' ? { requestedGpu: placed.gpu, gpu: placed.gpu === 'auto' ? null : placed.gpu } : {};
-    scheduler.configure(r, { ...moveToSlice, mode, mpsSharePercent: placed.mpsSharePercent, migSlice: placed.migSlice });
-    return after(r);
-  });
-
-  dispatcher.register('jobs.place', ({ job, gpu }, caller) => {
-    const r = find(job);
+    return () => scheduler.configure(r, { ...moveToSlice, mode, mpsSharePercent: placed.mpsSharePercent, migSlice: placed.migSlice });
+  };
+  /** `quota`: the memory quota it will have (a move may change it too). */
+  const placeChange = (r: JobRecord, gpu: number, quota: number | null): Change => {
     live(r, 'place');
     checkGpu(gpu);
-    if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${job}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
-    checkFits(r.view.memoryQuotaBytes, gpu, 'Its memory quota');
+    if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${r.view.id}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
+    checkFits(quota, gpu, 'Its memory quota');
     checkFits(r.view.memoryRequestBytes, gpu, 'Its memory request');
-    scheduler.configure(r, { requestedGpu: gpu, gpu });
-    return after(r);
+    return () => scheduler.configure(r, { requestedGpu: gpu, gpu });
+  };
+
+  dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }) => {
+    const r = find(job);
+    return applied(r, modeChange(r, { mode, mpsSharePercent, migSlice }));
+  });
+
+  dispatcher.register('jobs.place', ({ job, gpu }) => {
+    const r = find(job);
+    return applied(r, placeChange(r, gpu, r.view.memoryQuotaBytes));
   });
 
   dispatcher.register('jobs.suspend', ({ job }, caller) => {
@@ -294,11 +304,14 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   dispatcher.register('jobs.unpark', (params, caller) => park(params, caller, 'unpark'));
 
   // A lane move: every change is checked before any is applied, so a refusal leaves the job as it was.
-  dispatcher.register('jobs.move', async ({ job, priority, memoryQuotaBytes, action }, caller) => {
+  dispatcher.register('jobs.move', async ({ job, priority, memoryQuotaBytes, action, gpu, mode, mpsSharePercent, migSlice }, caller) => {
     const r = find(job);
+    if (mode === undefined && (mpsSharePercent !== undefined || migSlice !== undefined)) throw new ApiError('invalid-request', `An MPS share or a MIG slice comes with a mode (mps or mig) for ${job}.`);
     const changes = (state?: JobState): Change[] => [
+      gpu === undefined ? null : placeChange(r, gpu, memoryQuotaBytes === undefined ? r.view.memoryQuotaBytes : memoryQuotaBytes),
+      mode === undefined ? null : modeChange(r, { mode, mpsSharePercent, migSlice }, gpu),
       priority === undefined ? null : priorityChange(r, priority, state),
-      memoryQuotaBytes === undefined ? null : quotaChange(r, memoryQuotaBytes, state),
+      memoryQuotaBytes === undefined ? null : quotaChange(r, memoryQuotaBytes, state, gpu),
       action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
     ];
     if (action === 'park' || action === 'unpark') {

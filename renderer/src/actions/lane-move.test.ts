@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JobState, JobView } from '../../../shared/jobs.js';
-import { stepsToLane } from './lane-move.js';
+import { stepsToLane, stepsToMps } from './lane-move.js';
 
 const job = (state: JobState, over: Partial<JobView> = {}): JobView => ({
   id: 'j1', managed: true, owner: 'ada', uid: 1000, argv: ['python'], cwd: null, gpu: 0, requestedGpu: 0, priority: 'normal', memoryQuotaBytes: null,
@@ -26,4 +26,9 @@ test('a running job: a new lane is one priority move, Paused one suspend, its ow
   assert.deepEqual(stepsToLane(running, 'paused'), [{ method: 'jobs.move', params: { job: 'j1', action: 'suspend' } }]);
   assert.deepEqual(stepsToLane(running, 'normal'), []);
   assert.match(stepsToLane(running, 'queue') as string, /cannot go back to the queue/);
+});
+
+test('a queued job dropped on a GPU\'s MPS zone is one move: its GPU and its MPS share together', () => {
+  const queued = job('queued', { gpu: null, requestedGpu: 'auto' });
+  assert.deepEqual(stepsToMps(queued, 1, 50), [{ method: 'jobs.move', params: { job: 'j1', gpu: 1, mode: 'mps', mpsSharePercent: 50 } }]);
 });

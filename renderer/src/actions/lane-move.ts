@@ -1,4 +1,4 @@
-// What a drop on a lane asks of the engine (the console's board and its keyboard moves).
+// What a drop on a lane or a GPU's MPS zone asks of the engine (the console's board and its keyboard moves).
 import type { ApiMethod, ApiParams } from '../../../shared/api.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { laneOf, pausedByUser } from '../data/board-jobs.js';
@@ -16,4 +16,9 @@ export function stepsToLane(job: JobView, lane: Lane): Step[] | string {
   const priority = job.priority !== lane ? lane : undefined;
   if (!action && !priority) return [];
   return [{ method: 'jobs.move', params: { job: job.id, ...(priority ? { priority } : {}), ...(action ? { action } : {}) } }];
+}
+
+/** A queued job dropped on a GPU's MPS zone with an SM share: one move, its GPU and its share together. */
+export function stepsToMps(job: JobView, gpu: number, sharePercent: number): Step[] {
+  return [{ method: 'jobs.move', params: { job: job.id, ...(job.gpu === gpu ? {} : { gpu }), mode: 'mps', mpsSharePercent: sharePercent } }];
 }

@@ -39,7 +39,7 @@ const STATEFUL: Record<string, Stateful> = {
   'jobs.setPriority': { base: { job: FUZZ_JOB, priority: 'high' }, fields: { ...job, priority: 'enum' }, required: ['job', 'priority'] },
   'jobs.setQuota': { base: { job: FUZZ_JOB, bytes: 2 ** 30 }, fields: { ...job, bytes: 'int' }, required: ['job', 'bytes'] },
   'jobs.setMode': { base: { job: FUZZ_JOB, mode: 'exclusive' }, fields: { ...job, mode: 'enum', mpsSharePercent: 'int', migSlice: 'string' }, required: ['job', 'mode'] },
-  'jobs.move': { base: { job: FUZZ_JOB, priority: 'high' }, fields: { ...job, priority: 'enum', memoryQuotaBytes: 'int', action: 'enum' }, required: ['job'] },
+  'jobs.move': { base: { job: FUZZ_JOB, priority: 'high' }, fields: { ...job, priority: 'enum', memoryQuotaBytes: 'int', action: 'enum', gpu: 'int', mode: 'enum', mpsSharePercent: 'int', migSlice: 'string' }, required: ['job'] },
   'jobs.place': { base: { job: FUZZ_JOB, gpu: 0 }, fields: { ...job, gpu: 'int' }, required: ['job', 'gpu'] },
   'jobs.suspend': { base: { job: FUZZ_JOB }, fields: job, required: ['job'] },
   'jobs.resume': { base: { job: FUZZ_JOB }, fields: job, required: ['job'] },
