@@ -55,11 +55,6 @@ static void attach(void) {
          LOAD(&g.my->priority), LOAD(&g.my->gpu), LOAD(&g.my->domain));
 }
 
-/* A forked child (a data-loader worker, say) is another process of the job: same slot, its own entry. */
-static void after_fork_child(void) { gs_self_pid_reset(); }
-
-__attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
-
 /* Our activity, or NULL: not gated, or the engine released the slot (then for good). */
 gate_activity_t *gs_gate_me(void) {
   pthread_once(&g_once, attach);
