@@ -107,7 +107,8 @@ export class Enrolment {
     const managed = this.scheduler.ownership.jobOf(peer.pid);
     const managedRecord = managed ? this.scheduler.table.get(managed.jobId) : undefined;
     if (managedRecord && !managedRecord.view.enrolled) return refuse('managed', `process ${peer.pid} belongs to ${managed!.jobId}, which gpushare started: it is managed already`);
-    if (peer.pid === enginePid || proc.ancestors.some((a) => a.pid === enginePid) || proc.comm.startsWith('nvidia-cuda-mps'))
+    // the engine itself, its helpers (the guardian, gpushare-spawn, an MPS control daemon: its own children) and MPS servers
+    if (peer.pid === enginePid || proc.ppid === enginePid || proc.comm.startsWith('nvidia-cuda-mps'))
       return refuse('engine', `process ${peer.pid} (${proc.comm}) is one of the engine's own`);
     const existing = this.findJob(proc, managedRecord);
     if (existing) return this.admit(existing, proc, 'joined');

@@ -27,6 +27,7 @@
 #include "enrol.h"
 
 #define ENROL_BUDGET_NS 50000000ull /* 50 ms, once */
+#define ENROL_BUDGET_MAX_MS 5000ull   /* GPUSHARE_ENROL_WAIT_MS: only this process waits longer (tests on busy machines) */
 #define GS_PRELOAD_OFF_FILE "/etc/gpushare/preload-off"
 #define GS_DAEMON_SOCKET "/run/gpushare/engine.sock"
 #define ENROL_REQUEST "{\"kind\":\"enrol\"}\n"
@@ -142,8 +143,17 @@ static void close_all(int *fds, int n) {
 /* The one line of why, with GPUSHARE_PRELOAD_DEBUG=1. */
 static void not_enrolled(const char *why) { gs_log("not enrolled: %s; running unmanaged", why); }
 
+/* The wait: 50 ms, or GPUSHARE_ENROL_WAIT_MS (up to 5 s), which delays only the process that sets it. */
+static uint64_t budget_ns(void) {
+  const char *s = secure_getenv("GPUSHARE_ENROL_WAIT_MS");
+  char *end;
+  unsigned long long ms = s && *s ? strtoull(s, &end, 10) : 0;
+  if (!s || !*s || *end || ms == 0) return ENROL_BUDGET_NS;
+  return (ms > ENROL_BUDGET_MAX_MS ? ENROL_BUDGET_MAX_MS : ms) * 1000000ull;
+}
+
 static void enrol(void) {
-  uint64_t start = gs_now_ns(), deadline = start + ENROL_BUDGET_NS;
+  uint64_t start = gs_now_ns(), deadline = start + budget_ns();
   if (access(GS_PRELOAD_OFF_FILE, F_OK) == 0) return not_enrolled("the administrator's kill switch " GS_PRELOAD_OFF_FILE " is present");
   const char *why;
   int fd = connect_engine(deadline, &why);
@@ -155,7 +165,7 @@ static void enrol(void) {
   close(fd);
   if (rc != 0) {
     close_all(fds, nfds);
-    return not_enrolled(w < 0 ? "the engine closed the connection" : "no answer from the engine within 50 ms");
+    return not_enrolled(w < 0 ? "the engine closed the connection" : "no answer from the engine in time");
   }
   if (!strstr(reply, "\"ok\":true")) {
     close_all(fds, nfds);
