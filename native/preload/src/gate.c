@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "enrol.h"
 #include "gate_internal.h"
 
 #define ENGINE_CHECK_EVERY_NS 20000000ull /* slow path: engine liveness at most every 20 ms */
@@ -46,7 +47,15 @@ static uint64_t g_waited_ns; /* this process's time held by the gate (the activi
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
 
 static void attach(void) {
-  if (!gs_gate_files_attach()) return;
+  gs_enrolment_t *e = NULL;
+  /* a managed job's process attaches by its environment; any other process (or one whose environment
+   * names a gate that is not its own) asks the engine, which decides its job: enrol.c */
+  if (!gs_gate_files_attach()) {
+    if (!gs_enrol_wanted() || !(e = gs_enrolment())) return;
+    int ok = gs_gate_files_attach_fds(e->dir_fd, e->control_fd, e->activity_fd, e->slot, e->generation);
+    e->control_fd = e->activity_fd = -1;
+    if (!ok) return;
+  }
   gate_activity_t *me = g.me;
   STORE(&me->attached_pid, gs_self_pid());
   gs_proc(me); /* our entry in the job's process table */
