@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { packageRoot } from '../../engine/paths.js';
 import { ensurePreloadBuilt, preloadBuildDir } from '../../engine/control/launch-gate-sim.js';
+import { inPreloadNamespace, preloadNamespaceUnavailable } from '../../engine/testing/preload-namespace.js';
 import { CLI_ENV, CLI_PATH } from '../testing/compiled-cli.js';
 import { installedPreloadLibrary } from './preload-all.js';
 
@@ -18,15 +19,12 @@ const LIB = installedPreloadLibrary(packageRoot());
 const has = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const nobodyReads = (path: string): boolean => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'test', '-r', path]).status === 0;
 const skip =
-  process.getuid?.() !== 0
-    ? 'needs root: a private mount namespace and an overlay on /etc'
-    : !ensurePreloadBuilt()
-      ? 'the preload library is not built (npm run build:native)'
-      : spawnSync('unshare', ['-m', '--propagation', 'private', 'true']).status !== 0
-        ? 'unshare -m is refused here'
-        : !nobodyReads(LIB)
-          ? `uid 65534 cannot read ${LIB} (a checkout under a private home): the programs run as nobody would not load it`
-          : false;
+  preloadNamespaceUnavailable() ??
+  (!ensurePreloadBuilt()
+    ? 'the preload library is not built (npm run build:native)'
+    : !nobodyReads(LIB)
+      ? `uid 65534 cannot read ${LIB} (a checkout under a private home): the programs run as nobody would not load it`
+      : false);
 
 const work = mkdtempSync(join(tmpdir(), 'gpushare-boxwide-'));
 chmodSync(work, 0o755);
@@ -35,18 +33,11 @@ let withLib = '';
 let withoutLib = '';
 let staticHello = '';
 
-// the overlay's upper layer gets an empty /etc/ld.so.preload to mount the test file on
-const NAMESPACE = `set -e
-upper=$(mktemp -d "$WORK/upper.XXXXXX"); mkdir "$upper/u" "$upper/w"
-mount -t overlay overlay -o "lowerdir=/etc,upperdir=$upper/u,workdir=$upper/w" /etc
-: > /etc/ld.so.preload
-mount --bind "$PRELOAD_FILE" /etc/ld.so.preload
-exec "$@"`;
-
 interface Ran { status: number | null; stdout: string; stderr: string }
 function inNamespace(preloadFile: string, argv: string[]): Ran {
-  const r = spawnSync('unshare', ['-m', '--propagation', 'private', '/bin/sh', '-c', NAMESPACE, 'sh', ...argv], {
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: work, LANG: 'C.UTF-8', WORK: work, PRELOAD_FILE: preloadFile },
+  const ns = inPreloadNamespace({ preloadFile, work }, argv);
+  const r = spawnSync(ns.file, ns.args, {
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: work, LANG: 'C.UTF-8', ...ns.env },
     cwd: work,
     encoding: 'utf8',
     timeout: 60_000,
