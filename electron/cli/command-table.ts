@@ -7,6 +7,7 @@ import { consoleCommand, consoleUsage } from './commands/console.js';
 import { daemonCommand, daemonInstallUsage, daemonUsage } from './commands/daemon.js';
 import { engineCommand, engineUsage } from './commands/engine.js';
 import { jobsCommand, jobsUsage } from './commands/jobs.js';
+import { jupyterCommand, jupyterInstallKernelUsage, jupyterUsage } from './commands/jupyter.js';
 import { migApplyUsage, migCommand, migLayoutUsage, migPlanUsage, migUsage } from './commands/mig.js';
 import { mpsCommand, mpsUsage } from './commands/mps.js';
 import { psCommand, psUsage } from './commands/ps.js';
@@ -78,6 +79,13 @@ export const COMMANDS: readonly CliCommand[] = [
     usage: daemonUsage,
     subcommands: { install: daemonInstallUsage },
     run: daemonCommand,
+  },
+  {
+    name: 'jupyter',
+    summary: 'install-kernel: a Jupyter kernelspec whose kernels enrol as jobs (priority, quota, auto-park)',
+    usage: jupyterUsage,
+    subcommands: { 'install-kernel': jupyterInstallKernelUsage },
+    run: (argv) => jupyterCommand(argv),
   },
   { name: 'status', summary: 'which engine answers (box daemon or personal), as whom, the console URL (--json)', usage: statusUsage, run: statusCommand },
   { name: 'stop', summary: 'stop your personal engine', usage: stopUsage, run: stopCommand },
