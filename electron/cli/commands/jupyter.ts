@@ -8,13 +8,14 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { formatByteSize, parseByteSize } from '../../../shared/byte-size.js';
 import { PRIORITIES, type Priority } from '../../../shared/jobs.js';
-import { packageRoot } from '../../engine/paths.js';
+import { outsideAsar, packageRoot } from '../../engine/paths.js';
 import { parseFlags, UsageError } from '../args.js';
 import { installedPreloadLibrary } from './preload-all.js';
 
 export const DEFAULT_KERNEL_NAME = 'gpushare-python3';
 export const KERNEL_PYTHON = '/usr/bin/python3';
-export const kernelLauncher = (root = packageRoot()): string => join(root, 'assets', 'jupyter', 'gpushare-kernel.py');
+/** python3 runs it: a real file, outside any asar. */
+export const kernelLauncher = (root = packageRoot()): string => outsideAsar(join(root, 'assets', 'jupyter', 'gpushare-kernel.py'));
 
 export const jupyterInstallKernelUsage = `Usage: gpushare jupyter install-kernel [--name NAME] [--priority high|normal|best-effort] [--mem SIZE] [--auto-park] [--user|--sys-prefix]
   Writes a Jupyter kernelspec (default name ${DEFAULT_KERNEL_NAME}) that starts ${KERNEL_PYTHON}'s ipykernel with
