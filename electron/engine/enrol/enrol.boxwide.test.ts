@@ -35,12 +35,26 @@ async function engineWithSocket(name: string) {
   return { r, socketPath };
 }
 
+/** A monitor such as nvidia-smi: NVML only (memory info), never the CUDA driver; then it sleeps. */
+const NVML_MONITOR = [
+  '/usr/bin/python3',
+  '-c',
+  `import ctypes, json, os, sys, time
+nvml = ctypes.CDLL("libnvidia-ml.so.1")
+h = ctypes.c_void_p()
+mem = (ctypes.c_ulonglong * 3)()
+rc = [nvml.nvmlInit_v2(), nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h)), nvml.nvmlDeviceGetMemoryInfo(h, mem)]
+print(json.dumps({"pid": os.getpid()}))
+print(json.dumps({"code": max(rc), "total": mem[0]}), flush=True)
+time.sleep(600)`,
+];
+
 /** The probe (allocates, then sleeps) in the namespace; its JSON lines in order. */
-function probeInNamespace(socketPath: string, killSwitch: boolean): { child: ChildProcess; next(): Promise<Record<string, unknown>>; stderr(): string } {
+function probeInNamespace(socketPath: string, killSwitch: boolean, argv = [preloadProbePath(), `alloc:${64 * MiB}`, 'sleep:60000000']): { child: ChildProcess; next(): Promise<Record<string, unknown>>; stderr(): string } {
   const work = mkdtempSync(join(dir, 'ns-'));
   const preloadFile = join(work, 'ld.so.preload');
   writeFileSync(preloadFile, planPreloadAll(null, preloadLibraryPath(), true).text!);
-  const ns = inPreloadNamespace({ preloadFile, work, killSwitch }, [preloadProbePath(), `alloc:${64 * MiB}`, 'sleep:60000000']);
+  const ns = inPreloadNamespace({ preloadFile, work, killSwitch }, argv);
   const env = { PATH: '/usr/bin:/bin', ...driver.env, ...ns.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', GPUSHARE_PRELOAD_DEBUG: '1' }; // the engine shares this busy test process
   assert.equal(Object.keys(env).includes('LD_PRELOAD'), false);
   // started by a shell, as a user's program is: the engine's own children are never enrolled
@@ -95,4 +109,17 @@ test('with the kill switch /etc/gpushare/preload-off present, the same program r
   assert.deepEqual(jobs.filter((j) => j.enrolled), [], 'no enrolled job');
   assert.equal(enrolledPid(jobs, Number(ready.pid)), undefined);
   assert.match(probe.stderr(), /not enrolled: the administrator's kill switch \/etc\/gpushare\/preload-off is present/, 'and says why (GPUSHARE_PRELOAD_DEBUG=1)');
+});
+
+test('a monitor that uses NVML only (as nvidia-smi does) is not enrolled: the CUDA driver is never used there', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('monitor');
+  const monitor = probeInNamespace(socketPath, false, NVML_MONITOR);
+  const ready = await monitor.next();
+  const info = await monitor.next();
+  assert.equal(info.code, 0, `NVML answers: ${JSON.stringify(info)}`);
+  assert.equal(info.total, 40 * 1024 ** 3, 'the whole GPU, as without the library');
+  for (let i = 0; i < 3; i++) await r.tick();
+  const jobs = await r.engine.call('jobs.list', {});
+  assert.deepEqual(jobs.filter((j) => j.enrolled), [], `no enrolled job for pid ${ready.pid}`);
+  assert.doesNotMatch(monitor.stderr(), /enrol/, 'nor asked to be');
 });
