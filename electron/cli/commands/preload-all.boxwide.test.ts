@@ -34,10 +34,10 @@ let withoutLib = '';
 let staticHello = '';
 
 interface Ran { status: number | null; stdout: string; stderr: string }
-function inNamespace(preloadFile: string, argv: string[]): Ran {
+function inNamespace(preloadFile: string, argv: string[], extraEnv: Record<string, string> = {}): Ran {
   const ns = inPreloadNamespace({ preloadFile, work }, argv);
   const r = spawnSync(ns.file, ns.args, {
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: work, LANG: 'C.UTF-8', ...ns.env },
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: work, LANG: 'C.UTF-8', ...extraEnv, ...ns.env },
     cwd: work,
     encoding: 'utf8',
     timeout: 60_000,
@@ -98,6 +98,21 @@ describe('every program runs the same with the library in /etc/ld.so.preload', {
       assert.deepEqual(withIt, without);
     });
   }
+
+  test('a setuid program takes no gpushare setting from its caller\'s environment (secure mode)', () => {
+    // the same program twice, run by nobody who asks for the library's debug lines: plain, then setuid root
+    const plain = join(work, 'cucall-plain');
+    const setuid = join(work, 'cucall-setuid');
+    for (const copy of [plain, setuid]) spawnSync('cp', [join(preloadBuildDir(), 'preload_inert'), copy]);
+    chmodSync(plain, 0o755);
+    chmodSync(setuid, 0o4755);
+    const env = { GPUSHARE_PRELOAD_DEBUG: '1' };
+    const asNobody = inNamespace(withLib, [...NOBODY, plain, 'cucall'], env);
+    const asRoot = inNamespace(withLib, [...NOBODY, setuid, 'cucall'], env);
+    assert.equal(asNobody.stdout, 'cuMemAlloc_v2 3\n', 'the hook answers CUDA_ERROR_NOT_INITIALIZED: no driver here');
+    assert.match(asNobody.stderr, /gpushare-preload\[\d+\]: cannot load libcuda\.so\.1/, 'the plain program reads GPUSHARE_PRELOAD_DEBUG');
+    assert.deepEqual(asRoot, { status: 0, stdout: 'cuMemAlloc_v2 3\n', stderr: '' }, 'the setuid one does not');
+  });
 
   test('this machine\'s /etc was not touched', () => {
     assert.equal(spawnSync('test', ['-e', '/etc/ld.so.preload']).status === 0 ? readFileSync('/etc/ld.so.preload', 'utf8').includes('libgpushare') : false, false);

@@ -27,7 +27,7 @@ static pthread_mutex_t g_map_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction g_prev_bus;
 
 static uint64_t env_u64(const char *name, uint64_t fallback) {
-  const char *s = getenv(name);
+  const char *s = secure_getenv(name);
   if (!s || !*s) return fallback;
   char *end;
   unsigned long long v = strtoull(s, &end, 10);
@@ -182,7 +182,7 @@ static int attach_from(int cfd, uint64_t index, uint64_t gen, int afd, const cha
 }
 
 int gs_gate_files_attach(void) {
-  const char *dir = getenv("GPUSHARE_GATE");
+  const char *dir = secure_getenv("GPUSHARE_GATE");
   uint64_t index = env_u64("GPUSHARE_GATE_SLOT", UINT64_MAX);
   if (!dir || !*dir) return 0;
   if (index >= GATE_MAX_SLOTS) {

@@ -36,7 +36,7 @@ static int g_debug = -1;
 
 int gs_debug(void) {
   if (g_debug < 0) {
-    const char *d = getenv("GPUSHARE_PRELOAD_DEBUG");
+    const char *d = secure_getenv("GPUSHARE_PRELOAD_DEBUG"); /* a setuid program takes no setting from its caller */
     g_debug = d && *d && strcmp(d, "0") != 0;
   }
   return g_debug;

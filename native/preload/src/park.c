@@ -22,7 +22,7 @@ static gs_park_file_t *park_file;
 static pthread_once_t park_once = PTHREAD_ONCE_INIT;
 
 static void park_map(void) {
-  const char *path = getenv("GPUSHARE_PARK_FILE");
+  const char *path = secure_getenv("GPUSHARE_PARK_FILE");
   int fd;
   if (path && *path) {
     fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);

@@ -84,7 +84,7 @@ static void after_fork_child(void) {
 
 /* At the first allocation, not at load: a process that never uses CUDA reads nothing and forks as if we were not there. */
 static void first_use(void) {
-  g_env_quota = parse_bytes(getenv("GPUSHARE_MEM_QUOTA"));
+  g_env_quota = parse_bytes(secure_getenv("GPUSHARE_MEM_QUOTA"));
   pthread_atfork(NULL, NULL, after_fork_child);
 }
 

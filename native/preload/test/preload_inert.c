@@ -6,6 +6,9 @@
  *                                 mask, umask; stable text, no pids or inodes
  *   preload_inert forkfaults      the page faults a forked child has taken when it
  *                                 starts (what fork handlers wrote), the most of 3
+ *   preload_inert cucall          calls cuMemAlloc_v2 as the preloaded library exports
+ *                                 it (no driver needed: without one it says so with
+ *                                 GPUSHARE_PRELOAD_DEBUG=1) and prints its result
  *   preload_inert trace --out FILE [--preload LIB] -- PROG ARGS…
  *                                 every system call PROG (and its children) makes,
  *                                 from ptrace, one "P call [path]" line each (P:
@@ -14,6 +17,7 @@
  *                                 left out, so only what the library itself does shows */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -244,8 +248,17 @@ static int fork_faults(void) {
   return 0;
 }
 
+static int cu_call(void) {
+  typedef int (*alloc_fn)(unsigned long long *, size_t);
+  alloc_fn f = (alloc_fn)dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
+  unsigned long long p = 0;
+  printf("%s %d\n", f ? "cuMemAlloc_v2" : "none", f ? f(&p, 1) : -1);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "forkfaults")) return fork_faults();
+  if (argc == 2 && !strcmp(argv[1], "cucall")) return cu_call();
   if (argc >= 2 && !strcmp(argv[1], "report")) {
     report("parent");
     pid_t pid = fork();
