@@ -30,6 +30,12 @@ int main(void) {
   free(p);
   printf("dlvsym(memcpy, GLIBC_2.14) %s\n", dlvsym(RTLD_DEFAULT, "memcpy", "GLIBC_2.14") ? "found" : "null");
   printf("dlsym(cuInit) with no driver loaded %s\n", dlsym(RTLD_DEFAULT, "cuInit") ? "found" : "null");
+  /* names the library hooks (and exports): still absent while no driver is loaded, as a probe for one expects */
+  dlerror();
+  printf("dlsym(cuMemAlloc_v2) with no driver loaded %s\n", dlsym(RTLD_DEFAULT, "cuMemAlloc_v2") ? "found" : "null");
+  const char *miss = dlerror();
+  printf("  its dlerror names it: %s\n", miss && strstr(miss, "undefined symbol: cuMemAlloc_v2") ? "yes" : "no");
+  printf("dlsym(nvmlDeviceGetMemoryInfo) with no NVML loaded %s\n", dlsym(RTLD_DEFAULT, "nvmlDeviceGetMemoryInfo") ? "found" : "null");
   dlerror();
   dlsym(libm, "no_such_symbol_here");
   const char *err = dlerror();

@@ -6,9 +6,9 @@
  *                                 mask, umask; stable text, no pids or inodes
  *   preload_inert forkfaults      the page faults a forked child has taken when it
  *                                 starts (what fork handlers wrote), the most of 3
- *   preload_inert cucall          calls cuMemAlloc_v2 as the preloaded library exports
- *                                 it (no driver needed: without one it says so with
- *                                 GPUSHARE_PRELOAD_DEBUG=1) and prints its result
+ *   preload_inert cucall LIBCUDA  loads the driver by its path, calls its cuMemAlloc_v2
+ *                                 as dlsym hands it out (the library's hook, which says
+ *                                 so with GPUSHARE_PRELOAD_DEBUG=1), prints the result
  *   preload_inert trace --out FILE [--preload LIB] -- PROG ARGS…
  *                                 every system call PROG (and its children) makes,
  *                                 from ptrace, one "P call [path]" line each (P:
@@ -248,8 +248,9 @@ static int fork_faults(void) {
   return 0;
 }
 
-static int cu_call(void) {
+static int cu_call(const char *libcuda) {
   typedef int (*alloc_fn)(unsigned long long *, size_t);
+  if (!dlopen(libcuda, RTLD_NOW | RTLD_GLOBAL)) return 1;
   alloc_fn f = (alloc_fn)dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
   unsigned long long p = 0;
   printf("%s %d\n", f ? "cuMemAlloc_v2" : "none", f ? f(&p, 1) : -1);
@@ -258,7 +259,7 @@ static int cu_call(void) {
 
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "forkfaults")) return fork_faults();
-  if (argc == 2 && !strcmp(argv[1], "cucall")) return cu_call();
+  if (argc == 3 && !strcmp(argv[1], "cucall")) return cu_call(argv[2]);
   if (argc >= 2 && !strcmp(argv[1], "report")) {
     report("parent");
     pid_t pid = fork();
