@@ -4,8 +4,9 @@ It asks the engine to keep the kernelspec's options for this process (enrol.regi
 quota, whether the kernel may be parked while idle), then becomes the kernel: exec keeps the pid and the
 start time, so the registration is the kernel's, and the kernel enrols with those options at its first
 CUDA call (the preload library, added to LD_PRELOAD here). The engine reads who asks from the socket's
-kernel credentials: nothing said here can name another process or user. No engine answering: the
-kernel runs on, unmanaged, and this says why once in the kernel's log.
+kernel credentials: nothing said here can name another process or user. Settings not kept (no engine
+answering, or the lab policy refusing one): this says why once in the kernel's log, and the kernel runs
+on (enrolled with the lab's defaults where an engine answers at its first CUDA call, else unmanaged).
 
     gpushare-kernel.py --library LIB [--priority P] [--mem BYTES] [--auto-park] -- KERNEL ARGV...
 """
@@ -77,7 +78,7 @@ def main(argv):
         sys.exit("gpushare-kernel.py: needs --library LIB and a kernel command after --")
     why = register(params)
     if why:
-        sys.stderr.write("gpushare: this kernel runs unmanaged: %s\n" % why)
+        sys.stderr.write("gpushare: this kernel's settings were not applied (%s); where an engine answers at its first CUDA call, it enrols with the lab's defaults\n" % why)
     env = dict(os.environ)
     loaded = [p for p in env.get("LD_PRELOAD", "").replace(":", " ").split() if p]
     if library not in loaded:
