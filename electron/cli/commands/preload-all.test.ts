@@ -10,7 +10,7 @@ import { after, describe, test } from 'node:test';
 import { packageRoot } from '../../engine/paths.js';
 import { CLI_ENV, CLI_PATH } from '../testing/compiled-cli.js';
 import { installDaemon, InstallError } from './daemon-install.js';
-import { checkLibraryLoadsCleanly, installedPreloadLibrary, planPreloadAll, PreloadAllError } from './preload-all.js';
+import { checkLibraryLoadsCleanly, installedPreloadLibrary, planPreloadAll, PRELOAD_OFF_FILE, PreloadAllError } from './preload-all.js';
 
 const home = mkdtempSync(join(tmpdir(), 'gpushare-preload-all-'));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -55,7 +55,7 @@ describe('gpushare daemon install --preload-all / --no-preload-all', () => {
     const root = mkdtempSync(join(home, 'root-'));
     const add = await gpushare(['daemon', 'install', '--root', root, '--preload-all']);
     assert.equal(add.code, 0, add.stderr);
-    assert.deepEqual(preloadLines(add.stdout), [`added ${LIB} to ${preloadOf(root)}: every program started from now on loads it, and enrols at its first CUDA call`]);
+    assert.deepEqual(preloadLines(add.stdout), [`added ${LIB} to ${preloadOf(root)}: every program started from now on loads it, and enrols at its first CUDA call (to stop all enrolment at once: touch /etc/gpushare/preload-off)`]);
     assert.equal(readFileSync(preloadOf(root), 'utf8'), `${LIB}\n`);
     assert.equal(statSync(preloadOf(root)).mode & 0o777, 0o644);
     assert.ok(existsSync(unitOf(root)), 'the rest of the install happened too');
@@ -93,6 +93,11 @@ describe('gpushare daemon install --preload-all / --no-preload-all', () => {
     assert.equal(both.code, 2);
     assert.match(both.stderr, /--preload-all and --no-preload-all contradict each other/);
     assert.deepEqual(spawnSync('ls', ['-A', root], { encoding: 'utf8' }).stdout, '');
+  });
+
+  test('the kill switch named in the output is the one the library checks', () => {
+    const enrolC = readFileSync(join(packageRoot(), 'native', 'preload', 'src', 'enrol.c'), 'utf8');
+    assert.match(enrolC, new RegExp(`#define GS_PRELOAD_OFF_FILE "${PRELOAD_OFF_FILE}"`));
   });
 
   test('an installation whose library is missing is refused before anything is written', () => {

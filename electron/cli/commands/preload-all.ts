@@ -8,6 +8,8 @@ import { outsideAsar } from '../../engine/paths.js';
 
 export const LD_SO_PRELOAD = '/etc/ld.so.preload';
 export const PRELOAD_LIBRARY_NAME = 'libgpushare-preload.so';
+/** The admin's kill switch: while it exists no process enrols (native/preload/src/enrol.c, GS_PRELOAD_OFF_FILE). */
+export const PRELOAD_OFF_FILE = '/etc/gpushare/preload-off';
 
 /** The library an installation loads into every process: its absolute path, outside any asar. */
 export const installedPreloadLibrary = (packageRoot: string): string => outsideAsar(join(packageRoot, 'native', 'preload', 'build', PRELOAD_LIBRARY_NAME));
@@ -97,7 +99,7 @@ export function applyPreloadAll(file: string, library: string, plan: PreloadPlan
   const also = plan.others.length > 0 ? ` (in place of ${plan.others.join(', ')})` : '';
   switch (plan.change) {
     case 'added':
-      return say(`added ${library} to ${file}: every program started from now on loads it, and enrols at its first CUDA call`);
+      return say(`added ${library} to ${file}: every program started from now on loads it, and enrols at its first CUDA call (to stop all enrolment at once: touch ${PRELOAD_OFF_FILE})`);
     case 'replaced':
       return say(`replaced gpushare's entry in ${file} with ${library}${also}: programs started from now on load it`);
     case 'kept':
