@@ -25,7 +25,7 @@ export const jupyterInstallKernelUsage = `Usage: gpushare jupyter install-kernel
   (its next cell waits for the restore); without it the kernel keeps its memory. Written in your Jupyter
   data directory ($JUPYTER_DATA_DIR, else ~/.local/share/jupyter); as root in /usr/local/share/jupyter
   (--user: root's own); --sys-prefix: in ${KERNEL_PYTHON}'s prefix (/usr/share/jupyter). Prints where.`;
-export const jupyterUsage = `Usage: gpushare jupyter install-kernel …\n${jupyterInstallKernelUsage}`;
+export const jupyterUsage = jupyterInstallKernelUsage; // its one subcommand
 
 export interface KernelOptions {
   name: string;
