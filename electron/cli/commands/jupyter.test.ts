@@ -35,6 +35,7 @@ test('the kernelspec runs the launcher with its options, then python3 -m ipykern
   assert.deepEqual(spec.argv, ['/usr/bin/python3', '/l.py', '--library', '/lib.so', '--priority', 'best-effort', '--mem', String(8 * 1024 ** 3), '--auto-park', '--', '/usr/bin/python3', '-m', 'ipykernel_launcher', '-f', '{connection_file}']);
   assert.equal(spec.display_name, 'Python 3 (gpushare: best-effort, 8G quota, auto-park)');
   assert.equal(kernelspec({ name: 'k', autoPark: false }, { launcher: '/l.py', library: '/lib.so' }).display_name, 'Python 3 (gpushare)');
+  assert.throws(() => kernelspec({ name: 'k', autoPark: false }, { launcher: '/l.py', library: '/My Drive/lib.so' }), /holds a space or a colon, which LD_PRELOAD cannot carry/);
 });
 
 test('install-kernel --user writes kernel.json in the data directory and says where', async () => {

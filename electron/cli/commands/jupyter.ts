@@ -44,6 +44,8 @@ export interface Kernelspec {
 
 /** The kernelspec for these options: the launcher, its options, then the kernel's own command line. */
 export function kernelspec(options: KernelOptions, paths: { launcher: string; library: string; python?: string }): Kernelspec {
+  // LD_PRELOAD parts its entries at spaces and colons: such a path would load nothing, or something else
+  if (/[\s:]/.test(paths.library)) throw new Error(`The preload library's path ${JSON.stringify(paths.library)} holds a space or a colon, which LD_PRELOAD cannot carry: install gpushare where its path has neither.`);
   const python = paths.python ?? KERNEL_PYTHON;
   const own = [
     '--library', paths.library,
@@ -102,7 +104,13 @@ export async function jupyterCommand(argv: string[], euid = process.geteuid?.())
     }
   }
   const dir = join(kernelsDir(where, process.env, check.stdout.trim() || '/usr'), name);
-  const spec = kernelspec({ name, priority: values.priority as Priority | undefined, memoryQuotaBytes, autoPark: values['auto-park'] === true }, { launcher, library });
+  let spec: Kernelspec;
+  try {
+    spec = kernelspec({ name, priority: values.priority as Priority | undefined, memoryQuotaBytes, autoPark: values['auto-park'] === true }, { launcher, library });
+  } catch (error) {
+    say(`${(error as Error).message} Nothing was written.`);
+    return 1;
+  }
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const file = join(dir, 'kernel.json');
   const temp = `${file}.${process.pid}.tmp`;
