@@ -123,5 +123,6 @@ describe('gpushare daemon install --preload-all / --no-preload-all', () => {
     assert.throws(() => checkLibraryLoadsCleanly(broken), (e: Error) => e instanceof PreloadAllError && /does not load cleanly .*exit 127.*undefined symbol/.test(e.message));
     assert.doesNotThrow(() => checkLibraryLoadsCleanly(LIB));
     assert.throws(() => checkLibraryLoadsCleanly('libgpushare-preload.so'), /absolute path/);
+    assert.throws(() => checkLibraryLoadsCleanly('/opt/my gpushare/libgpushare-preload.so'), /holds a space or a colon/);
   });
 });

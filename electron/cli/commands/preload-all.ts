@@ -67,6 +67,7 @@ export class PreloadAllError extends Error {}
  */
 export function checkLibraryLoadsCleanly(library: string): void {
   if (!isAbsolute(library)) throw new PreloadAllError(`the preload library must be named by its absolute path, got "${library}".`);
+  if (/[\s:]/.test(library)) throw new PreloadAllError(`the preload library's path ${JSON.stringify(library)} holds a space or a colon, which part entries in ${LD_SO_PRELOAD}: install gpushare where its path has neither.`);
   if (!existsSync(library) || !statSync(library).isFile()) throw new PreloadAllError(`${library} is missing: build it first (npm run build:native, or make -C native/preload).`);
   const probe = spawnSync('/bin/true', { env: { PATH: '/usr/bin:/bin', LD_PRELOAD: library }, encoding: 'utf8', timeout: 10_000 });
   if (probe.status !== 0 || probe.stderr !== '') {
