@@ -11,8 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensurePreloadBuilt, preloadBuildDir } from '../electron/engine/control/launch-gate-sim.js';
-import { preloadLibraryPath } from '../electron/engine/control/launch-gate.js';
+import { ensurePreloadBuilt, preloadBuildDir } from '../electron/engine/gate/testing/launch-gate-sim.js';
+import { preloadLibraryPath } from '../electron/engine/gate/launch-gate.js';
 
 const RUNS = Math.max(20, Number(process.env.BENCH_RUNS ?? 200));
 const median = (v: number[]): number => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
-import { ensurePreloadBuilt, preloadBuildDir } from '../../engine/control/launch-gate-sim.js';
+import { ensurePreloadBuilt, preloadBuildDir } from '../../engine/gate/testing/launch-gate-sim.js';
 import { inPreloadNamespace, preloadNamespaceUnavailable } from '../../engine/testing/preload-namespace.js';
 import { CLI_ENV, CLI_PATH } from '../testing/compiled-cli.js';
 import { installedPreloadLibrary } from './preload-all.js';
