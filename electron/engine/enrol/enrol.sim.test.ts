@@ -17,6 +17,7 @@ import { fakegpuBuildDir } from '../paths.js';
 import { listenOnSocket } from '../server/socket-server.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
 import { shellLine } from './shell-line.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -135,4 +136,41 @@ test('the job ends when its last process exits', { skip }, async () => {
     return j && j.state === 'finished' ? j : undefined;
   });
   assert.match(ended.history.at(-1)!.reason, /last process exited/);
+});
+
+test('gpushare enrol -- CMD: its options reach the engine from the enrol process itself, and the command enrols with them', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('command');
+  const env = { ...process.env, ...CLI_ENV, ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', GPUSHARE_PRELOAD_DEBUG: '1' };
+  const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [CLI_PATH, 'enrol', '--priority', 'best-effort', '--mem', '512M', '--', preloadProbePath(), `alloc:${256 * MiB}`, `alloc:${384 * MiB}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  assert.equal(out.code, 0, out.stderr);
+  const allocs = out.stdout.split('\n').filter((l) => l.includes('"op":"alloc"')).map((l) => JSON.parse(l) as { code: number });
+  assert.deepEqual(allocs.map((a) => a.code), [0, 2], 'the second allocation passes the 512M quota: CUDA_ERROR_OUT_OF_MEMORY');
+  const id = /enrolled as (j\d+)/.exec(out.stderr)?.[1];
+  assert.ok(id, out.stderr);
+  const job = (await r.job(id))!;
+  assert.equal(job.enrolled?.by, 'command');
+  assert.equal(job.priority, 'best-effort');
+  assert.equal(job.memoryQuotaBytes, 512 * MiB);
+});
+
+test('no engine answering: the process runs on untouched, and says why once with GPUSHARE_PRELOAD_DEBUG=1', { skip }, async () => {
+  const env = { PATH: '/usr/bin:/bin', ...driver.env, LD_PRELOAD: preloadLibraryPath(), GPUSHARE_SOCKET: join(dir, 'nobody', 'engine.sock'), GPUSHARE_PRELOAD_DEBUG: '1' };
+  const out = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(preloadProbePath(), [`alloc:${64 * MiB}`, 'launch:3:100', `alloc:${64 * MiB}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', () => resolve({ stdout, stderr }));
+  });
+  assert.equal(out.stdout.split('\n').filter((l) => l.includes('"code":0')).length, 3, out.stdout);
+  assert.equal(out.stderr.match(/not enrolled/g)?.length, 1, `said once: ${out.stderr}`);
+  assert.match(out.stderr, /not enrolled: no engine answers; running unmanaged/);
 });
