@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { PRIORITIES, parseByteSize, type Priority } from '../../../shared/jobs.js';
-import { preloadLibraryPath } from '../../engine/control/launch-gate.js';
+import { preloadLibraryPath } from '../../engine/gate/launch-gate.js';
 import { ENROL_SHELLS, RC_FILES, SHELL_LINE_MARK, shellLine, type EnrolShell } from '../../engine/enrol/shell-line.js';
 import { UsageError } from '../args.js';
 import { callWithin, EngineRequestError, EngineUnavailableError, findEngine } from '../engine-client.js';
