@@ -39,7 +39,7 @@ export interface Kernelspec {
   display_name: string;
   language: 'python';
   interrupt_mode: 'signal';
-  metadata: { gpushare: { priority: Priority | null; memoryQuotaBytes: number | null; autoPark: boolean } };
+  metadata: { debugger: true; gpushare: { priority: Priority | null; memoryQuotaBytes: number | null; autoPark: boolean } };
 }
 
 /** The kernelspec for these options: the launcher, its options, then the kernel's own command line. */
@@ -59,7 +59,8 @@ export function kernelspec(options: KernelOptions, paths: { launcher: string; li
     display_name: `Python 3 (gpushare${said.length ? `: ${said.join(', ')}` : ''})`,
     language: 'python',
     interrupt_mode: 'signal',
-    metadata: { gpushare: { priority: options.priority ?? null, memoryQuotaBytes: options.memoryQuotaBytes ?? null, autoPark: options.autoPark } },
+    // debugger: as Debian's own python3 kernelspec (ipykernel 6 supports JupyterLab's debugger)
+    metadata: { debugger: true, gpushare: { priority: options.priority ?? null, memoryQuotaBytes: options.memoryQuotaBytes ?? null, autoPark: options.autoPark } },
   };
 }
 
