@@ -210,6 +210,13 @@ export const API_METHODS = {
   'settings.get': read({ params: object({}), result: returns<ConsolePreferences>(), who: anyone }),
   /** Keep the console's choices: those given replace the kept ones (null clears a filter); the result is all of them. */
   'settings.set': change({ params: object({ preferences: consolePreferencesSchema }), result: returns<ConsolePreferences>(), who: anyone }),
+  /** `gpushare enrol -- CMD`: the options its command enrols with, kept for the calling process (the kernel's pid) while it runs. */
+  'enrol.register': change({
+    params: object({ priority: optional(oneOf(PRIORITIES)), memoryQuotaBytes: optional(nullable(bytes)), keepResident: optional(boolean()) }),
+    result: returns<{ pid: number }>(),
+    who: anyone,
+    cli: ['enrol'],
+  }),
 };
 
 export type ApiMethod = keyof typeof API_METHODS;
