@@ -14,7 +14,8 @@ import { listenOnSocket } from '../electron/engine/server/socket-server.js';
 import { benchQueuedJobs, queueRowText } from './queued-jobs.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
-const CLIENT_COUNTS = [0, 1, 10, 50];
+/** BENCH_CLIENTS=0,50: only those rows. */
+const CLIENT_COUNTS = (process.env.BENCH_CLIENTS ?? '0,1,10,50').split(',').map(Number);
 /** BENCH_ROWS=queue: only the queue rows; =clients: only the client rows. */
 const ROWS = process.env.BENCH_ROWS ?? 'all';
 const QUEUE_LENGTHS = (process.env.BENCH_QUEUED ?? '100,10000').split(',').map(Number);
@@ -57,7 +58,8 @@ try {
   const socket = await listenOnSocket(engine, join(dir, 'engine.sock'), { shared: true });
   engine.start();
   await sleep(3000); // past the first ticks and the JIT's warm-up
-  console.log(`bench/daemon: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes, 1 Hz, ${SECONDS} s per row, clients in another process, Node ${process.version}`);
+  const snapshotBytes = Buffer.byteLength(JSON.stringify(engine.sampler.latest));
+  console.log(`bench/daemon: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes (a snapshot is ${(snapshotBytes / 1024).toFixed(0)} KiB of JSON), 1 Hz, ${SECONDS} s per row, clients in another process, Node ${process.version}`);
   console.log('clients   engine CPU per second   snapshot delivery median / p99 / max');
   for (const count of CLIENT_COUNTS) {
     const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });

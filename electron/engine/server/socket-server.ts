@@ -11,7 +11,7 @@ import { lookupAccount } from '../accounts.js';
 import { ClientLedger, type ConnectionUse, type LedgerClient } from './client-ledger.js';
 import { callerOfPeer } from './peer-caller.js';
 import { peerIdentity } from './peer-credentials.js';
-import { boundedOutbox, SLOW_CLIENT_BYTES, type Outbox, type OutboxStats } from './outbox.js';
+import { boundedOutbox, SLOW_CLIENT_BYTES, type Line, type Outbox, type OutboxStats } from './outbox.js';
 import { readLines } from './read-lines.js';
 import { MAX_REQUEST_BYTES, openSession, parseMessage, wireLine } from './session.js';
 
@@ -128,7 +128,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       outbox.drained();
       pump();
     });
-    const reply = (line: string): void => {
+    const reply = (line: Line): void => {
       if (socket.destroyed || socket.writableEnded) return;
       outbox.send(line);
       flow();
