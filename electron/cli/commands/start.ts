@@ -63,7 +63,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metricsAsked, metricsAsked);
   if (running !== null) return running;
 
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, say: (line) => process.stderr.write(line + '\n') });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, boxName: defaults.boxName, say: (line) => process.stderr.write(line + '\n') });
   const web = await listenOnLoopback(host.engine, { port });
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
