@@ -3,68 +3,17 @@
 // series stays its own through both (the target's `instance`, kept by `honor_labels`), and the info
 // metric's `box` label names each, as the Grafana dashboard's box variable asks it.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
+import { startServeBox, type ServeBox } from '../../cli/testing/serve-box.js';
 import { packageRoot } from '../paths.js';
 import { prometheusMissing, query, startPrometheus, type PrometheusServer, type VectorSample } from './testing/prometheus.js';
 
 const POLL_LIMIT_MS = 60_000;
 const GiB = 1024 ** 3;
-
-interface Box {
-  name: string;
-  /** HOST:PORT of its metrics endpoint: its Prometheus target. */
-  target: string;
-  engine: ChildProcess;
-}
-
-/** `gpushare serve` on `scenario`, named `name` in its owner's config, with metrics on a loopback port of its own. */
-async function startBox(root: string, name: string, scenario: string): Promise<Box> {
-  const home = join(root, name);
-  mkdirSync(join(home, 'config', 'gpushare'), { recursive: true, mode: 0o700 });
-  writeFileSync(join(home, 'config', 'gpushare', 'config.json'), JSON.stringify({ engine: { boxName: name } }));
-  const env: NodeJS.ProcessEnv = { ...process.env, ...CLI_ENV, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_RUNTIME_DIR: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data'), GPUSHARE_DAEMON_SOCKET: join(home, 'no-daemon.sock') };
-  delete env.GPUSHARE_SOCKET;
-  const engine = spawn(process.execPath, [CLI_PATH, 'serve', '--simulate', scenario, '--metrics', '127.0.0.1:0', '--db', join(home, 'usage.db')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    engine.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      const match = /^metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)$/m.exec(output);
-      if (match && output.includes('engine socket:')) resolve(match[1]);
-    });
-    engine.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    engine.once('exit', (code) => reject(new Error(`gpushare serve (${name}) exited (${code}): ${output}`)));
-  });
-  return { name, target: new URL(url).host, engine };
-}
-
-async function stopBox(box: Box): Promise<void> {
-  if (box.engine.exitCode !== null || box.engine.signalCode !== null) return;
-  const exited = new Promise((resolve) => box.engine.once('exit', resolve));
-  box.engine.kill('SIGTERM');
-  await exited;
-}
-
-/** Until no process names `path` in its command line (bounded: 20 s). */
-async function processesGone(path: string): Promise<void> {
-  const naming = (): number[] =>
-    readdirSync('/proc')
-      .filter((entry) => /^\d+$/.test(entry))
-      .filter((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(path);
-        } catch {
-          return false; // gone meanwhile
-        }
-      })
-      .map(Number);
-  for (const deadline = Date.now() + 20_000; naming().length > 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
-}
 
 /** Poll `promql` on `server` until `done` holds for its answer; fail naming what came, bounded. */
 async function until(server: PrometheusServer, promql: string, done: (series: VectorSample[]) => boolean): Promise<VectorSample[]> {
@@ -86,16 +35,14 @@ const byInstance = (series: VectorSample[]): Map<string, VectorSample[]> => {
 
 test('one Prometheus scrapes two boxes and a second federates it: each box\'s series stay apart by instance, and gpushare_engine_info names each box', { skip: prometheusMissing, timeout: 180_000 }, async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'gpushare-federation-'));
-  const boxes: Box[] = [];
+  const boxes: ServeBox[] = [];
   const servers: PrometheusServer[] = [];
   t.after(async () => {
-    await Promise.all([...servers.map((s) => s.stop()), ...boxes.map(stopBox)]);
-    await processesGone(root); // each engine's guardian (its record is under root) writes its last word after its engine
+    await Promise.all([...servers.map((s) => s.stop()), ...boxes.map((b) => b.stop())]);
     rmSync(root, { recursive: true, force: true });
   });
-  boxes.push(await startBox(root, 'boxa', 'a100-40gb'));
-  boxes.push(await startBox(root, 'boxb', 'h100x2-mig'));
-  const [a, b] = boxes;
+  for (const [name, scenario] of [['boxa', 'a100-40gb'], ['boxb', 'h100x2-mig']]) boxes.push(await startServeBox(root, name, scenario, { engine: { boxName: name }, metrics: true }));
+  const [a, b] = boxes.map((box) => ({ name: box.name, target: box.metricsTarget! }));
 
   const scraper = await startPrometheus(
     join(root, 'scraper'),

@@ -40,8 +40,8 @@ export const rendererDir = (): string => join(packageRoot(), 'dist', 'renderer')
 
 /** How one browser client reaches an engine: its parsed messages go to the session, the engine's come back as JSON text (or its UTF-8 bytes). */
 export interface SessionOpener {
-  /** ended: the engine's side is gone (a relay whose socket closed); the server then closes that WebSocket. */
-  open(send: (json: Line) => void, ended: (why: string) => void): Session;
+  /** ended: the engine's side is gone (a relay whose socket closed); the server then closes that WebSocket. `query`: the WebSocket URL's (the lab console's `box`). */
+  open(send: (json: Line) => void, ended: (why: string) => void, query: URLSearchParams): Session;
 }
 
 /** Sessions on the engine in this process, as its owner (`gpushare serve`, `gpushare start`). */
@@ -150,6 +150,7 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
           if (ws.readyState === ws.OPEN) outbox.send(json);
         },
         (why) => ws.close(1011, closeReason(why)), // the console's reconnect then says the engine went away
+        url.searchParams,
       );
       ws.on('message', (data: Buffer, isBinary) => {
         if (!isBinary && !isUtf8(data)) return ws.close(1007, 'A text message that is not UTF-8: the console closes this connection.');

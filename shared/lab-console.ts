@@ -1,0 +1,41 @@
+// The Lab view's wire, between the console host running the hub (`gpushare start --lab`) and the
+// console: the page and its WebSocket name a box (`?box=NAME`: that box's console, every request
+// to its daemon) or the lab (`?lab`: the Lab view, one `lab` event and the `lab.where` request).
+import { PRIORITIES } from './jobs.js';
+import type { LabView, PersonTotal, WhereAnswer } from './lab.js';
+import { number, object, oneOf, type Infer } from './schema.js';
+
+/** The console URL's parameter naming the box whose console it shows. */
+export const BOX_PARAM = 'box';
+/** The console URL's parameter asking for the Lab view. */
+export const LAB_PARAM = 'lab';
+
+/** The one event of a lab session: the lab as the Lab view shows it, built once by the host. */
+export const LAB_EVENT = 'lab';
+export interface LabConsoleUpdate {
+  takenAt: number;
+  view: LabView;
+  people: PersonTotal[];
+}
+
+/** The one request of a lab session: where can a job start now. */
+export const LAB_WHERE = 'lab.where';
+export const labWhereSchema = object({
+  /** GPU memory the job needs on each GPU (bytes; 0: not said). */
+  memoryBytes: number({ integer: true, min: 0, max: 2 ** 50, unit: 'bytes' }),
+  gpus: number({ integer: true, min: 1, max: 64, unit: 'GPUs' }),
+  priority: oneOf(PRIORITIES),
+});
+export type LabWhereParams = Infer<typeof labWhereSchema>;
+export type LabWhereResult = WhereAnswer;
+
+/** The URL of one box's console, or of the Lab view (box null), beside `page` (which carries the token). */
+export function labConsoleHref(page: string, box: string | null): string {
+  const url = new URL(page);
+  url.searchParams.delete(BOX_PARAM);
+  url.searchParams.delete(LAB_PARAM);
+  if (box === null) url.searchParams.set(LAB_PARAM, '1');
+  else url.searchParams.set(BOX_PARAM, box);
+  url.hash = '';
+  return url.toString();
+}
