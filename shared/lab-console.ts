@@ -16,6 +16,8 @@ export interface LabConsoleUpdate {
   takenAt: number;
   view: LabView;
   people: PersonTotal[];
+  /** When each box sampled the snapshot shown (its own clock), by box name; null before its first. */
+  sampledAt: Record<string, number | null>;
 }
 
 /** The one request of a lab session: where can a job start now. */

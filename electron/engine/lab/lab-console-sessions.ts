@@ -41,7 +41,8 @@ function labFeed(hub: LabHub): { listen(send: Send): () => void; close(): void }
   let offHub: (() => void) | null = null;
   const build = (): string => {
     const lab = hub.snapshot();
-    const update: LabConsoleUpdate = { takenAt: lab.takenAt, view: labView(lab), people: personTotals(lab) };
+    const sampledAt = Object.fromEntries(lab.boxes.map((b) => [b.name, b.snapshot?.takenAt ?? null]));
+    const update: LabConsoleUpdate = { takenAt: lab.takenAt, view: labView(lab), people: personTotals(lab), sampledAt };
     lastBuilt = Date.now();
     return (line = JSON.stringify({ kind: 'event', event: LAB_EVENT, data: update }));
   };

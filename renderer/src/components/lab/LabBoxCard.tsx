@@ -20,8 +20,8 @@ const sameGpu = (a: LabGpuRow, b: LabGpuRow): boolean =>
   a.users.every((u, i) => u.user === b.users[i].user && u.memoryBytes === b.users[i].memoryBytes && u.processes === b.users[i].processes);
 
 /** A box re-renders only when something it shows changed (each update from the host is new objects). */
-const sameBox = (a: { box: LabBoxRow }, b: { box: LabBoxRow }): boolean =>
-  a.box.name === b.box.name && a.box.state === b.box.state && a.box.status === b.box.status && a.box.updatedAt === b.box.updatedAt && a.box.queued === b.box.queued &&
+const sameBox = (a: BoxProps, b: BoxProps): boolean =>
+  a.sampledAt === b.sampledAt && a.box.name === b.box.name && a.box.state === b.box.state && a.box.status === b.box.status && a.box.updatedAt === b.box.updatedAt && a.box.queued === b.box.queued &&
   a.box.queuedAnyGpu === b.box.queuedAnyGpu && a.box.gpus.length === b.box.gpus.length && a.box.gpus.every((g, i) => sameGpu(g, b.box.gpus[i]));
 
 const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
@@ -38,12 +38,12 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
       </div>
       <div className="lab-meter" title={`utilization ${formatPercent(gpu.utilization)}`}>
         <span className="lab-meter-label">util</span>
-        <span className="lab-meter-bar"><span className="lab-meter-fill util" style={{ width: `${gpu.utilization ?? 0}%` }} /></span>
+        <span className="lab-meter-bar"><span className="lab-meter-fill util" style={{ transform: `scaleX(${(gpu.utilization ?? 0) / 100})` }} /></span>
         <span className="lab-meter-value lab-util">{formatPercent(gpu.utilization)}</span>
       </div>
       <div className="lab-meter" title={`memory ${formatBytes(gpu.memoryUsed)} of ${formatBytes(gpu.memoryTotal)}`}>
         <span className="lab-meter-label">mem</span>
-        <span className="lab-meter-bar"><span className="lab-meter-fill mem" style={{ width: `${memoryShare}%` }} /></span>
+        <span className="lab-meter-bar"><span className="lab-meter-fill mem" style={{ transform: `scaleX(${memoryShare / 100})` }} /></span>
         <span className="lab-meter-value lab-mem">{formatBytes(gpu.memoryUsed)} / {formatBytes(gpu.memoryTotal)}</span>
       </div>
       <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
@@ -59,10 +59,16 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
   );
 }, (a, b) => sameGpu(a.gpu, b.gpu));
 
-export const LabBoxCard = memo(function LabBoxCard({ box }: { box: LabBoxRow }) {
+interface BoxProps {
+  box: LabBoxRow;
+  /** When the box sampled what is shown (its clock). */
+  sampledAt: number | null;
+}
+
+export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps) {
   const live = box.state === 'connected';
   return (
-    <section className={`lab-box panel state-${box.state}`} data-box={box.name} data-state={box.state} data-updated={box.updatedAt ?? undefined} aria-label={`box ${box.name}`}>
+    <section className={`lab-box panel state-${box.state}`} data-box={box.name} data-state={box.state} data-updated={box.updatedAt ?? undefined} data-sampled={sampledAt ?? undefined} aria-label={`box ${box.name}`}>
       <div className="lab-box-head">
         <h2>{box.name}</h2>
         <span className={`lab-state state-${box.state}`}>{STATE_WORDS[box.state]}</span>

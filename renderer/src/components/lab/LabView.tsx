@@ -4,7 +4,9 @@ import { useStore } from 'zustand';
 import appIcon from '../../../../assets/tray-ok.svg';
 import { formatBytes } from '../../format.js';
 import { utcClock } from './LabBoxCard.js';
+import { useVisibleSlice } from '../../stores/in-view.js';
 import { labStore } from '../../stores/lab-store.js';
+import { InView } from '../InView.js';
 import { LabBoxCard } from './LabBoxCard.js';
 import { LabPeople } from './LabPeople.js';
 import { LabWhere } from './LabWhere.js';
@@ -55,14 +57,24 @@ function LabTotals() {
   );
 }
 
+/** One box's card, fed only while it is on screen (a lab of twenty boxes is several screens long). */
+function LiveLabBox({ name }: { name: string }) {
+  const box = useVisibleSlice(labStore, (s) => s.update?.view.boxes.find((b) => b.name === name) ?? null);
+  const sampledAt = useVisibleSlice(labStore, (s) => s.update?.sampledAt[name] ?? null);
+  return box ? <LabBoxCard box={box} sampledAt={sampledAt} /> : null;
+}
+
 function LabBoxes() {
-  const boxes = useStore(labStore, (s) => s.update?.view.boxes ?? null);
-  if (!boxes) return null;
-  if (boxes.length === 0) return <p className="muted">The lab list has no boxes.</p>;
+  // the list of names, as one string: this re-renders only when the lab list changes
+  const names = useStore(labStore, (s) => (s.update ? s.update.view.boxes.map((b) => b.name).join('\n') : null));
+  if (names === null) return null;
+  if (names === '') return <p className="muted">The lab list has no boxes.</p>;
   return (
     <div className="lab-boxes">
-      {boxes.map((box) => (
-        <LabBoxCard key={box.name} box={box} />
+      {names.split('\n').map((name) => (
+        <InView key={name}>
+          <LiveLabBox name={name} />
+        </InView>
       ))}
     </div>
   );
