@@ -4,7 +4,7 @@
 //     read from /proc), with no Lab view open and with one open in Chromium;
 //  2. box-to-screen delivery, p50/p99: from a box's sample time to the Lab view's repaint showing it;
 //  3. the Lab view's main-thread cost per update, measured as bench/ui measures the box console
-//     (CDP Performance metrics around one update, less the harness alone), fed by a routed WebSocket:
+//     (CDP Performance metrics around one update, less the harness alone), fed by a stand-in WebSocket:
 //     every box changed in each update (the worst case) and two boxes changed (20 boxes at 1 Hz,
 //     coalesced to at most ten updates a second).
 // Budget (DESIGN.md §7): < 8 ms per update, median and p95. Never fails on time.
@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type WebSocketRoute } from 'playwright-core';
+import { chromium } from 'playwright-core';
 import { labView, personTotals, type LabBox, type LabSnapshot } from '../shared/lab.js';
 import type { LabConsoleUpdate } from '../shared/lab-console.js';
 import { packageRoot } from '../electron/engine/paths.js';
@@ -118,12 +118,29 @@ try {
       const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
       void route.fulfill({ body: existsSync(file) ? readFileSync(file) : '', contentType: types[extname(file)] ?? 'application/octet-stream', status: existsSync(file) ? 200 : 404 });
     });
-    let socket: WebSocketRoute | null = null;
-    await fed.routeWebSocket(/\/api\?/, (ws) => void (socket = ws));
+    // the page's WebSocket is a stand-in the bench drives in the page, as bench/ui's bridge: the updates
+    // are in the page before the measuring starts, so carrying them there is not counted
+    await fed.addInitScript(() => {
+      class BenchSocket {
+        static readonly OPEN = 1;
+        readyState = 0;
+        onopen: ((event: unknown) => void) | null = null;
+        onmessage: ((event: { data: string }) => void) | null = null;
+        onclose: ((event: unknown) => void) | null = null;
+        constructor() {
+          (window as unknown as { benchSocket: BenchSocket }).benchSocket = this;
+          setTimeout(() => {
+            this.readyState = 1;
+            this.onopen?.({});
+          }, 0);
+        }
+        send(): void {}
+        close(): void {}
+      }
+      (window as unknown as { WebSocket: unknown }).WebSocket = BenchSocket;
+    });
     await fed.goto('http://bench.gpushare/?token=bench&lab=1');
-    for (let i = 0; i < 100 && !socket; i++) await sleep(50);
-    if (!socket) throw new Error('the Lab view did not open its WebSocket');
-    const route = socket as WebSocketRoute;
+    await fed.waitForFunction(() => (window as unknown as { benchSocket?: { readyState: number } }).benchSocket?.readyState === 1);
     let second = 0;
     const t0 = Date.UTC(2026, 0, 1, 9);
     const lab: LabSnapshot = { takenAt: t0, boxes: [] };
@@ -151,22 +168,24 @@ try {
       const value = (name: string): number => (metrics.find((m) => m.name === name)?.value ?? NaN) * 1000;
       return { task: value('TaskDuration'), cpu: value('ThreadTime'), script: value('ScriptDuration'), layout: value('LayoutDuration'), style: value('RecalcStyleDuration') };
     };
-    const feed = async (line: string | null): Promise<void> => {
-      const before = await fed.evaluate(() => (window as unknown as { gpushareCommits: number }).gpushareCommits);
-      if (line) route.send(line);
-      await fed.evaluate(async (n) => {
-        const w = window as unknown as { gpushareCommits: number };
-        for (let i = 0; n !== null && w.gpushareCommits === n && i < 2000; i++) await new Promise((r) => setTimeout(r, 0));
+    /** Deliver update `index` of those loaded in the page (or none), then wait for the commit and two frames. */
+    const feed = (index: number | null): Promise<void> =>
+      fed.evaluate(async (i) => {
+        const w = window as unknown as { gpushareCommits: number; benchLines: string[]; benchSocket: { onmessage(event: { data: string }): void } };
+        const before = w.gpushareCommits;
+        if (i !== null) w.benchSocket.onmessage({ data: w.benchLines[i] });
+        for (let k = 0; i !== null && w.gpushareCommits === before && k < 2000; k++) await new Promise((r) => setTimeout(r, 0));
         await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-      }, line ? before : null);
-    };
+      }, index);
     const measure = async (n: number, changed: number | null): Promise<Cost[]> => {
       const costs: Cost[] = [];
+      // the updates, built here and loaded into the page before any is measured (the host's work, not the page's)
+      const lines = changed === null ? [] : Array.from({ length: n }, () => nextUpdate(changed));
+      await fed.evaluate((all) => void ((window as unknown as { benchLines: string[] }).benchLines = all), lines);
       for (let i = 0; i < n; i++) {
-        const line = changed === null ? null : nextUpdate(changed); // built before the measured window: the host's work, not the page's
         await sleep(150);
         const a = await read();
-        await feed(line);
+        await feed(changed === null ? null : i);
         const b = await read();
         costs.push({ task: b.task - a.task, cpu: b.cpu - a.cpu, script: b.script - a.script, layout: b.layout - a.layout, style: b.style - a.style });
       }
@@ -182,6 +201,32 @@ try {
       console.log(`  ${label.padEnd(30)} task time ${figure('task')}   CPU ${figure('cpu')}   (${costs.length} updates)`);
       const part = (key: 'script' | 'layout' | 'style'): string => (pct(costs.map((c) => c[key]), 50) - base[key]).toFixed(1);
       console.log(`  ${''.padEnd(30)} of which script ${part('script')}, layout ${part('layout')}, style ${part('style')} ms (medians); an update is ${(Buffer.byteLength(nextUpdate(0)) / 1024).toFixed(0)} KiB of JSON`);
+    }
+    if (process.env.BENCH_TRACE) {
+      // where the main thread's time goes in the two-boxes updates: exclusive time per trace event name
+      type TraceEvent = { name: string; ph: string; ts: number; dur?: number; tid: number; pid: number };
+      const events: TraceEvent[] = [];
+      cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as TraceEvent[])));
+      const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
+      await cdp.send('Tracing.start', { categories: 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8', transferMode: 'ReportEvents' });
+      const traced = 20;
+      await measure(traced, 2);
+      await cdp.send('Tracing.end');
+      await done;
+      const busiest = new Map<string, number>();
+      for (const e of events) if (e.name === 'RunTask' && e.dur) busiest.set(`${e.pid}:${e.tid}`, (busiest.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
+      const thread = [...busiest].sort((a, b) => b[1] - a[1])[0]?.[0];
+      const onThread = events.filter((e) => `${e.pid}:${e.tid}` === thread && e.ph === 'X' && e.dur).sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
+      const exclusive = new Map<string, number>();
+      const open: TraceEvent[] = [];
+      for (const e of onThread) {
+        while (open.length > 0 && open[open.length - 1].ts + open[open.length - 1].dur! <= e.ts) open.pop();
+        const parent = open[open.length - 1];
+        exclusive.set(e.name, (exclusive.get(e.name) ?? 0) + e.dur!);
+        if (parent) exclusive.set(parent.name, (exclusive.get(parent.name) ?? 0) - e.dur!);
+        open.push(e);
+      }
+      for (const [name, us] of [...exclusive].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`${(us / 1000 / traced).toFixed(2).padStart(8)} ms/update  ${name}`);
     }
     await fed.close();
   }

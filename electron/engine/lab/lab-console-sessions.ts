@@ -4,11 +4,12 @@
 // gets the Lab view's: the `lab` event (built once for every such session, at most every
 // LAB_UPDATE_MS however many boxes changed) and the `lab.where` request.
 import { API_EVENTS, type ApiEvent } from '../../../shared/api.js';
-import { labView, personTotals, whereCanIRun, describeBoxState } from '../../../shared/lab.js';
+import { whereCanIRun, describeBoxState } from '../../../shared/lab.js';
 import { BOX_PARAM, LAB_EVENT, LAB_WHERE, labWhereSchema, type LabConsoleUpdate } from '../../../shared/lab-console.js';
 import { toErrorBody } from '../api/api-error.js';
 import type { Session } from '../server/session.js';
 import type { SessionOpener } from '../server/web-server.js';
+import { LabConsoleView } from './lab-console-view.js';
 import type { LabHub } from './lab-hub.js';
 
 /** The Lab view is sent at most this often: ten boxes changing in one second cost one update each 100 ms, not ten. */
@@ -39,10 +40,9 @@ function labFeed(hub: LabHub): { listen(send: Send): () => void; close(): void }
   let timer: NodeJS.Timeout | null = null;
   let lastBuilt = 0;
   let offHub: (() => void) | null = null;
+  const view = new LabConsoleView();
   const build = (): string => {
-    const lab = hub.snapshot();
-    const sampledAt = Object.fromEntries(lab.boxes.map((b) => [b.name, b.snapshot?.takenAt ?? null]));
-    const update: LabConsoleUpdate = { takenAt: lab.takenAt, view: labView(lab), people: personTotals(lab), sampledAt };
+    const update: LabConsoleUpdate = view.update(hub.snapshot());
     lastBuilt = Date.now();
     return (line = JSON.stringify({ kind: 'event', event: LAB_EVENT, data: update }));
   };
