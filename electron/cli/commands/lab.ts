@@ -5,17 +5,18 @@ import { PRIORITIES, parseByteSize, type Priority } from '../../../shared/jobs.j
 import { labView, personTotals, whereCanIRun, type LabBoxSpec, type LabSnapshot } from '../../../shared/lab.js';
 import { LabHub } from '../../engine/lab/lab-hub.js';
 import { openBoxLink, LinkError } from '../../engine/lab/box-link.js';
-import { ADMIN_LAB_FILE, loadLabList, ownLabFile } from '../../engine/lab/lab-list.js';
+import { ADMIN_LAB_FILE, loadLabList } from '../../engine/lab/lab-list.js';
 import { runtimeDir } from '../../engine/paths.js';
 import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
 import { formatBytes, formatPercent, table } from '../format.js';
 
-export const labPsUsage = `Usage: gpushare lab ps [--json] [--wait SECONDS]
+export const labPsUsage = `Usage: gpushare lab ps [--json] [--watch] [--wait SECONDS]
   Every box of the lab list: its state (connected, or down since when and why), its GPUs
   (utilization, memory, whose processes, MIG slices, queued jobs), then each person's totals
   across the boxes. Waits up to --wait seconds (default 10) for the boxes to answer; a box that
-  has not is shown as it stands.`;
+  has not is shown as it stands. --watch: redrawn once a second until Ctrl-C, each box kept up
+  on its own (a box that goes down shows so, and comes back when it answers again).`;
 
 export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [--priority high|normal|best-effort] [--json] [--wait SECONDS]
   The boxes and GPUs that can start a job now (free memory, your limits under each box's lab
@@ -42,7 +43,7 @@ export const labSocketDir = (): string => join(runtimeDir(), 'lab');
 
 function labBoxes(): LabBoxSpec[] {
   const list = loadLabList();
-  if (list.boxes.length === 0) throw new Error(`No lab boxes: neither ${ADMIN_LAB_FILE} nor ${ownLabFile()} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`);
+  if (list.boxes.length === 0) throw new Error(`No lab boxes: neither ${list.looked.admin} nor ${list.looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`);
   return list.boxes;
 }
 
@@ -73,13 +74,28 @@ export async function labCommand(argv: string[]): Promise<number> {
 }
 
 async function labPs(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, wait: { type: 'string' } });
+  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, watch: { type: 'boolean' }, wait: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`gpushare lab ps takes no arguments, got "${positionals[0]}".`);
+  if (values.json && values.watch) throw new UsageError('--json and --watch cannot be combined.');
+  if (values.watch) return watchLab();
   const lab = await readLab(waitSeconds(values.wait));
   const people = personTotals(lab);
   if (values.json) process.stdout.write(JSON.stringify({ ...lab, people }, null, 2) + '\n');
   else process.stdout.write(renderLab(lab) + '\n');
   return lab.boxes.some((b) => b.connection.state === 'connected') ? 0 : 1;
+}
+
+/** The lab redrawn at most once a second until Ctrl-C. */
+async function watchLab(): Promise<number> {
+  const hub = new LabHub(labBoxes(), { socketDir: labSocketDir() });
+  const draw = (): void => void process.stdout.write('\x1b[2J\x1b[H' + renderLab(hub.snapshot()) + '\n\nCtrl-C to quit.\n');
+  const timer = setInterval(draw, 1000);
+  hub.start();
+  draw();
+  await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  clearInterval(timer);
+  hub.close();
+  return 0;
 }
 
 export function renderLab(lab: LabSnapshot): string {

@@ -3,7 +3,7 @@
 // or, where the box refuses to forward, `gpushare relay --stdio` run there. No port is opened and
 // no token exists: on the box the daemon sees the person's own uid through the kernel.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { lstatSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { BoxRoute, BoxVia, LabBoxSpec } from '../../../shared/lab.js';
@@ -17,6 +17,8 @@ export interface BoxLink {
   ended: Promise<string>;
   /** End it: the connection, and the ssh it runs over. */
   close(): void;
+  /** The box's sshd said it forwards no sockets ("administratively prohibited"): the relay is the way there. */
+  forwardingRefused?: boolean;
 }
 
 export interface LinkOptions {
@@ -51,7 +53,10 @@ export async function openBoxLink(box: LabBoxSpec, options: LinkOptions): Promis
     if (!(error instanceof LinkError && error.forwardRefused)) throw error;
     // sshd refused the socket (forwarding off there), or nothing answers on it: the relay runs on the box and says which
     try {
-      return await relayLink(route, options);
+      const link = await relayLink(route, options);
+      // only a refusal is for good: a daemon that was not answering yet may answer through the tunnel next time
+      link.forwardingRefused = /administratively prohibited/.test(error.message);
+      return link;
     } catch (relayError) {
       if (relayError instanceof LinkError && /not found|No such file/.test(relayError.message)) throw new LinkError(`${error.message}; and no gpushare relay there: ${relayError.message}`);
       throw relayError;
@@ -61,7 +66,7 @@ export async function openBoxLink(box: LabBoxSpec, options: LinkOptions): Promis
 
 /** The local end of a box's forwarded socket, in the person's private directory. */
 export function forwardedSocketPath(socketDir: string, box: string): string {
-  return join(socketDir, `${box}.sock`);
+  return join(socketDir, `${box}.${process.pid}.sock`); // a second hub of the person's (lab ps beside the console) has its own
 }
 
 /** ssh could not open the forwarded socket on the box: sshd refused it, or nothing listens there. */
@@ -165,11 +170,16 @@ interface SshProcess {
   until(ready: () => boolean, ms: number): Promise<void>;
 }
 
+const SETPRIV = '/usr/bin/setpriv';
+
 /** ssh's stderr kept for the reason: at most this many bytes of its latest output. */
 const SSH_STDERR_KEPT = 4096;
 
 function spawnSsh(options: LinkOptions, args: string[]): SshProcess {
-  const child = spawn(options.ssh ?? 'ssh', [...SSH_OPTIONS, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const ssh = [options.ssh ?? 'ssh', ...SSH_OPTIONS, ...args];
+  // ended with the hub, however it ends: an ssh -N left behind would hold a login and a socket open
+  const command = existsSync(SETPRIV) ? [SETPRIV, '--pdeathsig', 'TERM', '--', ...ssh] : ssh;
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   let spawnError: string | null = null;
   child.stderr!.setEncoding('utf8');
@@ -209,6 +219,7 @@ export function sshWords(stderr: string): string | null {
     .filter((l) => l && !/^Warning: Permanently added/.test(l) && !/^Could not chdir to home directory/.test(l));
   const last = lines.at(-1);
   if (!last) return null;
+  if (/^setpriv: failed to execute .*: No such file or directory/.test(last)) return 'ssh: not found (install openssh-client)';
   const words = last.replace(/^ssh: /, '').replace(/^[^\s@:]+@[^\s:]+: /, '').replace(/\.$/, '');
   // the box took the login but nothing answers on the daemon's socket there
   if (/^channel \d+: open failed: connect failed/.test(words)) return `ssh: no gpushare daemon answers on the box (${words})`;

@@ -2,9 +2,11 @@
 // silent, dead or babbling box is only that box's state, reached again with backoff, never a delay for the rest.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { BoxConnection, LabSnapshot } from '../../../shared/lab.js';
 import { LabHub } from './lab-hub.js';
 import { FakeBox } from './testing/fake-box.js';
@@ -99,4 +101,25 @@ test('a box that sends something that is not the protocol is dropped and said so
   box.garbage = 'hello, I am not JSON';
   const down = await until(hub, 'down', (l) => l.boxes[0]!.connection.state === 'down');
   assert.equal((down.boxes[0]!.connection as { lastError: string }).lastError, 'babble: sent a line that is not JSON ("hello, I am not JSON")');
+});
+
+test('the ssh a hub started ends with the hub, even when the hub is killed', async (t) => {
+  // a stand-in ssh that records its pid and waits, as `ssh -N -L …` does
+  const pidFile = join(dir, 'ssh.pid');
+  const fakeSsh = join(dir, 'fake-ssh');
+  writeFileSync(fakeSsh, `#!/bin/sh\necho $$ > ${pidFile}\nexec sleep 1000\n`, { mode: 0o755 });
+  const hubModule = join(fileURLToPath(new URL('.', import.meta.url)), 'lab-hub.js');
+  const script = `import(${JSON.stringify(hubModule)}).then(({ LabHub }) => new LabHub([{ name: 'far', route: { kind: 'ssh', destination: 'far', socket: '/run/gpushare/engine.sock', gpushare: 'gpushare' } }], { socketDir: ${JSON.stringify(join(dir, 's5'))}, ssh: ${JSON.stringify(fakeSsh)}, timeoutMs: 600000 }).start())`;
+  const hub = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+  t.after(() => hub.kill('SIGKILL'));
+  for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+  const sshPid = Number(readFileSync(pidFile, 'utf8'));
+  assert.ok(existsSync(`/proc/${sshPid}`), 'the stand-in ssh runs');
+  hub.kill('SIGKILL');
+  let gone = false;
+  for (let i = 0; i < 200 && !gone; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    gone = !existsSync(`/proc/${sshPid}`) || /^State:\s+Z/m.test(readFileSync(`/proc/${sshPid}/status`, 'utf8'));
+  }
+  assert.ok(gone, 'the ssh ended with its hub');
 });

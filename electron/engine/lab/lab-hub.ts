@@ -15,7 +15,7 @@ export interface LabHubOptions extends Omit<LinkOptions, 'relayOnly'> {
   maxRetryMs?: number;
   /** A connected box that sends no snapshot this long is taken as down (default 15 s). */
   silentMs?: number;
-  /** How often the person's standing under each box's lab policy is read again (default 5 s). */
+  /** The person's standing under each box's lab policy is read again after a change of jobs there, at most this often (default 2 s), and at least every 30 s. */
   policyEveryMs?: number;
 }
 
@@ -96,7 +96,7 @@ class BoxSession {
   private updatedAt: number | null = null;
   private closed = false;
   private triedOnce = false;
-  /** The box's sshd refused to forward sockets once: use the relay from then on. */
+  /** The box's sshd refused to forward sockets: use the relay from then on. */
   private relayOnly = false;
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -165,7 +165,7 @@ class BoxSession {
         continue;
       }
       if (this.closed) return link.close();
-      if (link.via === 'ssh-relay') this.relayOnly = true;
+      if (link.forwardingRefused) this.relayOnly = true;
       this.link = link;
       attempt = 0;
       downSince = null;
@@ -204,13 +204,17 @@ class BoxSession {
       this.jobs = jobs;
       this.updatedAt = Date.now();
       this.changed();
+      policySoon(); // what the person's jobs hold there may have changed
     };
     client.on('snapshot', onSnapshot);
     client.on('jobs', onJobs);
     client.subscribe(['snapshot', 'jobs']);
     watch();
     this.set({ state: 'connected', since: Date.now(), via: link.via });
+    let policyRead = 0;
+    let policyPending: NodeJS.Timeout | undefined;
     const readPolicy = async (): Promise<void> => {
+      policyRead = Date.now();
       try {
         this.policy = await client.call('policy.get', {});
         this.changed();
@@ -218,7 +222,16 @@ class BoxSession {
         // the link's end says why; an old standing is better than none meanwhile
       }
     };
-    const policyTimer = setInterval(() => void readPolicy(), this.options.policyEveryMs ?? 5000);
+    const policyEveryMs = this.options.policyEveryMs ?? 2000;
+    // policy.get reads usage from the box's store: asked after changes, never more than once per policyEveryMs
+    function policySoon(): void {
+      if (policyPending) return;
+      policyPending = setTimeout(() => {
+        policyPending = undefined;
+        void readPolicy();
+      }, Math.max(0, policyRead + policyEveryMs - Date.now()));
+    }
+    const policyTimer = setInterval(() => void readPolicy(), 30_000);
     try {
       const [who, snapshot, jobs] = await Promise.all([client.call('session.whoami', {}), client.call('snapshot.latest', {}), client.call('jobs.list', {}), readPolicy()]);
       this.caller = { user: who.user, uid: who.uid, admin: who.admin };
@@ -230,7 +243,9 @@ class BoxSession {
       // the link ended while asking: its end says why
     }
     const why = await link.ended;
+    link.close(); // its ssh too, which outlives a daemon that went away
     clearTimeout(silence);
+    clearTimeout(policyPending);
     clearInterval(policyTimer);
     return silent ?? why;
   }

@@ -85,6 +85,8 @@ export interface LabList {
   boxes: LabBoxSpec[];
   /** The files read, in order (those that exist). */
   files: string[];
+  /** Where it looked: the admin's file and the person's own. */
+  looked: { admin: string; own: string };
 }
 
 /** The admin's list and the person's own, merged (an own entry of the same name wins). */
@@ -93,5 +95,5 @@ export function loadLabList(files: { admin?: string; own?: string } = {}): LabLi
   const own = files.own ?? ownLabFile();
   const adminBoxes = readLabFile(admin);
   const ownBoxes = readLabFile(own);
-  return { boxes: mergeLabLists(adminBoxes ?? [], ownBoxes ?? []), files: [...(adminBoxes ? [admin] : []), ...(ownBoxes ? [own] : [])] };
+  return { boxes: mergeLabLists(adminBoxes ?? [], ownBoxes ?? []), files: [...(adminBoxes ? [admin] : []), ...(ownBoxes ? [own] : [])], looked: { admin, own } };
 }

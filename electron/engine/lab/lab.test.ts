@@ -70,6 +70,7 @@ test("ssh's words become the box's last error: the user@host prefix dropped, a d
   assert.equal(sshWords('ssh: connect to host 127.0.0.9 port 22: Connection refused\n'), 'ssh: connect to host 127.0.0.9 port 22: Connection refused');
   assert.match(sshWords('channel 1: open failed: connect failed: open failed\n')!, /^ssh: no gpushare daemon answers on the box/);
   assert.equal(sshWords(''), null);
+  assert.equal(sshWords('setpriv: failed to execute ssh: No such file or directory\n'), 'ssh: not found (install openssh-client)');
 });
 
 test('a box down says since when, the next try and the last error', () => {
