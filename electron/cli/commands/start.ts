@@ -9,9 +9,8 @@ import { packageRoot } from '../../engine/paths.js';
 import { listenOnLoopback, serveConsoleOnLoopback } from '../../engine/server/web-server.js';
 import { labConsoleSessions } from '../../engine/lab/lab-console-sessions.js';
 import { LabHub } from '../../engine/lab/lab-hub.js';
-import { ADMIN_LAB_FILE, loadLabList, ownLabFile } from '../../engine/lab/lab-list.js';
 import { labConsoleHref } from '../../../shared/lab-console.js';
-import { labSocketDir } from './lab.js';
+import { labBoxes, labSocketDir } from './lab.js';
 import { parseFlags, UsageError } from '../args.js';
 import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
@@ -95,14 +94,13 @@ export async function startCommand(argv: string[]): Promise<number> {
 
 /** The Lab view on loopback: the hub (one link per box, as this person) and each box's console through it. */
 async function startLab(port: number): Promise<number> {
-  const list = loadLabList();
-  if (list.boxes.length === 0) throw new Error(`No lab boxes: neither ${ADMIN_LAB_FILE} nor ${ownLabFile()} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`);
-  const hub = new LabHub(list.boxes, { socketDir: labSocketDir() });
+  const boxes = labBoxes();
+  const hub = new LabHub(boxes, { socketDir: labSocketDir() });
   hub.start();
   const sessions = labConsoleSessions(hub);
   const web = await serveConsoleOnLoopback(sessions, { port });
   const url = labConsoleHref(web.url, null);
-  process.stdout.write(`gpushare lab console: ${url}\nboxes: ${list.boxes.map((b) => b.name).join(', ')} (from ${list.files.join(' and ')})\n`);
+  process.stdout.write(`gpushare lab console: ${url}\nboxes: ${boxes.map((b) => b.name).join(', ')}\n`);
   const page = openInBrowser(url);
   await new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
