@@ -14,8 +14,9 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { labView, personTotals, type LabBox, type LabSnapshot } from '../shared/lab.js';
-import type { LabConsoleUpdate } from '../shared/lab-console.js';
+import type { LabBox, LabBoxRow, LabSnapshot } from '../shared/lab.js';
+import { labUpdateOf } from '../shared/lab-console.js';
+import { LabConsoleView } from '../electron/engine/lab/lab-console-view.js';
 import { packageRoot } from '../electron/engine/paths.js';
 import { LAB_GPUS, LAB_PROCESSES_PER_GPU, labBoxJobs, labBoxSnapshot } from './lab-boxes.js';
 
@@ -149,6 +150,9 @@ try {
       return { name: `box${i + 1}`, reach: `socket /run/lab/box${i + 1}.sock`, connection: { state: 'connected', since: t0, via: 'socket' }, snapshot, jobs: labBoxJobs(i, snapshot), policy: null, caller: null, updatedAt: snapshot.takenAt };
     };
     lab.boxes = Array.from({ length: BOXES }, (_, i) => boxAt(i, 0));
+    // built as the host builds them: box by box, the first whole, then the rows that changed
+    const built = new LabConsoleView();
+    let before: Map<string, LabBoxRow> | null = null;
     /** The next update: `changed` boxes sample anew (round robin), as the hub would send it. */
     const nextUpdate = (changed: number): string => {
       second++;
@@ -157,7 +161,9 @@ try {
         lab.boxes[i] = boxAt(i, second);
       }
       lab.takenAt = t0 + second * 1000;
-      const update: LabConsoleUpdate = { takenAt: lab.takenAt, view: labView(lab), people: personTotals(lab), sampledAt: Object.fromEntries(lab.boxes.map((b) => [b.name, b.snapshot!.takenAt])) };
+      const state = built.update(lab);
+      const update = labUpdateOf(state, before);
+      before = new Map(state.view.boxes.map((row) => [row.name, row]));
       return JSON.stringify({ kind: 'event', event: 'lab', data: update });
     };
     const cdp = await fed.context().newCDPSession(fed);
@@ -177,10 +183,12 @@ try {
         for (let k = 0; i !== null && w.gpushareCommits === before && k < 2000; k++) await new Promise((r) => setTimeout(r, 0));
         await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
       }, index);
+    let lineKiB = 0;
     const measure = async (n: number, changed: number | null): Promise<Cost[]> => {
       const costs: Cost[] = [];
       // the updates, built here and loaded into the page before any is measured (the host's work, not the page's)
       const lines = changed === null ? [] : Array.from({ length: n }, () => nextUpdate(changed));
+      if (lines.length) lineKiB = lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0) / lines.length / 1024;
       await fed.evaluate((all) => void ((window as unknown as { benchLines: string[] }).benchLines = all), lines);
       for (let i = 0; i < n; i++) {
         await sleep(150);
@@ -200,7 +208,7 @@ try {
       const figure = (key: 'task' | 'cpu'): string => `median ${(pct(costs.map((c) => c[key]), 50) - base[key]).toFixed(1).padStart(5)} ms  p95 ${(pct(costs.map((c) => c[key]), 95) - base[key]).toFixed(1).padStart(5)} ms`;
       console.log(`  ${label.padEnd(30)} task time ${figure('task')}   CPU ${figure('cpu')}   (${costs.length} updates)`);
       const part = (key: 'script' | 'layout' | 'style'): string => (pct(costs.map((c) => c[key]), 50) - base[key]).toFixed(1);
-      console.log(`  ${''.padEnd(30)} of which script ${part('script')}, layout ${part('layout')}, style ${part('style')} ms (medians); an update is ${(Buffer.byteLength(nextUpdate(0)) / 1024).toFixed(0)} KiB of JSON`);
+      console.log(`  ${''.padEnd(30)} of which script ${part('script')}, layout ${part('layout')}, style ${part('style')} ms (medians); an update is ${lineKiB.toFixed(0)} KiB of JSON`);
     }
     if (process.env.BENCH_TRACE) {
       // where the main thread's time goes in the two-boxes updates: exclusive time per trace event name

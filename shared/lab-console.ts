@@ -2,7 +2,7 @@
 // console: the page and its WebSocket name a box (`?box=NAME`: that box's console, every request
 // to its daemon) or the lab (`?lab`: the Lab view, one `lab` event and the `lab.where` request).
 import { PRIORITIES } from './jobs.js';
-import type { LabView, PersonTotal, WhereAnswer } from './lab.js';
+import type { LabBoxRow, LabView, PersonTotal, WhereAnswer } from './lab.js';
 import { number, object, oneOf, type Infer } from './schema.js';
 
 /** The console URL's parameter naming the box whose console it shows. */
@@ -10,14 +10,43 @@ export const BOX_PARAM = 'box';
 /** The console URL's parameter asking for the Lab view. */
 export const LAB_PARAM = 'lab';
 
-/** The one event of a lab session: the lab as the Lab view shows it, built once by the host. */
-export const LAB_EVENT = 'lab';
-export interface LabConsoleUpdate {
+/** The lab as the Lab view shows it. */
+export interface LabConsoleState {
   takenAt: number;
   view: LabView;
   people: PersonTotal[];
   /** When each box sampled the snapshot shown (its own clock), by box name; null before its first. */
   sampledAt: Record<string, number | null>;
+}
+
+/**
+ * The one event of a lab session, built once by the host for every Lab view open: the rows of the
+ * boxes that changed since the update before (every row in the first, `whole`), the rest whole.
+ */
+export const LAB_EVENT = 'lab';
+export interface LabConsoleUpdate {
+  takenAt: number;
+  whole: boolean;
+  /** Every box's name, in the lab list's order. */
+  names: string[];
+  rows: LabBoxRow[];
+  totals: LabView['totals'];
+  people: PersonTotal[];
+  sampledAt: Record<string, number | null>;
+}
+
+/** The update from `state`: every row when `before` is null, else those not in it (by identity: the host keeps a row that did not change). */
+export function labUpdateOf(state: LabConsoleState, before: ReadonlyMap<string, LabBoxRow> | null): LabConsoleUpdate {
+  const rows = before === null ? state.view.boxes : state.view.boxes.filter((row) => before.get(row.name) !== row);
+  return { takenAt: state.takenAt, whole: before === null, names: state.view.boxes.map((b) => b.name), rows, totals: state.view.totals, people: state.people, sampledAt: state.sampledAt };
+}
+
+/** The state after `update`, from the one before (null: none yet); a row that did not change keeps its object. */
+export function applyLabUpdate(before: LabConsoleState | null, update: LabConsoleUpdate): LabConsoleState {
+  const byName = new Map(update.whole || !before ? [] : before.view.boxes.map((b) => [b.name, b] as const));
+  for (const row of update.rows) byName.set(row.name, row);
+  const boxes = update.names.flatMap((name) => byName.get(name) ?? []);
+  return { takenAt: update.takenAt, view: { boxes, totals: update.totals }, people: update.people, sampledAt: update.sampledAt };
 }
 
 /** The one request of a lab session: where can a job start now. */

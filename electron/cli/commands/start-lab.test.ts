@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
-import type { LabConsoleUpdate } from '../../../shared/lab-console.js';
+import { applyLabUpdate, type LabConsoleState, type LabConsoleUpdate } from '../../../shared/lab-console.js';
 import { cliRig } from '../testing/cli-rig.js';
 import { CLI_PATH } from '../testing/compiled-cli.js';
 import { startServeBox, type ServeBox } from '../testing/serve-box.js';
@@ -73,11 +73,15 @@ test('start --lab serves the Lab view: a live box and a down one with its error,
     void exited.then((code) => reject(new Error(`gpushare start --lab exited (${code}): ${output}`)));
   });
 
-  const lab = (m: Record<string, unknown>): LabConsoleUpdate | null => (m.event === 'lab' ? (m.data as LabConsoleUpdate) : null);
-  const settled = (u: LabConsoleUpdate | null): boolean => !!u && u.view.boxes[0].state === 'connected' && u.view.boxes[0].gpus.length === 1 && u.view.boxes[1].state === 'down';
+  /** The lab as the updates so far make it (the first whole, then the rows that changed). */
+  const labOf = (messages: Array<Record<string, unknown>>): LabConsoleState | null =>
+    messages.filter((m) => m.event === 'lab').reduce<LabConsoleState | null>((state, m) => applyLabUpdate(state, m.data as LabConsoleUpdate), null);
+  const settled = (u: LabConsoleState | null): boolean => !!u && u.view.boxes[0]?.state === 'connected' && u.view.boxes[0].gpus.length === 1 && u.view.boxes[1]?.state === 'down';
   const where = { kind: 'request', id: 7, method: 'lab.where', params: { memoryBytes: 1024 ** 3, gpus: 1, priority: 'normal' } };
-  const { messages } = await messagesUntil(url, (all) => all.some((m) => settled(lab(m))));
-  const update = messages.map(lab).filter(settled).at(-1)!;
+  const { messages } = await messagesUntil(url, (all) => settled(labOf(all)));
+  assert.equal((messages[0].data as LabConsoleUpdate).whole, true, 'the whole lab first');
+  assert.ok(messages.slice(1).every((m) => !(m.data as LabConsoleUpdate).whole), 'then what changed');
+  const update = labOf(messages)!;
   assert.match(update.view.boxes[0].gpus[0].name, /A100/);
   assert.match(update.view.boxes[1].status, /^down since \d\d:\d\d:\d\d UTC \(next try in \d+ s\): gone: /);
   const asked = await messagesUntil(url, (all) => all.some((m) => m.id === 7), [where]);

@@ -5,7 +5,8 @@
 // LAB_UPDATE_MS however many boxes changed) and the `lab.where` request.
 import { API_EVENTS, type ApiEvent } from '../../../shared/api.js';
 import { whereCanIRun, describeBoxState } from '../../../shared/lab.js';
-import { BOX_PARAM, LAB_EVENT, LAB_WHERE, labWhereSchema, type LabConsoleUpdate } from '../../../shared/lab-console.js';
+import type { LabBoxRow } from '../../../shared/lab.js';
+import { BOX_PARAM, LAB_EVENT, LAB_WHERE, labUpdateOf, labWhereSchema, type LabConsoleState, type LabConsoleUpdate } from '../../../shared/lab-console.js';
 import { toErrorBody } from '../api/api-error.js';
 import type { Session } from '../server/session.js';
 import type { SessionOpener } from '../server/web-server.js';
@@ -33,23 +34,31 @@ export function labConsoleSessions(hub: LabHub): LabConsoleSessions {
   };
 }
 
-/** The `lab` event's line, rebuilt after the hub changes (coalesced), shared by every Lab view open. */
+const eventLine = (update: LabConsoleUpdate): string => JSON.stringify({ kind: 'event', event: LAB_EVENT, data: update });
+
+/**
+ * The `lab` event, rebuilt after the hub changes (coalesced) and shared by every Lab view open: a Lab
+ * view that opens gets the whole lab, then every update the others get (the rows that changed).
+ */
 function labFeed(hub: LabHub): { listen(send: Send): () => void; close(): void } {
   const listeners = new Set<Send>();
-  let line: string | null = null;
+  let state: LabConsoleState | null = null;
   let timer: NodeJS.Timeout | null = null;
   let lastBuilt = 0;
   let offHub: (() => void) | null = null;
   const view = new LabConsoleView();
-  const build = (): string => {
-    const update: LabConsoleUpdate = view.update(hub.snapshot());
+  const rowsOf = (s: LabConsoleState): Map<string, LabBoxRow> => new Map(s.view.boxes.map((row) => [row.name, row]));
+  /** The lab now; the update line from the state before, for those who had it. */
+  const build = (): string | null => {
+    const before = state;
+    state = view.update(hub.snapshot());
     lastBuilt = Date.now();
-    return (line = JSON.stringify({ kind: 'event', event: LAB_EVENT, data: update }));
+    return before === null ? null : eventLine(labUpdateOf(state, rowsOf(before)));
   };
   const publish = (): void => {
     timer = null;
-    const text = build();
-    for (const send of listeners) send(text);
+    const line = build();
+    for (const send of listeners) send(line ?? eventLine(labUpdateOf(state!, null)));
   };
   const changed = (): void => {
     if (timer) return;
@@ -58,8 +67,10 @@ function labFeed(hub: LabHub): { listen(send: Send): () => void; close(): void }
   return {
     listen(send) {
       if (listeners.size === 0) offHub = hub.onUpdate(changed); // no Lab view open: nothing is built
+      if (timer) clearTimeout(timer);
+      if (timer || state === null) publish(); // those open have the lab as it was: they get this change before the newcomer's whole lab
       listeners.add(send);
-      send(timer || line === null ? build() : line);
+      send(eventLine(labUpdateOf(state!, null)));
       return () => {
         listeners.delete(send);
         if (listeners.size > 0) return;
@@ -67,7 +78,7 @@ function labFeed(hub: LabHub): { listen(send: Send): () => void; close(): void }
         offHub = null;
         if (timer) clearTimeout(timer);
         timer = null;
-        line = null;
+        state = null; // built whole again when a Lab view opens
       };
     },
     close() {

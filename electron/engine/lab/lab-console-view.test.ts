@@ -1,10 +1,12 @@
 // The Lab view's update built box by box is what labView and personTotals give for the whole lab,
-// before and after one box changes; a box that did not change keeps its row (the same object).
+// before and after one box changes; a box that did not change keeps its row (the same object); and
+// the wire's updates (whole, then the rows that changed) applied in order give the same lab.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { labView, personTotals, type LabBox, type LabSnapshot } from '../../../shared/lab.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
+import { applyLabUpdate, labUpdateOf } from '../../../shared/lab-console.js';
 import { LabConsoleView } from './lab-console-view.js';
 
 const GIB = 1024 ** 3;
@@ -52,4 +54,28 @@ test('box by box, the update is labView and personTotals of the whole lab, and a
   // a box that left the lab list leaves the update
   const fewer: LabSnapshot = { takenAt: now + 2000, boxes: later.boxes.slice(0, 2) };
   assert.deepEqual((({ view: v, people }) => ({ view: v, people }))(view.update(fewer)), whole(fewer));
+});
+
+test('the update on the wire: the whole lab first, then only the rows that changed; applied in order, the lab as the host has it', () => {
+  const now = 2_000_000;
+  const boxes = ['a', 'b', 'c'].map((name, i) => box(name, { state: 'connected', since: 1, via: 'socket' }, snapshot(now, 1, [['ana', 0, i + 1, 10]]), []));
+  const view = new LabConsoleView();
+  const first = view.update({ takenAt: now, boxes });
+  const whole = labUpdateOf(first, null);
+  assert.equal(whole.whole, true);
+  assert.deepEqual(whole.rows.map((r) => r.name), ['a', 'b', 'c']);
+  const seen = applyLabUpdate(null, JSON.parse(JSON.stringify(whole)));
+  assert.deepEqual(seen, first);
+
+  const second = view.update({ takenAt: now + 1000, boxes: [boxes[0], box('b', boxes[1].connection, snapshot(now + 1000, 1, [['bo', 0, 5, 50]]), []), boxes[2]] });
+  const delta = labUpdateOf(second, new Map(first.view.boxes.map((r) => [r.name, r])));
+  assert.equal(delta.whole, false);
+  assert.deepEqual(delta.rows.map((r) => r.name), ['b'], 'only b changed');
+  const next = applyLabUpdate(seen, JSON.parse(JSON.stringify(delta)));
+  assert.deepEqual(next, second);
+  assert.equal(next.view.boxes[0], seen.view.boxes[0], 'a row that did not change keeps its object on the page too');
+  // a box that leaves the list leaves the view; a whole update replaces everything
+  const third = view.update({ takenAt: now + 2000, boxes: [boxes[0], boxes[2]] });
+  assert.deepEqual(applyLabUpdate(next, labUpdateOf(third, new Map(second.view.boxes.map((r) => [r.name, r])))).view, third.view);
+  assert.deepEqual(applyLabUpdate(next, labUpdateOf(third, null)), third);
 });

@@ -3,7 +3,7 @@
 // an update after two of twenty boxes changed costs two boxes' work, not twenty. The result is what
 // labView and personTotals give for the whole lab (lab-console-view.test.ts checks it).
 import { labView, personTotals, type LabBox, type LabBoxRow, type LabSnapshot, type LabView, type PersonTotal } from '../../../shared/lab.js';
-import type { LabConsoleUpdate } from '../../../shared/lab-console.js';
+import type { LabConsoleState } from '../../../shared/lab-console.js';
 
 interface BoxPart {
   from: Pick<LabBox, 'snapshot' | 'jobs' | 'connection' | 'reach' | 'updatedAt'>;
@@ -15,7 +15,7 @@ interface BoxPart {
 export class LabConsoleView {
   private readonly parts = new Map<string, BoxPart>();
 
-  update(lab: LabSnapshot): LabConsoleUpdate {
+  update(lab: LabSnapshot): LabConsoleState {
     const parts = lab.boxes.map((box) => this.part(box, lab.takenAt));
     for (const name of this.parts.keys()) if (!lab.boxes.some((b) => b.name === name)) this.parts.delete(name);
     const totals: LabView['totals'] = { boxes: 0, connected: 0, gpus: 0, processes: 0, memoryUsed: 0, memoryTotal: 0 };

@@ -1,7 +1,7 @@
 // The lab transport feeds the lab store: each update the host sends is one commit (the host
 // sends at most ten a second, however many boxes changed), and "where can I run" goes through here.
 import { ApiCallError } from '../../../shared/api-client.js';
-import type { LabWhereParams } from '../../../shared/lab-console.js';
+import { applyLabUpdate, type LabWhereParams } from '../../../shared/lab-console.js';
 import { labStore } from '../stores/lab-store.js';
 import type { LabTransport } from '../transport/lab-transport.js';
 
@@ -15,7 +15,7 @@ export function startLabFeed(lab: LabTransport): void {
   transport = lab;
   lab.onConnection((connection, connectionDetail) => labStore.setState({ connection, connectionDetail }));
   lab.onUpdate((update) => {
-    labStore.setState({ update });
+    labStore.setState((s) => ({ update: applyLabUpdate(update.whole ? null : s.update, update) }));
     commits++;
   });
 }

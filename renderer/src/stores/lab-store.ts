@@ -1,7 +1,7 @@
 // The Lab view's state: the lab as the host last sent it, the connection to the host, and the
 // "where can I run now" question and its answer. Fed by lab-feed.ts; read by components/lab/.
 import { createStore } from 'zustand/vanilla';
-import type { LabConsoleUpdate, LabWhereParams, LabWhereResult } from '../../../shared/lab-console.js';
+import type { LabConsoleState, LabWhereParams, LabWhereResult } from '../../../shared/lab-console.js';
 import type { ConnectionState } from '../transport/transport.js';
 
 export interface LabWhereState {
@@ -14,7 +14,8 @@ export interface LabWhereState {
 }
 
 export interface LabState {
-  update: LabConsoleUpdate | null;
+  /** The lab as the host's updates make it; a box row that did not change keeps its object. */
+  update: LabConsoleState | null;
   connection: ConnectionState;
   connectionDetail: string | null;
   where: LabWhereState;

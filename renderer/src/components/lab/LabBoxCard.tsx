@@ -19,10 +19,12 @@ const sameGpu = (a: LabGpuRow, b: LabGpuRow): boolean =>
   a.migSlices === b.migSlices && a.queued === b.queued && a.users.length === b.users.length &&
   a.users.every((u, i) => u.user === b.users[i].user && u.memoryBytes === b.users[i].memoryBytes && u.processes === b.users[i].processes);
 
-/** A box re-renders only when something it shows changed (each update from the host is new objects). */
-const sameBox = (a: BoxProps, b: BoxProps): boolean =>
-  a.sampledAt === b.sampledAt && a.box.name === b.box.name && a.box.state === b.box.state && a.box.status === b.box.status && a.box.updatedAt === b.box.updatedAt && a.box.queued === b.box.queued &&
-  a.box.queuedAnyGpu === b.box.queuedAnyGpu && a.box.gpus.length === b.box.gpus.length && a.box.gpus.every((g, i) => sameGpu(g, b.box.gpus[i]));
+/** A box re-renders only when something it shows changed (an unchanged row keeps its object; a whole update is new objects). */
+const sameRow = (a: LabBoxRow, b: LabBoxRow): boolean =>
+  a === b ||
+  (a.name === b.name && a.state === b.state && a.status === b.status && a.updatedAt === b.updatedAt && a.queued === b.queued &&
+    a.queuedAnyGpu === b.queuedAnyGpu && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => sameGpu(g, b.gpus[i])));
+const sameBox = (a: BoxProps, b: BoxProps): boolean => a.sampledAt === b.sampledAt && sameRow(a.box, b.box);
 
 const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
   const memoryShare = gpu.memoryTotal > 0 && gpu.memoryUsed !== null ? Math.min(100, (gpu.memoryUsed / gpu.memoryTotal) * 100) : 0;
