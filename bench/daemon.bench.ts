@@ -12,15 +12,18 @@ import { openNvml } from '../electron/engine/gpu/nvml-addon.js';
 import { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { listenOnSocket } from '../electron/engine/server/socket-server.js';
 import { benchQueuedJobs, queueRowText } from './queued-jobs.js';
+import { labBoxSnapshot } from './lab-boxes.js';
+import { noGpus } from '../electron/engine/store/testing/synthetic.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
-const CLIENT_COUNTS = [0, 1, 10, 50];
-/** BENCH_ROWS=queue: only the queue rows; =clients: only the client rows. */
+/** BENCH_CLIENTS=0,50: only those rows. */
+const CLIENT_COUNTS = (process.env.BENCH_CLIENTS ?? '0,1,10,50').split(',').map(Number);
+/** BENCH_ROWS=queue: only the queue rows; =fanout: only the fan-out rows; =clients: only the client rows. */
 const ROWS = process.env.BENCH_ROWS ?? 'all';
 const QUEUE_LENGTHS = (process.env.BENCH_QUEUED ?? '100,10000').split(',').map(Number);
 
 // N connections, each subscribed to snapshots; prints one line per snapshot received: "<ms late>"
-// (from the sampler's timestamp to the whole line's arrival).
+// (from the sampler's timestamp to the whole line's arrival). Each reads every line whole but parses only its head.
 const CLIENTS = `
 const net = require('node:net');
 const [path, count] = process.argv.slice(1);
@@ -32,8 +35,9 @@ for (let i = 0; i < Number(count); i++) {
     buffer += d; let k;
     while ((k = buffer.indexOf('\\n')) >= 0) {
       const line = buffer.slice(0, k); buffer = buffer.slice(k + 1);
-      const m = JSON.parse(line);
-      if (m.kind === 'event') process.stdout.write((Date.now() - m.data.takenAt) + '\\n');
+      // its head is enough: clients parsing 50 snapshots a second would take this 2-core box's other core from the engine
+      const taken = /^\\{"kind":"event","event":"snapshot","data":\\{"seq":\\d+,"takenAt":(\\d+)/.exec(line.slice(0, 120));
+      if (taken) process.stdout.write((Date.now() - Number(taken[1])) + '\\n');
     }
   });
 }`;
@@ -41,11 +45,49 @@ for (let i = 0; i < Number(count); i++) {
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-if (ROWS !== 'clients') {
+if (ROWS === 'all' || ROWS === 'queue') {
   console.log(`bench/daemon queue: one simulated A100, one running job, N queued jobs waiting for its memory (root's, past the per-user cap), job commands through the dispatcher one at a time (setPriority, cancel, submit), Node ${process.version}`);
   for (const queued of QUEUE_LENGTHS) console.log(queueRowText(await benchQueuedJobs(queued)));
 }
 if (ROWS === 'queue') process.exit(0);
+
+if (ROWS === 'all' || ROWS === 'fanout') {
+  // the fan-out alone: an engine with no GPUs (no sampler work) emits a snapshot of the same shape and size,
+  // and the CPU of this process per emit is what writing it to N socket clients costs, whoever else loads the box
+  const fanDir = mkdtempSync(join(tmpdir(), 'gpushare-bench-fanout-'));
+  const fanEngine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined }, { kind: 'daemon' });
+  const fanSocket = await listenOnSocket(fanEngine, join(fanDir, 'engine.sock'), { shared: true });
+  const EMITS = 20;
+  console.log(`bench/daemon fan-out: one ${(Buffer.byteLength(JSON.stringify(labBoxSnapshot(0, 0, Date.now()))) / 1024).toFixed(0)} KiB snapshot (8 GPUs × 64 processes) emitted ${EMITS} times, 2 a second, to N subscribed socket clients in another process; this process's CPU per emit`);
+  try {
+    for (const count of CLIENT_COUNTS) {
+      const clients = spawn(process.execPath, ['-e', CLIENTS, fanSocket.path, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let received = 0;
+      clients.stdout!.setEncoding('utf8').on('data', (d: string) => (received += d.split('\n').length - 1));
+      for (let i = 0; i < 50 && fanSocket.clients().length < count; i++) await sleep(100);
+      await sleep(500);
+      for (let i = 0; i < 4; i++) {
+        fanEngine.events.emit('snapshot', labBoxSnapshot(0, i, Date.now())); // warm-up, not measured
+        await sleep(500);
+      }
+      received = 0;
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < EMITS; i++) {
+        fanEngine.events.emit('snapshot', labBoxSnapshot(0, i, Date.now()));
+        await sleep(500); // every client reads it all before the next: nobody falls behind
+      }
+      await sleep(500);
+      const cpu = process.cpuUsage(cpu0);
+      clients.kill('SIGKILL');
+      // the snapshots are built here too: the 0-client row is that, and the rest is the fan-out
+      console.log(`${String(count).padStart(7)} clients   ${((cpu.user + cpu.system) / 1000 / EMITS).toFixed(2).padStart(6)} ms CPU per emit (user ${(cpu.user / 1000 / EMITS).toFixed(2)}, system ${(cpu.system / 1000 / EMITS).toFixed(2)})   ${received} of ${count * EMITS} delivered`);
+    }
+  } finally {
+    await fanSocket.close();
+    rmSync(fanDir, { recursive: true, force: true });
+  }
+}
+if (ROWS === 'fanout') process.exit(0);
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-bench-daemon-'));
 const driver = await SimulatedDriver.create({ scenario: 'h100x8' });
@@ -57,7 +99,8 @@ try {
   const socket = await listenOnSocket(engine, join(dir, 'engine.sock'), { shared: true });
   engine.start();
   await sleep(3000); // past the first ticks and the JIT's warm-up
-  console.log(`bench/daemon: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes, 1 Hz, ${SECONDS} s per row, clients in another process, Node ${process.version}`);
+  const snapshotBytes = Buffer.byteLength(JSON.stringify(engine.sampler.latest));
+  console.log(`bench/daemon: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes (a snapshot is ${(snapshotBytes / 1024).toFixed(0)} KiB of JSON), 1 Hz, ${SECONDS} s per row, clients in another process, Node ${process.version}`);
   console.log('clients   engine CPU per second   snapshot delivery median / p99 / max');
   for (const count of CLIENT_COUNTS) {
     const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -88,6 +88,9 @@ export function parseConnectionLimits(value: unknown, path = 'connections'): Con
   return limits;
 }
 
+/** A box's name as people say it: a host name's letters, digits, dots, dashes and underscores. */
+export const boxNameSchema = string({ min: 1, max: 63, pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, describe: 'a box name (letters, digits, ".", "-", "_"), like "gpu3"' });
+
 export const daemonConfigSchema = object({
   /** Members of this group may act on anyone's jobs and change the box (root always may). */
   adminGroup: optional(accountName),
@@ -95,6 +98,8 @@ export const daemonConfigSchema = object({
   rateHz: optional(number({ min: 0.2, max: 10, unit: 'Hz' })),
   /** Serve Prometheus metrics at [ADDR:]PORT (the engine checks the address); null: none. */
   metrics: optional(nullable(string({ min: 1, max: 64, describe: 'a port or ADDRESS:PORT, like "9400" or "0.0.0.0:9400"' }))),
+  /** The box's name in its metrics (gpushare_engine_info's `box` label); null or absent: the host name. */
+  boxName: optional(nullable(boxNameSchema)),
   policy: optional(labPolicySchema),
   /** Park a managed job idle this long when a queued job needs its memory; it comes back on its next CUDA call. Absent or null: off. */
   autoParkIdleSeconds: optional(nullable(number({ integer: true, min: 10, max: 86_400, unit: 's' }))),
@@ -116,6 +121,8 @@ export interface DaemonConfig {
   rateHz: number;
   /** Where the metrics endpoint listens ([ADDR:]PORT); null: no endpoint. */
   metrics: string | null;
+  /** The box's name in its metrics; null: the host name. */
+  boxName: string | null;
   policy: LabPolicy;
   /** Idle memory given back after this long (auto-park); absent: off. */
   autoParkIdleSeconds?: number;
@@ -159,6 +166,7 @@ export function parseDaemonConfig(value: unknown): DaemonConfig {
     adminGroup: input.adminGroup ?? DEFAULT_ADMIN_GROUP,
     rateHz: input.rateHz ?? 1,
     metrics: input.metrics ?? null,
+    boxName: input.boxName ?? null,
     policy: parseLabPolicy(input.policy ?? {}, 'policy'),
     ...(input.autoParkIdleSeconds ? { autoParkIdleSeconds: input.autoParkIdleSeconds } : {}),
     connections: parseConnectionLimits(input.connections, 'connections'),

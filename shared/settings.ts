@@ -1,6 +1,7 @@
 // A person's gpushare settings ($XDG_CONFIG_HOME/gpushare/config.json): defaults for their personal
 // engine, and the console's choices, which the console keeps across restarts (settings.get / .set).
 import { PRIORITIES } from './jobs.js';
+import { boxNameSchema } from './lab-policy.js';
 import { boolean, nullable, number, object, oneOf, optional, string, type Infer } from './schema.js';
 
 export const TIMELINE_WINDOWS_MINUTES = [1, 10, 60] as const;
@@ -29,6 +30,8 @@ export const engineSettingsSchema = object({
   defaultPriority: optional(oneOf(PRIORITIES)),
   /** Serve Prometheus metrics here, as --metrics ([ADDR:]PORT); absent: off. */
   metrics: optional(string({ min: 1, max: 300 })),
+  /** The box's name in the metrics (gpushare_engine_info's `box` label); absent: the host name. */
+  boxName: optional(boxNameSchema),
   /** Park a managed job idle this long when a queued job needs its memory; it comes back on its next CUDA call. Absent: off. */
   autoParkIdleSeconds: optional(number({ integer: true, min: 10, max: 86_400, unit: 's' })),
 });

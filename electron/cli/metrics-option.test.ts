@@ -46,7 +46,7 @@ test('gpushare serve --metrics serves the metrics at the printed URL until it st
   try {
     const text = await (await fetch(url)).text();
     assert.match(text, /^gpushare_gpu_info\{gpu="0",uuid="GPU-[^"]+",name="NVIDIA A100[^"]*",pci_bus_id="[^"]+"\} 1$/m);
-    assert.match(text, /^gpushare_engine_info\{kind="personal",simulated="true",/m);
+    assert.match(text, /^gpushare_engine_info\{box="[^"]+",kind="personal",simulated="true",/m);
   } finally {
     engine.kill('SIGTERM');
   }

@@ -19,7 +19,7 @@ test('a bad config file: serve and run exit 1 naming the file and the key, and s
   for (const args of [['serve', '--simulate', 'a100-40gb'], ['run', '--', 'true'], ['engine', '--simulate', 'a100-40gb']]) {
     const run = await rig.gpushare(args);
     assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
-    assert.equal(run.stderr, `gpushare ${args[0]}: ${configFile}: engine.rate: is not a known field (known: rateHz, db, defaultPriority, metrics, autoParkIdleSeconds)\n`);
+    assert.equal(run.stderr, `gpushare ${args[0]}: ${configFile}: engine.rate: is not a known field (known: rateHz, db, defaultPriority, metrics, boxName, autoParkIdleSeconds)\n`);
   }
   assert.equal(existsSync(rig.personalSocket), false, 'no engine started');
   const status = await rig.gpushare(['status']);

@@ -30,6 +30,8 @@ export interface ConsoleHostOptions {
   db?: string;
   /** Idle managed jobs give their memory to queued jobs after this long (config engine.autoParkIdleSeconds); absent: off. */
   autoParkIdleSeconds?: number;
+  /** The box's name in the metrics (config engine.boxName); absent: the host name. */
+  boxName?: string;
 }
 
 export interface ConsoleHost {
@@ -71,7 +73,7 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   let socket: Awaited<ReturnType<typeof listenOnSocket>> | null = null;
   let metrics: MetricsListener | null = null;
   try {
-    if (options.metrics) metrics = await attachMetrics(engine, scheduler.scheduler, options.metrics); // a port in use stops the start
+    if (options.metrics) metrics = await attachMetrics(engine, scheduler.scheduler, options.metrics, options.boxName); // a port in use stops the start
     socket = await listenOnSocket(engine); // last: the socket answers once every command is there
   } catch (error) {
     await metrics?.close();

@@ -6,17 +6,33 @@ import { App } from './App.js';
 import { commitCount, startFeed } from './data/feed.js';
 import { startMpsFeed } from './data/mps-feed.js';
 import { pickTransport } from './transport/transport.js';
+import { LAB_PARAM } from '../../shared/lab-console.js';
+import { LabApp } from './components/lab/LabView.js';
+import { labCommitCount, startLabFeed } from './data/lab-feed.js';
+import { labTransport } from './transport/lab-transport.js';
 import './styles.css';
 import './views.css';
 
-const transport = pickTransport();
-useEngineApiOnce(transport.api);
-startFeed(transport);
-startMpsFeed(transport);
-// read by the end-to-end tests and the UI benchmark to know a commit has happened
-Object.defineProperty(window, 'gpushareCommits', { get: commitCount });
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <App />
-  </StrictMode>,
-);
+const root = createRoot(document.getElementById('root')!);
+if (new URLSearchParams(window.location.search).has(LAB_PARAM)) {
+  // the Lab view of `gpushare start --lab`: the hub's lab, no engine of its own
+  startLabFeed(labTransport(window.location));
+  Object.defineProperty(window, 'gpushareCommits', { get: labCommitCount });
+  root.render(
+    <StrictMode>
+      <LabApp />
+    </StrictMode>,
+  );
+} else {
+  const transport = pickTransport();
+  useEngineApiOnce(transport.api);
+  startFeed(transport);
+  startMpsFeed(transport);
+  // read by the end-to-end tests and the UI benchmark to know a commit has happened
+  Object.defineProperty(window, 'gpushareCommits', { get: commitCount });
+  root.render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
+  );
+}

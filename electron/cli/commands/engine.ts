@@ -37,7 +37,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
       process.stdin.resume(); // read (and drop) whatever comes, to hear the end
     }
   });
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, say: (line) => process.stderr.write(line + '\n') });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, boxName: defaults.boxName, say: (line) => process.stderr.write(line + '\n') });
   host.engine.setHost({ stop }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);

@@ -41,7 +41,8 @@ const DEFAULT_WAIT_S = 10;
 /** The person's private directory for the boxes' forwarded sockets. */
 export const labSocketDir = (): string => join(runtimeDir(), 'lab');
 
-function labBoxes(): LabBoxSpec[] {
+/** The lab list's boxes; none is an error naming the files looked at (gpushare lab, start --lab). */
+export function labBoxes(): LabBoxSpec[] {
   const list = loadLabList();
   if (list.boxes.length === 0) throw new Error(`No lab boxes: neither ${list.looked.admin} nor ${list.looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`);
   return list.boxes;

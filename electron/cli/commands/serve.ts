@@ -54,7 +54,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid)); // the console keeps its choices in your config
-  const metrics = metricsAddress ? await attachMetrics(engine, scheduler.scheduler, metricsAddress) : null; // a port in use stops the start
+  const metrics = metricsAddress ? await attachMetrics(engine, scheduler.scheduler, metricsAddress, defaults.boxName) : null; // a port in use stops the start
   const socket = await listenOnSocket(engine); // last: the socket answers once every command is there
   const web = await listenOnLoopback(engine, { port });
   engine.start();

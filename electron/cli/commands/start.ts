@@ -6,7 +6,11 @@ import { join } from 'node:path';
 import { openConsoleHost } from '../../engine/console-host.js';
 import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { packageRoot } from '../../engine/paths.js';
-import { listenOnLoopback } from '../../engine/server/web-server.js';
+import { listenOnLoopback, serveConsoleOnLoopback } from '../../engine/server/web-server.js';
+import { labConsoleSessions } from '../../engine/lab/lab-console-sessions.js';
+import { LabHub } from '../../engine/lab/lab-hub.js';
+import { labConsoleHref } from '../../../shared/lab-console.js';
+import { labBoxes, labSocketDir } from './lab.js';
 import { parseFlags, UsageError } from '../args.js';
 import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
@@ -18,11 +22,15 @@ import { runElectronInstaller } from '../electron-fetch.js';
 import { sandboxFacts } from '../electron-sandbox.js';
 
 export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo] [--no-sandbox] [--metrics [ADDR:]PORT]
+       gpushare start --lab [--port N]
   Opens the desktop console (fetching Electron's binary first when it is missing); where
   Electron cannot run, serves the browser console on 127.0.0.1 instead. Simulated GPUs
   (with a small live demo) when no NVIDIA driver is found. --no-sandbox runs the desktop
   app without Chromium's sandbox (only where it cannot start one, and knowing the cost).
-  ${METRICS_USAGE}`;
+  ${METRICS_USAGE}
+  --lab serves the Lab view in the browser console instead: every box of the lab list (see
+  gpushare lab), each reached as you; opening a box shows its console, every action going to
+  that box's daemon. No engine is started here.`;
 
 /** The Electron executable if its binary was downloaded, read without importing electron. */
 export function electronBinary(root = packageRoot()): string | null {
@@ -37,12 +45,17 @@ export function electronBinary(root = packageRoot()): string | null {
 export async function startCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' }, 'no-sandbox': { type: 'boolean' }, metrics: { type: 'string' } },
+    { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' }, 'no-sandbox': { type: 'boolean' }, metrics: { type: 'string' }, lab: { type: 'boolean' } },
     { simulate: DEFAULT_SCENARIO },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare start takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${values.port}".`);
+  if (values.lab) {
+    const engineFlags = (['simulate', 'no-demo', 'metrics', 'browser', 'no-sandbox'] as const).filter((flag) => argv.includes(`--${flag}`));
+    if (engineFlags.length > 0) throw new UsageError(`--lab starts no engine and always serves the browser console: drop --${engineFlags.join(', --')}.`);
+    return startLab(port);
+  }
   const defaults = engineDefaults(); // the person's config file; a flag wins
   const metrics = metricsOption(values.metrics ?? defaults.metrics);
 
@@ -63,7 +76,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metricsAsked, metricsAsked);
   if (running !== null) return running;
 
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, say: (line) => process.stderr.write(line + '\n') });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, boxName: defaults.boxName, say: (line) => process.stderr.write(line + '\n') });
   const web = await listenOnLoopback(host.engine, { port });
   const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
@@ -76,6 +89,26 @@ export async function startCommand(argv: string[]): Promise<number> {
   page.dispose();
   await web.close();
   await host.close();
+  return 0;
+}
+
+/** The Lab view on loopback: the hub (one link per box, as this person) and each box's console through it. */
+async function startLab(port: number): Promise<number> {
+  const boxes = labBoxes();
+  const hub = new LabHub(boxes, { socketDir: labSocketDir() });
+  hub.start();
+  const sessions = labConsoleSessions(hub);
+  const web = await serveConsoleOnLoopback(sessions, { port });
+  const url = labConsoleHref(web.url, null);
+  process.stdout.write(`gpushare lab console: ${url}\nboxes: ${boxes.map((b) => b.name).join(', ')}\n`);
+  const page = openInBrowser(url);
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  });
+  page.dispose();
+  await web.close();
+  sessions.close();
+  hub.close();
   return 0;
 }
 

@@ -88,7 +88,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   let metrics: MetricsListener | null = null;
   try {
     const metricsAddress = options.metrics ?? (config.metrics === null ? null : parseMetricsAddress(config.metrics, 'metrics')); // the command line wins
-    if (metricsAddress) metrics = await attachMetrics(engine, scheduler.scheduler, metricsAddress); // a port in use stops the start
+    if (metricsAddress) metrics = await attachMetrics(engine, scheduler.scheduler, metricsAddress, config.boxName); // a port in use stops the start
     socket = await listenOnSocket(engine, socketPath, { shared: true, limits: config.connections, limitsFrom: configPath }); // last: the socket answers once every command is there
   } catch (error) {
     await metrics?.close();

@@ -2,7 +2,7 @@
 // anything starts (an error names the key), served when set, and `--metrics` wins over it.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { loadDaemonConfig } from '../daemon/config-file.js';
@@ -34,16 +34,24 @@ test('the config file\'s metrics: an address is kept, null or absent means none,
 
 const asRoot = process.getuid?.() === 0 ? false : 'needs root: the box daemon runs as root';
 
+test('the config file\'s boxName: kept, null or absent means the host name, a bad one names the key', () => {
+  assert.equal(loadDaemonConfig(configFile({ boxName: 'gpu3.lab' })).boxName, 'gpu3.lab');
+  assert.equal(loadDaemonConfig(configFile({ boxName: null })).boxName, null);
+  assert.equal(loadDaemonConfig(configFile({})).boxName, null);
+  assert.throws(() => loadDaemonConfig(configFile({ boxName: 'gpu 3' })), /config-\d+\.json: boxName: must be a box name \(letters, digits, "\.", "-", "_"\), like "gpu3", got "gpu 3"/);
+  assert.throws(() => loadDaemonConfig(configFile({ boxName: '' })), /boxName: /);
+});
+
 test('a daemon serves its metrics where its config file says, unless --metrics says otherwise', { skip: asRoot }, async () => {
-  const open = async (name: string, metrics: string | null, flag?: { host: string; port: number }) => {
+  const open = async (name: string, metrics: string | null, flag?: { host: string; port: number }, boxName?: string) => {
     const run = join(dir, name);
     mkdirSync(run, { recursive: true });
-    return openDaemon({ socket: join(run, 'daemon.sock'), db: join(run, 'state', 'usage.db'), config: configFile({ metrics }), simulate: 'a100-40gb', ...(flag ? { metrics: flag } : {}) });
+    return openDaemon({ socket: join(run, 'daemon.sock'), db: join(run, 'state', 'usage.db'), config: configFile({ metrics, ...(boxName ? { boxName } : {}) }), simulate: 'a100-40gb', ...(flag ? { metrics: flag } : {}) });
   };
-  const fromConfig = await open('config', '127.0.0.1:0');
+  const fromConfig = await open('config', '127.0.0.1:0', undefined, 'labbox3');
   try {
     assert.match(fromConfig.metricsUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-    assert.match(await (await fetch(fromConfig.metricsUrl!)).text(), /^gpushare_engine_info\{kind="daemon",simulated="true",/m);
+    assert.match(await (await fetch(fromConfig.metricsUrl!)).text(), /^gpushare_engine_info\{box="labbox3",kind="daemon",simulated="true",/m);
   } finally {
     await fromConfig.close();
   }
@@ -53,6 +61,7 @@ test('a daemon serves its metrics where its config file says, unless --metrics s
   const flagWins = await open('flag', '10.255.255.1:9400', { host: '127.0.0.1', port: 0 }); // the config's address is not even this machine's
   try {
     assert.match(flagWins.metricsUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    assert.ok((await (await fetch(flagWins.metricsUrl!)).text()).includes(`gpushare_engine_info{box="${hostname()}",`), 'no boxName: the host name');
   } finally {
     await flagWins.close();
   }

@@ -21,7 +21,7 @@ const snapshotOf = (gpus: GpuView[], processes: GpuProcessView[]): Snapshot => (
   driver: { driverVersion: '550.00', nvmlVersion: '12', cudaDriverVersion: null, simulated: false, scenario: null },
 });
 const sources = (snapshot: Snapshot | null, jobs: JobView[] = []): MetricsSources => ({
-  kind: 'personal', latest: () => snapshot, jobs: () => jobs, jobOf: () => null, counters: null, alerts: new Map(),
+  kind: 'personal', box: 'box7', latest: () => snapshot, jobs: () => jobs, jobOf: () => null, counters: null, alerts: new Map(),
 });
 const render = async (s: MetricsSources) => parseExposition(await new GpushareMetrics(s).render());
 
@@ -61,7 +61,7 @@ test('a MIG slice\'s SM activity (GPM) is a ratio per slice; a slice without a r
 
 test('with no snapshot yet: the engine\'s info, zero counts per state, no GPU or process series', async () => {
   const samples = await render(sources(null));
-  assert.equal(seriesOf(samples, 'gpushare_engine_info', { kind: 'personal', driver_version: '' }).length, 1);
+  assert.equal(seriesOf(samples, 'gpushare_engine_info', { box: 'box7', kind: 'personal', driver_version: '' }).length, 1);
   assert.equal(seriesOf(samples, 'gpushare_jobs').length, 11);
   assert.ok(seriesOf(samples, 'gpushare_jobs').every((s) => s.value === 0));
   assert.deepEqual(samples.filter((s) => s.name.startsWith('gpushare_gpu_') || s.name.startsWith('gpushare_process_')), []);

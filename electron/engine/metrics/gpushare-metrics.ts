@@ -12,6 +12,8 @@ import { GaugeFamily, labelText } from './series-family.js';
 /** What the metrics are made from; the engine's host gives the real ones (metrics-sources.ts). */
 export interface MetricsSources {
   kind: EngineKind;
+  /** The box's name, for people: the info metric's `box` label (Prometheus keeps targets apart by `instance`). */
+  box: string;
   latest(): Snapshot | null;
   /** Every job the scheduler knows (finished ones too), read-only. */
   jobs(): Iterable<JobView>;
@@ -98,7 +100,7 @@ export class GpushareMetrics {
       this.counters.push(c as Counter<string>);
       return c;
     };
-    this.engineInfo = gauge('gpushare_engine_info', 'The engine serving these metrics (always 1): daemon or personal, simulated GPUs or not, driver version.', ['kind', 'simulated', 'driver_version']);
+    this.engineInfo = gauge('gpushare_engine_info', 'The engine serving these metrics (always 1): its box, daemon or personal, simulated GPUs or not, driver version.', ['box', 'kind', 'simulated', 'driver_version']);
     this.snapshotTime = gauge('gpushare_snapshot_timestamp_seconds', 'When the snapshot these metrics come from was taken (Unix time).');
     this.gpuInfo = gauge('gpushare_gpu_info', 'One series per GPU (always 1): its index, UUID, model and PCI bus id.', ['gpu', 'uuid', 'name', 'pci_bus_id']);
     this.gpuLost = gauge('gpushare_gpu_lost', '1 when the driver stopped answering for this GPU (NVML GPU_IS_LOST), else 0.', ['gpu']);
@@ -148,7 +150,7 @@ export class GpushareMetrics {
     for (const c of this.counters) c.reset();
     for (const f of this.families) f.reset();
     const snapshot = this.sources.latest();
-    this.engineInfo.set({ kind: this.sources.kind, simulated: snapshot?.driver.simulated ? 'true' : 'false', driver_version: snapshot?.driver.driverVersion ?? '' }, 1);
+    this.engineInfo.set({ box: this.sources.box, kind: this.sources.kind, simulated: snapshot?.driver.simulated ? 'true' : 'false', driver_version: snapshot?.driver.driverVersion ?? '' }, 1);
     this.refreshCounters();
     this.refreshJobs();
     if (!snapshot) return;

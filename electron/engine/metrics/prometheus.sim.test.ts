@@ -1,43 +1,19 @@
 // A real Prometheus server (Debian's `prometheus`) scrapes the metrics endpoint of an engine on the
 // simulated driver; its HTTP API must then give each user's GPU memory as the driver's state has it.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig, type SimulatedRig } from '../testing/simulated-rig.js';
 import { attachMetrics } from './attach-metrics.js';
 import { processUser } from './gpushare-metrics.js';
+import { prometheusMissing, query, startPrometheus, type VectorSample } from './testing/prometheus.js';
 
 const MiB = 1024 ** 2;
 const POLL_LIMIT_MS = 30_000;
 let box: SimulatedRig;
 const cleanups = useSimulatedRig('h100x2-mig', 'gpushare-prometheus-', (rig) => (box = rig));
-
-const prometheusMissing = spawnSync('prometheus', ['--version']).error ? 'prometheus is not installed (Debian package prometheus)' : false;
-
-/** A port no one listens on now (the kernel's pick, released for Prometheus to take). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface VectorSample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-async function query(base: string, promql: string): Promise<VectorSample[]> {
-  const response = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(promql)}`);
-  const body = (await response.json()) as { status: string; data?: { result: VectorSample[] }; error?: string };
-  assert.equal(body.status, 'success', `query ${promql}: ${body.error}`);
-  return body.data!.result;
-}
 
 test('Prometheus scrapes the endpoint: each user\'s GPU memory in its API is the sum of their processes\' memory in the driver\'s snapshot', { skip: prometheusMissing }, async (t) => {
   const rig = schedulerRig(box, 'prometheus', {}, cleanups);
@@ -58,22 +34,12 @@ test('Prometheus scrapes the endpoint: each user\'s GPU memory in its API is the
   const metrics = await attachMetrics(rig.engine, rig.attached.scheduler, { host: '127.0.0.1', port: 0 });
   t.after(() => metrics.close());
   const target = new URL(metrics.url).host;
-  const dir = join(box.dir, 'prometheus');
-  mkdirSync(join(dir, 'data'), { recursive: true });
-  writeFileSync(
-    join(dir, 'prometheus.yml'),
+  const server = await startPrometheus(
+    join(box.dir, 'prometheus'),
     `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gpushare\n    static_configs:\n      - targets: ['${target}']\n`,
   );
-  const listen = `127.0.0.1:${await freePort()}`;
-  const server = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${listen}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-4000)));
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  t.after(async () => {
-    server.kill('SIGTERM');
-    await exited;
-  });
-  const base = `http://${listen}`;
+  t.after(() => server.stop());
+  const base = server.base;
 
   // the sampler sees every holder, then Prometheus has scraped it: bounded polls, no timing asserted
   let series: VectorSample[] = [];
@@ -87,8 +53,8 @@ test('Prometheus scrapes the endpoint: each user\'s GPU memory in its API is the
       series = await query(base, 'gpushare_user_memory_used_bytes{job="gpushare"}').catch(() => []);
       if ([...expected].every(([user, bytes]) => series.some((s) => s.metric.user === user && Number(s.value[1]) === bytes))) break;
     }
-    if (Date.now() > deadline || server.exitCode !== null) {
-      assert.fail(`no matching per-user series from Prometheus within ${POLL_LIMIT_MS / 1000} s: expected ${JSON.stringify([...expected])}, got ${JSON.stringify(series)}; prometheus exited ${server.exitCode}; its log:\n${log}`);
+    if (Date.now() > deadline || server.exitCode() !== null) {
+      assert.fail(`no matching per-user series from Prometheus within ${POLL_LIMIT_MS / 1000} s: expected ${JSON.stringify([...expected])}, got ${JSON.stringify(series)}; prometheus exited ${server.exitCode()}; its log:\n${server.log()}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }

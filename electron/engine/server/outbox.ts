@@ -4,11 +4,14 @@ export const SLOW_CLIENT_BYTES = 8 * 1024 * 1024;
 /** Unread bytes past which a client is disconnected: responses and alerts are never dropped, so they cannot wait for ever. */
 export const STUCK_CLIENT_BYTES = 64 * 1024 * 1024;
 
+/** A line for a client: text, or its UTF-8 bytes when the same line goes to many (wireLine). */
+export type Line = string | Buffer;
+
 /** How a transport writes to one client and tells how much of it is still unread. */
 export interface ClientLine {
   /** Bytes written and not yet taken by the client (socket.writableLength, ws.bufferedAmount). */
   buffered(): number;
-  write(line: string): void;
+  write(line: Line): void;
   disconnect(): void;
   /** Before a line is written: room made for it among the other clients (false: this one is disconnected instead). */
   makeRoom?(bytes: number): boolean;
@@ -26,7 +29,7 @@ export interface OutboxStats {
 
 export interface Outbox {
   /** One line for the client: a state event waits as the latest of its kind while the client is slow. */
-  send(line: string): void;
+  send(line: Line): void;
   /** The transport wrote out what it held: send the latest state events held back. */
   drained(): void;
   /** Disconnect the client now, with the reason logged; nothing more is sent. */
@@ -37,10 +40,12 @@ export interface Outbox {
 // Events whose latest one says everything (the whole snapshot, job list, condition list); alerts are each news.
 // wireLine writes kind, then event, first.
 const STATE_EVENT = /^\{"kind":"event","event":"(snapshot|jobs|conditions)"/;
+/** The start of a line, long enough for STATE_EVENT, without decoding the rest. */
+const head = (line: Line): string => (typeof line === 'string' ? line : line.toString('latin1', 0, 48));
 
 /** Lines to one client (`who`, for the log) through client, its unread bytes bounded. */
 export function boundedOutbox(who: string, client: ClientLine): Outbox {
-  const held = new Map<string, string>();
+  const held = new Map<string, Line>();
   let disconnected = false;
   let peakUnread = 0;
   let dropped = 0;
@@ -51,7 +56,7 @@ export function boundedOutbox(who: string, client: ClientLine): Outbox {
     console.error(`gpushare: ${who} was disconnected: ${reason}.`);
     client.disconnect();
   };
-  const write = (line: string): void => {
+  const write = (line: Line): void => {
     const unread = client.buffered();
     if (unread > 0 && unread + line.length > STUCK_CLIENT_BYTES) return disconnect(`it left ${unread} bytes unread (the bound is ${STUCK_CLIENT_BYTES})`);
     if (client.makeRoom && !client.makeRoom(line.length)) return; // disconnected by the ledger, which said why
@@ -68,7 +73,7 @@ export function boundedOutbox(who: string, client: ClientLine): Outbox {
     send(line) {
       if (disconnected) return;
       flushHeld();
-      const state = STATE_EVENT.exec(line)?.[1];
+      const state = STATE_EVENT.exec(head(line))?.[1];
       if (state !== undefined && client.buffered() > SLOW_CLIENT_BYTES) {
         if (held.has(state)) dropped++; // the one it replaces is older: never sent
         held.set(state, line);

@@ -48,15 +48,18 @@ function nestingDepth(text: string): number {
   return deepest;
 }
 
-const eventLines = new Map<string, WeakMap<object, string>>();
+const eventLines = new Map<string, WeakMap<object, Buffer>>();
 
-/** One message as a JSON line; an event's line is built once however many clients it goes to (a snapshot is large). */
-export function wireLine(message: Outgoing): string {
-  if (message.kind !== 'event' || typeof message.data !== 'object' || message.data === null) return JSON.stringify(message) + '\n';
+/**
+ * One message as a JSON line in UTF-8. An event's bytes are built once however many clients it goes to
+ * (a snapshot is large): the same Buffer is written to each, so neither JSON nor UTF-8 is redone per client.
+ */
+export function wireLine(message: Outgoing): Buffer {
+  if (message.kind !== 'event' || typeof message.data !== 'object' || message.data === null) return Buffer.from(JSON.stringify(message) + '\n');
   let lines = eventLines.get(message.event);
   if (!lines) eventLines.set(message.event, (lines = new WeakMap()));
   let line = lines.get(message.data);
-  if (line === undefined) lines.set(message.data, (line = JSON.stringify(message) + '\n'));
+  if (line === undefined) lines.set(message.data, (line = Buffer.from(JSON.stringify(message) + '\n')));
   return line;
 }
 

@@ -12,7 +12,7 @@ import { ClientLedger, type ConnectionUse, type LedgerClient } from './client-le
 import { callerOfPeer } from './peer-caller.js';
 import { peerIdentity, type PeerIdentity } from './peer-credentials.js';
 import { answerEnrolment } from './enrol-answer.js';
-import { boundedOutbox, SLOW_CLIENT_BYTES, type Outbox, type OutboxStats } from './outbox.js';
+import { boundedOutbox, SLOW_CLIENT_BYTES, type Line, type Outbox, type OutboxStats } from './outbox.js';
 import { readLines } from './read-lines.js';
 import { MAX_REQUEST_BYTES, openSession, parseMessage, wireLine } from './session.js';
 
@@ -130,7 +130,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       outbox.drained();
       pump();
     });
-    const reply = (line: string): void => {
+    const reply = (line: Line): void => {
       if (socket.destroyed || socket.writableEnded) return;
       outbox.send(line);
       flow();

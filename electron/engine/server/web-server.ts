@@ -12,7 +12,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { API_EVENTS } from '../../../shared/api.js';
 import type { Engine } from '../engine.js';
 import { packageRoot } from '../paths.js';
-import { boundedOutbox, type Outbox, type OutboxStats } from './outbox.js';
+import { boundedOutbox, type Line, type Outbox, type OutboxStats } from './outbox.js';
 import { MAX_REQUEST_BYTES, openSession, parseMessage, wireLine, type Session } from './session.js';
 
 const TYPES: Record<string, string> = {
@@ -38,10 +38,10 @@ export interface WebServer {
 
 export const rendererDir = (): string => join(packageRoot(), 'dist', 'renderer');
 
-/** How one browser client reaches an engine: its parsed messages go to the session, the engine's come back as JSON text. */
+/** How one browser client reaches an engine: its parsed messages go to the session, the engine's come back as JSON text (or its UTF-8 bytes). */
 export interface SessionOpener {
-  /** ended: the engine's side is gone (a relay whose socket closed); the server then closes that WebSocket. */
-  open(send: (json: string) => void, ended: (why: string) => void): Session;
+  /** ended: the engine's side is gone (a relay whose socket closed); the server then closes that WebSocket. `query`: the WebSocket URL's (the lab console's `box`). */
+  open(send: (json: Line) => void, ended: (why: string) => void, query: URLSearchParams): Session;
 }
 
 /** Sessions on the engine in this process, as its owner (`gpushare serve`, `gpushare start`). */
@@ -141,7 +141,7 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
     wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
       const outbox = boundedOutbox('a console client (WebSocket)', {
         buffered: () => ws.bufferedAmount,
-        write: (line) => ws.send(line, () => outbox.drained()),
+        write: (line) => ws.send(line, { binary: false }, () => outbox.drained()), // bytes too go as a text message
         disconnect: () => ws.terminate(),
       });
       outboxes.set(ws, outbox);
@@ -150,6 +150,7 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
           if (ws.readyState === ws.OPEN) outbox.send(json);
         },
         (why) => ws.close(1011, closeReason(why)), // the console's reconnect then says the engine went away
+        url.searchParams,
       );
       ws.on('message', (data: Buffer, isBinary) => {
         if (!isBinary && !isUtf8(data)) return ws.close(1007, 'A text message that is not UTF-8: the console closes this connection.');

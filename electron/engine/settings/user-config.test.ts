@@ -35,7 +35,7 @@ test('a missing file is no settings; a valid one is read whole', () => {
 
 test('a bad file is an error naming the file and the key, or the line and column', () => {
   const cases: Array<[string, RegExp]> = [
-    ['{"engine": {"rate": 2}}', /config\.json: engine\.rate: is not a known field \(known: rateHz, db, defaultPriority, metrics, autoParkIdleSeconds\)$/],
+    ['{"engine": {"rate": 2}}', /config\.json: engine\.rate: is not a known field \(known: rateHz, db, defaultPriority, metrics, boxName, autoParkIdleSeconds\)$/],
     ['{"engine": {"rateHz": 50}}', /config\.json: engine\.rateHz: must be at most 10/],
     ['{"engine": {"defaultPriority": "urgent"}}', /engine\.defaultPriority: must be one of/],
     ['{"engine": {"db": "usage.db"}}', /engine\.db: must be an absolute path, got "usage\.db"/],

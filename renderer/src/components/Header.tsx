@@ -4,6 +4,10 @@ import { formatClock } from '../format.js';
 import appIcon from '../../../assets/tray-ok.svg';
 import { engineLabel, otherEngineWarnings } from './engine-label.js';
 import { ViewTabs } from './ViewTabs.js';
+import { BOX_PARAM, labConsoleHref } from '../../../shared/lab-console.js';
+
+/** The box of the lab this console shows (opened from the Lab view), or null. */
+const labBox = new URLSearchParams(window.location.search).get(BOX_PARAM);
 
 export function Header() {
   const connection = useGpus((s) => s.connection);
@@ -29,6 +33,14 @@ export function Header() {
           {driver && <span>driver {driver.driverVersion}</span>}
           {takenAt !== null && <span>sampled {formatClock(takenAt)}</span>}
           <span>{transport === 'desktop' ? 'desktop app' : 'browser console'}</span>
+          {labBox !== null && (
+            <span className="lab-box-crumb">
+              box <strong>{labBox}</strong> ·{' '}
+              <a className="lab-crumb" href={labConsoleHref(window.location.href, null)}>
+                ← Lab
+              </a>
+            </span>
+          )}
           {session && <span className="engine-label" data-engine={session.engine?.kind ?? 'unknown'}>{engineLabel(session)}</span>}
         </div>
       </header>

@@ -2,6 +2,7 @@
 // Reconnects with backoff; requests made while disconnected fail with a readable reason.
 import { API_EVENTS } from '../../../shared/api.js';
 import { createMessageClient } from '../../../shared/api-client.js';
+import { BOX_PARAM } from '../../../shared/lab-console.js';
 import type { ConnectionState, ConsoleTransport } from './transport.js';
 
 const RETRY_MIN_MS = 500;
@@ -22,6 +23,8 @@ async function tokenRefused(location: Location, token: string): Promise<boolean>
 
 export function websocketTransport(location: Location): ConsoleTransport {
   const token = new URLSearchParams(location.search).get('token');
+  // a box of the lab (gpushare start --lab): the host passes this console's session to that box's daemon
+  const box = new URLSearchParams(location.search).get(BOX_PARAM);
   const listeners = new Set<(state: ConnectionState, detail: string | null) => void>();
   let state: ConnectionState = 'connecting';
   let detail: string | null = null;
@@ -41,7 +44,7 @@ export function websocketTransport(location: Location): ConsoleTransport {
 
   const connect = (): void => {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    const ws = new WebSocket(`${scheme}://${location.host}/api?token=${encodeURIComponent(token ?? '')}`);
+    const ws = new WebSocket(`${scheme}://${location.host}/api?token=${encodeURIComponent(token ?? '')}${box === null ? '' : `&${BOX_PARAM}=${encodeURIComponent(box)}`}`);
     socket = ws;
     ws.onopen = () => {
       retryMs = RETRY_MIN_MS;
@@ -57,12 +60,14 @@ export function websocketTransport(location: Location): ConsoleTransport {
     };
     let opened = false;
     ws.addEventListener('open', () => (opened = true));
-    ws.onclose = async () => {
+    ws.onclose = async (event) => {
       client.failPending('The connection to the gpushare engine was lost.');
       if (socket !== ws) return;
       // a wrong token stays wrong: say so once instead of retrying for ever
       if (!opened && (await tokenRefused(location, token ?? ''))) return setState('closed', TOKEN_WRONG);
-      setState('closed', `The engine does not answer; retrying in ${Math.round(retryMs / 100) / 10} s.`);
+      // a lab box's console: the host says why (the box is down since …, its last error)
+      const why = box !== null && event.reason ? `${event.reason}` : 'The engine does not answer';
+      setState('closed', `${why.replace(/\.$/, '')}; retrying in ${Math.round(retryMs / 100) / 10} s.`);
       setTimeout(connect, retryMs);
       retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
     };

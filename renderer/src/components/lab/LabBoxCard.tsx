@@ -1,0 +1,106 @@
+// One box of the lab: its state in words (connected; reconnecting; down since when, and why), a
+// link to its own console, and its GPUs at a glance: utilization, memory, whose processes, MIG
+// slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
+import { memo } from 'react';
+import type { LabBoxRow, LabGpuRow } from '../../../../shared/lab.js';
+import { labConsoleHref } from '../../../../shared/lab-console.js';
+import { formatBytes, formatPercent } from '../../format.js';
+
+/** A time as the box's state line says it (shared/lab.ts): UTC, so "down since" and "as of" read alike. */
+export const utcClock = (ms: number): string => new Date(ms).toISOString().slice(11, 19) + ' UTC';
+
+/** Users named on a GPU tile; the rest are counted. */
+const USERS_SHOWN = 3;
+
+const STATE_WORDS: Record<LabBoxRow['state'], string> = { connecting: 'connecting', connected: 'connected', reconnecting: 'reconnecting', down: 'down' };
+
+const sameGpu = (a: LabGpuRow, b: LabGpuRow): boolean =>
+  a.index === b.index && a.name === b.name && a.lost === b.lost && a.utilization === b.utilization && a.memoryUsed === b.memoryUsed && a.memoryTotal === b.memoryTotal &&
+  a.migSlices === b.migSlices && a.queued === b.queued && a.users.length === b.users.length &&
+  a.users.every((u, i) => u.user === b.users[i].user && u.memoryBytes === b.users[i].memoryBytes && u.processes === b.users[i].processes);
+
+/** A box re-renders only when something it shows changed (an unchanged row keeps its object; a whole update is new objects). */
+const sameRow = (a: LabBoxRow, b: LabBoxRow): boolean =>
+  a === b ||
+  (a.name === b.name && a.state === b.state && a.status === b.status && a.updatedAt === b.updatedAt && a.queued === b.queued &&
+    a.queuedAnyGpu === b.queuedAnyGpu && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => sameGpu(g, b.gpus[i])));
+const sameBox = (a: BoxProps, b: BoxProps): boolean => a.sampledAt === b.sampledAt && sameRow(a.box, b.box);
+
+const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
+  const memoryShare = gpu.memoryTotal > 0 && gpu.memoryUsed !== null ? Math.min(100, (gpu.memoryUsed / gpu.memoryTotal) * 100) : 0;
+  const rest = gpu.users.length - USERS_SHOWN;
+  return (
+    <div className={`lab-gpu${gpu.lost ? ' lost' : ''}`} data-gpu={gpu.index}>
+      <div className="lab-gpu-head">
+        <strong>GPU {gpu.index}</strong>
+        <span className="muted" title={gpu.name}>{gpu.name.replace(/^NVIDIA /, '')}</span>
+        {gpu.lost && <span className="lab-flag error">lost</span>}
+        {gpu.migSlices > 0 && <span className="lab-flag">MIG · {gpu.migSlices} slices</span>}
+        {gpu.queued > 0 && <span className="lab-flag queue">{gpu.queued} queued</span>}
+      </div>
+      <div className="lab-meter" title={`utilization ${formatPercent(gpu.utilization)}`}>
+        <span className="lab-meter-label">util</span>
+        <span className="lab-meter-bar"><span className="lab-meter-fill util" style={{ transform: `scaleX(${(gpu.utilization ?? 0) / 100})` }} /></span>
+        <span className="lab-meter-value lab-util">{formatPercent(gpu.utilization)}</span>
+      </div>
+      <div className="lab-meter" title={`memory ${formatBytes(gpu.memoryUsed)} of ${formatBytes(gpu.memoryTotal)}`}>
+        <span className="lab-meter-label">mem</span>
+        <span className="lab-meter-bar"><span className="lab-meter-fill mem" style={{ transform: `scaleX(${memoryShare / 100})` }} /></span>
+        <span className="lab-meter-value lab-mem">{formatBytes(gpu.memoryUsed)} / {formatBytes(gpu.memoryTotal)}</span>
+      </div>
+      <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
+        {gpu.users.length === 0 && <li className="muted">no processes</li>}
+        {gpu.users.slice(0, USERS_SHOWN).map((u) => (
+          <li key={u.user} className="lab-user">
+            <span className="lab-user-name">{u.user}</span> <span className="muted">{formatBytes(u.memoryBytes)} · {u.processes} proc</span>
+          </li>
+        ))}
+        {rest > 0 && <li className="muted">+{rest} more</li>}
+      </ul>
+    </div>
+  );
+}, (a, b) => sameGpu(a.gpu, b.gpu));
+
+interface BoxProps {
+  box: LabBoxRow;
+  /** When the box sampled what is shown (its clock). */
+  sampledAt: number | null;
+}
+
+export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps) {
+  const live = box.state === 'connected';
+  return (
+    <section className={`lab-box panel state-${box.state}`} data-box={box.name} data-state={box.state} data-updated={box.updatedAt ?? undefined} data-sampled={sampledAt ?? undefined} aria-label={`box ${box.name}`}>
+      <div className="lab-box-head">
+        <h2>{box.name}</h2>
+        <span className={`lab-state state-${box.state}`}>{STATE_WORDS[box.state]}</span>
+        <span className="muted">{box.reach}</span>
+        {box.simulated && <span className="lab-flag">simulated GPUs</span>}
+        {box.queued > 0 && <span className="lab-flag queue">{box.queued} queued{box.queuedAnyGpu > 0 ? ` (${box.queuedAnyGpu} for any GPU)` : ''}</span>}
+        <span className="lab-box-spacer" />
+        {live ? (
+          <a className="lab-open" href={labConsoleHref(window.location.href, box.name)}>
+            Open {box.name}'s console →
+          </a>
+        ) : (
+          <span className="lab-open muted" aria-disabled="true">console when connected</span>
+        )}
+      </div>
+      {box.state !== 'connected' && (
+        <p className={`lab-box-status state-${box.state}`} role="status">
+          {box.status}
+          {box.updatedAt !== null && box.gpus.length > 0 ? ` — figures below as of ${utcClock(box.updatedAt)}` : ''}
+        </p>
+      )}
+      {box.gpus.length > 0 ? (
+        <div className={`lab-gpus${live ? '' : ' stale'}`}>
+          {box.gpus.map((gpu) => (
+            <GpuTile key={gpu.index} gpu={gpu} />
+          ))}
+        </div>
+      ) : (
+        live && <p className="muted">No GPUs reported yet.</p>
+      )}
+    </section>
+  );
+}, sameBox);

@@ -1,0 +1,102 @@
+// The Lab view (`gpushare start --lab`): every box of the lab list at a glance, each person's use
+// across the boxes, and where a job can start now. Opening a box loads that box's own console.
+import { useStore } from 'zustand';
+import appIcon from '../../../../assets/tray-ok.svg';
+import { formatBytes } from '../../format.js';
+import { utcClock } from './LabBoxCard.js';
+import { useVisibleSlice } from '../../stores/in-view.js';
+import { labStore } from '../../stores/lab-store.js';
+import { InView } from '../InView.js';
+import { LabBoxCard } from './LabBoxCard.js';
+import { LabPeople } from './LabPeople.js';
+import { LabWhere } from './LabWhere.js';
+import './lab.css';
+
+function LabHeader() {
+  const connection = useStore(labStore, (s) => s.connection);
+  const detail = useStore(labStore, (s) => s.connectionDetail);
+  const takenAt = useStore(labStore, (s) => s.update?.takenAt ?? null);
+  const stateText = connection === 'open' ? 'live' : connection === 'connecting' ? 'connecting…' : 'disconnected';
+  return (
+    <>
+      <header className="top-bar">
+        <div className="brand">
+          <img src={appIcon} alt="" width={20} height={20} />
+          <span>gpushare</span>
+        </div>
+        <div className={`connection connection-${connection}`} title={detail ?? undefined}>
+          <span className="dot" aria-hidden="true" /> {stateText}
+        </div>
+        <nav className="view-tabs" aria-label="Views">
+          <button type="button" className="on" aria-current="page">
+            Lab
+          </button>
+        </nav>
+        <div className="top-bar-facts">
+          {takenAt !== null && <span>updated {utcClock(takenAt)}</span>}
+          <span>lab console</span>
+        </div>
+      </header>
+      {detail && (
+        <div className="connection-detail" role="alert">
+          {detail}
+        </div>
+      )}
+    </>
+  );
+}
+
+function LabTotals() {
+  const totals = useStore(labStore, (s) => s.update?.view.totals ?? null);
+  if (!totals) return <p className="muted lab-totals">Waiting for the lab's boxes…</p>;
+  return (
+    <p className="lab-totals" aria-label="lab totals">
+      <strong>{totals.connected}</strong> of {totals.boxes} boxes connected · <strong>{totals.gpus}</strong> GPUs · <strong>{totals.processes}</strong> GPU processes · memory{' '}
+      <strong>{formatBytes(totals.memoryUsed)}</strong> of {formatBytes(totals.memoryTotal)} in use
+    </p>
+  );
+}
+
+/** One box's card, fed only while it is on screen (a lab of twenty boxes is several screens long). */
+function LiveLabBox({ name }: { name: string }) {
+  const box = useVisibleSlice(labStore, (s) => s.update?.view.boxes.find((b) => b.name === name) ?? null);
+  const sampledAt = useVisibleSlice(labStore, (s) => s.update?.sampledAt[name] ?? null);
+  return box ? <LabBoxCard box={box} sampledAt={sampledAt} /> : null;
+}
+
+function LabBoxes() {
+  // the list of names, as one string: this re-renders only when the lab list changes
+  const names = useStore(labStore, (s) => (s.update ? s.update.view.boxes.map((b) => b.name).join('\n') : null));
+  if (names === null) return null;
+  if (names === '') return <p className="muted">The lab list has no boxes.</p>;
+  return (
+    <div className="lab-boxes">
+      {names.split('\n').map((name) => (
+        <InView key={name}>
+          <LiveLabBox name={name} />
+        </InView>
+      ))}
+    </div>
+  );
+}
+
+function LabPeopleSection() {
+  const people = useStore(labStore, (s) => s.update?.people ?? null);
+  return people ? <LabPeople people={people} /> : null;
+}
+
+export function LabApp() {
+  return (
+    <>
+      <LabHeader />
+      <main className="layout lab-layout">
+        <LabTotals />
+        <LabBoxes />
+        <div className="row">
+          <LabPeopleSection />
+          <LabWhere />
+        </div>
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,72 @@
+// The Lab view's wire, between the console host running the hub (`gpushare start --lab`) and the
+// console: the page and its WebSocket name a box (`?box=NAME`: that box's console, every request
+// to its daemon) or the lab (`?lab`: the Lab view, one `lab` event and the `lab.where` request).
+import { PRIORITIES } from './jobs.js';
+import type { LabBoxRow, LabView, PersonTotal, WhereAnswer } from './lab.js';
+import { number, object, oneOf, type Infer } from './schema.js';
+
+/** The console URL's parameter naming the box whose console it shows. */
+export const BOX_PARAM = 'box';
+/** The console URL's parameter asking for the Lab view. */
+export const LAB_PARAM = 'lab';
+
+/** The lab as the Lab view shows it. */
+export interface LabConsoleState {
+  takenAt: number;
+  view: LabView;
+  people: PersonTotal[];
+  /** When each box sampled the snapshot shown (its own clock), by box name; null before its first. */
+  sampledAt: Record<string, number | null>;
+}
+
+/**
+ * The one event of a lab session, built once by the host for every Lab view open: the rows of the
+ * boxes that changed since the update before (every row in the first, `whole`), the rest whole.
+ */
+export const LAB_EVENT = 'lab';
+export interface LabConsoleUpdate {
+  takenAt: number;
+  whole: boolean;
+  /** Every box's name, in the lab list's order. */
+  names: string[];
+  rows: LabBoxRow[];
+  totals: LabView['totals'];
+  people: PersonTotal[];
+  sampledAt: Record<string, number | null>;
+}
+
+/** The update from `state`: every row when `before` is null, else those not in it (by identity: the host keeps a row that did not change). */
+export function labUpdateOf(state: LabConsoleState, before: ReadonlyMap<string, LabBoxRow> | null): LabConsoleUpdate {
+  const rows = before === null ? state.view.boxes : state.view.boxes.filter((row) => before.get(row.name) !== row);
+  return { takenAt: state.takenAt, whole: before === null, names: state.view.boxes.map((b) => b.name), rows, totals: state.view.totals, people: state.people, sampledAt: state.sampledAt };
+}
+
+/** The state after `update`, from the one before (null: none yet); a row that did not change keeps its object. */
+export function applyLabUpdate(before: LabConsoleState | null, update: LabConsoleUpdate): LabConsoleState {
+  const byName = new Map(update.whole || !before ? [] : before.view.boxes.map((b) => [b.name, b] as const));
+  for (const row of update.rows) byName.set(row.name, row);
+  const boxes = update.names.flatMap((name) => byName.get(name) ?? []);
+  return { takenAt: update.takenAt, view: { boxes, totals: update.totals }, people: update.people, sampledAt: update.sampledAt };
+}
+
+/** The one request of a lab session: where can a job start now. */
+export const LAB_WHERE = 'lab.where';
+export const labWhereSchema = object({
+  /** GPU memory the job needs on each GPU (bytes; 0: not said). */
+  memoryBytes: number({ integer: true, min: 0, max: 2 ** 50, unit: 'bytes' }),
+  gpus: number({ integer: true, min: 1, max: 64, unit: 'GPUs' }),
+  priority: oneOf(PRIORITIES),
+});
+export type LabWhereParams = Infer<typeof labWhereSchema>;
+export type LabWhereResult = WhereAnswer;
+
+/** The URL of one box's console, or of the Lab view (box null), beside `page` (which carries the token). */
+export function labConsoleHref(page: string, box: string | null): string {
+  const url = new URL(page);
+  url.searchParams.delete(BOX_PARAM);
+  url.searchParams.delete(LAB_PARAM);
+  if (box === null) url.searchParams.set(LAB_PARAM, '1');
+  else url.searchParams.set(BOX_PARAM, box);
+  url.hash = '';
+  return url.toString();
+}
