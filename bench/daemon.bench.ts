@@ -12,6 +12,7 @@ import { openNvml } from '../electron/engine/gpu/nvml-addon.js';
 import { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { listenOnSocket } from '../electron/engine/server/socket-server.js';
 import { benchQueuedJobs, queueRowText } from './queued-jobs.js';
+import { simulatedBackend } from '../electron/engine/gpu/gpu-backend.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CLIENT_COUNTS = [0, 1, 10, 50];
@@ -53,7 +54,7 @@ const sleepers: ChildProcess[] = [];
 try {
   sleepers.push(...(await fillBusyBox(driver)));
   const nvml = openNvml(driver.nvmlLibraryPath);
-  const engine = new Engine({ nvml, simulated: driver, close: () => nvml.close() }, { rateHz: 1, kind: 'daemon' });
+  const engine = new Engine(simulatedBackend(driver, nvml), { rateHz: 1, kind: 'daemon' });
   const socket = await listenOnSocket(engine, join(dir, 'engine.sock'), { shared: true });
   engine.start();
   await sleep(3000); // past the first ticks and the JIT's warm-up

@@ -7,7 +7,8 @@ import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Engine } from '../electron/engine/engine.js';
-import { openGpuBackend, type GpuBackend } from '../electron/engine/gpu/open-backend.js';
+import { openGpuBackend } from '../electron/engine/gpu/open-backend.js';
+import type { GpuBackend } from '../electron/engine/gpu/gpu-backend.js';
 import type { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { packageRoot } from '../electron/engine/paths.js';
 import { startDemo, type Demo } from '../electron/engine/demo.js';
@@ -91,7 +92,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
   const backend = await openGpuBackend({ simulate: scenario });
   const engine = new Engine(backend, { rateHz: 2 });
   const socket = await listenOnSocket(engine);
-  const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300, labPolicy: options.labPolicy });
+  const scheduler = attachScheduler(engine, { stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300, labPolicy: options.labPolicy });
   registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid, join(dir, 'config', 'gpushare', 'config.json'))); // the console's choices: the test's, never the tester's
   const usage = options.usage ? await UsageStore.open({ path: join(dir, 'usage.db'), flushIntervalMs: 200 }) : null;
   if (usage) attachUsageStore(engine, usage, { ownership: scheduler.scheduler.ownership });

@@ -3,7 +3,8 @@
 // measured goes into its result, with what it was compared against.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openGpuBackend, type GpuBackend } from '../../electron/engine/gpu/open-backend.js';
+import { openGpuBackend } from '../../electron/engine/gpu/open-backend.js';
+import type { GpuBackend } from '../../electron/engine/gpu/gpu-backend.js';
 import { openCudaCheckpoint } from '../../electron/engine/gpu/cuda-checkpoint.js';
 import { LaunchGate, preloadLibraryPath } from '../../electron/engine/control/launch-gate.js';
 import { checksDir, KitEngine, nativeBuild, needsTorch, r1, run, scratch, sleep, smiProcesses, startPython, verdict, waitForFile, type KitCheck, type KitContext } from './kit-rig.js';

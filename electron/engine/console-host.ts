@@ -2,7 +2,9 @@
 // fallback of `gpushare start`): GPU backend, engine, unix socket, scheduler, usage
 // store, and the demo when the GPUs are simulated. close() undoes it all.
 import { Engine } from './engine.js';
-import { DEFAULT_SCENARIO, openGpuBackend, type GpuBackend } from './gpu/open-backend.js';
+import { openGpuBackend } from './gpu/open-backend.js';
+import type { GpuBackend } from './gpu/gpu-backend.js';
+import { DEFAULT_SCENARIO } from './gpu/simulated-box-names.js';
 import { attachScheduler, type AttachedScheduler } from './scheduler/attach.js';
 import { otherEnginesWarning, otherUsersEngines } from './other-engines.js';
 import { listenOnSocket, refuseBesideRunningEngine } from './server/socket-server.js';
@@ -63,7 +65,7 @@ export async function openConsoleHost(options: ConsoleHostOptions = {}): Promise
   keepStoreOwnerOnly(dbPath);
   const { store, jobStore } = await openEngineStores(dbPath, (line) => say(`gpushare: ${line}`));
   const autoPark = options.autoParkIdleSeconds ? { idleMs: options.autoParkIdleSeconds * 1000 } : null;
-  const scheduler: AttachedScheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined, autoPark });
+  const scheduler: AttachedScheduler = attachScheduler(engine, { jobStore: jobStore ?? undefined, autoPark });
   // at once after the scheduler, before any event: a job's child processes are the job's
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore });
   if (scheduler.gateMissing) say(`Launch gate off: ${scheduler.gateMissing}.`);

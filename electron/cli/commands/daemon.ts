@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { DaemonConfigError } from '../../engine/daemon/config-file.js';
 import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, runDaemon, type DaemonOptions } from '../../engine/daemon/daemon-host.js';
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { DEFAULT_SCENARIO } from '../../engine/gpu/simulated-box-names.js';
 import { parseFlags, UsageError } from '../args.js';
 import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
 import { defaultInstallOptions, installDaemon, InstallError, START_COMMAND, UNIT_PATH } from './daemon-install.js';

@@ -1,6 +1,6 @@
 // `gpushare engine`: your personal engine, headless, on its unix socket only. The desktop app
 // runs it in its own process so NVML calls and process control never block the window.
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { openConsoleHost } from '../../engine/console-host.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
@@ -19,7 +19,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     { simulate: { type: 'string' }, 'no-demo': { type: 'boolean' }, rate: { type: 'string' }, 'until-stdin-closes': { type: 'boolean' }, metrics: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare engine takes no arguments, got "${positionals[0]}".`);
   const defaults = engineDefaults(); // the person's config file; a flag wins
@@ -39,7 +39,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
   });
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, say: (line) => process.stderr.write(line + '\n') });
   host.engine.setHost({ stop }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
-  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
+  const simulated = host.backend.label.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.label.scenario})` : '';
   process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);
   await stopped;
   await host.close();

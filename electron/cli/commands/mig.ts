@@ -1,9 +1,10 @@
 // `gpushare mig plan`: a MIG layout for a job mix on one GPU model, and the commands that make it.
 import type { MigApplyResult, MigLayoutView } from '../../../shared/spatial.js';
-import { openGpuBackend, DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { openGpuBackend } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { applyMigLayout, MigApplyRefused, readMigLayout } from '../../engine/mig/apply.js';
 import { migCommands } from '../../engine/mig/commands.js';
-import { DryRunMigExecutor, RealMigExecutor, SimulatedMigExecutor } from '../../engine/mig/executor.js';
+import { DryRunMigExecutor } from '../../engine/mig/executor.js';
 import { ProcTable } from '../../engine/proc/proc-table.js';
 import { connectToEngine, EngineUnavailableError } from '../engine-client.js';
 import { JOB_SPEC_HELP, JobSpecError, parseJobSpecs } from '../../../shared/mig-job-spec.js';
@@ -164,7 +165,7 @@ async function migOnGpu(sub: 'apply' | 'layout', argv: string[]): Promise<number
   const { values, positionals } = parseFlags(
     argv,
     { gpu: { type: 'string' }, jobs: { type: 'string' }, layout: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, simulate: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare mig ${sub} takes no arguments, got "${positionals[0]}".`);
   if (values.gpu === undefined || !/^\d+$/.test(values.gpu)) throw new UsageError(`--gpu N is needed: the index of the GPU${values.gpu === undefined ? '' : `, got "${values.gpu}"`}.`);
@@ -198,7 +199,7 @@ async function migOnGpu(sub: 'apply' | 'layout', argv: string[]): Promise<number
       if (sub === 'layout') {
         result = readMigLayout(gpu, deps);
       } else {
-        const executor = dryRun ? new DryRunMigExecutor() : backend.simulated ? new SimulatedMigExecutor({ statePath: backend.simulated.statePath }) : new RealMigExecutor();
+        const executor = dryRun ? new DryRunMigExecutor() : backend.migExecutor();
         result = await applyMigLayout(request, deps, executor).catch((error: unknown) => {
           if (error instanceof MigApplyRefused) throw new Error(`${error.message}${error.result.commands.length ? `\nCommands:\n${error.result.commands.map((c) => `  ${c}`).join('\n')}` : ''}`);
           throw error;

@@ -1,6 +1,7 @@
 // `gpushare ps`: every GPU and GPU process, once, as JSON, or refreshed: the running engine's view
 // when one answers (it may be on simulated GPUs), else straight from the driver.
-import { openGpuBackend, DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { openGpuBackend } from '../../engine/gpu/open-backend.js';
+import { DEFAULT_SCENARIO, POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { checkRate, DEFAULT_RATE_HZ, Sampler } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { EngineUnavailableError, findEngine, type EngineClient } from '../engine-client.js';
@@ -10,7 +11,8 @@ import { renderSnapshot } from './ps-render.js';
 export const psUsage = `Usage: gpushare ps [--json] [--watch] [--rate HZ] [--simulate [SCENARIO]]
   --json               one snapshot as JSON (for scripts)
   --watch              refresh until Ctrl-C (--rate samples per second, 0.2-10, default 1)
-  --simulate [NAME]    use the simulated GPU driver (default scenario ${DEFAULT_SCENARIO})
+  --simulate [NAME]    use the simulated GPU driver (without NAME: the box \`gpushare sim env\` pointed
+                       this shell at, else scenario ${DEFAULT_SCENARIO})
   With an engine running (the box daemon, or your console or \`gpushare serve\`), ps shows what it
   sees, at its sampling rate; otherwise it reads the driver itself (--simulate always does).`;
 
@@ -19,7 +21,7 @@ export async function psCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     { json: { type: 'boolean' }, watch: { type: 'boolean' }, rate: { type: 'string' }, simulate: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare ps takes no arguments, got "${positionals[0]}".`);
   if (values.json && values.watch) throw new UsageError('--json and --watch cannot be combined.');
@@ -41,11 +43,7 @@ export async function psCommand(argv: string[]): Promise<number> {
     throw new Error(`${error.message}\nNo NVIDIA driver here? \`gpushare ps --simulate\` shows the simulated GPUs.`);
   });
   try {
-    const sampler = new Sampler(backend.nvml, {
-      rateHz,
-      simulated: backend.simulated !== null,
-      scenario: backend.simulated?.scenario ?? null,
-    });
+    const sampler = new Sampler(backend.nvml, { rateHz, ...backend.label });
     if (!values.watch) {
       const snapshot = sampler.tick();
       process.stdout.write(values.json ? JSON.stringify(snapshot, null, 2) + '\n' : renderSnapshot(snapshot, terminalWidth()) + '\n');

@@ -1,7 +1,8 @@
 // `gpushare serve`: the engine headless, with the browser console on loopback.
 import { Engine } from '../../engine/engine.js';
 import { otherEnginesWarning, otherUsersEngines } from '../../engine/other-engines.js';
-import { DEFAULT_SCENARIO, openGpuBackend } from '../../engine/gpu/open-backend.js';
+import { openGpuBackend } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { attachScheduler } from '../../engine/scheduler/attach.js';
 import { listenOnSocket, refuseBesideRunningEngine } from '../../engine/server/socket-server.js';
 import { listenOnLoopback } from '../../engine/server/web-server.js';
@@ -27,7 +28,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     { port: { type: 'string' }, rate: { type: 'string' }, simulate: { type: 'string' }, db: { type: 'string' }, metrics: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare serve takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
@@ -50,7 +51,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const others = otherEnginesWarning(otherUsersEngines(engine.owner.uid));
   if (others) process.stderr.write(others + '\n');
   const autoPark = defaults.autoParkIdleSeconds ? { idleMs: defaults.autoParkIdleSeconds * 1000 } : null; // idle jobs' memory for queued jobs
-  const scheduler = attachScheduler(engine, { backend, jobStore: jobStore ?? undefined, autoPark }); // managed jobs outlive this engine: the next one re-adopts them
+  const scheduler = attachScheduler(engine, { jobStore: jobStore ?? undefined, autoPark }); // managed jobs outlive this engine: the next one re-adopts them
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore }); // a job's child processes are the job's
   if (scheduler.gateMissing) process.stderr.write(`Launch gate off: ${scheduler.gateMissing}.\n`);
   registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid)); // the console keeps its choices in your config

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants } from 'node:os';
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { DEFAULT_SCENARIO } from '../../engine/gpu/simulated-box-names.js';
 import { listScenarios, SimulatedDriver } from '../../engine/gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../../engine/paths.js';
 import { join } from 'node:path';

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openConsoleHost } from '../../engine/console-host.js';
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { packageRoot } from '../../engine/paths.js';
 import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { parseFlags, UsageError } from '../args.js';
@@ -38,7 +38,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' }, 'no-sandbox': { type: 'boolean' }, metrics: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare start takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
@@ -65,7 +65,7 @@ export async function startCommand(argv: string[]): Promise<number> {
 
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, say: (line) => process.stderr.write(line + '\n') });
   const web = await listenOnLoopback(host.engine, { port });
-  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
+  const simulated = host.backend.label.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.label.scenario})` : '';
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
   const page = openInBrowser(web.url);
 

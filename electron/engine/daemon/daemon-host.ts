@@ -5,7 +5,8 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync } f
 import { dirname, join } from 'node:path';
 import type { DaemonConfig } from '../../../shared/lab-policy.js';
 import { Engine } from '../engine.js';
-import { openGpuBackend, type GpuBackend } from '../gpu/open-backend.js';
+import { openGpuBackend } from '../gpu/open-backend.js';
+import type { GpuBackend } from '../gpu/gpu-backend.js';
 import { attachScheduler, type AttachedScheduler } from '../scheduler/attach.js';
 import { rootOnlyProblem, spawnHelperPath } from '../scheduler/spawn-as-user.js';
 import { listenOnSocket, refuseBesideRunningEngine } from '../server/socket-server.js';
@@ -69,7 +70,6 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   }
   const engine = new Engine(backend, { rateHz: config.rateHz, kind: 'daemon', adminGroup: config.adminGroup });
   const scheduler: AttachedScheduler = attachScheduler(engine, {
-    backend,
     jobStore,
     stateDir: dirname(dbPath),
     runtimeDir: runDir,

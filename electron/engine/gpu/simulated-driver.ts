@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensurePrivateDir, fakegpuBuildDir, packageRoot, runtimeDir } from '../paths.js';
 import { toolEnvironment } from '../root-env.js';
+import { scenarioOfStateFile } from './simulated-box-names.js';
 
 export interface FakegpuProcess {
   pid: number;
@@ -165,6 +166,18 @@ export class SimulatedDriver {
     const driver = await SimulatedDriver.create({ scenario, statePath: join(dir, `sim-${name}.state`), reuse: true });
     // the box daemon's simulated GPUs serve every user's jobs, as /dev/nvidia* does (mode 0666)
     if (where.everyone) chmodSync(driver.statePath, 0o666);
+    return driver;
+  }
+
+  /** The box at a state file someone else made (what `gpushare sim env` pointed a shell at), as it is. */
+  static async pointedAt(statePath: string): Promise<SimulatedDriver> {
+    if (!simulatedDriverBuilt()) {
+      throw new Error(`The simulated GPU driver is not built (${fakegpuBuildDir()} is missing files). Run \`npm run build:native\`.`);
+    }
+    const driver = new SimulatedDriver(scenarioOfStateFile(statePath), statePath, null);
+    await driver.dump().catch((error: Error) => {
+      throw new Error(`GPUSHARE_FAKEGPU_STATE points at ${statePath}, which is no simulated box (${error.message}). Run \`gpushare sim env\` again, or unset it.`);
+    });
     return driver;
   }
 
