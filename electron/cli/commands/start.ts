@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { openConsoleHost } from '../../engine/console-host.js';
 import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { packageRoot } from '../../engine/paths.js';
-import { listenOnLoopback } from '../../engine/server/web-server.js';
 import { parseFlags, UsageError } from '../args.js';
 import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
@@ -63,8 +62,8 @@ export async function startCommand(argv: string[]): Promise<number> {
   const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metricsAsked, metricsAsked);
   if (running !== null) return running;
 
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, say: (line) => process.stderr.write(line + '\n') });
-  const web = await listenOnLoopback(host.engine, { port });
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, web: { port }, say: (line) => process.stderr.write(line + '\n') });
+  const web = host.web!;
   const simulated = host.backend.label.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.label.scenario})` : '';
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
   const page = openInBrowser(web.url);
@@ -74,7 +73,6 @@ export async function startCommand(argv: string[]): Promise<number> {
     host.engine.setHost({ stop: resolve, consoleUrl: web.url }); // `gpushare stop` ends it as SIGTERM does
   });
   page.dispose();
-  await web.close();
   await host.close();
   return 0;
 }
