@@ -5,15 +5,7 @@ import { openConsoleHost } from '../../engine/console-host.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { engineDefaults } from '../user-settings.js';
-import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
-
-export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no-demo] [--rate HZ] [--until-stdin-closes] [--metrics [ADDR:]PORT]
-  Runs your personal engine with no console: only its unix socket, for the desktop app and
-  the CLI (prints "engine socket: PATH" once it answers). Simulated GPUs, with the demo jobs
-  unless --no-demo, when no NVIDIA driver is found. Stops cleanly on SIGTERM, SIGINT or SIGHUP,
-  and with --until-stdin-closes also when its standard input ends (the app that started it is gone).
-  ${METRICS_USAGE}
-  Defaults for --rate, --db and --metrics: engine.* in $XDG_CONFIG_HOME/gpushare/config.json (a flag wins).`;
+import { metricsOption } from '../metrics-option.js';
 
 export async function engineCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(

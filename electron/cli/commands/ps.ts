@@ -1,21 +1,11 @@
 // `gpushare ps`: every GPU and GPU process, once, as JSON, or refreshed: the running engine's view
 // when one answers (it may be on simulated GPUs), else straight from the driver.
-import { openGpuBackend } from '../../engine/gpu/open-backend.js';
-import { DEFAULT_SCENARIO, POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
-import { checkRate, DEFAULT_RATE_HZ, Sampler } from '../../engine/sampler/sampler.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
+import { checkRate, DEFAULT_RATE_HZ } from '../../engine/sampler/sampling-rate.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { EngineUnavailableError, findEngine, type EngineClient } from '../engine-client.js';
 import { latestSnapshot } from '../engine-snapshot.js';
 import { renderSnapshot } from './ps-render.js';
-
-export const psUsage = `Usage: gpushare ps [--json] [--watch] [--rate HZ] [--simulate [SCENARIO]]
-  --json               one snapshot as JSON (for scripts)
-  --watch              refresh until Ctrl-C (--rate samples per second, 0.2-10, default 1)
-  --simulate [NAME]    use the simulated GPU driver (without NAME: the box \`gpushare sim env\` pointed
-                       this shell at, else scenario ${DEFAULT_SCENARIO})
-  With an engine running (the box daemon, or your console or \`gpushare serve\`), ps shows what it
-  sees, at its sampling rate; otherwise it reads the driver itself (--simulate always does).`;
-
 
 export async function psCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
@@ -38,6 +28,8 @@ export async function psCommand(argv: string[]): Promise<number> {
     if (engine) return psFromEngine(engine, { json: values.json ?? false, watch: values.watch ?? false });
   }
 
+  // the driver and the sampler only where no engine answers: asking an engine loads neither
+  const [{ openGpuBackend }, { Sampler }] = await Promise.all([import('../../engine/gpu/open-backend.js'), import('../../engine/sampler/sampler.js')]);
   const backend = await openGpuBackend({ simulate: values.simulate }).catch((error: Error) => {
     if (values.simulate !== undefined) throw error;
     throw new Error(`${error.message}\nNo NVIDIA driver here? \`gpushare ps --simulate\` shows the simulated GPUs.`);

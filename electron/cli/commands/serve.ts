@@ -5,14 +5,7 @@ import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { engineDefaults } from '../user-settings.js';
-import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
-
-export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]] [--db PATH] [--metrics [ADDR:]PORT]
-  Runs the engine and serves the browser console on 127.0.0.1 (a random port unless --port),
-  printing a URL with a one-time token. Falls back to simulated GPUs when no NVIDIA driver is found.
-  Records usage in --db (default $XDG_DATA_HOME/gpushare/usage.db) for \`gpushare report\`.
-  ${METRICS_USAGE}
-  Defaults for --rate, --db and --metrics: engine.* in $XDG_CONFIG_HOME/gpushare/config.json (a flag wins).`;
+import { metricsOption } from '../metrics-option.js';
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(

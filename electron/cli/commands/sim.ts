@@ -7,26 +7,7 @@ import { listScenarios, SimulatedDriver } from '../../engine/gpu/simulated-drive
 import { fakegpuBuildDir } from '../../engine/paths.js';
 import { join } from 'node:path';
 import { parseFlags, UsageError } from '../args.js';
-
-const SIM_SUBCOMMANDS: Record<string, string> = {
-  scenarios: 'list the simulated GPU boxes',
-  env: 'print the environment that points CUDA programs at the simulated GPUs',
-  'fakejob -- ARGS…': 'run a simulated GPU job in the foreground (see native/fakegpu/README.md)',
-  reset: 'start the simulated box afresh (no processes, no faults)',
-};
-const simTail = `The default scenario is ${DEFAULT_SCENARIO}; \`gpushare ps --simulate NAME\` shows the same box.`;
-
-export const simUsage = `Usage: gpushare sim COMMAND [--scenario NAME]
-${Object.entries(SIM_SUBCOMMANDS).map(([name, what]) => `  ${name.padEnd(24)}  ${what}`).join('\n')}
-${simTail}`;
-
-/** Each subcommand's own usage, for \`gpushare sim SUB --help\`. */
-export const simSubcommandUsage: Record<string, string> = Object.fromEntries(
-  Object.entries(SIM_SUBCOMMANDS).map(([name, what]) => {
-    const [sub, ...args] = name.split(' ');
-    return [sub, `Usage: gpushare sim ${sub} [--scenario NAME]${args.length ? ` ${args.join(' ')}` : ''}\n  ${what}\n${simTail}`];
-  }),
-);
+import { simUsage } from '../usage.js';
 
 export async function simCommand(argv: string[]): Promise<number> {
   const split = argv.indexOf('--');

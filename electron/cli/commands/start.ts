@@ -10,18 +10,11 @@ import { parseFlags, UsageError } from '../args.js';
 import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
 import { openInBrowser } from '../open-browser.js';
-import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
+import { metricsOption } from '../metrics-option.js';
 import { engineDefaults } from '../user-settings.js';
 import { desktopElectron } from '../desktop-launch.js';
 import { runElectronInstaller } from '../electron-fetch.js';
 import { sandboxFacts } from '../electron-sandbox.js';
-
-export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo] [--no-sandbox] [--metrics [ADDR:]PORT]
-  Opens the desktop console (fetching Electron's binary first when it is missing); where
-  Electron cannot run, serves the browser console on 127.0.0.1 instead. Simulated GPUs
-  (with a small live demo) when no NVIDIA driver is found. --no-sandbox runs the desktop
-  app without Chromium's sandbox (only where it cannot start one, and knowing the cost).
-  ${METRICS_USAGE}`;
 
 /** The Electron executable if its binary was downloaded, read without importing electron. */
 export function electronBinary(root = packageRoot()): string | null {
