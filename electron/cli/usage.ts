@@ -154,7 +154,7 @@ const SIM_SUBCOMMANDS: Record<string, string> = {
   reset: 'start the simulated box afresh (no processes, no faults)',
 };
 
-const simTail = `The default scenario is ${DEFAULT_SCENARIO}; \`gpushare ps --simulate NAME\` shows the same box.`;
+const simTail = `Without --scenario: the box \`sim env\` pointed this shell at ($GPUSHARE_FAKEGPU_STATE), else ${DEFAULT_SCENARIO}'s;\n\`gpushare ps --simulate [NAME]\` shows the same box.`;
 
 export const simUsage = `Usage: gpushare sim COMMAND [--scenario NAME]
 ${Object.entries(SIM_SUBCOMMANDS).map(([name, what]) => `  ${name.padEnd(24)}  ${what}`).join('\n')}

@@ -6,6 +6,7 @@ import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { engineDefaults } from '../user-settings.js';
 import { metricsOption } from '../metrics-option.js';
+import { labelSuffix } from '../../engine/gpu/gpu-backend.js';
 
 export async function engineCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
@@ -31,7 +32,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
   });
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, say: (line) => process.stderr.write(line + '\n') });
   host.engine.setHost({ stop }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
-  const simulated = host.backend.label.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.label.scenario})` : '';
+  const simulated = labelSuffix(host.backend.label);
   process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);
   await stopped;
   await host.close();

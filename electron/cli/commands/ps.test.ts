@@ -77,6 +77,29 @@ test('ps --simulate without a scenario shows the box `sim env` pointed the shell
   }
 });
 
+test('sim fakejob and sim reset without a scenario act on the box `sim env` pointed the shell at', async () => {
+  const env = await simEnv('a100-40gb');
+  const job = spawn(process.execPath, [CLI_PATH, 'sim', 'fakejob', '--', '--mem', '1G', 'hold', '--duration', '30'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      job.stdout!.on('data', (d: Buffer) => (out += d.toString()).includes('"ready"') && resolve());
+      job.once('exit', (code) => reject(new Error(`sim fakejob exited (${code}) before it was ready: ${out}`)));
+    });
+    const seen = JSON.parse((await gpushare(['ps', '--simulate', 'a100-40gb', '--json'], env)).stdout) as Snapshot;
+    assert.ok(seen.processes.length > 0, 'the fakejob is in the a100-40gb box');
+    job.kill('SIGKILL');
+    await new Promise((resolve) => job.once('exit', resolve));
+    const reset = await gpushare(['sim', 'reset'], env);
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.match(reset.stdout, /"a100-40gb" starts afresh/);
+    const after = JSON.parse((await gpushare(['ps', '--simulate', '--json'], env)).stdout) as Snapshot;
+    assert.deepEqual(after.processes, [], 'the pointed box was the one reset');
+  } finally {
+    job.kill('SIGKILL');
+  }
+});
+
 test('ps without a driver names GPUSHARE_NVML_LIB and suggests --simulate', async () => {
   const { code, stderr } = await gpushare(['ps']);
   assert.equal(code, 1);

@@ -6,6 +6,7 @@ import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { engineDefaults } from '../user-settings.js';
 import { metricsOption } from '../metrics-option.js';
+import { labelSuffix } from '../../engine/gpu/gpu-backend.js';
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
@@ -26,7 +27,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     say: (line) => process.stderr.write(line + '\n'),
   });
   const web = host.web!;
-  const simulated = host.backend.label.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.label.scenario})` : '';
+  const simulated = labelSuffix(host.backend.label);
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n${host.metricsUrl ? `metrics: ${host.metricsUrl}\n` : ''}`);
 
   await new Promise<void>((resolve) => {

@@ -15,6 +15,7 @@ import { engineDefaults } from '../user-settings.js';
 import { desktopElectron } from '../desktop-launch.js';
 import { runElectronInstaller } from '../electron-fetch.js';
 import { sandboxFacts } from '../electron-sandbox.js';
+import { labelSuffix } from '../../engine/gpu/gpu-backend.js';
 
 /** The Electron executable if its binary was downloaded, read without importing electron. */
 export function electronBinary(root = packageRoot()): string | null {
@@ -57,7 +58,7 @@ export async function startCommand(argv: string[]): Promise<number> {
 
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, web: { port }, say: (line) => process.stderr.write(line + '\n') });
   const web = host.web!;
-  const simulated = host.backend.label.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.label.scenario})` : '';
+  const simulated = labelSuffix(host.backend.label);
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
   const page = openInBrowser(web.url);
 

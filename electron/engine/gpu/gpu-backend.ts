@@ -17,6 +17,9 @@ export interface BackendLabel {
   scenario: string | null;
 }
 
+/** What a host's start line adds about its GPUs: " — SIMULATED GPUs (scenario X)" on simulated ones, nothing on real ones. */
+export const labelSuffix = (label: BackendLabel): string => (label.simulated ? ` — SIMULATED GPUs (scenario ${label.scenario})` : '');
+
 export interface GpuBackend {
   readonly nvml: NvmlBinding;
   readonly label: BackendLabel;

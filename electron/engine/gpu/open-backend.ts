@@ -1,7 +1,7 @@
 // Choose the GPU backend, once: the real NVIDIA driver, or the simulated one when asked
 // (or, for the desktop console, when no driver is found). Both go through the same addon.
 import { openNvml } from './nvml-addon.js';
-import { DEFAULT_SCENARIO, POINTED_BOX } from './simulated-box-names.js';
+import { DEFAULT_SCENARIO } from './simulated-box-names.js';
 import { SimulatedDriver } from './simulated-driver.js';
 import { realBackend, simulatedBackend, type GpuBackend } from './gpu-backend.js';
 
@@ -31,16 +31,9 @@ export async function openGpuBackend(options: OpenBackendOptions = {}): Promise<
 }
 
 async function openSimulated(scenario: string, where: OpenBackendOptions['simulatedState']): Promise<GpuBackend> {
-  const simulated = await simulatedBox(scenario, where);
+  const simulated = await SimulatedDriver.named(scenario, where);
   // the fake NVML finds its state through this variable, read at nvmlInit
   process.env.GPUSHARE_FAKEGPU_STATE = simulated.statePath;
   process.env.GPUSHARE_CUDA_LIB = simulated.cudaLibraryPath; // the engine's own libcuda (parking) is the fake too
   return simulatedBackend(simulated, openNvml(simulated.nvmlLibraryPath));
-}
-
-/** The box a scenario names; POINTED_BOX: the one `gpushare sim env` pointed this shell at, where it did. */
-function simulatedBox(scenario: string, where: OpenBackendOptions['simulatedState']): Promise<SimulatedDriver> {
-  if (scenario !== POINTED_BOX) return SimulatedDriver.shared(scenario, where);
-  const pointed = process.env.GPUSHARE_FAKEGPU_STATE;
-  return pointed && !where?.everyone ? SimulatedDriver.pointedAt(pointed) : SimulatedDriver.shared(DEFAULT_SCENARIO, where);
 }
