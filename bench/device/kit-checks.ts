@@ -271,7 +271,7 @@ const launchCost: KitCheck = {
   async run(context) {
     const dir = scratch('launch');
     const backend = context.simulate ? await openBackend(context, dir) : null;
-    const driverEnv = backend?.simulated?.env ?? {};
+    const driverEnv = backend?.jobEnv ?? {};
     const size = context.simulate ? ['2000', '3'] : ['20000', '7']; // the simulated GPU runs each kernel on a CPU thread
     const bench = async (env: NodeJS.ProcessEnv): Promise<{ nsPerLaunchMedian: number; nsPerKernelWithSyncMedian: number } | string> => {
       const ran = await run(join(nativeBuild('preload'), 'launch_bench'), size, { env: { ...process.env, ...driverEnv, ...env }, timeoutMs: 30_000 });
