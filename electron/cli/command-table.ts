@@ -1,8 +1,8 @@
 // Every `gpushare` command and subcommand in one table: the dispatcher, --help, `help CMD` and the
 // completion scripts all read it, so a new command is one row and answers --help at once. The table
-// holds only usage text (light modules in usage/); a command's own module is loaded when it runs.
+// holds only usage text (one light module, usage.ts); a command's own module is loaded when it runs.
 import { splitRunArgs } from './run-args.js';
-import { auditUsage, completionUsage, consoleUsage, daemonInstallUsage, daemonUsage, engineUsage, jobsUsage, migApplyUsage, migLayoutUsage, migPlanUsage, migUsage, mpsUsage, psUsage, reportUsage, runUsage, serveUsage, setUsage, simSubcommandUsage, simUsage, startUsage, statusUsage, stopUsage } from './usage.js';
+import { auditUsage, labPsUsage, labUsage, labWhereUsage, relayUsage, completionUsage, consoleUsage, daemonInstallUsage, daemonUsage, engineUsage, jobsUsage, migApplyUsage, migLayoutUsage, migPlanUsage, migUsage, mpsUsage, psUsage, reportUsage, runUsage, serveUsage, setUsage, simSubcommandUsage, simUsage, startUsage, statusUsage, stopUsage } from './usage.js';
 
 export interface CliCommand {
   name: string;
@@ -65,6 +65,14 @@ export const COMMANDS: readonly CliCommand[] = [
     subcommands: { install: daemonInstallUsage },
     run: (argv) => import('./commands/daemon.js').then((m) => m.daemonCommand(argv)),
   },
+  {
+    name: 'lab',
+    summary: "every box of the lab in one view (ps), and where a job can start now (where)",
+    usage: labUsage,
+    subcommands: { ps: labPsUsage, where: labWhereUsage },
+    run: (argv) => import('./commands/lab.js').then((m) => m.labCommand(argv)),
+  },
+  { name: 'relay', summary: "the API over stdin/stdout to this box's daemon, as you (what gpushare lab runs over ssh)", usage: relayUsage, run: (argv) => import('./commands/relay.js').then((m) => m.relayCommand(argv)) },
   { name: 'status', summary: 'which engine answers (box daemon or personal), as whom, the console URL (--json)', usage: statusUsage, run: (argv) => import('./commands/status.js').then((m) => m.statusCommand(argv)) },
   { name: 'stop', summary: 'stop your personal engine', usage: stopUsage, run: (argv) => import('./commands/stop.js').then((m) => m.stopCommand(argv)) },
   { name: 'console', summary: 'the browser console for the box daemon, through your own local proxy', usage: consoleUsage, run: (argv) => import('./commands/console.js').then((m) => m.consoleCommand(argv)) },

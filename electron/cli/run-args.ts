@@ -2,7 +2,7 @@
 // `gpushare run -- python train.py --help` (python's) from `gpushare run --help` without loading run.
 import { UsageError } from './usage-error.js';
 
-const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait']);
+const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait', 'box']);
 
 /** Flags until "--" (or the first word that is not a flag); the rest is the command, untouched. */
 export function splitRunArgs(argv: readonly string[]): { flags: Map<string, string | true>; command: string[] } {

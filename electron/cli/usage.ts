@@ -1,7 +1,7 @@
 // Every command's usage text, in one light module (no engine, no driver): --help and the command
 // table load it alone, without any command's own module. One module, not one per command: each
 // module a command line loads costs it start-up time (bench/cli).
-import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, UNIT_PATH, daemonSocketPath } from '../engine/daemon/daemon-paths.js';
+import { ADMIN_LAB_FILE, DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, UNIT_PATH, daemonSocketPath } from '../engine/daemon/daemon-paths.js';
 import { DEFAULT_SCENARIO } from '../engine/gpu/simulated-box-names.js';
 import { BUILT_IN_MIG_MODELS } from '../engine/mig/profiles.js';
 
@@ -117,7 +117,7 @@ export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [
 // gpushare run
 export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
                     [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
-                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--json] -- COMMAND [ARGS…]
+                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--box NAME] [--json] -- COMMAND [ARGS…]
   Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
   free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
   --request (default: the quota) free. Output goes to the job's log file.
@@ -128,7 +128,9 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|nor
   with --mps-share sharing the slice through the slice's own MPS daemon (percent of its SMs).
   --keep-resident: never park it to give its memory to another job while it is idle.
   SIZE like 20G (20 GiB: K, M, G, T are powers of 1024). Without --priority: engine.defaultPriority
-  in $XDG_CONFIG_HOME/gpushare/config.json, else normal.`;
+  in $XDG_CONFIG_HOME/gpushare/config.json, else normal.
+  --box NAME: on that box of the lab list (see gpushare lab), as you there, in the same working
+  directory (refused when it does not exist there) and with your environment.`;
 
 // gpushare serve
 export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]] [--db PATH] [--metrics [ADDR:]PORT]
@@ -190,3 +192,36 @@ export const stopUsage = `Usage: gpushare stop
   what it suspended and restores parked jobs first; managed jobs keep running and the next engine
   re-adopts them. Waits until its socket no longer answers (at most 30 s). Looks at $GPUSHARE_SOCKET
   alone when it is set. The box daemon is stopped by an admin: systemctl stop gpushare.`;
+
+// gpushare lab
+export const labPsUsage = `Usage: gpushare lab ps [--json] [--watch] [--wait SECONDS]
+  Every box of the lab list: its state (connected, or down since when and why), its GPUs
+  (utilization, memory, whose processes, MIG slices, queued jobs), then each person's totals
+  across the boxes. Waits up to --wait seconds (default 10) for the boxes to answer; a box that
+  has not is shown as it stands. --watch: redrawn once a second until Ctrl-C, each box kept up
+  on its own (a box that goes down shows so, and comes back when it answers again).`;
+
+export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [--priority high|normal|best-effort] [--json] [--wait SECONDS]
+  The boxes and GPUs that can start a job now (free memory, your limits under each box's lab
+  policy, the jobs queued ahead of it), best first; then why each other box cannot. Run it on
+  the first with \`gpushare run --box NAME --mem SIZE -- COMMAND\`.`;
+
+export const labUsage = `Usage: gpushare lab ps|where …
+  The lab's boxes in one view, each reached as you: over ssh (your keys, agent and
+  ~/.ssh/config) or a socket on this machine. The list: ${ADMIN_LAB_FILE} (the admin's) and
+  ~/.config/gpushare/lab.json (your own, added to it), like
+    {"boxes": [{"name": "box1", "ssh": "box1.lab"}, {"name": "box2", "ssh": "alice@10.0.0.2"}]}
+  Each entry: name; ssh (a destination as ssh takes it); socket (the daemon's socket there,
+  default /run/gpushare/engine.sock, or alone: a socket on this machine); gpushare (the command
+  on the box, default gpushare, for \`gpushare relay --stdio\` where it will not forward a socket).
+
+${labPsUsage}
+
+${labWhereUsage}`;
+
+// gpushare relay
+export const relayUsage = `Usage: gpushare relay --stdio [--socket PATH]
+  Relays the gpushare API between stdin/stdout and the box daemon's socket (default
+  /run/gpushare/engine.sock), as you: \`ssh BOX gpushare relay --stdio\` is how \`gpushare lab\`
+  reaches a box whose sshd does not forward sockets. It holds at most a few tens of KB in each
+  direction: a side that does not read slows the other. Exits when either side closes.`;

@@ -6,6 +6,23 @@ import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { engineDefaults } from '../user-settings.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
 import { withEngine } from './jobs.js';
+import type { EngineClient } from '../engine-client.js';
+
+/** withEngine for one box of the lab list: its link loaded only when asked for; its refusals name the box. */
+const withBox =
+  (name: string) =>
+  async <T>(fn: (engine: EngineClient) => Promise<T>): Promise<T> => {
+    const { connectToBox } = await import('./lab.js');
+    const engine = await connectToBox(name);
+    try {
+      return await fn(engine);
+    } catch (error) {
+      if (error instanceof Error && !(error instanceof UsageError)) error.message = `${name}: ${error.message}`;
+      throw error;
+    } finally {
+      engine.close();
+    }
+  };
 
 const DEFAULT_WAIT_S = 1;
 const MAX_WAIT_S = 600;
@@ -49,7 +66,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     keepResident: flags.get('keep-resident') === true ? true : undefined,
     env: Object.entries(process.env).filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `${k}=${v}`),
   };
-  const outcome = await withEngine(async (engine) => {
+  const box = text('box');
+  const onEngine = box === undefined ? withEngine : withBox(box);
+  const outcome = await onEngine(async (engine) => {
     const watch = new JobWatch(engine); // before submitting: its first changes are not missed
     try {
       if (params.gpu !== 'auto') await checkGpuOnEngine(engine, params.gpu);

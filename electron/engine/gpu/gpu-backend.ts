@@ -2,8 +2,8 @@
 // that driver provides (MPS daemons, MIG changes, checkpoints, the environment its jobs need).
 // The real driver and the simulated one each fill it once, when the backend opens: nothing
 // downstream asks which it has.
-import type { ProcessCheckpointer } from '../control/checkpointer.js';
-import { DriverCheckpointer } from '../control/driver-checkpointer.js';
+import type { ProcessCheckpointer } from '../holds/checkpointer.js';
+import { DriverCheckpointer } from '../holds/driver-checkpointer.js';
 import { RealMigExecutor, SimulatedMigExecutor, type MigExecutor } from '../mig/executor.js';
 import type { MpsControl, MpsIdentity } from '../mps/mps-control.js';
 import { RealMpsControl } from '../mps/real-mps-control.js';
