@@ -1,7 +1,7 @@
 // `gpushare ps` as a user runs it: the built command, on the simulated driver.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -47,6 +47,15 @@ test('ps --simulate says plainly that the GPUs are simulated', async () => {
   assert.match(stdout, /No GPU processes\.|PID/);
 });
 
+/** The parent of a pid (field 4 of /proc/PID/stat, after the command's parenthesis); null once it is gone. */
+function parentOf(pid: number): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** The environment after `eval "$(gpushare sim env --scenario NAME)"`. */
 async function simEnv(scenario: string): Promise<NodeJS.ProcessEnv> {
   const { code, stdout, stderr } = await gpushare(['sim', 'env', '--scenario', scenario]);
@@ -73,13 +82,15 @@ test('ps --simulate without a scenario shows the box `sim env` pointed the shell
     const named = await gpushare(['ps', '--simulate', 'h100x2-mig', '--json'], env);
     assert.equal((JSON.parse(named.stdout) as Snapshot).driver.scenario, 'h100x2-mig', 'a scenario named on the command line wins');
   } finally {
+    const exited = new Promise((resolve) => job.once('exit', resolve));
     job.kill('SIGKILL');
+    await exited; // reaped: the next test's box holds none of this one's processes
   }
 });
 
 test('sim fakejob and sim reset without a scenario act on the box `sim env` pointed the shell at', async () => {
   const env = await simEnv('a100-40gb');
-  const job = spawn(process.execPath, [CLI_PATH, 'sim', 'fakejob', '--', '--mem', '1G', 'hold', '--duration', '30'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const job = spawn(process.execPath, [CLI_PATH, 'sim', 'fakejob', '--', '--mem', '1G', 'hold', '--duration', '30'], { env, stdio: ['ignore', 'pipe', 'inherit'], detached: true }); // its own group: the fakejob goes with it
   try {
     await new Promise<void>((resolve, reject) => {
       let out = '';
@@ -87,16 +98,22 @@ test('sim fakejob and sim reset without a scenario act on the box `sim env` poin
       job.once('exit', (code) => reject(new Error(`sim fakejob exited (${code}) before it was ready: ${out}`)));
     });
     const seen = JSON.parse((await gpushare(['ps', '--simulate', 'a100-40gb', '--json'], env)).stdout) as Snapshot;
-    assert.ok(seen.processes.length > 0, 'the fakejob is in the a100-40gb box');
-    job.kill('SIGKILL');
-    await new Promise((resolve) => job.once('exit', resolve));
+    const started = seen.processes.find((p) => parentOf(p.pid) === job.pid);
+    assert.ok(started, `the fakejob sim fakejob started is in the a100-40gb box: ${JSON.stringify(seen.processes)}`);
+    const exited = new Promise((resolve) => job.once('exit', resolve));
+    process.kill(started.pid, 'SIGKILL'); // the fakejob itself: sim fakejob then ends with its status
+    assert.equal(await exited, 128 + 9);
     const reset = await gpushare(['sim', 'reset'], env);
     assert.equal(reset.code, 0, reset.stderr);
     assert.match(reset.stdout, /"a100-40gb" starts afresh/);
     const after = JSON.parse((await gpushare(['ps', '--simulate', '--json'], env)).stdout) as Snapshot;
     assert.deepEqual(after.processes, [], 'the pointed box was the one reset');
   } finally {
-    job.kill('SIGKILL');
+    try {
+      process.kill(-job.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
   }
 });
 
