@@ -2,7 +2,6 @@
 // --version loads nothing else; the table (usage text only) loads for anything more, a command's module when it runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../engine/paths.js';
 import { UsageError } from './usage-error.js';
 import type { CliCommand } from './command-table.js';
 
@@ -26,14 +25,16 @@ ${EXIT_STATUS_HELP}
 
 ${COMMANDS.map((c) => c.usage).join('\n\n')}`;
 
-export function gpushareVersion(): string {
+/** The version in package.json (where the package lies is paths.ts's to say, loaded for --version alone). */
+export async function gpushareVersion(): Promise<string> {
+  const { packageRoot } = await import('../engine/paths.js');
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V') {
-    process.stdout.write(`gpushare ${gpushareVersion()}\n`);
+    process.stdout.write(`gpushare ${await gpushareVersion()}\n`);
     return EXIT.done;
   }
   const table = await import('./command-table.js');
