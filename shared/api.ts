@@ -128,6 +128,8 @@ export const apiSchemas = {
   'settings.get': object({}),
   /** Keep the console's choices: those given replace the kept ones (null clears a filter); the result is all of them. */
   'settings.set': object({ preferences: consolePreferencesSchema }),
+  /** `gpushare enrol -- CMD`: the options its command enrols with, kept for the calling process (the kernel's pid) while it runs. */
+  'enrol.register': object({ priority: optional(oneOf(PRIORITIES)), memoryQuotaBytes: optional(nullable(bytes)), keepResident: optional(boolean()) }),
 } satisfies Record<string, Schema<unknown>>;
 
 export type ApiMethod = keyof typeof apiSchemas;
@@ -168,6 +170,7 @@ export const METHOD_KINDS = {
   'policy.set': 'change',
   'settings.get': 'read',
   'settings.set': 'change',
+  'enrol.register': 'change',
 } as const satisfies Record<ApiMethod, 'read' | 'change'>;
 
 export const isReadMethod = (method: ApiMethod): boolean => METHOD_KINDS[method] === 'read';
@@ -216,6 +219,7 @@ export interface ApiResults {
   'policy.set': LabPolicyStatus;
   'settings.get': ConsolePreferences;
   'settings.set': ConsolePreferences;
+  'enrol.register': { pid: number };
 }
 
 /** How another engine on the box was started: `gpushare serve|start|engine|daemon`, or the packaged desktop app. */

@@ -1,8 +1,9 @@
 // Every `gpushare` command and subcommand in one table: the dispatcher, --help, `help CMD` and the
 // completion scripts all read it, so a new command is one row and answers --help at once. The table
 // holds only usage text (one light module, usage.ts); a command's own module is loaded when it runs.
+import { splitEnrolArgs } from './enrol-args.js';
 import { splitRunArgs } from './run-args.js';
-import { auditUsage, labPsUsage, labUsage, labWhereUsage, relayUsage, completionUsage, consoleUsage, daemonInstallUsage, daemonUsage, engineUsage, jobsUsage, migApplyUsage, migLayoutUsage, migPlanUsage, migUsage, mpsUsage, psUsage, reportUsage, runUsage, serveUsage, setUsage, simSubcommandUsage, simUsage, startUsage, statusUsage, stopUsage } from './usage.js';
+import { auditUsage, enrolUsage, jupyterInstallKernelUsage, jupyterUsage, labPsUsage, labUsage, labWhereUsage, relayUsage, completionUsage, consoleUsage, daemonInstallUsage, daemonUsage, engineUsage, jobsUsage, migApplyUsage, migLayoutUsage, migPlanUsage, migUsage, mpsUsage, psUsage, reportUsage, runUsage, serveUsage, setUsage, simSubcommandUsage, simUsage, startUsage, statusUsage, stopUsage } from './usage.js';
 
 export interface CliCommand {
   name: string;
@@ -36,6 +37,19 @@ export const COMMANDS: readonly CliCommand[] = [
       }
     },
   },
+  {
+    name: 'enrol',
+    summary: 'run a command enrolled (priority, quota), or load the library into your shell sessions (--shell)',
+    usage: enrolUsage,
+    run: (argv) => import('./commands/enrol.js').then((m) => m.enrolCommand(argv)),
+    ownArgs: (argv) => {
+      try {
+        return argv.slice(0, argv.length - splitEnrolArgs(argv).command.length);
+      } catch {
+        return beforeDoubleDash(argv);
+      }
+    },
+  },
   { name: 'jobs', summary: 'managed jobs and GPU processes (--json, --all)', usage: jobsUsage, run: (argv) => import('./commands/jobs.js').then((m) => m.jobsCommand(argv)) },
   { name: 'audit', summary: 'the changes asked of the engine: who, when, what came of them (--json, --count N, --all)', usage: auditUsage, run: (argv) => import('./commands/audit.js').then((m) => m.auditCommand(argv)) },
   { name: 'set', summary: 'change a job: priority, quota, suspend, resume, park, unpark, terminate', usage: setUsage, run: (argv) => import('./commands/set.js').then((m) => m.setCommand(argv)) },
@@ -64,6 +78,13 @@ export const COMMANDS: readonly CliCommand[] = [
     usage: daemonUsage,
     subcommands: { install: daemonInstallUsage },
     run: (argv) => import('./commands/daemon.js').then((m) => m.daemonCommand(argv)),
+  },
+  {
+    name: 'jupyter',
+    summary: 'install-kernel: a Jupyter kernelspec whose kernels enrol as jobs (priority, quota, auto-park)',
+    usage: jupyterUsage,
+    subcommands: { 'install-kernel': jupyterInstallKernelUsage },
+    run: (argv) => import('./commands/jupyter.js').then((m) => m.jupyterCommand(argv)),
   },
   {
     name: 'lab',

@@ -1,7 +1,7 @@
 // Every command's usage text, in one light module (no engine, no driver): --help and the command
 // table load it alone, without any command's own module. One module, not one per command: each
 // module a command line loads costs it start-up time (bench/cli).
-import { ADMIN_LAB_FILE, DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, UNIT_PATH, daemonSocketPath } from '../engine/daemon/daemon-paths.js';
+import { ADMIN_LAB_FILE, DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, LD_SO_PRELOAD, UNIT_PATH, daemonSocketPath } from '../engine/daemon/daemon-paths.js';
 import { DEFAULT_SCENARIO } from '../engine/gpu/simulated-box-names.js';
 import { BUILT_IN_MIG_MODELS } from '../engine/mig/profiles.js';
 
@@ -40,11 +40,14 @@ export const daemonRunUsage = `Usage: gpushare daemon [--socket PATH] [--db PATH
   error naming the key, and the daemon does not start: exit status 78). systemd runs it: see \`daemon install\`.
   ${METRICS_USAGE}`;
 
-export const daemonInstallUsage = `Usage: gpushare daemon install [--root DIR] [--node PATH]
+export const daemonInstallUsage = `Usage: gpushare daemon install [--root DIR] [--node PATH] [--preload-all | --no-preload-all]
   As root: writes ${UNIT_PATH} (running this installation), the default config if there is
   none (an existing one is kept), creates the admin group (gpushare-admin) if missing, and prints
   the command that starts it. --root DIR writes under DIR instead and creates no group (packaging,
-  tests); --node PATH is the node binary the unit runs (default: this one, ${process.execPath}).`;
+  tests); --node PATH is the node binary the unit runs (default: this one, ${process.execPath}).
+  --preload-all adds this installation's preload library to ${LD_SO_PRELOAD}, so that every program
+  started on the box loads it and enrols at its first CUDA call (it stays inert in programs that never
+  use CUDA); --no-preload-all takes it out. The file's other entries are kept.`;
 
 export const daemonUsage = `${daemonRunUsage}\n${daemonInstallUsage}`;
 
@@ -225,3 +228,31 @@ export const relayUsage = `Usage: gpushare relay --stdio [--socket PATH]
   /run/gpushare/engine.sock), as you: \`ssh BOX gpushare relay --stdio\` is how \`gpushare lab\`
   reaches a box whose sshd does not forward sockets. It holds at most a few tens of KB in each
   direction: a side that does not read slows the other. Exits when either side closes.`;
+
+// gpushare enrol
+export const enrolUsage = `Usage: gpushare enrol [--priority high|normal|best-effort] [--mem SIZE] [--keep-resident] -- COMMAND [ARGS…]
+       gpushare enrol --shell bash|zsh [--install]
+  The first form runs COMMAND (no shell, in the foreground, its exit status is enrol's) with the preload
+  library loaded: at its first CUDA call it enrols as one job with these options (a hard memory quota
+  --mem 20G across its processes, its priority lane), as a \`gpushare run\` job is managed. The options
+  are registered with the engine by this process before COMMAND starts. With no engine answering,
+  COMMAND runs unmanaged (said on stderr).
+  --shell prints the line that loads the library into every program of your bash or zsh sessions: a
+  program that never uses the CUDA driver does not notice it; one that does enrols at its first call
+  (a notebook kernel, a script, its process tree: one job each). --install appends that line to
+  ~/.bashrc or ~/.zshrc (once) and says where. An administrator's /etc/gpushare/preload-off stops
+  every enrolment.`;
+
+// gpushare jupyter
+export const DEFAULT_KERNEL_NAME = 'gpushare-python3';
+export const KERNEL_PYTHON = '/usr/bin/python3';
+
+export const jupyterInstallKernelUsage = `Usage: gpushare jupyter install-kernel [--name NAME] [--priority high|normal|best-effort] [--mem SIZE] [--auto-park] [--user|--sys-prefix]
+  Writes a Jupyter kernelspec (default name ${DEFAULT_KERNEL_NAME}) that starts ${KERNEL_PYTHON}'s ipykernel with
+  gpushare's preload library: each running kernel enrols as one job at its first CUDA call, with these
+  settings (the lab policy's limits apply). --mem is a hard memory quota for the kernel (20G = 20 GiB);
+  --auto-park lets the engine park the kernel's GPU memory while it is idle and another job needs it
+  (its next cell waits for the restore); without it the kernel keeps its memory. Written in your Jupyter
+  data directory ($JUPYTER_DATA_DIR, else ~/.local/share/jupyter); as root in /usr/local/share/jupyter
+  (--user: root's own); --sys-prefix: in ${KERNEL_PYTHON}'s prefix (/usr/share/jupyter). Prints where.`;
+export const jupyterUsage = jupyterInstallKernelUsage; // its one subcommand

@@ -8,6 +8,7 @@ import { ApiError } from './api/api-error.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
 import { alertSeenBy, commandLines, jobsSeenBy, type KeptAlert } from './api/need-to-know.js';
 import { requireBoxRight, type BoxRights } from './api/rights.js';
+import type { Enroller } from './server/enrol-answer.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/gpu-backend.js';
 import { watchLostGpus } from './gpu-lost-watch.js';
@@ -55,6 +56,8 @@ export class Engine {
   /** Each source's last list as it reported it, to skip a report that changed nothing. */
   private readonly sourceKeys = new Map<string, string>();
   private host: EngineHost = {};
+  /** Answers a process that asks to enrol (enrol/enrolment.ts), once a scheduler with a gate is attached; null: none. */
+  enroller: Enroller | null = null;
   private readonly jobViews = new WeakMap<JobView[], Map<number, JobView[]>>();
 
   constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {

@@ -50,8 +50,10 @@ export function daemonRunOptions(argv: string[]): Required<Pick<DaemonOptions, '
 
 /** `daemon install`; `euid` is who runs it (root, unless --root stages the files elsewhere). */
 export async function daemonInstall(argv: string[], euid = process.geteuid?.()): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { root: { type: 'string' }, node: { type: 'string' } });
+  const { values, positionals } = parseFlags(argv, { root: { type: 'string' }, node: { type: 'string' }, 'preload-all': { type: 'boolean' }, 'no-preload-all': { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`gpushare daemon install takes no arguments, got "${positionals[0]}".`);
+  if (values['preload-all'] && values['no-preload-all']) throw new UsageError('--preload-all and --no-preload-all contradict each other: give one.');
+  const preloadAll = values['preload-all'] ? true : values['no-preload-all'] ? false : undefined;
   if (values.root !== undefined && values.root.trim() === '') throw new UsageError('--root needs a directory, got "".');
   if (values.root === undefined && euid !== 0) {
     throw new UsageError(`gpushare daemon install writes ${UNIT_PATH} and creates a group: run it as root (sudo), or with --root DIR to write the files under DIR.`);
@@ -64,6 +66,7 @@ export async function daemonInstall(argv: string[], euid = process.geteuid?.()):
       root: staged ? resolve(values.root!) : '/',
       refuseUnsafe: !staged,
       createGroup: !staged,
+      ...(preloadAll === undefined ? {} : { preloadAll }),
       say: (line) => process.stdout.write(line + '\n'),
       warn: (line) => process.stderr.write(line + '\n'),
     });

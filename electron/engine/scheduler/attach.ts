@@ -30,6 +30,7 @@ import type { JobStore, KeptJob } from '../store/job-store.js';
 import { Scheduler, type UnmanagedQuotaPolicy } from './scheduler.js';
 import type { AutoParkPolicy } from './auto-park.js';
 import { ParkRequests } from './park-requests.js';
+import { Enrolment } from '../enrol/enrolment.js';
 
 export interface AttachSchedulerOptions {
   /** Logs and other per-user state; default $XDG_STATE_HOME/gpushare. */
@@ -167,6 +168,11 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
       engine.sampler.sampleNow(); // the next command already sees the new slices (a job for one, say), not the next tick
     },
   });
+  if (gate) {
+    const enrolment = new Enrolment(scheduler);
+    engine.enroller = enrolment;
+    engine.dispatcher.register('enrol.register', (params, caller) => enrolment.register(caller, params));
+  }
   const off = engine.sampler.onSnapshot((snapshot) => scheduler.evaluate(snapshot));
   if (recovered.length > 0) {
     engine.raiseAlert({
@@ -184,6 +190,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     ready,
     async stop() {
       off();
+      engine.enroller = null; // nobody enrols into a scheduler that stopped
       await ready.catch(() => undefined);
       return scheduler.stop();
     },

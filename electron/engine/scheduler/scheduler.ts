@@ -87,6 +87,8 @@ export class Scheduler {
   private stopped = false;
   private evaluating = false;
   private evaluateAgain = false;
+  /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
+  enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
   private holdEvaluation = false;
 
@@ -373,7 +375,12 @@ export class Scheduler {
         continue;
       }
       if (r.view.state === 'queued' || r.view.state === 'starting') continue;
-      if (r.adopted && !this.processAlive(r)) {
+      if (r.view.enrolled) {
+        if (!(this.enrolledAlive?.(r) ?? this.processAlive(r))) {
+          this.ended(r, 'exit', 'its last process exited (enrolled: the exit status is its own)');
+          continue;
+        }
+      } else if (r.adopted && !this.processAlive(r)) {
         const asked = r.terminatedBy ? `, after ${r.terminatedBy} asked to terminate it` : '';
         this.ended(r, 'lose', `its process ended${asked} (exit status unknown: an earlier engine started it)`);
         continue;
@@ -468,6 +475,11 @@ export class Scheduler {
   }
 
   // ---- starting and ending -------------------------------------------------------------
+
+  /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts). */
+  endEnrolled(record: JobRecord, reason: string): void {
+    this.ended(record, 'exit', reason);
+  }
 
   /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
   private start(record: JobRecord, gpu: number, snapshot: Snapshot, limitQuota?: number): void {
