@@ -146,8 +146,8 @@ export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simul
 // gpushare set
 export const setUsage = `Usage: gpushare set JOB [--priority high|normal|best-effort] [--mem SIZE|none]
                     [--suspend | --resume | --park | --unpark | --terminate] [--wait SECONDS] [--json]
-  JOB is a job id (j12) or a GPU process (p4242, or just its pid). After each change it prints
-  the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
+  JOB is a job id (j12) or a GPU process (p4242, or just its pid). The changes are one move:
+  all are made, or none when one is refused. Then it prints the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
   free meanwhile); --unpark restores it on the same GPU. A park or unpark is followed until it
   completes, up to --wait seconds (default 10). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).`;
 

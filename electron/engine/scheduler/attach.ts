@@ -155,14 +155,13 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
   const sliceRefs = () => scheduler.snapshot().gpus.flatMap((g) => g.migSlices.map((s) => ({ gpu: g.index, gpuInstanceId: s.gpuInstanceId, uuid: s.uuid })));
-  registerMpsCommands(engine.dispatcher, { mps: mpsDaemons, gpus: gpuRefs, slices: sliceRefs, rights: engine.rights });
+  registerMpsCommands(engine.dispatcher, { mps: mpsDaemons, gpus: gpuRefs, slices: sliceRefs });
   registerMigCommands(engine.dispatcher, {
     nvml: engine.backend.nvml,
     identify: (pid) => new ProcTable().lookup(pid),
     sliceDaemons: (slices) => mps.sliceStatus(slices),
     executor: migExecutor,
     gpuCount: () => engine.backend.nvml.deviceCount(),
-    rights: engine.rights,
     changed: (gpu) => {
       engine.sampler.invalidateDescription(gpu);
       engine.sampler.sampleNow(); // the next command already sees the new slices (a job for one, say), not the next tick

@@ -3,7 +3,7 @@
 // (policies.ts) decide from a snapshot; state changes go through the state machine
 // (job-state.ts); the actuators (actuators.ts) act. Commands ask through the methods
 // under "requests"; they never act themselves. Evaluation is a loop step, never re-entrant.
-import { FINAL_STATES, formatByteSize, type Alert, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
 import { UnavailableCheckpointer, type ProcessCheckpointer } from '../holds/checkpointer.js';
@@ -292,16 +292,26 @@ export class Scheduler {
     this.lab?.checkSubmission(job);
   }
 
+  /** Throws an ApiError where the lab policy refuses this priority (for the job in `state`, default its own); changes nothing. */
+  checkPriority(record: JobRecord, priority: Priority, state?: JobState): void {
+    if (record.view.priority !== priority) this.lab?.checkPriority(record, priority, this.table.placed().map((r) => r.view), state); // queued jobs count for no limit
+  }
+
   setPriority(record: JobRecord, priority: Priority): void {
     if (record.view.priority === priority) return;
-    this.lab?.checkPriority(record, priority, this.table.placed().map((r) => r.view)); // queued jobs count for no limit
+    this.checkPriority(record, priority);
     record.view.priority = priority;
     if (!PARK_STATES.has(record.view.state) && record.view.pid !== null) this.act.applyPriority(record);
     void this.kept(record);
   }
 
+  /** Throws an ApiError where the lab policy refuses this quota (for the job in `state`, default its own); changes nothing. */
+  checkQuota(record: JobRecord, bytes: number | null, state?: JobState): void {
+    this.lab?.checkQuota(record, bytes, this.table.placed().map((r) => r.view), state); // queued jobs hold no memory
+  }
+
   setQuota(record: JobRecord, bytes: number | null): void {
-    this.lab?.checkQuota(record, bytes, this.table.placed().map((r) => r.view)); // queued jobs hold no memory
+    this.checkQuota(record, bytes);
     record.view.memoryQuotaBytes = bytes;
     delete record.view.memoryQuotaFromPolicy; // its own now
     this.act.applyQuota(record);
