@@ -14,6 +14,7 @@ import { listenOnSocket } from '../electron/engine/server/socket-server.js';
 import { benchQueuedJobs, queueRowText } from './queued-jobs.js';
 import { labBoxSnapshot } from './lab-boxes.js';
 import { noGpus } from '../electron/engine/store/testing/synthetic.js';
+import { realBackend, simulatedBackend } from '../electron/engine/gpu/gpu-backend.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 /** BENCH_CLIENTS=0,50: only those rows. */
@@ -55,7 +56,7 @@ if (ROWS === 'all' || ROWS === 'fanout') {
   // the fan-out alone: an engine with no GPUs (no sampler work) emits a snapshot of the same shape and size,
   // and the CPU of this process per emit is what writing it to N socket clients costs, whoever else loads the box
   const fanDir = mkdtempSync(join(tmpdir(), 'gpushare-bench-fanout-'));
-  const fanEngine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined }, { kind: 'daemon' });
+  const fanEngine = new Engine(realBackend(noGpus, () => undefined), { kind: 'daemon' });
   const fanSocket = await listenOnSocket(fanEngine, join(fanDir, 'engine.sock'), { shared: true });
   const EMITS = 20;
   console.log(`bench/daemon fan-out: one ${(Buffer.byteLength(JSON.stringify(labBoxSnapshot(0, 0, Date.now()))) / 1024).toFixed(0)} KiB snapshot (8 GPUs × 64 processes) emitted ${EMITS} times, 2 a second, to N subscribed socket clients in another process; this process's CPU per emit`);
@@ -95,7 +96,7 @@ const sleepers: ChildProcess[] = [];
 try {
   sleepers.push(...(await fillBusyBox(driver)));
   const nvml = openNvml(driver.nvmlLibraryPath);
-  const engine = new Engine({ nvml, simulated: driver, close: () => nvml.close() }, { rateHz: 1, kind: 'daemon' });
+  const engine = new Engine(simulatedBackend(driver, nvml), { rateHz: 1, kind: 'daemon' });
   const socket = await listenOnSocket(engine, join(dir, 'engine.sock'), { shared: true });
   engine.start();
   await sleep(3000); // past the first ticks and the JIT's warm-up

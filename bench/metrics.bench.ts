@@ -13,6 +13,7 @@ import { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { engineMetricsSources } from '../electron/engine/metrics/attach-metrics.js';
 import { GpushareMetrics, type MetricsFormat } from '../electron/engine/metrics/gpushare-metrics.js';
 import { attachScheduler } from '../electron/engine/scheduler/attach.js';
+import { simulatedBackend } from '../electron/engine/gpu/gpu-backend.js';
 
 const RENDERS = Number(process.env.BENCH_RENDERS ?? 500);
 const WARMUP = 50;
@@ -25,8 +26,8 @@ const holders: ChildProcess[] = [];
 try {
   holders.push(...(await fillBusyBox(driver)));
   const nvml = openNvml(driver.nvmlLibraryPath);
-  const engine = new Engine({ nvml, simulated: driver, close: () => nvml.close() }, { rateHz: 1, kind: 'daemon' });
-  const attached = attachScheduler(engine, { backend: { simulated: driver }, gate: null, guardian: false, stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run') });
+  const engine = new Engine(simulatedBackend(driver, nvml), { rateHz: 1, kind: 'daemon' });
+  const attached = attachScheduler(engine, { gate: null, guardian: false, stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run') });
   await attached.ready;
   attached.scheduler.evaluate(engine.sampler.tick()); // every process becomes a job, as on a running box
   const snapshot = engine.sampler.latest!;

@@ -11,6 +11,7 @@ import { attachScheduler } from '../electron/engine/scheduler/attach.js';
 import { newJobView } from '../electron/engine/scheduler/job-table.js';
 import { JobStore } from '../electron/engine/store/job-store.js';
 import { UsageStore } from '../electron/engine/store/usage-store.js';
+import { simulatedBackend } from '../electron/engine/gpu/gpu-backend.js';
 
 const GiB = 1024 ** 3;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -39,8 +40,8 @@ async function measure(dir: string, queued: number, commands: number, idleSecond
   const nvml = openNvml(driver.nvmlLibraryPath);
   const usage = await UsageStore.open({ path: join(dir, 'usage.db'), onNotice: () => undefined });
   const jobStore = await JobStore.open(usage.path);
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined }, { rateHz: 1, kind: 'daemon' });
-  const options = { backend: { simulated: driver }, gate: null, guardian: false, jobStore, stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run'), maxQueuedPerUser: queued + commands };
+  const engine = new Engine(simulatedBackend(driver, nvml, () => undefined), { rateHz: 1, kind: 'daemon' });
+  const options = { gate: null, guardian: false, jobStore, stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run'), maxQueuedPerUser: queued + commands };
   const attached = attachScheduler(engine, options);
   const scheduler = attached.scheduler;
   try {

@@ -18,6 +18,7 @@ import { attachUsageStore } from '../electron/engine/store/attach.js';
 import { noGpus } from '../electron/engine/store/testing/synthetic.js';
 import { UsageStore } from '../electron/engine/store/usage-store.js';
 import { socketFloods } from './socket-floods.js';
+import { realBackend } from '../electron/engine/gpu/gpu-backend.js';
 
 const COUNT = Number(process.env.BENCH_COUNT ?? 600);
 const FLOOD = Number(process.env.BENCH_FLOOD ?? 10_000);
@@ -25,7 +26,7 @@ const MiB = 2 ** 20;
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-bench-refused-'));
 const path = join(dir, 'usage.db');
-const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+const engine = new Engine(realBackend(noGpus, () => undefined));
 const store = await UsageStore.open({ path, onNotice: (m) => console.log(`store: ${m}`) });
 attachUsageStore(engine, store);
 

@@ -7,18 +7,16 @@ import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from '../electron/testing/until.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { Engine } from '../electron/engine/engine.js';
-import { openGpuBackend, type GpuBackend } from '../electron/engine/gpu/open-backend.js';
+import { assembleEngine } from '../electron/engine/assemble-engine.js';
+import type { Engine } from '../electron/engine/engine.js';
+import type { GpuBackend } from '../electron/engine/gpu/gpu-backend.js';
 import type { SimulatedDriver } from '../electron/engine/gpu/simulated-driver.js';
 import { packageRoot } from '../electron/engine/paths.js';
-import { startDemo, type Demo } from '../electron/engine/demo.js';
-import { attachScheduler, type AttachedScheduler } from '../electron/engine/scheduler/attach.js';
+import type { Demo } from '../electron/engine/demo.js';
+import type { AttachedScheduler } from '../electron/engine/scheduler/attach.js';
 import type { LabPolicy } from '../shared/lab-policy.js';
-import { attachUsageStore } from '../electron/engine/store/attach.js';
-import { UsageStore } from '../electron/engine/store/usage-store.js';
-import { ownerConfigFile, registerSettingsCommands } from '../electron/engine/settings/settings-commands.js';
-import { listenOnSocket } from '../electron/engine/server/socket-server.js';
-import { listenOnLoopback, type WebServer } from '../electron/engine/server/web-server.js';
+import type { UsageStore } from '../electron/engine/store/usage-store.js';
+import type { WebServer } from '../electron/engine/server/web-server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const RESULTS_DIR = join(packageRoot(), 'test-results');
@@ -64,7 +62,7 @@ export interface ConsoleHarness {
   backend: GpuBackend;
   driver: SimulatedDriver;
   engine: Engine;
-  scheduler: AttachedScheduler | null;
+  scheduler: AttachedScheduler;
   /** The usage store behind reports.query, when asked for. */
   usage: UsageStore | null;
   demo: Demo | null;
@@ -89,16 +87,22 @@ export interface HarnessOptions {
 export async function openConsoleHarness(scenario = 'a100-40gb', options: HarnessOptions = {}): Promise<ConsoleHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpushare-e2e-'));
   process.env.XDG_RUNTIME_DIR = dir; // the simulated box and the engine socket live here
-  const backend = await openGpuBackend({ simulate: scenario });
-  const engine = new Engine(backend, { rateHz: 2 });
-  const socket = await listenOnSocket(engine);
-  const scheduler = attachScheduler(engine, { backend, stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300, labPolicy: options.labPolicy });
-  registerSettingsCommands(engine.dispatcher, ownerConfigFile(engine.owner.uid, join(dir, 'config', 'gpushare', 'config.json'))); // the console's choices: the test's, never the tester's
-  const usage = options.usage ? await UsageStore.open({ path: join(dir, 'usage.db'), flushIntervalMs: 200 }) : null;
-  if (usage) attachUsageStore(engine, usage, { ownership: scheduler.scheduler.ownership });
-  const web = await listenOnLoopback(engine);
-  engine.start();
-  const demo = options.demo ? await startDemo(engine, backend.simulated!) : null;
+  const host = await assembleEngine({
+    kind: 'personal',
+    gpus: { simulate: scenario },
+    rateHz: 2,
+    store: options.usage ? { path: join(dir, 'usage.db'), owner: 'person', flushIntervalMs: 200 } : null,
+    scheduler: { stateDir: join(dir, 'state'), runtimeDir: dir, guardian: false, terminateGraceMs: 300, labPolicy: options.labPolicy },
+    settings: { ownerFile: join(dir, 'config', 'gpushare', 'config.json') }, // the console's choices: the test's, never the tester's
+    socket: {},
+    web: {},
+    metrics: null,
+    demo: options.demo ?? false,
+    warnOtherEngines: false,
+    say: (line) => console.error(`engine: ${line}`),
+  });
+  const { backend, engine, scheduler, usage, demo } = host;
+  const web = host.web!;
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   page.on('pageerror', (error) => console.error('page error:', error.message));
@@ -131,15 +135,13 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
     },
     async close() {
       await browser.close();
-      await demo?.stop();
+      await demo?.stop(); // its jobs first, then every other managed job: none outlives the test
       const live = (await engine.call('jobs.list', {})).filter((j) => j.managed);
       await Promise.allSettled(live.map((j) => engine.call('jobs.terminate', { job: j.id })));
       await eventually(async () => (await engine.call('jobs.list', {})).every((j) => !j.managed), 5000, 'the managed jobs to end').catch(() => undefined);
-      await scheduler.stop(); // every restore awaited before the box goes
-      engine.stop();
-      await Promise.all([web.close(), socket.close(), usage?.close()]);
-      await backend.simulated?.dispose();
-      backend.close();
+      const driver = backend.simulated;
+      await host.close(); // every restore awaited before the box goes
+      await driver?.dispose();
       rmSync(dir, { recursive: true, force: true });
     },
   };

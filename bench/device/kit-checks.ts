@@ -3,7 +3,8 @@
 // measured goes into its result, with what it was compared against.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openGpuBackend, type GpuBackend } from '../../electron/engine/gpu/open-backend.js';
+import { openGpuBackend } from '../../electron/engine/gpu/open-backend.js';
+import type { GpuBackend } from '../../electron/engine/gpu/gpu-backend.js';
 import { openCudaCheckpoint } from '../../electron/engine/gpu/cuda-checkpoint.js';
 import { LaunchGate, preloadLibraryPath } from '../../electron/engine/gate/launch-gate.js';
 import { checksDir, KitEngine, nativeBuild, needsTorch, r1, run, scratch, sleep, smiProcesses, startPython, verdict, waitForFile, type KitCheck, type KitContext } from './kit-rig.js';
@@ -270,7 +271,7 @@ const launchCost: KitCheck = {
   async run(context) {
     const dir = scratch('launch');
     const backend = context.simulate ? await openBackend(context, dir) : null;
-    const driverEnv = backend?.simulated?.env ?? {};
+    const driverEnv = backend?.jobEnv ?? {};
     const size = context.simulate ? ['2000', '3'] : ['20000', '7']; // the simulated GPU runs each kernel on a CPU thread
     const bench = async (env: NodeJS.ProcessEnv): Promise<{ nsPerLaunchMedian: number; nsPerKernelWithSyncMedian: number } | string> => {
       const ran = await run(join(nativeBuild('preload'), 'launch_bench'), size, { env: { ...process.env, ...driverEnv, ...env }, timeoutMs: 30_000 });

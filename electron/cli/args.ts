@@ -1,8 +1,9 @@
 // Command-line flags: node's parseArgs plus "--simulate [scenario]" with an optional value.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { checkRate } from '../engine/sampler/sampler.js';
+import { checkRate } from '../engine/sampler/sampling-rate.js';
+import { UsageError } from './usage-error.js';
 
-export class UsageError extends Error {}
+export { UsageError };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

@@ -2,10 +2,6 @@
 import { MetricsAddressError, parseMetricsAddress, type MetricsAddress } from '../engine/metrics/metrics-address.js';
 import { UsageError } from './args.js';
 
-/** The usage line every engine-hosting command prints for it. */
-export const METRICS_USAGE = `--metrics [ADDR:]PORT serves Prometheus/OpenMetrics metrics at http://ADDR:PORT/metrics (off unless given;
-  127.0.0.1 unless ADDR names another address, e.g. 0.0.0.0:9400 for every interface).`;
-
 /** The address to serve metrics on, null when the flag is absent; a bad value is a UsageError naming it. */
 export function metricsOption(value: string | undefined): MetricsAddress | null {
   if (value === undefined) return null;

@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import type { Caller } from './api/dispatcher.js';
 import { Engine } from './engine.js';
 import { noGpus } from './store/testing/synthetic.js';
+import { realBackend } from './gpu/gpu-backend.js';
 
-const backend = { nvml: noGpus, simulated: null, close: () => undefined };
+const backend = realBackend(noGpus, () => undefined);
 const stranger: Caller = { uid: 54321, gid: 54321, groups: [], user: 'mallory', pid: 999, admin: false, via: 'socket' };
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -5,9 +5,10 @@ import type { ActiveCondition } from '../../shared/api.js';
 import type { Alert } from '../../shared/jobs.js';
 import { Engine } from './engine.js';
 import { fakeGpu, noGpus, fakeTicks } from './store/testing/synthetic.js';
+import { realBackend } from './gpu/gpu-backend.js';
 
 function engineWithRecorders() {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const alerts: Alert[] = [];
   const conditions: ActiveCondition[][] = [];
   engine.events.on('alert', (a) => alerts.push(a));

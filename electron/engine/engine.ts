@@ -10,7 +10,7 @@ import { alertSeenBy, commandLines, jobsSeenBy, type KeptAlert } from './api/nee
 import type { BoxRights } from './api/rights.js';
 import type { Enroller } from './server/enrol-answer.js';
 import { EventBus } from './event-bus.js';
-import type { GpuBackend } from './gpu/open-backend.js';
+import type { GpuBackend } from './gpu/gpu-backend.js';
 import { watchLostGpus } from './gpu-lost-watch.js';
 import { otherUsersEngines } from './other-engines.js';
 import { RecentSampleRing } from './sampler/recent-samples.js';
@@ -63,8 +63,7 @@ export class Engine {
   constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {
     this.sampler = new Sampler(backend.nvml, {
       rateHz: options.rateHz ?? DEFAULT_RATE_HZ,
-      simulated: backend.simulated !== null,
-      scenario: backend.simulated?.scenario ?? null,
+      ...backend.label,
     });
     this.kind = options.kind ?? 'personal';
     const me = userInfo();

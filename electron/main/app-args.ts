@@ -33,7 +33,7 @@ export interface EngineRuntime {
 /** `gpushare engine` in its own process, stopping with the app even when the app is killed (its stdin ends). */
 export function personalEngineCommand(flags: AppFlags, runtime: EngineRuntime): EngineCommand {
   const args = [join(runtime.root, 'electron', 'cli', 'gpushare.js'), 'engine', '--until-stdin-closes'];
-  if (flags.simulate !== undefined) args.push('--simulate', flags.simulate);
+  if (flags.simulate !== undefined) args.push('--simulate', ...(flags.simulate ? [flags.simulate] : [])); // bare: the box this shell points at
   if (flags.noDemo) args.push('--no-demo');
   if (flags.metrics !== undefined) args.push('--metrics', flags.metrics);
   return { command: runtime.execPath, args, env: { ...runtime.env, ELECTRON_RUN_AS_NODE: '1', GPUSHARE_DIST: runtime.compiledTree } };

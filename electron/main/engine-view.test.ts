@@ -14,6 +14,7 @@ import { listenOnSocket } from '../engine/server/socket-server.js';
 import { noGpus } from '../engine/store/testing/synthetic.js';
 import { openEngineView } from './engine-view.js';
 import { openLineConnection } from './line-connection.js';
+import { realBackend } from '../engine/gpu/gpu-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-view-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,7 +30,7 @@ const condition = (kind: ActiveCondition['kind'], gpu: number | null, jobId: str
 
 /** An engine with a jobs table the test sets (no scheduler), on a unix socket. */
 async function engineWithJobs(jobs: JobView[]) {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   let table = jobs;
   const suspended: string[] = [];
   engine.dispatcher.register('jobs.list', () => table);

@@ -6,7 +6,7 @@ import { app, BrowserWindow, dialog, type WebContents } from 'electron';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_SCENARIO } from '../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../engine/gpu/simulated-box-names.js';
 import { engineSockets } from '../cli/engine-client.js';
 import { packageRoot } from '../engine/paths.js';
 import { defaultSocketPath } from '../engine/server/socket-server.js';
@@ -81,7 +81,7 @@ function whyClosed(): string {
 }
 
 function openEngine(): Promise<EngineLink> {
-  const flags = appFlags(process.argv, DEFAULT_SCENARIO);
+  const flags = appFlags(process.argv, POINTED_BOX);
   linkReady = openEngineLink({
     sockets: engineSockets(process.env).map((socket) => socket.path),
     personalSocket: defaultSocketPath(),

@@ -11,13 +11,14 @@ import { listenOnSocket } from '../engine/server/socket-server.js';
 import { noGpus } from '../engine/store/testing/synthetic.js';
 import { openLineConnection } from './line-connection.js';
 import { openWindowRelay, type ToWindow } from './window-relay.js';
+import { realBackend } from '../engine/gpu/gpu-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-relay-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let socketSeq = 0;
 
 async function engineOnSocket() {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const socket = await listenOnSocket(engine, join(dir, `engine-${++socketSeq}.sock`));
   return { engine, path: socket.path, close: () => socket.close() };
 }

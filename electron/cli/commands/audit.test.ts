@@ -6,9 +6,10 @@ import type { Caller } from '../../engine/api/dispatcher.js';
 import { Engine } from '../../engine/engine.js';
 import { noGpus } from '../../engine/store/testing/synthetic.js';
 import { readAuditPages, renderAudit } from './audit.js';
+import { realBackend } from '../../engine/gpu/gpu-backend.js';
 
 test('readAuditPages follows the pages to the oldest entry, or stops at the count asked; each entry once, newest first', async () => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   engine.dispatcher.register('settings.set', ({ preferences }) => preferences);
   const total = 2 * AUDIT_PAGE_MAX + 500;
   for (let i = 0; i < total; i++) await engine.call('settings.set', { preferences: {} });
@@ -23,7 +24,7 @@ test('readAuditPages follows the pages to the oldest entry, or stops at the coun
 });
 
 test('a summary of refusals shows as one row with its count and the methods it counts', async () => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const mallory: Caller = { uid: 4242, gid: 4242, groups: [], user: 'mallory', pid: null, admin: false, via: 'socket' };
   for (let i = 0; i < 12; i++) await assert.rejects(engine.dispatcher.dispatch('jobs.terminate', { job: `j${i}` }, mallory));
   const text = renderAudit(await readAuditPages(engine, Infinity), 200);

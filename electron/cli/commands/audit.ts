@@ -6,16 +6,7 @@ import type { AuditEntry } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import { clip, table } from '../format.js';
 import { withEngine } from './jobs.js';
-
-const DEFAULT_COUNT = 50;
-
-export const auditUsage = `Usage: gpushare audit [--json] [--count N | --all]
-  The changes asked of the engine, newest first: when, who, what, and "ok" or why it was refused.
-  Refusals past the first few of a user and reason in an hour are one row that counts them (×N).
-  You see your own entries; an administrator sees everyone's.
-  --count N  the newest N entries (default ${DEFAULT_COUNT})
-  --all      every entry the engine keeps (read page by page)
-  --json     the entries as JSON (schema: AuditEntry in shared/jobs.ts)`;
+import { AUDIT_DEFAULT_COUNT } from '../usage.js';
 
 /** The newest `count` entries (Infinity: all), following audit.list's pages from the newest. */
 export async function readAuditPages(api: Pick<GpushareApi, 'call'>, count: number): Promise<AuditEntry[]> {
@@ -35,7 +26,7 @@ export async function auditCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, all: { type: 'boolean' }, count: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`gpushare audit takes no arguments, got "${positionals[0]}".`);
   if (values.all && values.count !== undefined) throw new UsageError('Give --count N or --all, not both.');
-  const count = values.all ? Infinity : values.count === undefined ? DEFAULT_COUNT : Number(values.count);
+  const count = values.all ? Infinity : values.count === undefined ? AUDIT_DEFAULT_COUNT : Number(values.count);
   if (!(count === Infinity || (Number.isInteger(count) && count >= 1))) throw new UsageError(`--count must be a whole number of entries, at least 1; got "${values.count}".`);
   const entries = await withEngine((engine) => readAuditPages(engine, count));
   process.stdout.write(values.json ? JSON.stringify(entries, null, 2) + '\n' : renderAudit(entries, process.stdout.columns ?? 120) + '\n');

@@ -2,11 +2,7 @@
 // offers exactly the commands, subcommands and options the dispatcher knows.
 import { UsageError } from '../args.js';
 import type { CliCommand } from '../command-table.js';
-
-export const completionUsage = `Usage: gpushare completion bash|zsh
-  Prints a completion script for commands, subcommands and options. Load it with
-    bash: source <(gpushare completion bash)      (or save it in ~/.local/share/bash-completion/completions/gpushare)
-    zsh:  source <(gpushare completion zsh)       (after compinit)`;
+import { completionUsage } from '../usage.js';
 
 const SHELLS = ['bash', 'zsh'] as const;
 

@@ -15,11 +15,6 @@ import { openInBrowser } from '../open-browser.js';
 // A daemon that accepts but never answers is as good as none; this long is generous for a loaded box.
 const ANSWER_TIMEOUT_MS = 10_000;
 
-export const consoleUsage = `Usage: gpushare console [--port N] [--socket PATH] [--no-open]
-  The browser console for the box daemon: connects to its socket as you and serves the console
-  on 127.0.0.1 (a random port unless --port) with a one-time token, opening your browser unless
-  --no-open. --socket: default $GPUSHARE_SOCKET, else ${daemonSocketPath()}.`;
-
 type WhoAmI = ApiResults['session.whoami'];
 
 export async function consoleCommand(argv: string[]): Promise<number> {

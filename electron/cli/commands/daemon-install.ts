@@ -5,12 +5,10 @@ import { accessSync, chmodSync, constants, existsSync, lstatSync, mkdirSync, rea
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defaultConfigText, loadDaemonConfig } from '../../engine/daemon/config-file.js';
-import { DAEMON_CONFIG } from '../../engine/daemon/daemon-host.js';
+import { DAEMON_CONFIG, UNIT_PATH } from '../../engine/daemon/daemon-paths.js';
 import { packageRoot } from '../../engine/paths.js';
 import { applyPreloadAll, foreignLoaders, installedPreloadLibrary, PreloadAllError, preparePreloadAll } from './preload-all.js';
 
-export const UNIT_PATH = '/etc/systemd/system/gpushare.service';
-export const START_COMMAND = 'systemctl daemon-reload && systemctl enable --now gpushare';
 
 export interface InstallOptions {
   /** Where / is: '/' for the box itself, a staging directory for packages and tests. */

@@ -3,32 +3,15 @@
 import { resolve } from 'node:path';
 import { DaemonConfigError } from '../../engine/daemon/config-file.js';
 import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, runDaemon, type DaemonOptions } from '../../engine/daemon/daemon-host.js';
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { DEFAULT_SCENARIO } from '../../engine/gpu/simulated-box-names.js';
 import { parseFlags, UsageError } from '../args.js';
-import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
-import { LD_SO_PRELOAD } from './preload-all.js';
-import { defaultInstallOptions, installDaemon, InstallError, START_COMMAND, UNIT_PATH } from './daemon-install.js';
+import { metricsOption } from '../metrics-option.js';
+import { defaultInstallOptions, installDaemon, InstallError } from './daemon-install.js';
+import { START_COMMAND, UNIT_PATH } from '../../engine/daemon/daemon-paths.js';
+import { daemonUsage } from '../usage.js';
 
 /** The exit status for a config the daemon will not start with (EX_CONFIG): the unit does not restart on it. */
 export const EXIT_BAD_CONFIG = 78;
-
-export const daemonRunUsage = `Usage: gpushare daemon [--socket PATH] [--db PATH] [--config PATH] [--simulate [SCENARIO]] [--metrics [ADDR:]PORT]
-  Runs the engine as root for the whole box: every user's CLI, desktop app and console are its
-  clients, named by the kernel. Socket ${DAEMON_SOCKET}, store ${DAEMON_DB},
-  config ${DAEMON_CONFIG} unless given (a missing config means the defaults; a bad one is an
-  error naming the key, and the daemon does not start: exit status 78). systemd runs it: see \`daemon install\`.
-  ${METRICS_USAGE}`;
-
-export const daemonInstallUsage = `Usage: gpushare daemon install [--root DIR] [--node PATH] [--preload-all | --no-preload-all]
-  As root: writes ${UNIT_PATH} (running this installation), the default config if there is
-  none (an existing one is kept), creates the admin group (gpushare-admin) if missing, and prints
-  the command that starts it. --root DIR writes under DIR instead and creates no group (packaging,
-  tests); --node PATH is the node binary the unit runs (default: this one, ${process.execPath}).
-  --preload-all adds this installation's preload library to ${LD_SO_PRELOAD}, so that every program
-  started on the box loads it and enrols at its first CUDA call (it stays inert in programs that never
-  use CUDA); --no-preload-all takes it out. The file's other entries are kept.`;
-
-export const daemonUsage = `${daemonRunUsage}\n${daemonInstallUsage}`;
 
 export async function daemonCommand(argv: string[]): Promise<number> {
   if (argv[0] === 'install') return daemonInstall(argv.slice(1));

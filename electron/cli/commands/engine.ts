@@ -1,25 +1,18 @@
 // `gpushare engine`: your personal engine, headless, on its unix socket only. The desktop app
 // runs it in its own process so NVML calls and process control never block the window.
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { openConsoleHost } from '../../engine/console-host.js';
 import { DEFAULT_RATE_HZ, checkRate } from '../../engine/sampler/sampler.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { engineDefaults } from '../user-settings.js';
-import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
-
-export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no-demo] [--rate HZ] [--until-stdin-closes] [--metrics [ADDR:]PORT]
-  Runs your personal engine with no console: only its unix socket, for the desktop app and
-  the CLI (prints "engine socket: PATH" once it answers). Simulated GPUs, with the demo jobs
-  unless --no-demo, when no NVIDIA driver is found. Stops cleanly on SIGTERM, SIGINT or SIGHUP,
-  and with --until-stdin-closes also when its standard input ends (the app that started it is gone).
-  ${METRICS_USAGE}
-  Defaults for --rate, --db and --metrics: engine.* in $XDG_CONFIG_HOME/gpushare/config.json (a flag wins).`;
+import { metricsOption } from '../metrics-option.js';
+import { labelSuffix } from '../../engine/gpu/gpu-backend.js';
 
 export async function engineCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     { simulate: { type: 'string' }, 'no-demo': { type: 'boolean' }, rate: { type: 'string' }, 'until-stdin-closes': { type: 'boolean' }, metrics: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare engine takes no arguments, got "${positionals[0]}".`);
   const defaults = engineDefaults(); // the person's config file; a flag wins
@@ -39,7 +32,7 @@ export async function engineCommand(argv: string[]): Promise<number> {
   });
   const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], rateHz, metrics, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, boxName: defaults.boxName, say: (line) => process.stderr.write(line + '\n') });
   host.engine.setHost({ stop }); // `gpushare stop` (engine.stop) ends it as SIGTERM does
-  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
+  const simulated = labelSuffix(host.backend.label);
   process.stdout.write(`engine socket: ${host.socketPath}${simulated}\n`);
   await stopped;
   await host.close();

@@ -11,19 +11,7 @@ import { preloadLibraryPath } from '../../engine/gate/launch-gate.js';
 import { ENROL_SHELLS, RC_FILES, SHELL_LINE_MARK, shellLine, type EnrolShell } from '../../engine/enrol/shell-line.js';
 import { UsageError } from '../args.js';
 import { callWithin, EngineRequestError, EngineUnavailableError, findEngine } from '../engine-client.js';
-
-export const enrolUsage = `Usage: gpushare enrol [--priority high|normal|best-effort] [--mem SIZE] [--keep-resident] -- COMMAND [ARGS…]
-       gpushare enrol --shell bash|zsh [--install]
-  The first form runs COMMAND (no shell, in the foreground, its exit status is enrol's) with the preload
-  library loaded: at its first CUDA call it enrols as one job with these options (a hard memory quota
-  --mem 20G across its processes, its priority lane), as a \`gpushare run\` job is managed. The options
-  are registered with the engine by this process before COMMAND starts. With no engine answering,
-  COMMAND runs unmanaged (said on stderr).
-  --shell prints the line that loads the library into every program of your bash or zsh sessions: a
-  program that never uses the CUDA driver does not notice it; one that does enrols at its first call
-  (a notebook kernel, a script, its process tree: one job each). --install appends that line to
-  ~/.bashrc or ~/.zshrc (once) and says where. An administrator's /etc/gpushare/preload-off stops
-  every enrolment.`;
+import { splitEnrolArgs } from '../enrol-args.js';
 
 export async function enrolCommand(argv: string[]): Promise<number> {
   const { flags, command } = splitEnrolArgs(argv);
@@ -114,34 +102,4 @@ function shellCommand(shell: EnrolShell, install: boolean): number {
   appendFileSync(rc, `${text && !text.endsWith('\n') ? '\n' : ''}${line}\n`);
   process.stdout.write(`Added to ${rc}:\n  ${line}\nNew ${shell} sessions load it; in this one: source ${rc}\n`);
   return 0;
-}
-
-/** gpushare's own flags (until "--" or the first word that is not one) and the command. */
-export function splitEnrolArgs(argv: readonly string[]): { flags: Map<string, string | true>; command: string[] } {
-  const flags = new Map<string, string | true>();
-  let i = 0;
-  for (; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--') {
-      i++;
-      break;
-    }
-    if (arg === '-h') {
-      flags.set('help', true);
-      continue;
-    }
-    if (!arg.startsWith('--')) break;
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    if (['help', 'keep-resident', 'install'].includes(name)) {
-      if (eq >= 0) throw new UsageError(`--${name} takes no value, got "${arg}".`);
-      flags.set(name, true);
-      continue;
-    }
-    if (!['priority', 'mem', 'shell'].includes(name)) throw new UsageError(`Unknown option --${name} for gpushare enrol (put the command after --).`);
-    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value.`);
-    flags.set(name, value);
-  }
-  return { flags, command: argv.slice(i) };
 }

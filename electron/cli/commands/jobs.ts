@@ -4,11 +4,6 @@ import { parseFlags, UsageError } from '../args.js';
 import { connectToEngine, type EngineClient } from '../engine-client.js';
 import { clip, formatBytes, formatPercent, table } from '../format.js';
 
-export const jobsUsage = `Usage: gpushare jobs [--json] [--all]
-  Managed jobs (j…, started by gpushare run) and every other GPU process (p<pid>).
-  --all     include finished and failed jobs
-  --json    the list as JSON (schema: JobView in shared/jobs.ts)`;
-
 /** Connect to the running engine, run `fn`, always disconnect. */
 export async function withEngine<T>(fn: (engine: EngineClient) => Promise<T>): Promise<T> {
   const engine = await connectToEngine();

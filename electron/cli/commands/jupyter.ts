@@ -11,21 +11,10 @@ import { PRIORITIES, type Priority } from '../../../shared/jobs.js';
 import { outsideAsar, packageRoot } from '../../engine/paths.js';
 import { parseFlags, UsageError } from '../args.js';
 import { installedPreloadLibrary } from './preload-all.js';
+import { DEFAULT_KERNEL_NAME, jupyterUsage, KERNEL_PYTHON } from '../usage.js';
 
-export const DEFAULT_KERNEL_NAME = 'gpushare-python3';
-export const KERNEL_PYTHON = '/usr/bin/python3';
 /** python3 runs it: a real file, outside any asar. */
 export const kernelLauncher = (root = packageRoot()): string => outsideAsar(join(root, 'assets', 'jupyter', 'gpushare-kernel.py'));
-
-export const jupyterInstallKernelUsage = `Usage: gpushare jupyter install-kernel [--name NAME] [--priority high|normal|best-effort] [--mem SIZE] [--auto-park] [--user|--sys-prefix]
-  Writes a Jupyter kernelspec (default name ${DEFAULT_KERNEL_NAME}) that starts ${KERNEL_PYTHON}'s ipykernel with
-  gpushare's preload library: each running kernel enrols as one job at its first CUDA call, with these
-  settings (the lab policy's limits apply). --mem is a hard memory quota for the kernel (20G = 20 GiB);
-  --auto-park lets the engine park the kernel's GPU memory while it is idle and another job needs it
-  (its next cell waits for the restore); without it the kernel keeps its memory. Written in your Jupyter
-  data directory ($JUPYTER_DATA_DIR, else ~/.local/share/jupyter); as root in /usr/local/share/jupyter
-  (--user: root's own); --sys-prefix: in ${KERNEL_PYTHON}'s prefix (/usr/share/jupyter). Prints where.`;
-export const jupyterUsage = jupyterInstallKernelUsage; // its one subcommand
 
 export interface KernelOptions {
   name: string;

@@ -5,36 +5,11 @@ import { PRIORITIES, parseByteSize, type Priority } from '../../../shared/jobs.j
 import { labView, personTotals, whereCanIRun, type LabBoxSpec, type LabSnapshot } from '../../../shared/lab.js';
 import { LabHub } from '../../engine/lab/lab-hub.js';
 import { openBoxLink, LinkError } from '../../engine/lab/box-link.js';
-import { ADMIN_LAB_FILE, loadLabList } from '../../engine/lab/lab-list.js';
+import { loadLabList } from '../../engine/lab/lab-list.js';
 import { runtimeDir } from '../../engine/paths.js';
 import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
 import { formatBytes, formatPercent, table } from '../format.js';
-
-export const labPsUsage = `Usage: gpushare lab ps [--json] [--watch] [--wait SECONDS]
-  Every box of the lab list: its state (connected, or down since when and why), its GPUs
-  (utilization, memory, whose processes, MIG slices, queued jobs), then each person's totals
-  across the boxes. Waits up to --wait seconds (default 10) for the boxes to answer; a box that
-  has not is shown as it stands. --watch: redrawn once a second until Ctrl-C, each box kept up
-  on its own (a box that goes down shows so, and comes back when it answers again).`;
-
-export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [--priority high|normal|best-effort] [--json] [--wait SECONDS]
-  The boxes and GPUs that can start a job now (free memory, your limits under each box's lab
-  policy, the jobs queued ahead of it), best first; then why each other box cannot. Run it on
-  the first with \`gpushare run --box NAME --mem SIZE -- COMMAND\`.`;
-
-export const labUsage = `Usage: gpushare lab ps|where …
-  The lab's boxes in one view, each reached as you: over ssh (your keys, agent and
-  ~/.ssh/config) or a socket on this machine. The list: ${ADMIN_LAB_FILE} (the admin's) and
-  ~/.config/gpushare/lab.json (your own, added to it), like
-    {"boxes": [{"name": "box1", "ssh": "box1.lab"}, {"name": "box2", "ssh": "alice@10.0.0.2"}]}
-  Each entry: name; ssh (a destination as ssh takes it); socket (the daemon's socket there,
-  default /run/gpushare/engine.sock, or alone: a socket on this machine); gpushare (the command
-  on the box, default gpushare, for \`gpushare relay --stdio\` where it will not forward a socket).
-
-${labPsUsage}
-
-${labWhereUsage}`;
 
 const DEFAULT_WAIT_S = 10;
 

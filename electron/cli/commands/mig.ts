@@ -1,9 +1,10 @@
 // `gpushare mig plan`: a MIG layout for a job mix on one GPU model, and the commands that make it.
 import type { MigApplyResult, MigLayoutView } from '../../../shared/spatial.js';
-import { openGpuBackend, DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { openGpuBackend } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { applyMigLayout, MigApplyRefused, readMigLayout } from '../../engine/mig/apply.js';
 import { migCommands } from '../../engine/mig/commands.js';
-import { DryRunMigExecutor, RealMigExecutor, SimulatedMigExecutor } from '../../engine/mig/executor.js';
+import { DryRunMigExecutor } from '../../engine/mig/executor.js';
 import { ProcTable } from '../../engine/proc/proc-table.js';
 import { connectToEngine, EngineUnavailableError } from '../engine-client.js';
 import { JOB_SPEC_HELP, JobSpecError, parseJobSpecs } from '../../../shared/mig-job-spec.js';
@@ -13,28 +14,7 @@ import { BUILT_IN_MIG_MODELS, builtInMigProfileTable } from '../../engine/mig/pr
 import { parseFlags, UsageError } from '../args.js';
 import { formatByteSize } from '../../../shared/byte-size.js';
 import { checkGpuIndex, checkGpuOnEngine } from '../engine-snapshot.js';
-
-export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--no-mps] [--json]
-  --model MODEL        ${BUILT_IN_MIG_MODELS.join(', ')} (or a name like "NVIDIA H100 80GB HBM3")
-  --jobs SPEC,…        each MEMORY[:SMSHARE][@PRIORITY], e.g. 30G,10G:0.2,20G@high
-                       MEMORY 20G = 20GB = 20GiB (2^30 bytes, as everywhere in gpushare); profile names are
-                       nominal: an H100's 1g.10gb holds 9.75G, its 1g.20gb 19.62G
-                       SMSHARE 0-1 or 1-100% of the GPU's SMs; PRIORITY high, normal or best-effort
-  --gpu N              GPU index for the printed nvidia-smi commands (default 0)
-  --no-mps             one slice per job: never let jobs share a slice through MPS (by default they do
-                       only where that places more jobs)
-  --json               the plan as JSON (for scripts)`;
-
-export const migLayoutUsage = `Usage: gpushare mig layout --gpu N [--json] [--simulate [SCENARIO]]
-  The GPU's slices now: GPU/compute instances, profiles, placements and the processes in each.`;
-
-export const migApplyUsage = `Usage: gpushare mig apply --gpu N (--jobs SPEC[,SPEC…] | --layout PROFILE[@START][,…]) [--dry-run] [--json]
-                          [--simulate [SCENARIO]]
-  Plans for the jobs (or takes the layout, e.g. 3g.40gb@4,2g.20gb) and applies it through the running
-  engine (mig.apply), or directly with --simulate or --dry-run: only when the slices it changes are
-  idle and the engine is root; otherwise it says what blocks it. --dry-run prints the commands.`;
-
-export const migUsage = [migPlanUsage, migLayoutUsage, migApplyUsage].join('\n');
+import { migUsage } from '../usage.js';
 
 export async function migCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -164,7 +144,7 @@ async function migOnGpu(sub: 'apply' | 'layout', argv: string[]): Promise<number
   const { values, positionals } = parseFlags(
     argv,
     { gpu: { type: 'string' }, jobs: { type: 'string' }, layout: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, simulate: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare mig ${sub} takes no arguments, got "${positionals[0]}".`);
   if (values.gpu === undefined || !/^\d+$/.test(values.gpu)) throw new UsageError(`--gpu N is needed: the index of the GPU${values.gpu === undefined ? '' : `, got "${values.gpu}"`}.`);
@@ -198,7 +178,7 @@ async function migOnGpu(sub: 'apply' | 'layout', argv: string[]): Promise<number
       if (sub === 'layout') {
         result = readMigLayout(gpu, deps);
       } else {
-        const executor = dryRun ? new DryRunMigExecutor() : backend.simulated ? new SimulatedMigExecutor({ statePath: backend.simulated.statePath }) : new RealMigExecutor();
+        const executor = dryRun ? new DryRunMigExecutor() : backend.migExecutor();
         result = await applyMigLayout(request, deps, executor).catch((error: unknown) => {
           if (error instanceof MigApplyRefused) throw new Error(`${error.message}${error.result.commands.length ? `\nCommands:\n${error.result.commands.map((c) => `  ${c}`).join('\n')}` : ''}`);
           throw error;

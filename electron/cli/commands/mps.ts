@@ -3,15 +3,7 @@ import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 import { parseFlags, UsageError } from '../args.js';
 import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { withEngine } from './jobs.js';
-
-export const mpsUsage = `Usage: gpushare mps status|start|stop [--gpu N] [--gi GI] [--json]
-  status   per GPU: off, ours (the engine's daemon) or held (another user's: one user's MPS per box),
-           who started ours (jobs: it stops when their last one ends; a request: it runs until stopped),
-           and the engine's daemons inside MIG slices
-  start    start the engine's MPS control daemon for GPU N and keep it until stopped (jobs in --mode mps
-           start one themselves, which stops with their last one)
-  stop     stop it (its clients lose their server: stop them first); with --gi GI the daemon inside
-           that MIG slice (jobs run with --mig-slice and --mps-share start and stop it themselves)`;
+import { mpsUsage } from '../usage.js';
 
 export async function mpsCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;

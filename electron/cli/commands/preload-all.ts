@@ -5,8 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { basename, isAbsolute, join } from 'node:path';
 import { outsideAsar } from '../../engine/paths.js';
+import { LD_SO_PRELOAD } from '../../engine/daemon/daemon-paths.js';
 
-export const LD_SO_PRELOAD = '/etc/ld.so.preload';
+export { LD_SO_PRELOAD };
 export const PRELOAD_LIBRARY_NAME = 'libgpushare-preload.so';
 /** The admin's kill switch: while it exists no process enrols (native/preload/src/enrol.c, GS_PRELOAD_OFF_FILE). */
 export const PRELOAD_OFF_FILE = '/etc/gpushare/preload-off';

@@ -1,25 +1,17 @@
 // `gpushare ps`: every GPU and GPU process, once, as JSON, or refreshed: the running engine's view
 // when one answers (it may be on simulated GPUs), else straight from the driver.
-import { openGpuBackend, DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
-import { checkRate, DEFAULT_RATE_HZ, Sampler } from '../../engine/sampler/sampler.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
+import { checkRate, DEFAULT_RATE_HZ } from '../../engine/sampler/sampling-rate.js';
 import { parseFlags, parseRate, UsageError } from '../args.js';
 import { EngineUnavailableError, findEngine, type EngineClient } from '../engine-client.js';
 import { latestSnapshot } from '../engine-snapshot.js';
 import { renderSnapshot } from './ps-render.js';
 
-export const psUsage = `Usage: gpushare ps [--json] [--watch] [--rate HZ] [--simulate [SCENARIO]]
-  --json               one snapshot as JSON (for scripts)
-  --watch              refresh until Ctrl-C (--rate samples per second, 0.2-10, default 1)
-  --simulate [NAME]    use the simulated GPU driver (default scenario ${DEFAULT_SCENARIO})
-  With an engine running (the box daemon, or your console or \`gpushare serve\`), ps shows what it
-  sees, at its sampling rate; otherwise it reads the driver itself (--simulate always does).`;
-
-
 export async function psCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     { json: { type: 'boolean' }, watch: { type: 'boolean' }, rate: { type: 'string' }, simulate: { type: 'string' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare ps takes no arguments, got "${positionals[0]}".`);
   if (values.json && values.watch) throw new UsageError('--json and --watch cannot be combined.');
@@ -36,16 +28,14 @@ export async function psCommand(argv: string[]): Promise<number> {
     if (engine) return psFromEngine(engine, { json: values.json ?? false, watch: values.watch ?? false });
   }
 
+  // the driver and the sampler only where no engine answers: asking an engine loads neither
+  const [{ openGpuBackend }, { Sampler }] = await Promise.all([import('../../engine/gpu/open-backend.js'), import('../../engine/sampler/sampler.js')]);
   const backend = await openGpuBackend({ simulate: values.simulate }).catch((error: Error) => {
     if (values.simulate !== undefined) throw error;
     throw new Error(`${error.message}\nNo NVIDIA driver here? \`gpushare ps --simulate\` shows the simulated GPUs.`);
   });
   try {
-    const sampler = new Sampler(backend.nvml, {
-      rateHz,
-      simulated: backend.simulated !== null,
-      scenario: backend.simulated?.scenario ?? null,
-    });
+    const sampler = new Sampler(backend.nvml, { rateHz, ...backend.label });
     if (!values.watch) {
       const snapshot = sampler.tick();
       process.stdout.write(values.json ? JSON.stringify(snapshot, null, 2) + '\n' : renderSnapshot(snapshot, terminalWidth()) + '\n');

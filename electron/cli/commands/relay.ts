@@ -5,12 +5,6 @@ import { connect } from 'node:net';
 import { parseFlags, UsageError } from '../args.js';
 import { daemonSocketPath } from '../engine-client.js';
 
-export const relayUsage = `Usage: gpushare relay --stdio [--socket PATH]
-  Relays the gpushare API between stdin/stdout and the box daemon's socket (default
-  /run/gpushare/engine.sock), as you: \`ssh BOX gpushare relay --stdio\` is how \`gpushare lab\`
-  reaches a box whose sshd does not forward sockets. It holds at most a few tens of KB in each
-  direction: a side that does not read slows the other. Exits when either side closes.`;
-
 export async function relayCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { stdio: { type: 'boolean' }, socket: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`gpushare relay takes no arguments, got "${positionals[0]}".`);

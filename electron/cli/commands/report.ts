@@ -12,14 +12,6 @@ import { parseFlags, UsageError } from '../args.js';
 const FORMATS = ['csv', 'json', 'html', 'pdf'] as const;
 type Format = (typeof FORMATS)[number];
 
-export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [--by user|job|gpu|container] [--format csv|json|html|pdf] [-o FILE] [--db PATH]
-  --since, --until     a duration back from now (90m, 12h, 7d, 2w) or an ISO date (2026-11-01, 2026-11-01T09:00Z);
-                       default: the last 7 days up to now
-  --by                 one row per user (default), job or GPU
-  --format             csv (default, or from -o's extension), json, html (charts), pdf (needs Chromium)
-  -o FILE              write to FILE instead of standard output (required for pdf)
-  --db PATH            the usage database (default $XDG_DATA_HOME/gpushare/usage.db)`;
-
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
 /** "90m", "12h", "7d" (that long before now), "now", or an ISO date; ms since the epoch. */

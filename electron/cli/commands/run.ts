@@ -1,6 +1,7 @@
 // `gpushare run`: submit a command as a managed job to the running engine.
 import { PRIORITIES, SHARING_MODES, parseByteSize, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { UsageError } from '../args.js';
+import { splitRunArgs } from '../run-args.js';
 import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { engineDefaults } from '../user-settings.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
@@ -23,56 +24,8 @@ const withBox =
     }
   };
 
-export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
-                    [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
-                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--box NAME] [--json] -- COMMAND [ARGS…]
-  Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
-  free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
-  --request (default: the quota) free. Output goes to the job's log file.
-  Then follows it for up to --wait seconds (default 1) and says what it came to: running, queued
-  and what it waits for, or failed (exit status 1 when it failed or could not start).
-  --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the
-  pinned memory limit); --mig-slice (mode mig) runs it in one MIG slice (see gpushare mig layout),
-  with --mps-share sharing the slice through the slice's own MPS daemon (percent of its SMs).
-  --keep-resident: never park it to give its memory to another job while it is idle.
-  SIZE like 20G (20 GiB: K, M, G, T are powers of 1024). Without --priority: engine.defaultPriority
-  in $XDG_CONFIG_HOME/gpushare/config.json, else normal.
-  --box NAME: on that box of the lab list (see gpushare lab), as you there, in the same working
-  directory (refused when it does not exist there) and with your environment.`;
-
-const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait', 'box']);
 const DEFAULT_WAIT_S = 1;
 const MAX_WAIT_S = 600;
-
-/** Flags until "--" (or the first word that is not a flag); the rest is the command, untouched. */
-export function splitRunArgs(argv: readonly string[]): { flags: Map<string, string | true>; command: string[] } {
-  const flags = new Map<string, string | true>();
-  let i = 0;
-  for (; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--') {
-      i++;
-      break;
-    }
-    if (arg === '-h') {
-      flags.set('help', true); // the dispatcher prints the usage; here it only marks where gpushare's own flags end
-      continue;
-    }
-    if (!arg.startsWith('--')) break;
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    if (name === 'json' || name === 'help' || name === 'keep-resident') {
-      if (eq >= 0) throw new UsageError(`--${name} takes no value, got "${arg}".`);
-      flags.set(name, true);
-      continue;
-    }
-    if (!VALUE_FLAGS.has(name)) throw new UsageError(`Unknown option --${name} for gpushare run (put the command after --).`);
-    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value.`);
-    flags.set(name, value);
-  }
-  return { flags, command: argv.slice(i) };
-}
 
 export async function runCommand(argv: string[]): Promise<number> {
   const { flags, command } = splitRunArgs(argv);

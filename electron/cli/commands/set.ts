@@ -6,13 +6,7 @@ import type { EngineClient } from '../engine-client.js';
 import { formatBytes } from '../format.js';
 import { JobWatch, PASSING_STATES } from '../job-watch.js';
 import { withEngine } from './jobs.js';
-
-export const setUsage = `Usage: gpushare set JOB [--priority high|normal|best-effort] [--mem SIZE|none]
-                    [--suspend | --resume | --park | --unpark | --terminate] [--wait SECONDS] [--json]
-  JOB is a job id (j12) or a GPU process (p4242, or just its pid). The changes are one move:
-  all are made, or none when one is refused. Then it prints the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
-  free meanwhile); --unpark restores it on the same GPU. A park or unpark is followed until it
-  completes, up to --wait seconds (default 10). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).`;
+import { setUsage } from '../usage.js';
 
 const ACTIONS = ['suspend', 'resume', 'park', 'unpark', 'terminate'] as const;
 const DEFAULT_WAIT_S = 10;

@@ -2,38 +2,19 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants } from 'node:os';
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { listScenarios, SimulatedDriver } from '../../engine/gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../../engine/paths.js';
 import { join } from 'node:path';
 import { parseFlags, UsageError } from '../args.js';
-
-const SIM_SUBCOMMANDS: Record<string, string> = {
-  scenarios: 'list the simulated GPU boxes',
-  env: 'print the environment that points CUDA programs at the simulated GPUs',
-  'fakejob -- ARGS…': 'run a simulated GPU job in the foreground (see native/fakegpu/README.md)',
-  reset: 'start the simulated box afresh (no processes, no faults)',
-};
-const simTail = `The default scenario is ${DEFAULT_SCENARIO}; \`gpushare ps --simulate NAME\` shows the same box.`;
-
-export const simUsage = `Usage: gpushare sim COMMAND [--scenario NAME]
-${Object.entries(SIM_SUBCOMMANDS).map(([name, what]) => `  ${name.padEnd(24)}  ${what}`).join('\n')}
-${simTail}`;
-
-/** Each subcommand's own usage, for \`gpushare sim SUB --help\`. */
-export const simSubcommandUsage: Record<string, string> = Object.fromEntries(
-  Object.entries(SIM_SUBCOMMANDS).map(([name, what]) => {
-    const [sub, ...args] = name.split(' ');
-    return [sub, `Usage: gpushare sim ${sub} [--scenario NAME]${args.length ? ` ${args.join(' ')}` : ''}\n  ${what}\n${simTail}`];
-  }),
-);
+import { simUsage } from '../usage.js';
 
 export async function simCommand(argv: string[]): Promise<number> {
   const split = argv.indexOf('--');
   const own = split === -1 ? argv : argv.slice(0, split);
   const rest = split === -1 ? [] : argv.slice(split + 1);
   const { values, positionals } = parseFlags(own, { scenario: { type: 'string' } });
-  const scenario = values.scenario ?? DEFAULT_SCENARIO;
+  const scenario = values.scenario ?? POINTED_BOX; // the box this shell points at, else the default one
   const [sub, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}". Pass fakejob arguments after "--".`);
   switch (sub) {
@@ -41,20 +22,21 @@ export async function simCommand(argv: string[]): Promise<number> {
       process.stdout.write(listScenarios().join('\n') + '\n');
       return 0;
     case 'env': {
-      const driver = await SimulatedDriver.shared(scenario);
+      const driver = await SimulatedDriver.named(scenario);
       for (const [key, value] of Object.entries(driver.env)) process.stdout.write(`export ${key}=${shellQuote(value)}\n`);
       return 0;
     }
     case 'reset': {
-      const driver = await SimulatedDriver.shared(scenario);
+      const driver = await SimulatedDriver.named(scenario);
+      if (driver.scenario === 'custom') throw new UsageError(`The box at ${driver.statePath} was made from a scenario file: name it again with --scenario FILE to reset it.`);
       rmSync(driver.statePath, { force: true });
-      await SimulatedDriver.shared(scenario);
-      process.stdout.write(`The simulated box "${scenario}" starts afresh.\n`);
+      await SimulatedDriver.create({ scenario: driver.scenario, statePath: driver.statePath });
+      process.stdout.write(`The simulated box "${driver.scenario}" starts afresh.\n`);
       return 0;
     }
     case 'fakejob': {
       if (rest.length === 0) throw new UsageError('gpushare sim fakejob needs the job after "--", e.g. -- --mem 2G train --kernel-ms 5 --duration 60');
-      const driver = await SimulatedDriver.shared(scenario);
+      const driver = await SimulatedDriver.named(scenario);
       const child = spawn(join(fakegpuBuildDir(), 'fakejob'), rest, { stdio: 'inherit', env: { ...process.env, ...driver.env } });
       // the job's own status, or 128 + the signal's number as a shell reports a killed command
       return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1))));

@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openConsoleHost } from '../../engine/console-host.js';
-import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
+import { POINTED_BOX } from '../../engine/gpu/simulated-box-names.js';
 import { packageRoot } from '../../engine/paths.js';
-import { listenOnLoopback, serveConsoleOnLoopback } from '../../engine/server/web-server.js';
+import { serveConsoleOnLoopback } from '../../engine/server/web-server.js';
 import { labConsoleSessions } from '../../engine/lab/lab-console-sessions.js';
 import { LabHub } from '../../engine/lab/lab-hub.js';
 import { labConsoleHref } from '../../../shared/lab-console.js';
@@ -15,22 +15,12 @@ import { parseFlags, UsageError } from '../args.js';
 import { findEngine } from '../engine-client.js';
 import { consoleCommand } from './console.js';
 import { openInBrowser } from '../open-browser.js';
-import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
+import { metricsOption } from '../metrics-option.js';
 import { engineDefaults } from '../user-settings.js';
 import { desktopElectron } from '../desktop-launch.js';
 import { runElectronInstaller } from '../electron-fetch.js';
 import { sandboxFacts } from '../electron-sandbox.js';
-
-export const startUsage = `Usage: gpushare start [--simulate [SCENARIO]] [--browser] [--port N] [--no-demo] [--no-sandbox] [--metrics [ADDR:]PORT]
-       gpushare start --lab [--port N]
-  Opens the desktop console (fetching Electron's binary first when it is missing); where
-  Electron cannot run, serves the browser console on 127.0.0.1 instead. Simulated GPUs
-  (with a small live demo) when no NVIDIA driver is found. --no-sandbox runs the desktop
-  app without Chromium's sandbox (only where it cannot start one, and knowing the cost).
-  ${METRICS_USAGE}
-  --lab serves the Lab view in the browser console instead: every box of the lab list (see
-  gpushare lab), each reached as you; opening a box shows its console, every action going to
-  that box's daemon. No engine is started here.`;
+import { labelSuffix } from '../../engine/gpu/gpu-backend.js';
 
 /** The Electron executable if its binary was downloaded, read without importing electron. */
 export function electronBinary(root = packageRoot()): string | null {
@@ -46,7 +36,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     { simulate: { type: 'string' }, browser: { type: 'boolean' }, port: { type: 'string' }, 'no-demo': { type: 'boolean' }, 'no-sandbox': { type: 'boolean' }, metrics: { type: 'string' }, lab: { type: 'boolean' } },
-    { simulate: DEFAULT_SCENARIO },
+    { simulate: POINTED_BOX },
   );
   if (positionals.length > 0) throw new UsageError(`gpushare start takes no arguments, got "${positionals[0]}".`);
   const port = values.port === undefined ? 0 : Number(values.port);
@@ -76,9 +66,9 @@ export async function startCommand(argv: string[]): Promise<number> {
   const running = await consoleOfRunningEngine(values.port, values.simulate !== undefined || values['no-demo'] === true || metricsAsked, metricsAsked);
   if (running !== null) return running;
 
-  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, boxName: defaults.boxName, say: (line) => process.stderr.write(line + '\n') });
-  const web = await listenOnLoopback(host.engine, { port });
-  const simulated = host.backend.simulated ? ` — SIMULATED GPUs (scenario ${host.backend.simulated.scenario})` : '';
+  const host = await openConsoleHost({ simulate: values.simulate, demo: !values['no-demo'], metrics, rateHz: defaults.rateHz, db: defaults.db, autoParkIdleSeconds: defaults.autoParkIdleSeconds, boxName: defaults.boxName, web: { port }, say: (line) => process.stderr.write(line + '\n') });
+  const web = host.web!;
+  const simulated = labelSuffix(host.backend.label);
   process.stdout.write(`gpushare console: ${web.url}${simulated}\nengine socket: ${host.socketPath}\n`);
   const page = openInBrowser(web.url);
 
@@ -87,7 +77,6 @@ export async function startCommand(argv: string[]): Promise<number> {
     host.engine.setHost({ stop: resolve, consoleUrl: web.url }); // `gpushare stop` ends it as SIGTERM does
   });
   page.dispose();
-  await web.close();
   await host.close();
   return 0;
 }

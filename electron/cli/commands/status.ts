@@ -10,13 +10,6 @@ import { loadUserConfig, userConfigPath, UserConfigError } from '../../engine/se
 import { parseFlags, UsageError } from '../args.js';
 import { callWithin, EngineUnavailableError, findEngine, type EngineSocket } from '../engine-client.js';
 
-export const statusUsage = `Usage: gpushare status [--json]
-  Which engine answers (the box daemon, or a personal engine: whose, its pid and socket), as whom
-  it sees you, whether you are an admin, the browser console's URL, and other users' engines on
-  this box. Looks at $GPUSHARE_SOCKET alone when it is set; else the box daemon
-  (/run/gpushare/engine.sock, or $GPUSHARE_DAEMON_SOCKET), then your personal engine.
-  Exit status 0 when an engine answers, 1 when none does.`;
-
 /** What `status --json` prints. */
 export interface StatusReport {
   engine: { kind: EngineKind; owner: string; pid: number; socket: string; foundBy: EngineSocket['source'] } | null;

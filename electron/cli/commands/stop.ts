@@ -4,12 +4,6 @@ import { readProcStatus } from '../../engine/proc/proc-status.js';
 import { UsageError } from '../args.js';
 import { callWithin, EngineRequestError, EngineUnavailableError, findEngine, socketAnswers } from '../engine-client.js';
 
-export const stopUsage = `Usage: gpushare stop
-  Stops your personal engine (\`gpushare serve\`, \`start\`, \`engine\`) as Ctrl-C would: it resumes
-  what it suspended and restores parked jobs first; managed jobs keep running and the next engine
-  re-adopts them. Waits until its socket no longer answers (at most 30 s). Looks at $GPUSHARE_SOCKET
-  alone when it is set. The box daemon is stopped by an admin: systemctl stop gpushare.`;
-
 const SOCKET_CLOSE_LIMIT_MS = 30_000;
 const EXIT_LIMIT_MS = 10_000;
 const POLL_MS = 100;

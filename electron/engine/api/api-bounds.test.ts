@@ -13,6 +13,7 @@ import { noGpus } from '../store/testing/synthetic.js';
 import { DAY_MS, UsageStore } from '../store/usage-store.js';
 import type { Schema } from '../../../shared/schema.js';
 import { toErrorBody } from './api-error.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 import { validParams } from './testing/valid-params.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-api-bounds-'));
@@ -52,7 +53,7 @@ test('the bounds walk finds an unbounded field (it can fail)', async () => {
 
 /** A fresh engine with a usage store behind reports.query. */
 async function engineWithStore(name: string) {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const store = await UsageStore.open({ path: join(dir, `${name}.db`) });
   attachUsageStore(engine, store);
   after(() => store.close());
@@ -122,7 +123,7 @@ async function overSocket(path: string, line: string): Promise<{ ok: boolean; er
 }
 
 test('the keys __proto__, constructor, toString and valueOf are unknown fields over the socket, and the request changes nothing', async () => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const server = await listenOnSocket(engine, join(dir, 'proto.sock'));
   after(() => server.close());
   const rateBefore = engine.sampler.rateHz;
@@ -141,7 +142,7 @@ test('the keys __proto__, constructor, toString and valueOf are unknown fields o
 });
 
 test('every field of every method, sent a value no field accepts, answers invalid-request naming that field in a short message', async (t) => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const bad: Array<[string, unknown]> = [
     ['a huge string', 'x'.repeat(200_000)],
     ['1e300', 1e300],

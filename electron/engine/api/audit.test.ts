@@ -15,11 +15,12 @@ import { listenOnSocket } from '../server/socket-server.js';
 import { fakeGpu, fakeTicks, noGpus } from '../store/testing/synthetic.js';
 import { UsageStore } from '../store/usage-store.js';
 import { AUDIT_PARAMS_MAX_BYTES, AUDIT_RESULT_MAX_CHARS, NOT_KEPT, type NotKept } from './audit-summary.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-audit-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const bareEngine = () => new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+const bareEngine = () => new Engine(realBackend(noGpus, () => undefined));
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 /** `depth` lists around "x", and the same as JSON text (JSON.stringify itself overflows the stack on it). */
 const deep = (depth: number): { value: unknown; json: string } => {

@@ -1,20 +1,15 @@
-// Choose the GPU backend: the real NVIDIA driver, or the simulated one when asked
+// Choose the GPU backend, once: the real NVIDIA driver, or the simulated one when asked
 // (or, for the desktop console, when no driver is found). Both go through the same addon.
 import { openNvml } from './nvml-addon.js';
-import type { NvmlBinding } from './nvml-types.js';
+import { DEFAULT_SCENARIO } from './simulated-box-names.js';
 import { SimulatedDriver } from './simulated-driver.js';
-
-export const DEFAULT_SCENARIO = 'h100x2-mig';
-
-export interface GpuBackend {
-  nvml: NvmlBinding;
-  /** Present when the GPUs are simulated. */
-  simulated: SimulatedDriver | null;
-  close(): void;
-}
+import { realBackend, simulatedBackend, type GpuBackend } from './gpu-backend.js';
 
 export interface OpenBackendOptions {
-  /** A scenario name to force the simulated driver; undefined for the real driver. */
+  /**
+   * A scenario name to force the simulated driver (POINTED_BOX: the box this shell was pointed at,
+   * else DEFAULT_SCENARIO's); undefined for the real driver.
+   */
   simulate?: string;
   /** Fall back to the simulated driver when no NVIDIA driver can be opened. */
   fallBackToSimulated?: boolean;
@@ -27,8 +22,7 @@ export interface OpenBackendOptions {
 export async function openGpuBackend(options: OpenBackendOptions = {}): Promise<GpuBackend> {
   if (options.simulate !== undefined) return openSimulated(options.simulate, options.simulatedState);
   try {
-    const nvml = openNvml();
-    return { nvml, simulated: null, close: () => nvml.close() };
+    return realBackend(openNvml());
   } catch (error) {
     if (!options.fallBackToSimulated) throw error;
     options.onFallback?.(error instanceof Error ? error.message : String(error));
@@ -37,10 +31,9 @@ export async function openGpuBackend(options: OpenBackendOptions = {}): Promise<
 }
 
 async function openSimulated(scenario: string, where: OpenBackendOptions['simulatedState']): Promise<GpuBackend> {
-  const simulated = await SimulatedDriver.shared(scenario, where);
+  const simulated = await SimulatedDriver.named(scenario, where);
   // the fake NVML finds its state through this variable, read at nvmlInit
   process.env.GPUSHARE_FAKEGPU_STATE = simulated.statePath;
   process.env.GPUSHARE_CUDA_LIB = simulated.cudaLibraryPath; // the engine's own libcuda (parking) is the fake too
-  const nvml = openNvml(simulated.nvmlLibraryPath);
-  return { nvml, simulated, close: () => nvml.close() };
+  return simulatedBackend(simulated, openNvml(simulated.nvmlLibraryPath));
 }

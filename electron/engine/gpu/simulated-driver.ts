@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensurePrivateDir, fakegpuBuildDir, packageRoot, runtimeDir } from '../paths.js';
 import { toolEnvironment } from '../root-env.js';
+import { DEFAULT_SCENARIO, POINTED_BOX, scenarioOfStateFile } from './simulated-box-names.js';
 
 export interface FakegpuProcess {
   pid: number;
@@ -165,6 +166,25 @@ export class SimulatedDriver {
     const driver = await SimulatedDriver.create({ scenario, statePath: join(dir, `sim-${name}.state`), reuse: true });
     // the box daemon's simulated GPUs serve every user's jobs, as /dev/nvidia* does (mode 0666)
     if (where.everyone) chmodSync(driver.statePath, 0o666);
+    return driver;
+  }
+
+  /** The box a scenario names; POINTED_BOX: the one $GPUSHARE_FAKEGPU_STATE names (as `gpushare sim env` sets it), else DEFAULT_SCENARIO's. */
+  static async named(scenario: string, where: { dir?: string; everyone?: boolean } = {}): Promise<SimulatedDriver> {
+    if (scenario !== POINTED_BOX) return SimulatedDriver.shared(scenario, where);
+    const pointed = process.env.GPUSHARE_FAKEGPU_STATE;
+    return pointed && !where.everyone ? SimulatedDriver.pointedAt(pointed) : SimulatedDriver.shared(DEFAULT_SCENARIO, where); // the daemon's box is everyone's, in its own dir
+  }
+
+  /** The box at a state file someone else made (what `gpushare sim env` pointed a shell at), as it is. */
+  static async pointedAt(statePath: string): Promise<SimulatedDriver> {
+    if (!simulatedDriverBuilt()) {
+      throw new Error(`The simulated GPU driver is not built (${fakegpuBuildDir()} is missing files). Run \`npm run build:native\`.`);
+    }
+    const driver = new SimulatedDriver(scenarioOfStateFile(statePath), statePath, null);
+    await driver.dump().catch((error: Error) => {
+      throw new Error(`GPUSHARE_FAKEGPU_STATE points at ${statePath}, which is no simulated box (${error.message}). Run \`gpushare sim env\` again, or unset it.`);
+    });
     return driver;
   }
 

@@ -7,8 +7,9 @@ import { dirname, join } from 'node:path';
 import { mergeLabLists, parseLabList, type LabBoxSpec } from '../../../shared/lab.js';
 import { ValidationError } from '../../../shared/schema.js';
 import { JsonSyntaxError, parseJsonStrict } from '../daemon/config-file-json.js';
+import { ADMIN_LAB_FILE } from '../daemon/daemon-paths.js';
 
-export const ADMIN_LAB_FILE = '/etc/gpushare/lab.json';
+export { ADMIN_LAB_FILE };
 
 /** The person's own list: $XDG_CONFIG_HOME/gpushare/lab.json, else ~/.config/gpushare/lab.json. */
 export const ownLabFile = (env: NodeJS.ProcessEnv = process.env): string => join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'gpushare', 'lab.json');

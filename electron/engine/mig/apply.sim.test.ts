@@ -12,6 +12,7 @@ import { fakegpuBuildDir } from '../paths.js';
 import { attachScheduler } from '../scheduler/attach.js';
 import { DryRunMigExecutor, SimulatedMigExecutor, toFakegpu, type MigExecutor } from './executor.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { simulatedBackend } from '../gpu/gpu-backend.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 let driver: SimulatedDriver;
@@ -22,9 +23,8 @@ const cleanups = useSimulatedRig('h100x2-mig', 'gpushare-mig-', (rig) => ({ driv
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rig(name: string, migExecutor?: MigExecutor) {
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
+  const engine = new Engine(simulatedBackend(driver, nvml, () => undefined));
   const attached = attachScheduler(engine, {
-    backend: { simulated: driver },
     gate: null,
     migExecutor,
     stateDir: join(dir, name, 'state'),

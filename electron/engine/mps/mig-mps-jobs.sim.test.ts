@@ -14,6 +14,7 @@ import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { attachScheduler } from '../scheduler/attach.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { simulatedBackend } from '../gpu/gpu-backend.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 const FAKEGPU = join(fakegpuBuildDir(), 'fakegpu');
@@ -35,8 +36,8 @@ const sliceDaemon = (gi: number): SliceDaemon =>
   (JSON.parse(execFileSync(FAKEGPU, ['mps', '--state', driver.statePath, 'status'], { encoding: 'utf8' })) as Array<{ instances: SliceDaemon[] }>)[1].instances.find((i) => i.gpuInstanceId === gi)!;
 
 function rig(name: string) {
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
-  const attached = attachScheduler(engine, { backend: { simulated: driver }, gate: null, stateDir: join(dir, name, 'state'), runtimeDir: join(dir, name, 'run'), guardian: false, terminateGraceMs: 500 });
+  const engine = new Engine(simulatedBackend(driver, nvml, () => undefined));
+  const attached = attachScheduler(engine, { gate: null, stateDir: join(dir, name, 'state'), runtimeDir: join(dir, name, 'run'), guardian: false, terminateGraceMs: 500 });
   cleanups.push(() => attached.stop());
   const tick = async (ms = 50) => {
     await sleep(ms);

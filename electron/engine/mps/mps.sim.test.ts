@@ -15,6 +15,7 @@ import { attachScheduler, type AttachedScheduler } from '../scheduler/attach.js'
 import type { MpsControl } from './mps-control.js';
 import { SimulatedMpsControl } from './simulated-mps-control.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { simulatedBackend } from '../gpu/gpu-backend.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 const FAKEGPU = join(fakegpuBuildDir(), 'fakegpu');
@@ -28,9 +29,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const me = { uid: userInfo().uid, user: userInfo().username };
 
 function rig(name: string, mps?: MpsControl) {
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
+  const engine = new Engine(simulatedBackend(driver, nvml, () => undefined));
   const attached: AttachedScheduler = attachScheduler(engine, {
-    backend: { simulated: driver },
     gate: null,
     mps: mps ?? new SimulatedMpsControl({ statePath: driver.statePath, runtimeDir: join(dir, name, 'run'), identity: me }),
     stateDir: join(dir, name, 'state'),

@@ -5,13 +5,12 @@ import { ProcessContextReader } from '../proc/context-reader.js';
 import { builtInMigProfileTable, fullGpuSmCount } from '../mig/profiles.js';
 import { ProcTable } from '../proc/proc-table.js';
 import { fitProcessesToBudget } from './snapshot-budget.js';
+import { checkRate, DEFAULT_RATE_HZ } from './sampling-rate.js';
 import type { DriverView, GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
 
 export type GpuReader = Pick<NvmlBinding, 'system' | 'deviceCount' | 'describeDevice' | 'sampleAll'>;
 
-export const MIN_RATE_HZ = 0.2;
-export const MAX_RATE_HZ = 10;
-export const DEFAULT_RATE_HZ = 1;
+export { checkRate, DEFAULT_RATE_HZ, MAX_RATE_HZ, MIN_RATE_HZ } from './sampling-rate.js';
 
 export interface SamplerOptions {
   rateHz?: number;
@@ -200,13 +199,6 @@ export class Sampler {
       return null; // lost or not answering: retried on the next tick it answers
     }
   }
-}
-
-export function checkRate(hz: number): number {
-  if (!Number.isFinite(hz) || hz < MIN_RATE_HZ || hz > MAX_RATE_HZ) {
-    throw new RangeError(`Sampling rate must be between ${MIN_RATE_HZ} and ${MAX_RATE_HZ} Hz, got ${hz}.`);
-  }
-  return hz;
 }
 
 /** The GPU's SMs: NVML reads them only from MIG device handles, so a MIG GPU's come from its profile table (its 7g profile). */

@@ -5,20 +5,16 @@ import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { LabPolicy } from '../../../shared/lab-policy.js';
 import type { Engine } from '../engine.js';
-import type { GpuBackend } from '../gpu/open-backend.js';
 import { privateRuntimeDir } from '../paths.js';
 import type { ProcessCheckpointer } from '../holds/checkpointer.js';
-import { DriverCheckpointer } from '../holds/driver-checkpointer.js';
 import { Freezer } from '../holds/freezer.js';
 import { LaunchGate, preloadLibraryPath } from '../gate/launch-gate.js';
 import { ProcessControl } from '../holds/process-control.js';
-import { RealMigExecutor, SimulatedMigExecutor, type MigExecutor } from '../mig/executor.js';
+import type { MigExecutor } from '../mig/executor.js';
 import { registerMigCommands } from '../mig/mig-commands.js';
 import type { MpsControl } from '../mps/mps-control.js';
 import { registerMpsCommands } from '../mps/mps-commands.js';
 import { MpsDaemons } from '../mps/mps-daemons.js';
-import { RealMpsControl } from '../mps/real-mps-control.js';
-import { SimulatedMpsControl } from '../mps/simulated-mps-control.js';
 import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
 import { highestLoggedJobNumber, jobLogPath } from './job-log.js';
@@ -37,7 +33,6 @@ import { ParkRequests } from './park-requests.js';
 import { Enrolment } from '../enrol/enrolment.js';
 
 export interface AttachSchedulerOptions {
-  backend: Pick<GpuBackend, 'simulated'>;
   /** Logs and other per-user state; default $XDG_STATE_HOME/gpushare. */
   stateDir?: string;
   /** The suspend record lives here; default the engine's runtime dir. */
@@ -47,11 +42,11 @@ export interface AttachSchedulerOptions {
    * built. null: managed jobs run without the preload library (pause by signals, reactive quota).
    */
   gate?: JobGate | null;
-  /** Parking. Absent: the driver's cuCheckpointProcess* calls (the simulated driver's on simulated GPUs). */
+  /** Parking. Absent: the backend's (its driver's cuCheckpointProcess* calls). */
   checkpointer?: ProcessCheckpointer;
-  /** MPS daemons: default the simulated driver's, or nvidia-cuda-mps-control on real GPUs. */
+  /** MPS daemons. Absent: the backend's. */
   mps?: MpsControl;
-  /** MIG changes: default the simulated driver's, or nvidia-smi as the engine's user (root needed). */
+  /** MIG changes. Absent: the backend's (on real GPUs nvidia-smi as the engine's user: root needed). */
   migExecutor?: MigExecutor;
   unmanagedQuota?: UnmanagedQuotaPolicy;
   activeHoldMs?: number;
@@ -107,24 +102,20 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   } else if (gate === null) {
     gateMissing = 'no launch gate was given';
   }
-  const recovered = Freezer.recoverLeftovers(recordPath, { cudaLibraryPath: options.backend.simulated?.cudaLibraryPath });
+  const backend = engine.backend; // its driver's own MPS, MIG and checkpoints
+  const recovered = Freezer.recoverLeftovers(recordPath, { cudaLibraryPath: backend.cudaLibraryPath });
   const control = new ProcessControl({ userName: (uid) => lookupAccount(uid).name });
   const freezer = new Freezer({
     recordPath,
     control,
     guardian: options.guardian,
-    cudaLibraryPath: options.backend.simulated?.cudaLibraryPath,
+    cudaLibraryPath: backend.cudaLibraryPath,
     onGuardianReleased: (entries) => releasedByGuardian(scheduler, entries),
   });
-  const sim = options.backend.simulated;
   const me = userInfo();
-  const mps =
-    options.mps ??
-    (sim
-      ? new SimulatedMpsControl({ statePath: sim.statePath, runtimeDir: runDir, identity: { uid: me.uid, user: me.username } })
-      : new RealMpsControl({ runtimeDir: runDir, identity: { uid: me.uid, user: me.username } }));
+  const mps = options.mps ?? backend.mpsControl({ runtimeDir: runDir, identity: { uid: me.uid, user: me.username } });
   const mpsDaemons = new MpsDaemons({ control: mps, runtimeDir: runDir }); // one owner of each daemon's life: jobs and requests alike
-  const migExecutor = options.migExecutor ?? (sim ? new SimulatedMigExecutor({ statePath: sim.statePath }) : new RealMigExecutor());
+  const migExecutor = options.migExecutor ?? backend.migExecutor();
   const jobStore = options.jobStore;
   let keepFailed = false;
   const keep = (record: JobRecord): Promise<void> => {
@@ -145,10 +136,10 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     control,
     freezer,
     gate,
-    checkpointer: options.checkpointer ?? DriverCheckpointer.open({ libraryPath: sim?.cudaLibraryPath }),
+    checkpointer: options.checkpointer ?? backend.checkpointer(),
     mps: mpsDaemons,
     logDir,
-    jobEnv: sim ? { GPUSHARE_FAKEGPU_STATE: sim.statePath, GPUSHARE_NVML_LIB: sim.nvmlLibraryPath, LD_LIBRARY_PATH: sim.env.LD_LIBRARY_PATH } : undefined,
+    jobEnv: backend.jobEnv,
     unmanagedQuota: options.unmanagedQuota,
     activeHoldMs: options.activeHoldMs,
     terminateGraceMs: options.terminateGraceMs,

@@ -11,6 +11,7 @@ import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { gpuShareOfSlice } from '../sampler/sampler.js';
 import { attachScheduler } from './attach.js';
+import { simulatedBackend } from '../gpu/gpu-backend.js';
 
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
@@ -19,8 +20,8 @@ const cleanups = useSimulatedRig('h100x2-mig', 'gpushare-mig-activity-', (rig) =
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a high process and a best-effort one in one computing MIG slice: best-effort is suspended, alerted on; another slice is left alone', async () => {
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
-  const attached = attachScheduler(engine, { backend: { simulated: driver }, gate: null, stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run'), guardian: false });
+  const engine = new Engine(simulatedBackend(driver, nvml, () => undefined));
+  const attached = attachScheduler(engine, { gate: null, stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run'), guardian: false });
   cleanups.push(() => attached.stop());
   const slices = nvml.describeDevice(1).migDevices;
   const uuid = (gi: number) => slices.find((m) => m.gpuInstanceId === gi)!.uuid;

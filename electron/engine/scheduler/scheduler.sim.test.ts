@@ -16,6 +16,7 @@ import { fakegpuBuildDir } from '../paths.js';
 import { readProcStatus } from '../proc/proc-status.js';
 import { fakejobFor } from '../testing/simulated-rig.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './attach.js';
+import { simulatedBackend } from '../gpu/gpu-backend.js';
 
 const GiB = 1024 ** 3;
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -49,10 +50,9 @@ interface Rig {
 }
 
 function rig(name: string, options: Partial<AttachSchedulerOptions> = {}): Rig {
-  const engine = new Engine({ nvml, simulated: driver, close: () => undefined });
+  const engine = new Engine(simulatedBackend(driver, nvml, () => undefined));
   const attached = attachScheduler(engine, {
     ...options,
-    backend: { simulated: driver },
     gate: null,
     stateDir: join(dir, name, 'state'),
     runtimeDir: join(dir, name, 'run'),

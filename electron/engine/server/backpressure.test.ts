@@ -16,6 +16,7 @@ import { SLOW_CLIENT_BYTES, STUCK_CLIENT_BYTES } from './outbox.js';
 import type { OutboxStats } from './outbox.js';
 import { listenOnSocket, type SocketServer } from './socket-server.js';
 import { listenOnLoopback, type WebServer } from './web-server.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 
 const SNAPSHOTS = 300;
 const SNAPSHOT_BYTES = 256 * 1024; // 300 of them: 75 MB, past the hard bound too
@@ -30,7 +31,7 @@ let web: WebServer;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gpushare-backpressure-'));
-  engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  engine = new Engine(realBackend(noGpus, () => undefined));
   socketPath = join(dir, 'engine.sock');
   socketServer = await listenOnSocket(engine, socketPath);
   web = await listenOnLoopback(engine);

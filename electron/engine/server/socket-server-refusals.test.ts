@@ -9,13 +9,14 @@ import { noGpus } from '../store/testing/synthetic.js';
 import { MAX_REQUEST_BYTES, MAX_REQUEST_DEPTH } from './session.js';
 import { listenOnSocket, type SocketServer } from './socket-server.js';
 import { socketProbe } from './testing/wire-probe.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 
 let dir: string;
 let server: SocketServer;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gpushare-socket-refusals-'));
-  server = await listenOnSocket(new Engine({ nvml: noGpus, simulated: null, close: () => undefined }), join(dir, 'engine.sock'));
+  server = await listenOnSocket(new Engine(realBackend(noGpus, () => undefined)), join(dir, 'engine.sock'));
 });
 after(async () => {
   await server.close();

@@ -9,12 +9,13 @@ import { MAX_REQUEST_BYTES } from './session.js';
 import { openConsoleClient } from './testing/console-client.js';
 import { rawHttp } from './testing/raw-http.js';
 import { listenOnLoopback, type WebServer } from './web-server.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 
 let engine: Engine;
 let web: WebServer;
 
 before(async () => {
-  engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  engine = new Engine(realBackend(noGpus, () => undefined));
   web = await listenOnLoopback(engine);
 });
 after(() => web.close());

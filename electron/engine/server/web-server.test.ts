@@ -6,9 +6,10 @@ import { Engine } from '../engine.js';
 import { noGpus } from '../store/testing/synthetic.js';
 import { openConsoleClient } from './testing/console-client.js';
 import { listenOnLoopback } from './web-server.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 
 test('listenOnLoopback serves the engine in this process: whoami is its owner and snapshots arrive unasked', async (t) => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const web = await listenOnLoopback(engine);
   t.after(() => web.close());
   const client = await openConsoleClient(web.url);

@@ -5,16 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Engine } from '../engine.js';
-import type { GpuBackend } from '../gpu/open-backend.js';
 import { attachUsageStore } from './attach.js';
 import { fakeGpu, noGpus, fakeSnapshot, fakeTicks } from './testing/synthetic.js';
 import { UsageStore } from './usage-store.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-attach-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('an attached store records ticks, alerts and audited commands, and answers reports.query', async () => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend, { rateHz: 2 });
+  const engine = new Engine(realBackend(noGpus, () => undefined), { rateHz: 2 });
   const store = await UsageStore.open({ path: join(dir, 'usage.db') });
   const detach = attachUsageStore(engine, store);
   const now = Date.now();
@@ -46,7 +46,7 @@ test('an attached store records ticks, alerts and audited commands, and answers 
 });
 
 test('a rate change mid-stream: each tick counts the interval it covered, not the rate set since', async () => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend, { rateHz: 1 });
+  const engine = new Engine(realBackend(noGpus, () => undefined), { rateHz: 1 });
   const store = await UsageStore.open({ path: join(dir, 'rate.db') });
   const detach = attachUsageStore(engine, store);
   const t0 = Date.now() - 10_000;
@@ -68,7 +68,7 @@ test('a rate change mid-stream: each tick counts the interval it covered, not th
 });
 
 test("a report by job gives a non-administrator another user's jobs by their program's name only, never their arguments (issue 24)", async () => {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend, { rateHz: 2 });
+  const engine = new Engine(realBackend(noGpus, () => undefined), { rateHz: 2 });
   const store = await UsageStore.open({ path: join(dir, 'labels.db') });
   const detach = attachUsageStore(engine, store);
   const now = Date.now();

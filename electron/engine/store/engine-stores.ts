@@ -11,8 +11,8 @@ export interface EngineStores {
 }
 
 /** `say` hears each sentence for the person who started the engine (stderr). */
-export async function openEngineStores(path: string, say: (line: string) => void): Promise<EngineStores> {
-  const store = await UsageStore.open({ path, whenUnopenable: 'record-later', onNotice: say });
+export async function openEngineStores(path: string, say: (line: string) => void, options: { flushIntervalMs?: number } = {}): Promise<EngineStores> {
+  const store = await UsageStore.open({ path, whenUnopenable: 'record-later', onNotice: say, flushIntervalMs: options.flushIntervalMs });
   if (!store.status().recording) {
     say(`Jobs are not kept either: they will not outlive this engine.`);
     return { store, jobStore: null };

@@ -11,12 +11,12 @@ import type { JobView } from '../../../shared/jobs.js';
 import type { StoreStatus } from '../../../shared/store-status.js';
 import { renderStatus } from '../../cli/commands/status.js';
 import { Engine } from '../engine.js';
-import type { GpuBackend } from '../gpu/open-backend.js';
 import { noGpus } from './testing/synthetic.js';
 import { newJobView } from '../scheduler/job-table.js';
 import { attachUsageStore } from './attach.js';
 import { JobStore, type KeptJob } from './job-store.js';
 import { UsageStore } from './usage-store.js';
+import { realBackend } from '../gpu/gpu-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-job-store-faults-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,7 +68,7 @@ test('a cancel written while the disk is full is kept and written once it takes 
 test('`store.status` (and so `gpushare status` and the console\'s banner) says that job changes wait to be written, and stops saying it once they are', async () => {
   const f = await faultyJobStore();
   const usage = await UsageStore.open({ path: f.path, onNotice: () => undefined });
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined } satisfies GpuBackend);
+  const engine = new Engine(realBackend(noGpus, () => undefined));
   const heard: StoreStatus[] = [];
   engine.events.on('store', (s) => heard.push(s));
   attachUsageStore(engine, usage, { jobStore: f.jobs });

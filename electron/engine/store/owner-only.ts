@@ -18,3 +18,10 @@ export function keepStoreOwnerOnly(dbPath: string): void {
     // not ours to change: the store reports the path it cannot open
   }
 }
+
+/** The box daemon's store: root's alone (the folder stays 0755: each user's preferences file lives beside it). */
+export function keepBoxStorePrivate(dbPath: string): void {
+  mkdirSync(dirname(dbPath), { recursive: true, mode: 0o755 });
+  closeSync(openSync(dbPath, 'a', 0o600));
+  for (const file of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+}

@@ -6,6 +6,7 @@ import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from '../scheduler/attach.js';
+import { simulatedBackend } from '../gpu/gpu-backend.js';
 
 export interface SchedulerRig {
   engine: Engine;
@@ -29,12 +30,11 @@ export function schedulerRig(
   options: Partial<AttachSchedulerOptions>,
   cleanups: Array<() => unknown>,
 ): SchedulerRig {
-  const engine = new Engine({ nvml: box.nvml, simulated: box.driver, close: () => undefined });
+  const engine = new Engine(simulatedBackend(box.driver, box.nvml, () => undefined));
   const attached = attachScheduler(engine, {
     gate: null,
     guardian: false,
     ...options,
-    backend: { simulated: box.driver },
     stateDir: join(box.dir, name, 'state'),
     runtimeDir: join(box.dir, name, 'run'),
   });

@@ -11,6 +11,7 @@ import type { Caller } from '../../api/dispatcher.js';
 import { Engine } from '../../engine.js';
 import { noGpus } from '../../store/testing/synthetic.js';
 import { attachScheduler, type AttachSchedulerOptions } from '../attach.js';
+import { realBackend } from '../../gpu/gpu-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-policy-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,9 +20,9 @@ const ADMIN: Caller = { uid: 64_102, gid: 64_102, groups: [], user: 'dana', pid:
 let engines = 0;
 
 function box(options: Partial<AttachSchedulerOptions>, kind: 'daemon' | 'personal' = 'daemon') {
-  const engine = new Engine({ nvml: noGpus, simulated: null, close: () => undefined }, { kind, adminGroup: kind === 'daemon' ? 'gpushare-admin' : undefined });
+  const engine = new Engine(realBackend(noGpus, () => undefined), { kind, adminGroup: kind === 'daemon' ? 'gpushare-admin' : undefined });
   const name = `e${++engines}`;
-  const attached = attachScheduler(engine, { backend: { simulated: null }, gate: null, guardian: false, stateDir: join(dir, name, 'state'), runtimeDir: join(dir, name, 'run'), ...options });
+  const attached = attachScheduler(engine, { gate: null, guardian: false, stateDir: join(dir, name, 'state'), runtimeDir: join(dir, name, 'run'), ...options });
   after(() => attached.stop());
   const call = (caller: Caller, method: 'policy.get' | 'policy.set', params: object) => engine.dispatcher.dispatch(method, params, caller);
   return { engine, call };
