@@ -12,9 +12,9 @@
 // (nothing would ask for their memory back: an unmanaged process would wait in its next call until
 // a person unparks it, so unmanaged processes are left to the lab's idle-holder policy), and jobs
 // of higher priority than the one that needs the memory.
-import { formatByteSize } from '../../../shared/jobs.js';
+import { formatByteSize, PRIORITY_RANK } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { PRIORITY_RANK, type JobRecord } from './job-table.js';
+import type { JobRecord } from './job-table.js';
 import { parkJob, unparkJob } from './parking.js';
 import { declaredNeed } from './policies.js';
 import type { Scheduler } from './scheduler.js';

@@ -1,7 +1,7 @@
 // The jobs the scheduler knows: managed ones it started and the unmanaged GPU
 // processes of the latest snapshot. State changes are recorded with time and reason.
 import type { ChildProcess } from 'node:child_process';
-import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView } from '../../../shared/jobs.js';
 import type { Account } from '../accounts.js';
 import type { ParkedJob } from './parking.js';
 import { PARK_STATES } from './job-state.js';
@@ -51,7 +51,6 @@ export interface JobRecord {
 /** Finished jobs kept in the live table (the store keeps them all for reports): the newest, by count and by size. */
 export const FINISHED_KEPT = 500;
 export const FINISHED_KEPT_BYTES = 4 * 1024 * 1024;
-export const PRIORITY_RANK: Record<Priority, number> = { high: 0, normal: 1, 'best-effort': 2 };
 
 /** Where a job sits: waiting, on its GPU (or on its way), or ended. */
 type Bucket = 'queued' | 'placed' | 'finished';

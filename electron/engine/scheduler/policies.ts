@@ -1,9 +1,9 @@
 // The scheduler's decisions as pure functions of the jobs and the latest snapshot:
 // what is active, which queued job may start where, who is held for priority,
 // and which contention conditions hold right now.
-import { formatByteSize, type AlertKind, type JobView } from '../../../shared/jobs.js';
+import { formatByteSize, PRIORITY_RANK, type AlertKind, type JobView } from '../../../shared/jobs.js';
 import type { GpuView } from '../../../shared/snapshot.js';
-import { PRIORITY_RANK, type JobRecord } from './job-table.js';
+import type { JobRecord } from './job-table.js';
 
 /** A job that computed within this window still counts as active (bursty jobs do not flap). */
 export const ACTIVE_HOLD_MS = 3000;
