@@ -46,6 +46,10 @@ export interface JobRecord {
   /** Allocations its quota refused (the preload library counts them in its slot), and when that count last grew (ms). */
   oomCount: number;
   oomAt: number | null;
+  /** The gate's count of time its launches waited for higher jobs (gatedNs) at the last look; null: not looked at since it was adopted. */
+  gateWaitNs: number | null;
+  /** When that count last grew (ms): the gate held it back for a higher job in the interval before. */
+  gateWaitedAt: number | null;
 }
 
 /** Finished jobs kept in the live table (the store keeps them all for reports): the newest, by count and by size. */
@@ -132,6 +136,8 @@ export class JobTable {
       stoppedOutside: false,
       oomCount: 0,
       oomAt: null,
+      gateWaitNs: null,
+      gateWaitedAt: null,
       ...extra,
     };
     this.remove(view.id);

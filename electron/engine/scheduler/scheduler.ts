@@ -17,7 +17,7 @@ import type { ParkRequests } from './park-requests.js';
 import { sliceActivity, sliceKey } from './mig-activity.js';
 import { JobOwnership } from './ownership.js';
 import { SchedulerCounters } from './scheduler-counters.js';
-import type { JobGate } from './job-gate.js';
+import type { GateSlotUsage, JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
@@ -25,7 +25,7 @@ import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { parkJob } from './parking.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
-import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
+import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
   /** How long a process may stay over its quota after the alert. */
@@ -78,6 +78,8 @@ export class Scheduler {
   private readonly policyErrors = new Map<string, Condition>();
   /** Gated jobs' claims on the gate against what the driver shows. */
   private readonly claims = new ActivityClaims();
+  /** What the gate showed of each job under it at the latest snapshot, by job id. */
+  private readonly gateSights = new Map<string, GateSight>();
   private readonly autoPark: AutoPark | null;
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
@@ -341,6 +343,7 @@ export class Scheduler {
     const unsplit = new Map<string, Set<JobRecord>>(); // MIG slices whose SM % the sampler could not split
     const seen = new Set<number>();
     this.ownership.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
+    this.gateSights.clear();
 
     for (const p of snapshot.processes) {
       if (p.command === 'nvidia-cuda-mps-server') {
@@ -384,14 +387,16 @@ export class Scheduler {
         continue;
       }
       this.followOutsideStops(r);
-      this.noteRefusedAllocations(r, snapshot.takenAt);
+      const gate = this.act.readGate(r); // read once a snapshot: refusals, waits and claims all come from it
+      this.noteRefusedAllocations(r, snapshot.takenAt, gate);
+      this.noteGateWaits(r, snapshot.takenAt, gate);
       const reading = readings.get(r);
       r.view.usedMemory = reading ? reading.mem : r.view.managed ? 0 : null;
       r.view.smPercent = reading ? reading.sm : r.view.managed ? 0 : null;
       const slice = r.view.smPercent === null ? inSlices.get(r) : undefined;
       if (typeof slice === 'number') r.view.smPercent = slice;
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
-      this.judgeClaims(r, snapshot, () => ({ sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind: driverBlind(snapshot, r.view.gpu) }));
+      this.judgeClaims(r, snapshot, () => ({ sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind: driverBlind(snapshot, r.view.gpu) }), gate);
     }
   }
 
@@ -401,21 +406,30 @@ export class Scheduler {
   }
 
   /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
-  private judgeClaims(record: JobRecord, snapshot: Snapshot, seen: () => DriverSight): void {
-    const claim = this.act.gateClaim(record);
+  private judgeClaims(record: JobRecord, snapshot: Snapshot, seen: () => DriverSight, gate: GateSlotUsage | null): void {
+    const claim = this.act.gateClaim(record, gate);
     if (!claim) return;
     const judged = this.claims.observe(record.view.id, claim, driverEvidence(record.view, seen()), snapshot.takenAt);
     if (judged.changed) this.act.setGateUnconfirmed(record, judged.unconfirmed);
   }
 
   /** The preload library refused allocations over the job's quota since the last look: an out-of-memory onset. */
-  private noteRefusedAllocations(record: JobRecord, at: number): boolean {
-    const count = this.act.refusedAllocations(record);
+  private noteRefusedAllocations(record: JobRecord, at: number, gate = this.act.readGate(record)): boolean {
+    const count = this.act.refusedAllocations(record, gate);
     if (count === null || count <= record.oomCount) return false;
     this.counters.noteQuotaRefusals(count - record.oomCount);
     record.oomCount = count;
     record.oomAt = at;
     return true;
+  }
+
+  /** The gate made its launches wait for a higher job since the last look (its gatedNs grew): what decideGating reads. */
+  private noteGateWaits(record: JobRecord, at: number, gate: GateSlotUsage | null): void {
+    if (!gate) return;
+    const waited = gate.gatedNs ?? 0;
+    if (record.gateWaitNs !== null && waited > record.gateWaitNs) record.gateWaitedAt = at;
+    record.gateWaitNs = waited;
+    this.gateSights.set(record.view.id, { waitedAt: record.gateWaitedAt, inLaunch: gate.inLaunch ?? 0, lastLaunchNs: gate.lastLaunchNs ?? 0n });
   }
 
   /** A gated job stopped from outside (SIGSTOP, a debugger) may be stopped inside a launch: it must not hold higher jobs back. */
@@ -548,6 +562,7 @@ export class Scheduler {
   private enforcePriority(now: number): void {
     const live = this.inPolicy();
     const decision = decidePriority(live, now, { gateFor: (r) => this.act.gated(r), holdMs: this.holdMs });
+    const gating = decideGating(live, now, { sightOf: (r) => (this.act.gated(r) ? (this.gateSights.get(r.view.id) ?? null) : null), holdMs: this.holdMs });
     for (const r of live) {
       const key = `hold-failed:${r.view.id}`;
       const higher = decision.hold.get(r.view.id);
@@ -559,7 +574,7 @@ export class Scheduler {
         const message = `Could not hold ${r.view.id} back for ${higher}: ${error instanceof Error ? error.message : String(error)}`;
         this.policyErrors.set(key, { key, kind: 'contention', severity: 'warning', gpu: r.view.gpu, jobId: r.view.id, message });
       }
-      const gatedBy = decision.gated.get(r.view.id);
+      const gatedBy = gating.get(r.view.id);
       if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on GPU ${r.view.gpu}`);
       else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on GPU ${r.view.gpu}`);
     }
