@@ -1,6 +1,7 @@
 // The one layer that acts on jobs: launch gate, signals (through the Freezer), renice,
-// the launcher, MPS and the checkpointer. The scheduler decides and calls these; commands
-// never do. Nothing here changes a job's state: that is the state machine's (job-state.ts).
+// the launcher, MPS and the checkpointer. The control loop (scheduler.ts, with the park steps
+// it runs from parking.ts; adoption.ts while an engine starts) calls these; commands never do.
+// Nothing here changes a job's state: that is the state machine's (job-state.ts).
 import type { ChildProcess } from 'node:child_process';
 import { getPriority } from 'node:os';
 import type { Snapshot } from '../../../shared/snapshot.js';

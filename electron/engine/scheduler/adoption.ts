@@ -58,5 +58,5 @@ export function releasedByGuardian(scheduler: Scheduler, entries: ReadonlyArray<
     record.holds.clear();
     scheduler.settle(record, 'resumed by the guardian while the engine was stopped');
   }
-  scheduler.scheduleEvaluation();
+  scheduler.requestEvaluation('now'); // after the restore, when it is still under way
 }

@@ -176,7 +176,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
       engine.sampler.sampleNow(); // the next command already sees the new slices (a job for one, say), not the next tick
     },
   });
-  const off = engine.sampler.onSnapshot((snapshot) => scheduler.evaluate(snapshot));
+  const off = engine.sampler.onSnapshot(() => scheduler.requestEvaluation('now')); // a step on every published snapshot
   if (recovered.length > 0) {
     engine.raiseAlert({
       kind: 'resumed',

@@ -3,8 +3,25 @@
 import type { ChildProcess } from 'node:child_process';
 import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView } from '../../../shared/jobs.js';
 import type { Account } from '../accounts.js';
-import type { ParkedJob } from './parking.js';
 import { PARK_STATES } from './job-state.js';
+
+/** What a parked job left on its GPU. */
+export interface ParkedJob {
+  gpu: number;
+  /** GPU memory it held when parked (the last reading), bytes. */
+  bytes: number;
+  at: number;
+}
+
+/** A park or unpark someone asked for (a person, auto-park, the lab policy): the control loop carries it out and settles its promise. */
+export interface ParkWish {
+  want: 'park' | 'unpark';
+  /** Who asked, as its history will say ("ann", "gpushare: idle for …"). */
+  by: string;
+  /** Asked by a policy of the engine (auto-park): no alert, nobody needs to act. */
+  automatic: boolean;
+  settle: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
+}
 
 /** Why a job is held back; it runs again when none is left. */
 export type HoldReason = 'user' | 'priority' | 'quota';
@@ -39,6 +56,8 @@ export interface JobRecord {
   runAs: Account | null;
   /** Set while parked: where its memory goes back to. */
   parked: ParkedJob | null;
+  /** A park or unpark asked for and not yet begun (what users want; the loop's step carries it out). */
+  parkWish: ParkWish | null;
   /** Adopted from an earlier engine: no child handle, so its end is seen in /proc, not as an exit event. */
   adopted: boolean;
   /** Stopped by someone else (Ctrl-Z, a debugger): out of its gate domain until it runs again. */
@@ -137,6 +156,7 @@ export class JobTable {
       oomCount: 0,
       oomAt: null,
       gateWaitNs: null,
+      parkWish: null,
       gateWaitedAt: null,
       ...extra,
     };

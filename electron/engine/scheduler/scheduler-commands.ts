@@ -12,7 +12,6 @@ import { requireOwnerRight, type BoxRights } from '../api/rights.js';
 import { shownArgv, submittedBytes, SUBMITTED_BYTES_MAX } from './argv-bounds.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
-import { parkJob, unparkJob } from './parking.js';
 import { jobEnvironment } from './job-env.js';
 import { checkDirectory, resolveCommand } from './launcher.js';
 import { spawnHelperProblem } from './spawn-as-user.js';
@@ -257,7 +256,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   const park = async (params: { job: string }, caller: Caller, action: 'park' | 'unpark'): Promise<JobView> => {
     const r = find(params.job, caller, action);
     running(r, action);
-    await (action === 'park' ? parkJob : unparkJob)(scheduler, r, caller.user);
+    await scheduler.requestPark(r, action, caller.user); // the loop's next step carries it out
     return after(r);
   };
   dispatcher.register('jobs.park', (params, caller) => park(params, caller, 'park'));

@@ -64,7 +64,7 @@ function rig(name: string, options: Partial<AttachSchedulerOptions> = {}): Rig {
     attached,
     async tick(waitMs = 250) {
       await sleep(waitMs);
-      attached.scheduler.evaluate(engine.sampler.tick());
+      engine.sampler.sampleNow();
     },
     job: async (id) => (await engine.call('jobs.list', { includeFinished: true })).find((j) => j.id === id),
   };

@@ -1,8 +1,11 @@
-// The scheduler: keeps the job table in step with every snapshot, starts queued jobs,
-// enforces priorities and quotas, and raises one alert per contention onset. Policies
-// (policies.ts) decide from a snapshot; state changes go through the state machine
-// (job-state.ts); the actuators (actuators.ts) act. Commands ask through the methods
-// under "requests"; they never act themselves. Evaluation is a loop step, never re-entrant.
+// The scheduler, a control loop: keeps the job table in step with every published snapshot,
+// starts queued jobs, enforces priorities and quotas, parks and unparks, and raises one alert
+// per contention onset. A step reads the latest published snapshot; policies (policies.ts,
+// auto-park.ts, the lab policy) decide from it; state changes go through the state machine
+// (job-state.ts); the actuators (actuators.ts) act. A step starts only through
+// requestEvaluation() and never inside another. Commands ask through the methods under
+// "requests": a park or unpark is a wish the next step carries out (parking.ts); priority,
+// quota, holds a person asks for and termination reach the actuators from those methods at once.
 import { FINAL_STATES, formatByteSize, type Alert, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
@@ -12,7 +15,7 @@ import { readProcStatus } from '../proc/proc-status.js';
 import type { ProcessControl } from '../holds/process-control.js';
 import type { MpsDaemons } from '../mps/mps-daemons.js';
 import { JobActuators, mpsDaemonKey } from './actuators.js';
-import { AutoPark, type AutoParkPolicy } from './auto-park.js';
+import { AutoPark, type AutoParkPolicy, type ParkAction } from './auto-park.js';
 import type { ParkRequests } from './park-requests.js';
 import { sliceActivity, sliceKey } from './mig-activity.js';
 import { JobOwnership } from './ownership.js';
@@ -23,7 +26,7 @@ import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord }
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
-import { parkJob } from './parking.js';
+import { checkParkWish, parkJob, unparkJob, type ParkStepContext } from './parking.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
@@ -89,6 +92,11 @@ export class Scheduler {
   private stopped = false;
   private evaluating = false;
   private evaluateAgain = false;
+  /** Jobs with a park or unpark asked for and not begun; what auto-park asked for, by job, to tell it how each ended. */
+  private readonly parkWishes = new Set<JobRecord>();
+  private readonly autoParkAsked = new Map<JobRecord, ParkAction>();
+  /** What the park and unpark steps (parking.ts) use of this loop. */
+  private readonly parkStep: ParkStepContext;
   /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
   private holdEvaluation = false;
 
@@ -105,7 +113,16 @@ export class Scheduler {
       parkRequests: options.parkRequests,
       gpuView: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu),
     });
-    this.autoPark = options.autoPark ? new AutoPark(this, options.autoPark) : null;
+    this.autoPark = options.autoPark
+      ? new AutoPark({ table: this.table, cudaCalls: (r) => this.act.cudaCalls(r), wake: () => this.requestEvaluation('now') }, options.autoPark)
+      : null;
+    this.parkStep = {
+      act: this.act,
+      fire: (record, event, reason) => this.fire(record, event, reason),
+      settle: (record, why) => this.settle(record, why),
+      raiseAlert: (alert) => this.options.engine.raiseAlert(alert),
+      memoryFree: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree,
+    };
   }
 
   get checkpointer(): ProcessCheckpointer {
@@ -153,16 +170,39 @@ export class Scheduler {
   }
 
   /**
-   * Run every policy: on each tick and after every command or job exit. Never re-entrant: a change
-   * during an evaluation (a job that could not start, an exit) asks for the next one instead.
+   * Ask for a step of the loop: the one way a step starts. 'now' (a published snapshot, a job's end, a
+   * park done): at once. 'soon' (commands): shared, at most one every COMMAND_EVALUATION_MS, so a burst
+   * of commands costs one pass over the queue, not one each. Never re-entrant: a request during a step
+   * (or while the jobs of an earlier engine are restored) runs one more step after it.
    */
-  evaluate(snapshot: Snapshot | null = this.options.engine.sampler.latest): void {
-    if (this.stopped || !snapshot) return;
+  requestEvaluation(when: 'now' | 'soon' = 'soon'): void {
+    if (this.stopped) return;
     if (this.evaluating || this.holdEvaluation) {
       this.evaluateAgain = true;
       return;
     }
+    if (when === 'now') return this.step();
+    if (this.evaluationTimer) return;
+    const wait = Math.max(0, this.lastEvaluationAt + COMMAND_EVALUATION_MS - Date.now());
+    this.evaluationTimer = setTimeout(() => {
+      this.evaluationTimer = null;
+      this.requestEvaluation('now');
+    }, wait);
+    this.evaluationTimer.unref?.();
+  }
+
+  /** While true, steps wait (the jobs of an earlier engine are being restored); a request meanwhile runs one after. */
+  pauseEvaluation(paused: boolean): void {
+    this.holdEvaluation = paused;
+    if (!paused && this.evaluateAgain) this.stepAgainSoon();
+  }
+
+  /** One step of the loop on the latest published snapshot. */
+  private step(): void {
+    const snapshot = this.options.engine.sampler.latest;
+    if (!snapshot) return;
     this.evaluating = true;
+    this.evaluateAgain = false;
     this.counters.evaluations++;
     this.lastEvaluationAt = Date.now();
     try {
@@ -170,37 +210,16 @@ export class Scheduler {
     } finally {
       this.evaluating = false;
     }
-    if (this.evaluateAgain) this.scheduleEvaluation();
+    if (this.evaluateAgain) this.stepAgainSoon();
   }
 
-  /** Evaluate soon, after what is running now (the latest snapshot). */
-  scheduleEvaluation(): void {
-    this.evaluateAgain = true;
+  /** A request came during a step: one more, after what runs now. */
+  private stepAgainSoon(): void {
     setImmediate(() => {
       if (!this.evaluateAgain) return;
       this.evaluateAgain = false;
-      this.evaluate();
+      this.requestEvaluation('now');
     });
-  }
-
-  /**
-   * A command changed something: evaluate soon. Commands share evaluations, at most one every
-   * COMMAND_EVALUATION_MS, so a burst of commands costs one pass over the queue, not one each.
-   */
-  requestEvaluation(): void {
-    if (this.evaluationTimer || this.stopped) return;
-    const wait = Math.max(0, this.lastEvaluationAt + COMMAND_EVALUATION_MS - Date.now());
-    this.evaluationTimer = setTimeout(() => {
-      this.evaluationTimer = null;
-      this.evaluate();
-    }, wait);
-    this.evaluationTimer.unref?.();
-  }
-
-  /** While true, evaluations wait (the jobs of an earlier engine are being restored). */
-  pauseEvaluation(paused: boolean): void {
-    this.holdEvaluation = paused;
-    if (!paused && this.evaluateAgain) this.scheduleEvaluation();
   }
 
   private evaluateOnce(snapshot: Snapshot): void {
@@ -217,11 +236,12 @@ export class Scheduler {
       queueOrder: lab?.queueOrder(),
     });
     for (const { jobId, gpu, quotaBytes } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot, quotaBytes);
-    this.autoPark?.step(snapshot, new Set(plan.waiting.keys()), now);
+    for (const action of this.autoPark?.step(snapshot, new Set(plan.waiting.keys()), now) ?? []) this.autoParkWants(action);
     this.enforcePriority(now);
     this.enforceUnmanagedQuotas(now);
     const idle = lab?.idleHolders(this.inPolicy());
     for (const r of idle?.park ?? []) this.parkIdle(r);
+    this.carryOutParkWishes();
     const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs, (id) => this.table.get(id)?.view), ...(idle?.conditions ?? []), ...this.policyErrors.values(), ...this.unconfirmedClaims()];
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert(asAlert(c));
@@ -323,6 +343,23 @@ export class Scheduler {
   resume(record: JobRecord, by: string): void {
     if (record.holds.has('quota')) record.overQuotaSince = Date.now(); // a fresh grace period
     for (const reason of ['quota', 'user'] as const) this.release(record, reason, `resumed by ${by}`);
+  }
+
+  /**
+   * Ask for a park or unpark: refused at once (ApiError) when it cannot be done now; else the next step
+   * begins it, and the promise settles when it is done (rejected with the reason when it failed).
+   */
+  requestPark(record: JobRecord, want: 'park' | 'unpark', by: string, automatic = false): Promise<void> {
+    checkParkWish(this.checkpointer, record, want);
+    const wish = record.parkWish;
+    if (wish && wish.want !== want) throw new ApiError('conflict', `Cannot ${want} ${record.view.id}: an ${wish.want} of it was asked for by ${wish.by} and has not begun; try again in a moment.`);
+    const settled = new Promise<void>((resolve, reject) => {
+      if (wish) wish.settle.push({ resolve, reject });
+      else record.parkWish = { want, by, automatic, settle: [{ resolve, reject }] };
+    });
+    this.parkWishes.add(record);
+    if (!this.evaluating) this.requestEvaluation('now'); // inside a step (a policy's wish), that step carries it out at its end
+    return settled;
   }
 
   cancel(record: JobRecord, by: string): void {
@@ -526,6 +563,7 @@ export class Scheduler {
     if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(asAlert(outOfMemoryCondition(record)));
     this.act.releaseSlot(record);
     this.claims.forget(job.id);
+    this.dropParkWish(record, `${job.id} ended before its ${record.parkWish?.want} began: ${reason}`);
     this.act.forgetProcess(record);
     this.leaveMps(record);
     record.holds.clear();
@@ -545,7 +583,16 @@ export class Scheduler {
       uid: job.uid, // its log, and why it could not start, are its owner's to read
       publicMessage: `${job.id} (${job.argv[0].split('/').pop()}) ${verb}: ${reason.startsWith('could not start') ? 'could not start' : reason}.`,
     });
-    this.evaluate(); // its GPU may admit a queued job now (scheduled, when this is inside an evaluation)
+    this.requestEvaluation('now'); // its GPU may admit a queued job now (after this step, when it ended inside one)
+  }
+
+  /** A park or unpark asked for that will never begin: its askers hear why. */
+  private dropParkWish(record: JobRecord, why: string): void {
+    const wish = record.parkWish;
+    if (!wish) return;
+    record.parkWish = null;
+    this.parkWishes.delete(record);
+    for (const s of wish.settle) s.reject(new ApiError('conflict', why));
   }
 
   /** An MPS daemon (a GPU's or a slice's) lives while a job uses it: the last one to end may stop it (mps-daemons.ts decides). */
@@ -583,10 +630,55 @@ export class Scheduler {
   /** An idle memory holder past its grace period (lab policy): parked like a person's park, or left with its notice. */
   private parkIdle(record: JobRecord): void {
     const minutes = this.lab!.policy.idleHolders;
-    parkJob(this, record, `the lab policy (no GPU activity for ${minutes.notifyAfterMinutes + minutes.graceMinutes} min)`).catch((error: unknown) => {
+    const refused = (error: unknown): void => {
       const why = error instanceof Error ? error.message : String(error);
       this.options.engine.raiseAlert({ kind: 'idle', severity: 'warning', gpu: record.view.gpu, jobId: record.view.id, message: `${record.view.id} was not parked for holding idle GPU memory: ${why}` });
-    });
+    };
+    try {
+      this.requestPark(record, 'park', `the lab policy (no GPU activity for ${minutes.notifyAfterMinutes + minutes.graceMinutes} min)`).catch(refused);
+    } catch (error) {
+      refused(error);
+    }
+  }
+
+  /** A park or unpark auto-park wants: asked for as anyone's, and auto-park hears how it ended. */
+  private autoParkWants(action: ParkAction): void {
+    const told = (ok: boolean) => () => {
+      this.autoParkAsked.delete(action.record);
+      this.autoPark?.settled(action, ok);
+    };
+    this.autoParkAsked.set(action.record, action);
+    try {
+      this.requestPark(action.record, action.want, action.by, true).then(told(true), told(false)); // a refusal is in the job's history
+    } catch {
+      told(false)();
+    }
+  }
+
+  /** Begin every park and unpark asked for: each settles its askers, then asks for a step (and, after auto-park's, a fresh sample). */
+  private carryOutParkWishes(): void {
+    for (const record of this.parkWishes) {
+      this.parkWishes.delete(record);
+      const wish = record.parkWish;
+      record.parkWish = null;
+      if (!wish) continue;
+      try {
+        checkParkWish(this.checkpointer, record, wish.want); // it may have changed since it was asked
+      } catch (error) {
+        for (const s of wish.settle) s.reject(error);
+        continue;
+      }
+      const work = wish.want === 'park' ? parkJob(this.parkStep, record, wish.by, wish.automatic) : unparkJob(this.parkStep, record, wish.by, wish.automatic);
+      work.then(
+        () => wish.settle.forEach((s) => s.resolve()),
+        (error: unknown) => wish.settle.forEach((s) => s.reject(error)),
+      ).finally(() => {
+        if (this.stopped) return;
+        // memory moved: admission should see it now, not at the next tick: ask for a fresh published sample (its step follows)
+        if (wish.automatic) this.options.engine.sampler.sampleNow();
+        else this.requestEvaluation('now');
+      });
+    }
   }
 
   /** Unmanaged processes (and managed jobs without a gate) only get a reactive quota. */
@@ -640,6 +732,7 @@ export class Scheduler {
     if (this.evaluationTimer) clearTimeout(this.evaluationTimer);
     this.autoPark?.stop();
     this.options.parkRequests?.close();
+    for (const r of [...this.parkWishes]) this.dropParkWish(r, `The engine is stopping: ${r.view.id} was not ${r.parkWish?.want === 'park' ? 'parked' : 'unparked'}.`);
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
     const restores = parked.map(async (r) => {
       this.fire(r, 'unpark', 'the engine is stopping: its memory goes back to the GPU');
