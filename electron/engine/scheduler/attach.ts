@@ -23,7 +23,7 @@ import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
 import { highestLoggedJobNumber, jobLogPath } from './job-log.js';
 import { lookupAccount } from '../accounts.js';
-import { releasedByGuardian, restoreJob } from './adoption.js';
+import { restoreJob } from './adoption.js';
 import { releaseUnusedMpsDaemons } from './mps-leftovers.js';
 import type { JobRecord } from './job-table.js';
 import { LabPolicyEnforcer } from './lab/lab-policy-enforcer.js';
@@ -113,7 +113,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     control,
     guardian: options.guardian,
     cudaLibraryPath: options.backend.simulated?.cudaLibraryPath,
-    onGuardianReleased: (entries) => releasedByGuardian(scheduler, entries),
+    onGuardianReleased: (entries) => scheduler.guardianReleased(entries),
   });
   const sim = options.backend.simulated;
   const me = userInfo();

@@ -95,7 +95,8 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
   const suspended = await r.engine.call('jobs.suspend', { job: id });
   assert.equal(suspended.state, 'suspended');
   assert.equal(suspended.suspendedBy, 'user');
-  assert.equal(procState(train.pid), 'T');
+  // a signal is delivered when the process next runs: on 2 busy cores /proc may say R for a moment after kill() returned
+  await until('the process stopped (T in /proc)', async () => procState(train.pid) === 'T' || (await sleep(10), false), 200);
   await r.tick();
   await r.tick();
   assert.equal((await r.job(id))!.smPercent, 0, 'no SM time by the second tick after SIGSTOP');
@@ -104,7 +105,7 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
   const resumed = await r.engine.call('jobs.resume', { job: id });
   assert.equal(resumed.state, 'running');
   assert.equal(resumed.suspendedBy, null);
-  assert.notEqual(procState(train.pid), 'T');
+  await until('the process continued (not T in /proc)', async () => procState(train.pid) !== 'T' || (await sleep(10), false), 200);
   await until('SM time again', async () => {
     await r.tick();
     return ((await r.job(id))?.smPercent ?? 0) > 0;
@@ -118,6 +119,26 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
     ['jobs.suspend', 'ok'],
     ['jobs.resume', 'ok'],
   ]);
+});
+
+test('what the guardian let go of while the engine was hung is taken in by the loop: the job runs, its history says why, and no hold is put back', async (t) => {
+  const r = rig('guardian-released');
+  const train = fakejob(t, ['--device', '0', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '60']);
+  await train.ready;
+  const id = `p${train.pid}`;
+  await until('the process seen', async () => {
+    await r.tick();
+    return r.job(id);
+  });
+  assert.equal((await r.engine.call('jobs.suspend', { job: id })).state, 'suspended');
+  process.kill(train.pid, 'SIGCONT'); // what the guardian does for a hung engine, then tells it (Freezer's onGuardianReleased)
+  r.attached.scheduler.guardianReleased([{ jobId: id }]);
+  const back = (await r.job(id))!;
+  assert.equal(back.state, 'running');
+  assert.equal(back.history.at(-1)!.reason, 'resumed by the guardian while the engine was stopped');
+  await r.tick();
+  assert.equal((await r.job(id))!.state, 'running', 'no hold is left to put back');
+  assert.deepEqual((await r.job(id))!.history.map((h) => h.state), ['running', 'suspended', 'running']);
 });
 
 test('a best-effort process is suspended while a high-priority job computes on its GPU, and resumed after it leaves', async (t) => {

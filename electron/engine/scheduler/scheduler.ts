@@ -95,6 +95,8 @@ export class Scheduler {
   /** Jobs with a park or unpark asked for and not begun; what auto-park asked for, by job, to tell it how each ended. */
   private readonly parkWishes = new Set<JobRecord>();
   private readonly autoParkAsked = new Map<JobRecord, ParkAction>();
+  /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
+  private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
   /** What the park and unpark steps (parking.ts) use of this loop. */
   private readonly parkStep: ParkStepContext;
   /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
@@ -223,6 +225,7 @@ export class Scheduler {
   }
 
   private evaluateOnce(snapshot: Snapshot): void {
+    this.takeInGuardianReleases();
     if (snapshot.seq !== this.lastSeq) {
       this.lastSeq = snapshot.seq;
       this.ingest(snapshot);
@@ -252,6 +255,32 @@ export class Scheduler {
       process.stderr.write(`gpushare: the scheduler's conditions were not published: ${error instanceof Error ? error.message : String(error)}\n`); // a bad list changes nothing
     }
     this.changed();
+  }
+
+  /** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): the next step takes it in. */
+  guardianReleased(entries: ReadonlyArray<{ jobId: string; hold?: string }>): void {
+    this.guardianReleases.push(...entries);
+    this.requestEvaluation('now');
+  }
+
+  /** What the guardian let go of is observed state: the jobs say so, and the policies decide again in this step. */
+  private takeInGuardianReleases(): void {
+    const entries = this.guardianReleases;
+    this.guardianReleases = [];
+    for (const { jobId, hold } of entries) {
+      const record = this.table.get(jobId);
+      if (!record) continue;
+      if (hold === 'park' && record.view.state === 'parked') {
+        this.fire(record, 'unpark', 'the guardian restored it while the engine was stopped');
+        record.parked = null;
+        this.act.setGateMember(record, true);
+        this.fire(record, 'unparked', `back on GPU ${record.view.gpu}`);
+        continue;
+      }
+      if (record.holds.size === 0) continue;
+      record.holds.clear();
+      this.settle(record, 'resumed by the guardian while the engine was stopped');
+    }
   }
 
   /** Placed jobs the policies may act on: parked and mid-park jobs are outside every policy (queued ones wait for admission). */
