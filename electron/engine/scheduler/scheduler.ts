@@ -26,7 +26,7 @@ import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord }
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
-import { checkParkWish, parkJob, unparkJob, type ParkStepContext } from './parking.js';
+import { ParkWishes } from './park-wishes.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
@@ -92,13 +92,10 @@ export class Scheduler {
   private stopped = false;
   private evaluating = false;
   private evaluateAgain = false;
-  /** Jobs with a park or unpark asked for and not begun; what auto-park asked for, by job, to tell it how each ended. */
-  private readonly parkWishes = new Set<JobRecord>();
-  private readonly autoParkAsked = new Map<JobRecord, ParkAction>();
+  /** Parks and unparks asked for and not begun: this loop's steps begin them. */
+  private readonly parkWishes: ParkWishes;
   /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
-  /** What the park and unpark steps (parking.ts) use of this loop. */
-  private readonly parkStep: ParkStepContext;
   /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
   private holdEvaluation = false;
 
@@ -118,13 +115,18 @@ export class Scheduler {
     this.autoPark = options.autoPark
       ? new AutoPark({ table: this.table, cudaCalls: (r) => this.act.cudaCalls(r), wake: () => this.requestEvaluation('now') }, options.autoPark)
       : null;
-    this.parkStep = {
+    this.parkWishes = new ParkWishes({
       act: this.act,
+      checkpointer: this.checkpointer,
       fire: (record, event, reason) => this.fire(record, event, reason),
       settle: (record, why) => this.settle(record, why),
       raiseAlert: (alert) => this.options.engine.raiseAlert(alert),
       memoryFree: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree,
-    };
+      stepping: () => this.evaluating,
+      step: () => this.requestEvaluation('now'),
+      freshSample: () => this.options.engine.sampler.sampleNow(), // published: its step follows, and the usage store sees it
+      stopped: () => this.stopped,
+    });
   }
 
   get checkpointer(): ProcessCheckpointer {
@@ -244,7 +246,7 @@ export class Scheduler {
     this.enforceUnmanagedQuotas(now);
     const idle = lab?.idleHolders(this.inPolicy());
     for (const r of idle?.park ?? []) this.parkIdle(r);
-    this.carryOutParkWishes();
+    this.parkWishes.carryOut();
     const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs, (id) => this.table.get(id)?.view), ...(idle?.conditions ?? []), ...this.policyErrors.values(), ...this.unconfirmedClaims()];
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert(asAlert(c));
@@ -379,16 +381,7 @@ export class Scheduler {
    * begins it, and the promise settles when it is done (rejected with the reason when it failed).
    */
   requestPark(record: JobRecord, want: 'park' | 'unpark', by: string, automatic = false): Promise<void> {
-    checkParkWish(this.checkpointer, record, want);
-    const wish = record.parkWish;
-    if (wish && wish.want !== want) throw new ApiError('conflict', `Cannot ${want} ${record.view.id}: an ${wish.want} of it was asked for by ${wish.by} and has not begun; try again in a moment.`);
-    const settled = new Promise<void>((resolve, reject) => {
-      if (wish) wish.settle.push({ resolve, reject });
-      else record.parkWish = { want, by, automatic, settle: [{ resolve, reject }] };
-    });
-    this.parkWishes.add(record);
-    if (!this.evaluating) this.requestEvaluation('now'); // inside a step (a policy's wish), that step carries it out at its end
-    return settled;
+    return this.parkWishes.request(record, want, by, automatic);
   }
 
   cancel(record: JobRecord, by: string): void {
@@ -592,7 +585,7 @@ export class Scheduler {
     if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(asAlert(outOfMemoryCondition(record)));
     this.act.releaseSlot(record);
     this.claims.forget(job.id);
-    this.dropParkWish(record, `${job.id} ended before its ${record.parkWish?.want} began: ${reason}`);
+    this.parkWishes.drop(record, `${job.id} ended before its ${record.parkWish?.want} began: ${reason}`);
     this.act.forgetProcess(record);
     this.leaveMps(record);
     record.holds.clear();
@@ -613,15 +606,6 @@ export class Scheduler {
       publicMessage: `${job.id} (${job.argv[0].split('/').pop()}) ${verb}: ${reason.startsWith('could not start') ? 'could not start' : reason}.`,
     });
     this.requestEvaluation('now'); // its GPU may admit a queued job now (after this step, when it ended inside one)
-  }
-
-  /** A park or unpark asked for that will never begin: its askers hear why. */
-  private dropParkWish(record: JobRecord, why: string): void {
-    const wish = record.parkWish;
-    if (!wish) return;
-    record.parkWish = null;
-    this.parkWishes.delete(record);
-    for (const s of wish.settle) s.reject(new ApiError('conflict', why));
   }
 
   /** An MPS daemon (a GPU's or a slice's) lives while a job uses it: the last one to end may stop it (mps-daemons.ts decides). */
@@ -672,41 +656,11 @@ export class Scheduler {
 
   /** A park or unpark auto-park wants: asked for as anyone's, and auto-park hears how it ended. */
   private autoParkWants(action: ParkAction): void {
-    const told = (ok: boolean) => () => {
-      this.autoParkAsked.delete(action.record);
-      this.autoPark?.settled(action, ok);
-    };
-    this.autoParkAsked.set(action.record, action);
+    const told = (ok: boolean) => () => this.autoPark?.settled(action, ok);
     try {
       this.requestPark(action.record, action.want, action.by, true).then(told(true), told(false)); // a refusal is in the job's history
     } catch {
       told(false)();
-    }
-  }
-
-  /** Begin every park and unpark asked for: each settles its askers, then asks for a step (and, after auto-park's, a fresh sample). */
-  private carryOutParkWishes(): void {
-    for (const record of this.parkWishes) {
-      this.parkWishes.delete(record);
-      const wish = record.parkWish;
-      record.parkWish = null;
-      if (!wish) continue;
-      try {
-        checkParkWish(this.checkpointer, record, wish.want); // it may have changed since it was asked
-      } catch (error) {
-        for (const s of wish.settle) s.reject(error);
-        continue;
-      }
-      const work = wish.want === 'park' ? parkJob(this.parkStep, record, wish.by, wish.automatic) : unparkJob(this.parkStep, record, wish.by, wish.automatic);
-      work.then(
-        () => wish.settle.forEach((s) => s.resolve()),
-        (error: unknown) => wish.settle.forEach((s) => s.reject(error)),
-      ).finally(() => {
-        if (this.stopped) return;
-        // memory moved: admission should see it now, not at the next tick: ask for a fresh published sample (its step follows)
-        if (wish.automatic) this.options.engine.sampler.sampleNow();
-        else this.requestEvaluation('now');
-      });
     }
   }
 
@@ -761,7 +715,7 @@ export class Scheduler {
     if (this.evaluationTimer) clearTimeout(this.evaluationTimer);
     this.autoPark?.stop();
     this.options.parkRequests?.close();
-    for (const r of [...this.parkWishes]) this.dropParkWish(r, `The engine is stopping: ${r.view.id} was not ${r.parkWish?.want === 'park' ? 'parked' : 'unparked'}.`);
+    this.parkWishes.dropAll();
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
     const restores = parked.map(async (r) => {
       this.fire(r, 'unpark', 'the engine is stopping: its memory goes back to the GPU');
