@@ -13,6 +13,7 @@ import { queryUsage } from '../reports/query.js';
 import { UsageStore } from '../store/usage-store.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { untilWith } from '../../testing/until.js';
 
 const GiB = 1024 ** 3;
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -44,13 +45,7 @@ test('the usage recorded for a job computing beside an auto-parked notebook equa
   cleanups.push(() => r.engine.sampler.stop());
   const submit = (argv: string[], requestBytes: number) => r.engine.call('jobs.submit', { argv, cwd: dir, gpu: 0, memoryRequestBytes: requestBytes });
   const job = async (id: string) => (await r.engine.call('jobs.list', { includeFinished: true })).find((j) => j.id === id);
-  const waitFor = async <T>(what: string, step: () => Promise<T | undefined | false>, seconds = 60): Promise<T> => {
-    for (const end = Date.now() + seconds * 1000; Date.now() < end; await new Promise((w) => setTimeout(w, 20))) {
-      const value = await step();
-      if (value !== undefined && value !== false) return value;
-    }
-    throw new Error(`gave up waiting for ${what}: ${JSON.stringify((await r.engine.call('jobs.list', { includeFinished: true })).map((j) => [j.id, j.state, j.history.at(-1)?.reason]))}`);
-  };
+  const waitFor = untilWith({ timeoutMs: 60_000, intervalMs: 20, detail: async () => JSON.stringify((await r.engine.call('jobs.list', { includeFinished: true })).map((j) => [j.id, j.state, j.history.at(-1)?.reason])) });
   const afterTicks = async (n: number) => {
     const seen = published.length;
     await waitFor(`${n} more samples`, async () => published.length >= seen + n);

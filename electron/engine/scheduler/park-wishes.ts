@@ -3,7 +3,7 @@
 // parking.ts's steps. Asking is refused at once when it cannot be done; else its promise settles
 // when the park or unpark is done, or rejects with the reason it failed or never began.
 import { ApiError } from '../api/api-error.js';
-import type { ProcessCheckpointer } from '../control/checkpointer.js';
+import type { ProcessCheckpointer } from '../holds/checkpointer.js';
 import type { JobRecord } from './job-table.js';
 import { checkParkWish, parkJob, unparkJob, type ParkStepContext } from './parking.js';
 

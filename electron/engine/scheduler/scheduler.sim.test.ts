@@ -96,7 +96,7 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
   assert.equal(suspended.state, 'suspended');
   assert.equal(suspended.suspendedBy, 'user');
   // a signal is delivered when the process next runs: on 2 busy cores /proc may say R for a moment after kill() returned
-  await until('the process stopped (T in /proc)', async () => procState(train.pid) === 'T' || (await sleep(10), false), 200);
+  await until('the process stopped (T in /proc)', () => procState(train.pid) === 'T', { intervalMs: 10 });
   await r.tick();
   await r.tick();
   assert.equal((await r.job(id))!.smPercent, 0, 'no SM time by the second tick after SIGSTOP');
@@ -105,7 +105,7 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
   const resumed = await r.engine.call('jobs.resume', { job: id });
   assert.equal(resumed.state, 'running');
   assert.equal(resumed.suspendedBy, null);
-  await until('the process continued (not T in /proc)', async () => procState(train.pid) !== 'T' || (await sleep(10), false), 200);
+  await until('the process continued (not T in /proc)', () => procState(train.pid) !== 'T', { intervalMs: 10 });
   await until('SM time again', async () => {
     await r.tick();
     return ((await r.job(id))?.smPercent ?? 0) > 0;
@@ -160,7 +160,7 @@ test('a best-effort process is suspended while a high-priority job computes on i
     const j = await r.job(lo);
     return j?.state === 'suspended' ? j : undefined;
   });
-  assert.equal(procState(low.pid), 'T');
+  await until('the process stopped (T in /proc)', () => procState(low.pid) === 'T', { intervalMs: 10 }); // a signal lands when the process next runs
   assert.match(held.history.at(-1)!.reason, new RegExp(`${hi} \\(higher priority\\) is active on GPU 0`));
   assert.equal(held.suspendedBy, 'priority');
   await r.tick();
@@ -176,7 +176,7 @@ test('a best-effort process is suspended while a high-priority job computes on i
     const j = await r.job(lo);
     return j?.state === 'running' ? j : undefined;
   });
-  assert.notEqual(procState(low.pid), 'T');
+  await until('the process continued (not T in /proc)', () => procState(low.pid) !== 'T', { intervalMs: 10 });
   assert.equal(await r.job(hi), undefined, 'the high process left with its process');
   assert.deepEqual(back.history.map((h) => h.state), ['running', 'suspended', 'running']);
 });
@@ -249,14 +249,14 @@ test('a process over its memory quota is alerted once, suspended after the grace
   assert.equal(over.state, 'suspended');
   assert.equal(over.suspendedBy, 'quota');
   assert.match(over.history.at(-1)!.reason, /over its memory quota/);
-  assert.equal(procState(hog.pid), 'T');
+  await until('the process stopped (T in /proc)', () => procState(hog.pid) === 'T', { intervalMs: 10 }); // a signal lands when the process next runs
   assert.deepEqual(alerts.filter((a) => a.jobId === id).map((a) => [a.kind, a.message.replace(/p\d+/, 'pN')]), [
     ['quota', 'pN (fakejob, root) uses 2G of GPU memory, over its 1G quota.'.replace('root', over.owner)],
   ]);
   await r.engine.call('jobs.setQuota', { job: id, bytes: null });
   await r.tick(0);
   assert.equal((await r.job(id))!.state, 'running');
-  assert.notEqual(procState(hog.pid), 'T');
+  await until('the process continued (not T in /proc)', () => procState(hog.pid) !== 'T', { intervalMs: 10 });
 });
 
 // last: pid 1 stays on the simulated GPU for the rest of this file
