@@ -1,9 +1,8 @@
 // Park and unpark, the steps of the control loop that carry out a ParkWish: a job's GPU memory
 // goes to host memory through the driver's checkpoint calls (lock → checkpoint) and comes back on
 // the same GPU (restore → unlock). A refused or failed step leaves the job as it was. Only the
-// loop (scheduler.ts) runs these; a command or a policy asks for them (Scheduler.requestPark).
-import type { Alert } from '../../../shared/jobs.js';
-import { formatByteSize } from '../../../shared/jobs.js';
+// loop runs these (park-wishes.ts, in a step); a command or a policy asks (Scheduler.requestPark).
+import { formatByteSize, type Alert } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import { checkpointErrorName, type ProcessCheckpointer } from '../holds/checkpointer.js';
 import type { JobActuators, ParkStepError } from './actuators.js';
