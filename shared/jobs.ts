@@ -56,6 +56,12 @@ export interface JobView {
   mpsSharePercent: number | null;
   /** MIG slice UUID, in MIG mode. */
   migSlice: string | null;
+  /**
+   * A process gpushare did not start that enrolled through the preload library, and how its job was found: by a
+   * `gpushare enrol` command, as a notebook kernel, a Slurm job, a systemd unit, a container, or the process tree
+   * (and process group) under its first process. Absent: started by gpushare (or an unmanaged process).
+   */
+  enrolled?: EnrolledJob;
   /** Never parked to make room for another job, however long it is idle (opted out); absent = false. */
   keepResident?: boolean;
   state: JobState;
@@ -74,6 +80,18 @@ export interface JobView {
   /** Live readings from the last tick. */
   usedMemory: number | null;
   smPercent: number | null;
+}
+
+export const ENROL_KINDS = ['command', 'notebook', 'slurm', 'unit', 'container', 'tree'] as const;
+export interface EnrolledJob {
+  by: (typeof ENROL_KINDS)[number];
+  /** The engine's key for its group (owner, and the kernel's names for it): a new process of the group joins it. */
+  group: string;
+  /** What to call it: the notebook, the unit, the Slurm job; null: its command says. */
+  name: string | null;
+  /** The process group and session of its first process (a script's forks share them). */
+  pgid: number;
+  sid: number;
 }
 
 export type AlertKind = 'contention' | 'quota' | 'out-of-memory' | 'waiting' | 'finished' | 'failed' | 'suspended' | 'resumed' | 'parked' | 'gpu-lost' | 'idle';

@@ -6,7 +6,9 @@ import { completionCommand, completionUsage } from './commands/completion.js';
 import { consoleCommand, consoleUsage } from './commands/console.js';
 import { daemonCommand, daemonInstallUsage, daemonUsage } from './commands/daemon.js';
 import { engineCommand, engineUsage } from './commands/engine.js';
+import { enrolCommand, enrolUsage, splitEnrolArgs } from './commands/enrol.js';
 import { jobsCommand, jobsUsage } from './commands/jobs.js';
+import { jupyterCommand, jupyterInstallKernelUsage, jupyterUsage } from './commands/jupyter.js';
 import { labCommand, labPsUsage, labUsage, labWhereUsage } from './commands/lab.js';
 import { relayCommand, relayUsage } from './commands/relay.js';
 import { migApplyUsage, migCommand, migLayoutUsage, migPlanUsage, migUsage } from './commands/mig.js';
@@ -52,6 +54,19 @@ export const COMMANDS: readonly CliCommand[] = [
       }
     },
   },
+  {
+    name: 'enrol',
+    summary: 'run a command enrolled (priority, quota), or load the library into your shell sessions (--shell)',
+    usage: enrolUsage,
+    run: enrolCommand,
+    ownArgs: (argv) => {
+      try {
+        return argv.slice(0, argv.length - splitEnrolArgs(argv).command.length);
+      } catch {
+        return beforeDoubleDash(argv);
+      }
+    },
+  },
   { name: 'jobs', summary: 'managed jobs and GPU processes (--json, --all)', usage: jobsUsage, run: jobsCommand },
   { name: 'audit', summary: 'the changes asked of the engine: who, when, what came of them (--json, --count N, --all)', usage: auditUsage, run: auditCommand },
   { name: 'set', summary: 'change a job: priority, quota, suspend, resume, park, unpark, terminate', usage: setUsage, run: setCommand },
@@ -80,6 +95,13 @@ export const COMMANDS: readonly CliCommand[] = [
     usage: daemonUsage,
     subcommands: { install: daemonInstallUsage },
     run: daemonCommand,
+  },
+  {
+    name: 'jupyter',
+    summary: 'install-kernel: a Jupyter kernelspec whose kernels enrol as jobs (priority, quota, auto-park)',
+    usage: jupyterUsage,
+    subcommands: { 'install-kernel': jupyterInstallKernelUsage },
+    run: (argv) => jupyterCommand(argv),
   },
   {
     name: 'lab',

@@ -7,7 +7,8 @@ import { array } from '../../shared/schema.js';
 import { ApiError } from './api/api-error.js';
 import { Dispatcher, type Caller } from './api/dispatcher.js';
 import { alertSeenBy, commandLines, jobsSeenBy, type KeptAlert } from './api/need-to-know.js';
-import { requireBoxRight, type BoxRights } from './api/rights.js';
+import type { BoxRights } from './api/rights.js';
+import type { Enroller } from './server/enrol-answer.js';
 import { EventBus } from './event-bus.js';
 import type { GpuBackend } from './gpu/open-backend.js';
 import { watchLostGpus } from './gpu-lost-watch.js';
@@ -55,6 +56,8 @@ export class Engine {
   /** Each source's last list as it reported it, to skip a report that changed nothing. */
   private readonly sourceKeys = new Map<string, string>();
   private host: EngineHost = {};
+  /** Answers a process that asks to enrol (enrol/enrolment.ts), once a scheduler with a gate is attached; null: none. */
+  enroller: Enroller | null = null;
   private readonly jobViews = new WeakMap<JobView[], Map<number, JobView[]>>();
 
   constructor(readonly backend: GpuBackend, options: Omit<EngineOptions, 'backend'> = {}) {
@@ -67,6 +70,7 @@ export class Engine {
     const me = userInfo();
     this.owner = { uid: me.uid, gid: me.gid, groups: process.getgroups?.() ?? [], user: me.username, pid: process.pid, admin: me.uid === 0, via: 'internal' };
     this.rights = { engineUid: me.uid, engineUser: me.username, adminGroup: options.adminGroup ?? null };
+    this.dispatcher.useRights(this.rights);
     this.sampler.onSnapshot((snapshot) => this.events.emit('snapshot', snapshot));
     this.events.on('snapshot', watchLostGpus(this));
     this.dispatcher.register('snapshot.latest', () => this.sampler.latest);
@@ -85,9 +89,8 @@ export class Engine {
       consoleUrl: caller.uid === this.owner.uid ? (this.host.consoleUrl ?? null) : null, // the URL carries the console's token
       connections: this.host.connections?.(caller.uid) ?? null,
     }));
-    this.dispatcher.register('engine.stop', (_params, caller) => this.requestStop(caller));
-    this.dispatcher.register('sampler.setRate', ({ hz }, caller) => {
-      requireBoxRight(caller, this.rights, 'change the sampling rate', 'every user of the box sees the GPUs at that rate');
+    this.dispatcher.register('engine.stop', () => this.requestStop());
+    this.dispatcher.register('sampler.setRate', ({ hz }) => {
       this.sampler.setRate(hz);
       return { hz: this.sampler.rateHz };
     });
@@ -98,11 +101,9 @@ export class Engine {
     this.host = { ...this.host, ...host };
   }
 
-  private requestStop(caller: Caller): { pid: number } {
+  /** Only the engine's own user gets here (the API registry's `who`). */
+  private requestStop(): { pid: number } {
     if (this.kind === 'daemon') throw new ApiError('forbidden', 'The box daemon is stopped by an admin: systemctl stop gpushare.');
-    if (caller.uid !== this.owner.uid) {
-      throw new ApiError('forbidden', `Only a personal engine's own user may stop it: this one is ${this.owner.user}'s (uid ${this.owner.uid}); ${caller.user} (uid ${caller.uid}) is not.`);
-    }
     const stop = this.host.stop;
     if (!stop) throw new ApiError('unsupported', `This engine (pid ${process.pid}) is not stopped through its socket: quit the program that runs it.`);
     setImmediate(stop); // after this answer is on its way

@@ -33,6 +33,11 @@ async function engineWithJobs(jobs: JobView[]) {
   let table = jobs;
   const suspended: string[] = [];
   engine.dispatcher.register('jobs.list', () => table);
+  // whose each job is: the dispatcher checks a job method's caller against it before the handler
+  engine.dispatcher.useJobOwners((id) => {
+    const found = table.find((j) => j.id === id);
+    return found ? { user: found.owner, uid: found.uid } : null;
+  });
   engine.dispatcher.register('jobs.suspend', ({ job: id }) => {
     if (id === 'j5') throw new ApiError('conflict', 'j5 is finishing.');
     suspended.push(id);

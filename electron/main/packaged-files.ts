@@ -27,6 +27,7 @@ export function runtimeFiles(): RuntimeFile[] {
     packed('assets/icons/256x256.png', 'the window and notification icon'),
     ...(['ok', 'contention', 'alert'] as const).flatMap((state) => TRAY_ICON_SIZES.map((size) => packed(`assets/tray/${state}-${size}.png`, 'the tray'))),
     packed('assets/systemd/gpushare.service', 'gpushare daemon install'),
+    unpacked('assets/jupyter/gpushare-kernel.py', 'Jupyter kernels from gpushare jupyter install-kernel (python3 runs it)'),
     unpacked('native/nvml/build/Release/gpushare_nvml.node', 'the engine (dlopen of the NVML addon)'),
     unpacked('native/preload/build/libgpushare-preload.so', 'managed jobs (LD_PRELOAD)'),
     unpacked('native/spawn/build/gpushare-spawn', "the box daemon, starting each user's job as them (exec)"),

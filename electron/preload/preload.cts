@@ -1,6 +1,7 @@
 // The renderer's only door to the main process: two narrow functions on window.gpushare.
 // Sandboxed preloads cannot import our modules, so the channel names are repeated here
-// (they are IPC_REQUEST_CHANNEL and IPC_MESSAGE_CHANNEL of shared/bridge.ts).
+// (they are IPC_REQUEST_CHANNEL and IPC_MESSAGE_CHANNEL of shared/bridge.ts), and the API's
+// events too; preload.test.ts runs this file and holds both to shared/.
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import type { ApiEvent, ApiMethod, EventMessage, ResponseMessage } from '../../shared/api.js' with { 'resolution-mode': 'import' };
 import type { BridgeEvent, BridgeResult, ConnectionMessage, GpushareBridge } from '../../shared/bridge.js' with { 'resolution-mode': 'import' };

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { defaultConfigText, loadDaemonConfig } from '../../engine/daemon/config-file.js';
 import { DAEMON_CONFIG } from '../../engine/daemon/daemon-host.js';
 import { packageRoot } from '../../engine/paths.js';
+import { applyPreloadAll, foreignLoaders, installedPreloadLibrary, PreloadAllError, preparePreloadAll } from './preload-all.js';
 
 export const UNIT_PATH = '/etc/systemd/system/gpushare.service';
 export const START_COMMAND = 'systemctl daemon-reload && systemctl enable --now gpushare';
@@ -24,6 +25,8 @@ export interface InstallOptions {
   refuseUnsafe: boolean;
   /** Create the config's admin group when the box has none (groupadd). */
   createGroup: boolean;
+  /** The box-wide route: true names the preload library in /etc/ld.so.preload, false takes it out, absent leaves the file alone. */
+  preloadAll?: boolean;
   say(line: string): void;
   warn(line: string): void;
 }
@@ -55,6 +58,13 @@ export function installDaemon(options: InstallOptions): void {
   } catch (error) {
     throw new InstallError(`Not installed: the config in place would stop the daemon: ${(error as Error).message}`);
   }
+  let preload;
+  try {
+    preload = options.preloadAll === undefined ? null : preparePreloadAll(root, installedPreloadLibrary(options.packageRoot), options.preloadAll);
+  } catch (error) {
+    if (error instanceof PreloadAllError) throw new InstallError(`Not installed: ${error.message}`);
+    throw error;
+  }
   const template = readFileSync(join(options.packageRoot, 'assets', 'systemd', 'gpushare.service'), 'utf8');
   const unit = renderUnit(template, { node: options.node, cli, readme: join(options.packageRoot, 'README.md'), compiledTree: options.compiledTree });
   const previous = existsSync(unitFile) ? readFileSync(unitFile, 'utf8') : null;
@@ -69,6 +79,9 @@ export function installDaemon(options: InstallOptions): void {
     writeRootFile(configFile, defaultConfigText());
     say(`wrote ${configFile}: the defaults (administrators: root and group ${config.adminGroup}; no limits); the README lists every key`);
   }
+  if (preload) applyPreloadAll(preload.file, installedPreloadLibrary(options.packageRoot), preload.plan, say);
+  const foreign = preload?.plan.change === 'added' || preload?.plan.change === 'replaced' ? foreignLoaders() : [];
+  if (foreign.length > 0) options.warn(`warning: 32-bit programs (loader ${foreign.join(', ')}) cannot load the 64-bit library: each prints one ld.so error line on stderr and runs on without it.`);
   if (!options.createGroup) say(`skipped the group ${config.adminGroup} (--root: create it on the box that runs the daemon)`);
   else {
     const members = groupMembers(config.adminGroup);

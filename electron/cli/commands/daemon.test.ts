@@ -239,6 +239,6 @@ test('gpushare daemon --help and gpushare help describe the daemon and its insta
   const help = await gpushare(['daemon', '--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^Usage: gpushare daemon \[--socket PATH\] \[--db PATH\] \[--config PATH\] \[--simulate \[SCENARIO\]\]/);
-  assert.match(help.stdout, /\nUsage: gpushare daemon install \[--root DIR\] \[--node PATH\]\n/);
+  assert.match(help.stdout, /\nUsage: gpushare daemon install \[--root DIR\] \[--node PATH\] \[--preload-all \| --no-preload-all\]\n/); // the box-wide route's options
   assert.match((await gpushare(['help'])).stdout, /\n {2}daemon +the box daemon: one scheduler for every user/);
 });

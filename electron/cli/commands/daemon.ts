@@ -6,6 +6,7 @@ import { DAEMON_CONFIG, DAEMON_DB, DAEMON_SOCKET, runDaemon, type DaemonOptions 
 import { DEFAULT_SCENARIO } from '../../engine/gpu/open-backend.js';
 import { parseFlags, UsageError } from '../args.js';
 import { METRICS_USAGE, metricsOption } from '../metrics-option.js';
+import { LD_SO_PRELOAD } from './preload-all.js';
 import { defaultInstallOptions, installDaemon, InstallError, START_COMMAND, UNIT_PATH } from './daemon-install.js';
 
 /** The exit status for a config the daemon will not start with (EX_CONFIG): the unit does not restart on it. */
@@ -18,11 +19,14 @@ export const daemonRunUsage = `Usage: gpushare daemon [--socket PATH] [--db PATH
   error naming the key, and the daemon does not start: exit status 78). systemd runs it: see \`daemon install\`.
   ${METRICS_USAGE}`;
 
-export const daemonInstallUsage = `Usage: gpushare daemon install [--root DIR] [--node PATH]
+export const daemonInstallUsage = `Usage: gpushare daemon install [--root DIR] [--node PATH] [--preload-all | --no-preload-all]
   As root: writes ${UNIT_PATH} (running this installation), the default config if there is
   none (an existing one is kept), creates the admin group (gpushare-admin) if missing, and prints
   the command that starts it. --root DIR writes under DIR instead and creates no group (packaging,
-  tests); --node PATH is the node binary the unit runs (default: this one, ${process.execPath}).`;
+  tests); --node PATH is the node binary the unit runs (default: this one, ${process.execPath}).
+  --preload-all adds this installation's preload library to ${LD_SO_PRELOAD}, so that every program
+  started on the box loads it and enrols at its first CUDA call (it stays inert in programs that never
+  use CUDA); --no-preload-all takes it out. The file's other entries are kept.`;
 
 export const daemonUsage = `${daemonRunUsage}\n${daemonInstallUsage}`;
 
@@ -63,8 +67,10 @@ export function daemonRunOptions(argv: string[]): Required<Pick<DaemonOptions, '
 
 /** `daemon install`; `euid` is who runs it (root, unless --root stages the files elsewhere). */
 export async function daemonInstall(argv: string[], euid = process.geteuid?.()): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { root: { type: 'string' }, node: { type: 'string' } });
+  const { values, positionals } = parseFlags(argv, { root: { type: 'string' }, node: { type: 'string' }, 'preload-all': { type: 'boolean' }, 'no-preload-all': { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`gpushare daemon install takes no arguments, got "${positionals[0]}".`);
+  if (values['preload-all'] && values['no-preload-all']) throw new UsageError('--preload-all and --no-preload-all contradict each other: give one.');
+  const preloadAll = values['preload-all'] ? true : values['no-preload-all'] ? false : undefined;
   if (values.root !== undefined && values.root.trim() === '') throw new UsageError('--root needs a directory, got "".');
   if (values.root === undefined && euid !== 0) {
     throw new UsageError(`gpushare daemon install writes ${UNIT_PATH} and creates a group: run it as root (sudo), or with --root DIR to write the files under DIR.`);
@@ -77,6 +83,7 @@ export async function daemonInstall(argv: string[], euid = process.geteuid?.()):
       root: staged ? resolve(values.root!) : '/',
       refuseUnsafe: !staged,
       createGroup: !staged,
+      ...(preloadAll === undefined ? {} : { preloadAll }),
       say: (line) => process.stdout.write(line + '\n'),
       warn: (line) => process.stderr.write(line + '\n'),
     });

@@ -37,11 +37,19 @@ export function renderJobs(jobs: readonly JobView[], width = 120): string {
     `${formatBytes(j.usedMemory)}/${j.memoryQuotaBytes === null ? '-' : formatBytes(j.memoryQuotaBytes)}`,
     formatPercent(j.smPercent),
     j.owner,
-    j.argv.join(' '),
+    enrolledMark(j) + j.argv.join(' '),
   ]);
   const header = ['ID', 'STATE', 'PRIORITY', 'GPU', 'MEM/QUOTA', 'SM', 'USER', 'COMMAND'];
   const fixed = table(header.slice(0, -1), rows.map((r) => r.slice(0, -1))).split('\n')[0].length + 2;
   return table(header, rows.map((r) => [...r.slice(0, -1), clip(r[r.length - 1], Math.max(20, width - fixed))]), new Set([5]));
+}
+
+/** An enrolled job's command says so, and how it was grouped: "[enrolled: notebook train.ipynb] python …". */
+export function enrolledMark(job: JobView): string {
+  const e = job.enrolled;
+  if (!e) return '';
+  const how = e.by === 'tree' ? '' : e.by === 'command' ? ': gpushare enrol' : `: ${e.by}${e.name ? ` ${e.name}` : ''}`;
+  return `[enrolled${how}] `;
 }
 
 function stateText(job: JobView): string {

@@ -116,9 +116,9 @@ test('waiting messages lose the "jN (cmd) is queued:" prefix and the final stop;
 
 test('set: a change that moved the state prints the new state and why; one that did not says what was set', () => {
   const before = view('running', [['running', 'started on GPU 0 as pid 4242']]);
-  assert.equal(stateLine(before, 'priority best-effort', before), 'j7 running (priority best-effort set)');
+  assert.equal(stateLine(before, 'priority best-effort', null, before), 'j7 running (priority best-effort set)');
   const gated = view('gated', [['running', 'started on GPU 0 as pid 4242'], ['gated', 'j1 (higher priority) is active on GPU 0']]);
-  assert.equal(stateLine(gated, 'priority best-effort', before), 'j7 gated: j1 (higher priority) is active on GPU 0');
+  assert.equal(stateLine(gated, 'priority best-effort', null, before), 'j7 gated: j1 (higher priority) is active on GPU 0');
   const parking = view('parking', [['running', 'started'], ['parking', 'parked by ada']]);
-  assert.match(stateLine(parking, 'park', before), /^j7 parking: parked by ada \(still in progress; see gpushare jobs\)$/);
+  assert.match(stateLine(parking, '', 'park', before), /^j7 parking: parked by ada \(still in progress; see gpushare jobs\)$/);
 });

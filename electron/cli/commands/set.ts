@@ -1,5 +1,5 @@
-// `gpushare set`: change a job's priority or quota, or suspend, resume, park, unpark or terminate it;
-// after each change it prints the job's state.
+// `gpushare set`: change a job's priority or quota, and suspend, resume, park or unpark it, in one
+// lane move (all or nothing); or terminate it. Then it prints the job's state.
 import { PRIORITIES, parseByteSize, type JobView, type Priority } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
@@ -9,8 +9,8 @@ import { withEngine } from './jobs.js';
 
 export const setUsage = `Usage: gpushare set JOB [--priority high|normal|best-effort] [--mem SIZE|none]
                     [--suspend | --resume | --park | --unpark | --terminate] [--wait SECONDS] [--json]
-  JOB is a job id (j12) or a GPU process (p4242, or just its pid). After each change it prints
-  the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
+  JOB is a job id (j12) or a GPU process (p4242, or just its pid). The changes are one move:
+  all are made, or none when one is refused. Then it prints the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
   free meanwhile); --unpark restores it on the same GPU. A park or unpark is followed until it
   completes, up to --wait seconds (default 10). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).`;
 
@@ -51,24 +51,28 @@ export async function setCommand(argv: string[]): Promise<number> {
   const waitMs = Number(waitText) * 1000;
   if (priority === undefined && quota === undefined && actions.length === 0) throw new UsageError(`Nothing to change.\n${setUsage}`);
 
-  const changes: Array<{ what: string; call: (engine: EngineClient) => Promise<JobView> }> = [];
-  if (priority !== undefined) changes.push({ what: `priority ${priority}`, call: (e) => e.call('jobs.setPriority', { job, priority: priority as Priority }) });
-  if (quota !== undefined) changes.push({ what: quota === null ? 'no memory quota' : `memory quota ${formatBytes(quota)}`, call: (e) => e.call('jobs.setQuota', { job, bytes: quota }) });
   const action = actions[0];
-  if (action) changes.push({ what: action, call: (e) => e.call(`jobs.${action}`, { job }) });
+  if (action === 'terminate' && (priority !== undefined || quota !== undefined)) throw new UsageError('--terminate ends the job: give it without other changes.');
+  const settings = [
+    ...(priority === undefined ? [] : [`priority ${priority}`]),
+    ...(quota === undefined ? [] : [quota === null ? 'no memory quota' : `memory quota ${formatBytes(quota)}`]),
+  ].join(', ');
+  // every change in one request: the engine applies them all or, refusing one, none
+  const change = (engine: EngineClient): Promise<JobView> =>
+    action === 'terminate'
+      ? engine.call('jobs.terminate', { job })
+      : engine.call('jobs.move', { job, ...(priority === undefined ? {} : { priority: priority as Priority }), ...(quota === undefined ? {} : { memoryQuotaBytes: quota }), ...(action ? { action } : {}) });
 
   let unfinished = false;
   await withEngine(async (engine) => {
     const watch = new JobWatch(engine);
     try {
-      for (const change of changes) {
-        const before = await engine.call('jobs.list', { includeFinished: true }).then((list) => list.find((j) => j.id === job));
-        let view = await change.call(engine);
-        // a park or unpark takes a moment: say where it ended up, not that it began
-        if (PASSING_STATES.has(view.state) && view.state !== 'queued') view = (await watch.follow(view, { waitMs, runningMs: 0 })).job;
-        process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${stateLine(view, change.what, before)}\n`);
-        if (PASSING_STATES.has(view.state) && view.state !== 'queued') unfinished = true;
-      }
+      const before = await engine.call('jobs.list', { includeFinished: true }).then((list) => list.find((j) => j.id === job));
+      let view = await change(engine);
+      // a park or unpark takes a moment: say where it ended up, not that it began
+      if (PASSING_STATES.has(view.state) && view.state !== 'queued') view = (await watch.follow(view, { waitMs, runningMs: 0 })).job;
+      process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${stateLine(view, settings, action ?? null, before)}\n`);
+      if (PASSING_STATES.has(view.state) && view.state !== 'queued') unfinished = true;
     } finally {
       watch.close();
     }
@@ -76,10 +80,15 @@ export async function setCommand(argv: string[]): Promise<number> {
   return unfinished ? 1 : 0; // a script that asked for a park must not take "still parking" for done
 }
 
-/** "j3 suspended: suspended by alice", or for a change that moved no state, "j3 running (priority best-effort set)". */
-export function stateLine(view: JobView, what: string, before: JobView | undefined): string {
+/**
+ * "j3 suspended: suspended by alice", with settings changed beside it "j3 suspended: suspended by alice
+ * (priority best-effort set)", or for a move that changed no state, "j3 running (priority best-effort set)".
+ */
+export function stateLine(view: JobView, settings: string, action: string | null, before: JobView | undefined): string {
   const last = view.history[view.history.length - 1];
   const moved = !before || view.history.length > before.history.length;
   if (PASSING_STATES.has(view.state) && view.state !== 'queued') return `${view.id} ${view.state}: ${last.reason} (still in progress; see gpushare jobs)`;
-  return moved ? `${view.id} ${view.state}: ${last.reason}` : `${view.id} ${view.state} (${what} set)`;
+  // the state line says what the action did; settings changed with it are named after it
+  if (moved) return `${view.id} ${view.state}: ${last.reason}${settings && action ? ` (${settings} set)` : ''}`;
+  return `${view.id} ${view.state} (${settings || action} set)`;
 }

@@ -5,15 +5,15 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { apiSchemas, type ApiMethod } from '../../../shared/api.js';
-import { SHARING_MODES } from '../../../shared/jobs.js';
-import type { Schema } from '../../../shared/schema.js';
+import { API_METHODS, type ApiMethod } from '../../../shared/api.js';
 import { Engine } from '../engine.js';
 import { listenOnSocket } from '../server/socket-server.js';
 import { attachUsageStore } from '../store/attach.js';
 import { noGpus } from '../store/testing/synthetic.js';
 import { DAY_MS, UsageStore } from '../store/usage-store.js';
+import type { Schema } from '../../../shared/schema.js';
 import { toErrorBody } from './api-error.js';
+import { validParams } from './testing/valid-params.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-api-bounds-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,7 +40,7 @@ function unbounded(schema: Schema<unknown>, path: string): string[] {
 }
 
 test('every field of every API method is bounded: numbers have a minimum and a maximum, strings and lists a maximum length', () => {
-  const missing = (Object.keys(apiSchemas) as ApiMethod[]).flatMap((method) => unbounded(apiSchemas[method], method));
+  const missing = (Object.keys(API_METHODS) as ApiMethod[]).flatMap((method) => unbounded(API_METHODS[method].params, method));
   assert.deepEqual(missing, []);
 });
 
@@ -149,36 +149,12 @@ test('every field of every method, sent a value no field accepts, answers invali
     ['an object of unknown keys', { a: { b: { c: 1 } } }],
     ['20,000 nested lists', nested(20_000)],
   ];
-  // a valid value for each required field, so the bad one is what gets refused
-  const hour = Date.now() - 3_600_000;
-  const valid: Record<string, unknown> = { job: 'j1', priority: 'high', argv: ['train'], gpu: 0, bytes: null, mode: SHARING_MODES[0], hz: 1, since: hour, by: 'user', format: 'csv', policy: {} };
-  // a field not named above: the least its schema accepts (a pattern-checked string needs an entry above)
-  const example = (schema: Schema<unknown>, field: string): unknown => {
-    if (Object.hasOwn(valid, field)) return valid[field];
-    const info = schema.info!;
-    switch (info.type) {
-      case 'object':
-        return Object.fromEntries(Object.entries(info.shape).filter(([, s]) => !('optional' in s)).map(([key, s]) => [key, example(s, key)]));
-      case 'either':
-        return example(info.options[0], field);
-      case 'number':
-        return info.min;
-      case 'choice':
-        return info.choices[0];
-      case 'boolean':
-        return false;
-      case 'array':
-        return [];
-      case 'string':
-        return 'x';
-    }
-  };
   const wrong: string[] = [];
   let tried = 0;
-  for (const method of Object.keys(apiSchemas) as ApiMethod[]) {
-    const info = apiSchemas[method].info;
-    const base = example(apiSchemas[method], '') as Record<string, unknown>;
-    assert.doesNotThrow(() => apiSchemas[method].parse(base, 'params'), `${method}: the valid base ${JSON.stringify(base)}`);
+  for (const method of Object.keys(API_METHODS) as ApiMethod[]) {
+    const info = API_METHODS[method].params.info;
+    const base = validParams(method); // a valid value for each required field, so the bad one is what gets refused
+    assert.doesNotThrow(() => API_METHODS[method].params.parse(base, 'params'), `${method}: the valid base ${JSON.stringify(base)}`);
     for (const field of Object.keys(info.shape)) {
       for (const [what, value] of bad) {
         tried++;

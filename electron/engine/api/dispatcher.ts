@@ -1,11 +1,14 @@
-// One entry point for every command: validate against shared/ schemas, run the handler, write an
-// audit entry (who, what, when, result) for each change asked; a user's refusals have a rate bound.
-import { apiSchemas, isApiMethod, isReadMethod, type ApiMethod, type ApiParams, type ApiResults } from '../../../shared/api.js';
+// One entry point for every command: validate against the API registry's schema, check who may call
+// it, run the handler, write an audit entry (who, what, when, result) for each change asked; a user's
+// refusals have a rate bound.
+import { userInfo } from 'node:os';
+import { API_METHODS, isApiMethod, isReadMethod, type ApiMethod, type ApiParams, type ApiResults } from '../../../shared/api.js';
 import type { AuditEntry } from '../../../shared/jobs.js';
 import { checkNesting, show } from '../../../shared/schema.js';
 import { ApiError, toErrorBody } from './api-error.js';
 import { AuditLog, REFUSAL_BURST, RefusalRate, type AuditPage, type AuditReader } from './audit-log.js';
 import { boundedAuditEntry, NOT_KEPT } from './audit-summary.js';
+import { requireCallerRight, type BoxRights, type JobOwners } from './rights.js';
 
 /** Who sent a request: on the unix socket always the kernel's word (SO_PEERCRED), never the message's. */
 export interface Caller {
@@ -34,9 +37,23 @@ export class Dispatcher {
   private readonly audit = new AuditLog();
   private readonly refusals = new RefusalRate();
   private auditSource: AuditSource | null = null;
+  private rights: BoxRights;
+  private jobOwners: JobOwners | null = null;
 
   /** `ownerUid`: the engine's own user, who reads every audit entry and whose refusals have no rate bound. */
-  constructor(private readonly ownerUid: number = process.getuid?.() ?? -1) {}
+  constructor(private readonly ownerUid: number = process.getuid?.() ?? -1) {
+    this.rights = { engineUid: ownerUid, engineUser: ownerUid === (process.getuid?.() ?? -1) ? userInfo().username : `uid ${ownerUid}`, adminGroup: null };
+  }
+
+  /** Who administers the box (the daemon names a group); the registry's `who` of each method is checked against it. */
+  useRights(rights: BoxRights): void {
+    this.rights = rights;
+  }
+
+  /** Whose each job is, for the methods only a job's owner (or an administrator) may call. */
+  useJobOwners(owners: JobOwners): void {
+    this.jobOwners = owners;
+  }
 
   register<M extends ApiMethod>(method: M, handler: Handler<M>): void {
     if (this.handlers.has(method)) throw new Error(`A handler for ${method} is already registered.`);
@@ -58,8 +75,9 @@ export class Dispatcher {
     let parsed: unknown = params;
     try {
       checkNesting(params, PARAMS_MAX_DEPTH, 'params');
-      parsed = apiSchemas[method].parse(params ?? {}, 'params');
+      parsed = API_METHODS[method].params.parse(params ?? {}, 'params');
       if (!handler) throw new ApiError('unsupported', `${method} is not available in this engine yet.`);
+      requireCallerRight(API_METHODS[method].who, parsed, caller, this.rights, this.jobOwners);
       const result = await handler(parsed as ApiParams<ApiMethod>, caller);
       if (!read) this.record(caller, method, parsed, null);
       return result;
@@ -92,7 +110,7 @@ export class Dispatcher {
   }
 
   private record(caller: Caller, what: ApiMethod, params: unknown, error: unknown): void {
-    const known = Object.keys(apiSchemas[what].info.shape);
+    const known = Object.keys(API_METHODS[what].params.info.shape);
     const result = error === null ? 'ok' : toErrorBody(error).message;
     const raw: AuditEntry = { id: 0, at: Date.now(), who: caller.user, uid: caller.uid, what, params, result };
     let bounded: AuditEntry;

@@ -1,5 +1,6 @@
 // Who may do what: everyone sees and submits; a user acts on their own jobs and processes;
 // administrators act on anyone's and alone change the box. Every refusal names the rule and the owner.
+import type { Who } from '../../../shared/api.js';
 import { ApiError } from './api-error.js';
 import type { Caller } from './dispatcher.js';
 
@@ -30,4 +31,31 @@ export function requireOwnerRight(caller: Caller, rights: BoxRights, owner: { us
     'forbidden',
     `Cannot ${action} ${what}: it belongs to ${owner.user}${owner.uid === null ? '' : ` (uid ${owner.uid})`}. ${caller.user} may act only on their own jobs and processes; ${administrators(rights)} may act on anyone's.`,
   );
+}
+
+/** Whose a job is (null: no such job, for the handler to say so). */
+export type JobOwners = (job: string) => { user: string; uid: number | null } | null;
+
+/** The check the API registry declares for a method (`who`), made by the dispatcher before its handler runs. */
+export function requireCallerRight(who: Who<never>, params: unknown, caller: Caller, rights: BoxRights, owners: JobOwners | null): void {
+  switch (who.kind) {
+    case 'anyone':
+      return;
+    case 'admin': {
+      const declared = who as unknown as Extract<Who<unknown>, { kind: 'admin' }>;
+      if (declared.unless?.(params)) return;
+      requireBoxRight(caller, rights, declared.action(params), declared.because);
+      return;
+    }
+    case 'engine-user':
+      if (caller.uid === rights.engineUid) return;
+      throw new ApiError('forbidden', `${who.refusal}: this one is ${rights.engineUser}'s (uid ${rights.engineUid}); ${caller.user} (uid ${caller.uid}) is not.`);
+    case 'job-owner': {
+      if (!owners) throw new Error('A method for a job\'s owner has a handler, but the dispatcher knows no jobs (useJobOwners).');
+      const job = (params as { job: string }).job;
+      const owner = owners(job);
+      if (owner) requireOwnerRight(caller, rights, owner, who.action, job);
+      return;
+    }
+  }
 }

@@ -83,6 +83,14 @@ export interface SlotRequest {
   owner?: SlotOwner | null;
 }
 
+/** A slot's files and generation, handed to an enrolled process as descriptors. */
+export interface SlotFiles {
+  dir: string;
+  control: string;
+  activity: string;
+  generation: number;
+}
+
 export interface SlotGrant {
   slot: number;
   generation: number;
@@ -373,6 +381,12 @@ export class LaunchGate {
     rec.member = false;
     rec.stuck = false;
     this.domains.drop(rec.domain);
+  }
+
+  /** What an enrolled process of `slot` is handed as descriptors (server/enrol-answer.ts): the gate's directory, control file and the slot's activity, and its generation. */
+  slotFiles(slot: number): SlotFiles {
+    const rec = this.inUse(slot);
+    return { dir: this.path, control: this.controlPath, activity: this.activityPath(slot), generation: rec.generation };
   }
 
   slotsInUse(): number[] {

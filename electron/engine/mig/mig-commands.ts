@@ -2,15 +2,12 @@
 // per slice) and applying a plan for a job mix or a given layout.
 import { ApiError } from '../api/api-error.js';
 import type { Dispatcher } from '../api/dispatcher.js';
-import { requireBoxRight, type BoxRights } from '../api/rights.js';
 import { applyMigLayout, MigApplyRefused, readMigLayout, type MigDeps } from './apply.js';
 import type { MigExecutor } from './executor.js';
 
 export interface MigCommandOptions extends MigDeps {
   executor: MigExecutor;
   gpuCount: () => number;
-  /** Who may apply a layout: the engine's owner or an administrator (a dry run is open to all). */
-  rights: BoxRights;
   /** The layout of this GPU changed (the sampler re-reads it). */
   changed?: (gpu: number) => void;
 }
@@ -26,9 +23,9 @@ export function registerMigCommands(dispatcher: Dispatcher, options: MigCommandO
     return readMigLayout(gpu, options);
   });
 
-  dispatcher.register('mig.apply', async (params, caller) => {
+  // only an administrator applies a layout (the API registry's `who`; a dry run is open to all)
+  dispatcher.register('mig.apply', async (params) => {
     checkGpu(params.gpu);
-    if (!params.dryRun) requireBoxRight(caller, options.rights, `change the MIG layout of GPU ${params.gpu}`, 'it removes slices other users may hold (a dry run is open to all)');
     try {
       const result = await applyMigLayout(params, options, options.executor);
       if (result.applied) options.changed?.(params.gpu);

@@ -3,8 +3,7 @@
 // for one GPU (stop: or slice). A daemon started here is a person's: no job's end stops it.
 import type { MpsGpuStatus } from '../../../shared/spatial.js';
 import { ApiError } from '../api/api-error.js';
-import type { Caller, Dispatcher } from '../api/dispatcher.js';
-import { requireBoxRight, type BoxRights } from '../api/rights.js';
+import type { Dispatcher } from '../api/dispatcher.js';
 import type { GpuRef, SliceRef } from './mps-control.js';
 import type { MpsDaemons } from './mps-daemons.js';
 
@@ -14,8 +13,6 @@ export interface MpsCommandOptions {
   gpus: () => GpuRef[];
   /** The MIG slices of the latest snapshot (each may have a daemon of its own); absent: none. */
   slices?: () => SliceRef[];
-  /** Who may start and stop daemons: the engine's owner or an administrator. */
-  rights: BoxRights;
 }
 
 export function registerMpsCommands(dispatcher: Dispatcher, options: MpsCommandOptions): void {
@@ -24,9 +21,6 @@ export function registerMpsCommands(dispatcher: Dispatcher, options: MpsCommandO
     const found = all.find((g) => g.index === index);
     if (!found) throw new ApiError('invalid-request', `GPU ${index} does not exist: this box has GPU${all.length === 1 ? ' 0' : `s 0-${all.length - 1}`}.`);
     return found;
-  };
-  const allowed = (caller: Caller, action: string): void => {
-    requireBoxRight(caller, options.rights, action, 'the MPS daemon serves every user of the GPU');
   };
   const act = (fn: () => MpsGpuStatus): MpsGpuStatus => {
     try {
@@ -44,13 +38,12 @@ export function registerMpsCommands(dispatcher: Dispatcher, options: MpsCommandO
       return mine.length ? { ...status, slices: mine } : status;
     });
   });
-  dispatcher.register('mps.start', ({ gpu: index }, caller) => {
-    allowed(caller, 'start MPS');
+  // who may start and stop daemons: the API registry says (an administrator)
+  dispatcher.register('mps.start', ({ gpu: index }) => {
     const target = gpu(index);
     return act(() => options.mps.startOnRequest(target));
   });
-  dispatcher.register('mps.stop', ({ gpu: index, gpuInstanceId }, caller) => {
-    allowed(caller, 'stop MPS');
+  dispatcher.register('mps.stop', ({ gpu: index, gpuInstanceId }) => {
     const target = gpu(index);
     if (gpuInstanceId === undefined) return act(() => options.mps.stopOnRequest({ gpu: target }));
     const slice = options.slices?.().find((s) => s.gpu === index && s.gpuInstanceId === gpuInstanceId);

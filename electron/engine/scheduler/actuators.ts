@@ -291,6 +291,39 @@ export class JobActuators {
     }
   }
 
+  /**
+   * A gate slot (and park file, with auto-park) for a process that enrolled (enrol/enrolment.ts): the files it
+   * is handed as descriptors. Throws when no slot is free; nothing is left behind then.
+   */
+  enrolSlot(record: JobRecord, gpu: number): { dir: string; control: string; activity: string; park: string | null } {
+    const gate = this.options.gate;
+    if (!gate?.slotFiles) throw new Error('this engine has no launch gate');
+    const job = record.view;
+    const engineUid = process.geteuid?.() ?? -1;
+    const owner = record.runAs && record.runAs.uid !== engineUid ? { uid: record.runAs.uid, gid: record.runAs.gid } : null;
+    const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
+    record.slot = slot.slot;
+    try {
+      const park = this.options.parkRequests ? this.options.parkRequests.create(job.id, owner) : null;
+      const files = gate.slotFiles(slot.slot);
+      return { dir: files.dir, control: files.control, activity: files.activity, park };
+    } catch (error) {
+      this.releaseSlot(record);
+      throw error;
+    }
+  }
+
+  /** The job's park file, where auto-park made one (null: none). */
+  parkFileOf(record: JobRecord): string | null {
+    if (!this.options.parkRequests || !record.view.managed) return null;
+    try {
+      const path = this.options.parkRequests.pathOf(record.view.id);
+      return this.options.parkRequests.read(record.view.id) ? path : null;
+    } catch {
+      return null;
+    }
+  }
+
   releaseSlot(record: JobRecord): void {
     if (record.view.managed) this.options.parkRequests?.remove(record.view.id);
     if (record.slot !== null) this.options.gate?.releaseSlot(record.slot);

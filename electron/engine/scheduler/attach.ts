@@ -34,6 +34,7 @@ import type { JobStore, KeptJob } from '../store/job-store.js';
 import { Scheduler, type UnmanagedQuotaPolicy } from './scheduler.js';
 import type { AutoParkPolicy } from './auto-park.js';
 import { ParkRequests } from './park-requests.js';
+import { Enrolment } from '../enrol/enrolment.js';
 
 export interface AttachSchedulerOptions {
   backend: Pick<GpuBackend, 'simulated'>;
@@ -163,19 +164,23 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
   const sliceRefs = () => scheduler.snapshot().gpus.flatMap((g) => g.migSlices.map((s) => ({ gpu: g.index, gpuInstanceId: s.gpuInstanceId, uuid: s.uuid })));
-  registerMpsCommands(engine.dispatcher, { mps: mpsDaemons, gpus: gpuRefs, slices: sliceRefs, rights: engine.rights });
+  registerMpsCommands(engine.dispatcher, { mps: mpsDaemons, gpus: gpuRefs, slices: sliceRefs });
   registerMigCommands(engine.dispatcher, {
     nvml: engine.backend.nvml,
     identify: (pid) => new ProcTable().lookup(pid),
     sliceDaemons: (slices) => mps.sliceStatus(slices),
     executor: migExecutor,
     gpuCount: () => engine.backend.nvml.deviceCount(),
-    rights: engine.rights,
     changed: (gpu) => {
       engine.sampler.invalidateDescription(gpu);
       engine.sampler.sampleNow(); // the next command already sees the new slices (a job for one, say), not the next tick
     },
   });
+  if (gate) {
+    const enrolment = new Enrolment(scheduler);
+    engine.enroller = enrolment;
+    engine.dispatcher.register('enrol.register', (params, caller) => enrolment.register(caller, params));
+  }
   const off = engine.sampler.onSnapshot(() => scheduler.requestEvaluation('now')); // a step on every published snapshot
   if (recovered.length > 0) {
     engine.raiseAlert({
@@ -193,6 +198,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     ready,
     async stop() {
       off();
+      engine.enroller = null; // nobody enrols into a scheduler that stopped
       await ready.catch(() => undefined);
       return scheduler.stop();
     },

@@ -47,6 +47,14 @@ export interface GateSlotUsage {
   gatedNs?: number;
 }
 
+/** A slot's files, for an enrolled process that gets them as descriptors (never by name). */
+export interface SlotFiles {
+  dir: string;
+  control: string;
+  activity: string;
+  generation: number;
+}
+
 export interface JobGate {
   allocateSlot(request: GateSlotRequest): GateSlot;
   /** The job's pid, once started (the gate uses it for liveness and reports). */
@@ -64,6 +72,8 @@ export interface JobGate {
   /** What the job's processes published: used bytes, refused allocations. */
   readSlot?(slot: number): GateSlotUsage;
   releaseSlot(slot: number): void;
+  /** The slot's files and generation, handed to an enrolled process (enrol/enrolment.ts). */
+  slotFiles?(slot: number): SlotFiles;
   /** A job of an earlier engine (same pid in the slot it left) counts again: false when the slot is not its any more. */
   adoptSlot?(slot: number, job: { pid: number; gpu: number; migSlice?: string | null; priority: Priority }): boolean;
   /** After adoption: the earlier engine's slots nobody was adopted into are freed. */

@@ -4,11 +4,11 @@
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ApiParams } from '../../../shared/api.js';
-import { FINAL_STATES, formatByteSize, type EngineKind, type JobView, type SharingMode } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, type EngineKind, type JobState, type JobView, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
-import { requireOwnerRight, type BoxRights } from '../api/rights.js';
+import type { BoxRights } from '../api/rights.js';
 import { shownArgv, submittedBytes, SUBMITTED_BYTES_MAX } from './argv-bounds.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
@@ -42,14 +42,18 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return view(r);
   };
 
-  /** The job, if this caller may act on it. */
-  const find = (id: string, caller: Caller, action: string): JobRecord => {
+  // only a job's owner or an administrator acts on it: the dispatcher checks, as the API registry says
+  dispatcher.useJobOwners((id) => {
+    const record = table.get(id);
+    return record ? { user: record.view.owner, uid: record.view.uid } : null;
+  });
+  /** The job (the dispatcher has checked the caller's right to it). */
+  const find = (id: string): JobRecord => {
     const record = table.get(id);
     if (!record) {
       const hint = id.startsWith('p') ? ' Only processes on a GPU are jobs; see `gpushare jobs`.' : ' See `gpushare jobs --all`.';
       throw new ApiError('not-found', `No job ${id}.${hint}`);
     }
-    requireOwnerRight(caller, options.rights, { user: record.view.owner, uid: record.view.uid }, action, id);
     return record;
   };
   const live = (record: JobRecord, action: string): void => {
@@ -175,31 +179,71 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return after(record);
   });
 
-  dispatcher.register('jobs.setPriority', ({ job, priority }, caller) => {
-    const r = find(job, caller, 'change the priority of');
+  /**
+   * Each change a person asks of a job, checked: null when it would change nothing, else what applies it.
+   * Checking changes nothing, so a move checks all its changes before it applies any.
+   */
+  type Change = (() => void) | null;
+  /** `state`: the state the job will be in when it applies (a move that unparks it: running). */
+  const priorityChange = (r: JobRecord, priority: Priority, state?: JobState): Change => {
     live(r, 'change the priority of');
-    if (r.view.priority === priority) return view(r);
-    scheduler.setPriority(r, priority);
-    return after(r);
-  });
-
-  dispatcher.register('jobs.setQuota', ({ job, bytes }, caller) => {
-    const r = find(job, caller, 'change the memory quota of');
+    if (r.view.priority === priority) return null;
+    scheduler.checkPriority(r, priority, state); // the lab policy's limits
+    return () => scheduler.setPriority(r, priority);
+  };
+  /** `gpu`: the GPU the same move places it on. */
+  const quotaChange = (r: JobRecord, bytes: number | null, state?: JobState, gpu?: number): Change => {
     live(r, 'change the memory quota of');
-    checkFits(bytes, r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
+    checkFits(bytes, gpu ?? r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
     if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
-      throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${job}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
+      throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${r.view.id}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
     }
-    scheduler.setQuota(r, bytes);
+    scheduler.checkQuota(r, bytes, state);
+    return () => scheduler.setQuota(r, bytes);
+  };
+  const suspendChange = (r: JobRecord, by: string): Change => {
+    const job = r.view.id;
+    running(r, 'suspend');
+    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state === 'parked' ? 'parked' : `being ${r.view.state === 'parking' ? 'parked' : 'unparked'}`}; unpark it first.`);
+    if (r.view.state === 'starting') throw new ApiError('conflict', `Cannot suspend ${job}: it is starting; try again in a moment.`);
+    return () => scheduler.suspend(r, by);
+  };
+  /** `reprioritised`: the same move changes its priority, which decides a priority hold anew. */
+  const resumeChange = (r: JobRecord, by: string, reprioritised: boolean): Change => {
+    const job = r.view.id;
+    running(r, 'resume');
+    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state}, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
+    if (r.holds.size === 0) return null;
+    if (!r.holds.has('user') && !r.holds.has('quota')) {
+      if (reprioritised) return null;
+      throw new ApiError('conflict', `${job} stays suspended while a higher-priority job is active on GPU ${r.view.gpu}; raise its priority to run it now.`);
+    }
+    return () => scheduler.resume(r, by);
+  };
+  const applied = (r: JobRecord, change: Change): JobView => {
+    if (!change) return view(r);
+    change();
     return after(r);
+  };
+
+  dispatcher.register('jobs.setPriority', ({ job, priority }) => {
+    const r = find(job);
+    return applied(r, priorityChange(r, priority));
   });
 
-  dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }, caller) => {
-    const r = find(job, caller, 'change the sharing mode of');
+  dispatcher.register('jobs.setQuota', ({ job, bytes }) => {
+    const r = find(job);
+    return applied(r, quotaChange(r, bytes));
+  });
+
+  /** `gpu`: the GPU the same move places it on (a queued job), else where it is asked to run. */
+  const modeChange = (r: JobRecord, request: SpatialRequest, gpu?: number): Change => {
+    const { mode, mpsSharePercent, migSlice } = request;
+    const job = r.view.id;
     live(r, 'change the sharing mode of');
     const was = r.view;
     if (was.state !== 'queued' && (mode === 'mps' || was.mode === 'mps')) {
-      if (mode === 'mps' && was.mode === 'mps' && (mpsSharePercent === undefined || mpsSharePercent === was.mpsSharePercent)) return view(r);
+      if (mode === 'mps' && was.mode === 'mps' && (mpsSharePercent === undefined || mpsSharePercent === was.mpsSharePercent)) return null;
       throw new ApiError('conflict', `Cannot change ${job} ${mode === 'mps' && was.mode === 'mps' ? 'to another MPS share' : mode === 'mps' ? 'to MPS' : 'out of MPS'} while it runs: the MPS share is fixed when a client starts: terminate and resubmit it.`);
     }
     if (was.state !== 'queued' && (mode === 'mig' || was.mode === 'mig')) {
@@ -207,54 +251,50 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice) && !sameShare) {
         throw new ApiError('conflict', `Cannot change ${job}'s MPS share of its slice while it runs: the MPS share is fixed when a client starts: terminate and resubmit it.`);
       }
-      if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice)) return view(r);
+      if (mode === 'mig' && was.mode === 'mig' && (migSlice === undefined || migSlice === was.migSlice)) return null;
       throw new ApiError('conflict', `Cannot move ${job} ${mode === 'mig' ? 'into a MIG slice' : 'out of its MIG slice'} while it runs: a process keeps the GPU or slice it started on; terminate and resubmit it.`);
     }
     if (!r.view.managed && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `${job} is a process gpushare did not start: only managed jobs can be given a mode.`);
-    const placed = spatial({ mode, mpsSharePercent, migSlice }, r.view.requestedGpu, job);
+    const placed = spatial({ mode, mpsSharePercent, migSlice }, gpu ?? r.view.requestedGpu, job);
     if (mode === 'exclusive' && r.view.state !== 'queued') {
       const others = table.placed().filter((o) => o !== r && o.view.gpu === r.view.gpu);
       if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${r.view.gpu} also runs ${others.map((o) => o.view.id).join(', ')}.`);
     }
     const moveToSlice = mode === 'mig' && r.view.state === 'queued' ? { requestedGpu: placed.gpu, gpu: placed.gpu === 'auto' ? null : placed.gpu } : {};
-    scheduler.configure(r, { ...moveToSlice, mode, mpsSharePercent: placed.mpsSharePercent, migSlice: placed.migSlice });
-    return after(r);
-  });
-
-  dispatcher.register('jobs.place', ({ job, gpu }, caller) => {
-    const r = find(job, caller, 'place');
+    return () => scheduler.configure(r, { ...moveToSlice, mode, mpsSharePercent: placed.mpsSharePercent, migSlice: placed.migSlice });
+  };
+  /** `quota`: the memory quota it will have (a move may change it too). */
+  const placeChange = (r: JobRecord, gpu: number, quota: number | null): Change => {
     live(r, 'place');
     checkGpu(gpu);
-    if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${job}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
-    checkFits(r.view.memoryQuotaBytes, gpu, 'Its memory quota');
+    if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${r.view.id}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
+    checkFits(quota, gpu, 'Its memory quota');
     checkFits(r.view.memoryRequestBytes, gpu, 'Its memory request');
-    scheduler.configure(r, { requestedGpu: gpu, gpu });
-    return after(r);
+    return () => scheduler.configure(r, { requestedGpu: gpu, gpu });
+  };
+
+  dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }) => {
+    const r = find(job);
+    return applied(r, modeChange(r, { mode, mpsSharePercent, migSlice }));
+  });
+
+  dispatcher.register('jobs.place', ({ job, gpu }) => {
+    const r = find(job);
+    return applied(r, placeChange(r, gpu, r.view.memoryQuotaBytes));
   });
 
   dispatcher.register('jobs.suspend', ({ job }, caller) => {
-    const r = find(job, caller, 'suspend');
-    running(r, 'suspend');
-    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state === 'parked' ? 'parked' : `being ${r.view.state === 'parking' ? 'parked' : 'unparked'}`}; unpark it first.`);
-    if (r.view.state === 'starting') throw new ApiError('conflict', `Cannot suspend ${job}: it is starting; try again in a moment.`);
-    scheduler.suspend(r, caller.user);
-    return after(r);
+    const r = find(job);
+    return applied(r, suspendChange(r, caller.user));
   });
 
   dispatcher.register('jobs.resume', ({ job }, caller) => {
-    const r = find(job, caller, 'resume');
-    running(r, 'resume');
-    if (PARK_STATES.has(r.view.state)) throw new ApiError('conflict', `${job} is ${r.view.state}, not suspended; unpark it to bring it back on GPU ${r.view.gpu}.`);
-    if (r.holds.size === 0) return view(r);
-    if (!r.holds.has('user') && !r.holds.has('quota')) {
-      throw new ApiError('conflict', `${job} stays suspended while a higher-priority job is active on GPU ${r.view.gpu}; raise its priority to run it now.`);
-    }
-    scheduler.resume(r, caller.user);
-    return after(r);
+    const r = find(job);
+    return applied(r, resumeChange(r, caller.user, false));
   });
 
   const park = async (params: { job: string }, caller: Caller, action: 'park' | 'unpark'): Promise<JobView> => {
-    const r = find(params.job, caller, action);
+    const r = find(params.job);
     running(r, action);
     await scheduler.requestPark(r, action, caller.user); // the loop's next step carries it out
     return after(r);
@@ -262,8 +302,38 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   dispatcher.register('jobs.park', (params, caller) => park(params, caller, 'park'));
   dispatcher.register('jobs.unpark', (params, caller) => park(params, caller, 'unpark'));
 
+  // A lane move: every change is checked before any is applied, so a refusal leaves the job as it was.
+  dispatcher.register('jobs.move', async ({ job, priority, memoryQuotaBytes, action, gpu, mode, mpsSharePercent, migSlice }, caller) => {
+    const r = find(job);
+    if (mode === undefined && (mpsSharePercent !== undefined || migSlice !== undefined)) throw new ApiError('invalid-request', `An MPS share or a MIG slice comes with a mode (mps or mig) for ${job}.`);
+    const changes = (state?: JobState): Change[] => [
+      gpu === undefined ? null : placeChange(r, gpu, memoryQuotaBytes === undefined ? r.view.memoryQuotaBytes : memoryQuotaBytes),
+      mode === undefined ? null : modeChange(r, { mode, mpsSharePercent, migSlice }, gpu),
+      priority === undefined ? null : priorityChange(r, priority, state),
+      memoryQuotaBytes === undefined ? null : quotaChange(r, memoryQuotaBytes, state, gpu),
+      action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
+    ];
+    if (action === 'park' || action === 'unpark') {
+      changes(action === 'park' ? 'parked' : 'running'); // checked as the job will be once its memory has moved
+      running(r, action);
+      // a park or unpark that is refused or fails leaves the job as it was, and nothing else is applied yet
+      await scheduler.requestPark(r, action, caller.user); // the loop's next step carries it out
+      try {
+        for (const change of changes()) change?.(); // checked again: the box may have changed while the memory moved
+      } catch (error) {
+        if (error instanceof ApiError) throw new ApiError(error.code, `${job} is ${action}ed, but the rest of the move was refused meanwhile: ${error.message}`);
+        throw error;
+      }
+      return after(r);
+    }
+    const checked = changes();
+    if (checked.every((change) => change === null)) return view(r);
+    for (const change of checked) change?.();
+    return after(r);
+  });
+
   dispatcher.register('jobs.terminate', ({ job }, caller) => {
-    const r = find(job, caller, 'terminate');
+    const r = find(job);
     live(r, 'terminate');
     if (r.view.state === 'queued') {
       scheduler.cancel(r, caller.user);

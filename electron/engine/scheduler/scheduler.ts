@@ -6,7 +6,7 @@
 // requestEvaluation() and never inside another. Commands ask through the methods under
 // "requests": a park or unpark is a wish the next step carries out (parking.ts); priority,
 // quota, holds a person asks for and termination reach the actuators from those methods at once.
-import { FINAL_STATES, formatByteSize, type Alert, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
 import { UnavailableCheckpointer, type ProcessCheckpointer } from '../holds/checkpointer.js';
@@ -96,6 +96,8 @@ export class Scheduler {
   private readonly parkWishes: ParkWishes;
   /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
+  /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
+  enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
   private holdEvaluation = false;
 
@@ -343,16 +345,26 @@ export class Scheduler {
     this.lab?.checkSubmission(job);
   }
 
+  /** Throws an ApiError where the lab policy refuses this priority (for the job in `state`, default its own); changes nothing. */
+  checkPriority(record: JobRecord, priority: Priority, state?: JobState): void {
+    if (record.view.priority !== priority) this.lab?.checkPriority(record, priority, this.table.placed().map((r) => r.view), state); // queued jobs count for no limit
+  }
+
   setPriority(record: JobRecord, priority: Priority): void {
     if (record.view.priority === priority) return;
-    this.lab?.checkPriority(record, priority, this.table.placed().map((r) => r.view)); // queued jobs count for no limit
+    this.checkPriority(record, priority);
     record.view.priority = priority;
     if (!PARK_STATES.has(record.view.state) && record.view.pid !== null) this.act.applyPriority(record);
     void this.kept(record);
   }
 
+  /** Throws an ApiError where the lab policy refuses this quota (for the job in `state`, default its own); changes nothing. */
+  checkQuota(record: JobRecord, bytes: number | null, state?: JobState): void {
+    this.lab?.checkQuota(record, bytes, this.table.placed().map((r) => r.view), state); // queued jobs hold no memory
+  }
+
   setQuota(record: JobRecord, bytes: number | null): void {
-    this.lab?.checkQuota(record, bytes, this.table.placed().map((r) => r.view)); // queued jobs hold no memory
+    this.checkQuota(record, bytes);
     record.view.memoryQuotaBytes = bytes;
     delete record.view.memoryQuotaFromPolicy; // its own now
     this.act.applyQuota(record);
@@ -435,7 +447,12 @@ export class Scheduler {
         continue;
       }
       if (r.view.state === 'queued' || r.view.state === 'starting') continue;
-      if (r.adopted && !this.processAlive(r)) {
+      if (r.view.enrolled) {
+        if (!(this.enrolledAlive?.(r) ?? this.processAlive(r))) {
+          this.ended(r, 'exit', 'its last process exited (enrolled: the exit status is its own)');
+          continue;
+        }
+      } else if (r.adopted && !this.processAlive(r)) {
         const asked = r.terminatedBy ? `, after ${r.terminatedBy} asked to terminate it` : '';
         this.ended(r, 'lose', `its process ended${asked} (exit status unknown: an earlier engine started it)`);
         continue;
@@ -541,6 +558,11 @@ export class Scheduler {
   }
 
   // ---- starting and ending -------------------------------------------------------------
+
+  /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts). */
+  endEnrolled(record: JobRecord, reason: string): void {
+    this.ended(record, 'exit', reason);
+  }
 
   /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
   private start(record: JobRecord, gpu: number, snapshot: Snapshot, limitQuota?: number): void {

@@ -10,7 +10,8 @@ import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../../../share
 import { lookupAccount } from '../accounts.js';
 import { ClientLedger, type ConnectionUse, type LedgerClient } from './client-ledger.js';
 import { callerOfPeer } from './peer-caller.js';
-import { peerIdentity } from './peer-credentials.js';
+import { peerIdentity, type PeerIdentity } from './peer-credentials.js';
+import { answerEnrolment } from './enrol-answer.js';
 import { boundedOutbox, SLOW_CLIENT_BYTES, type Outbox, type OutboxStats } from './outbox.js';
 import { readLines } from './read-lines.js';
 import { MAX_REQUEST_BYTES, openSession, parseMessage, wireLine } from './session.js';
@@ -79,8 +80,9 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       socket.resume();
     };
     let caller;
+    let identity: PeerIdentity;
     try {
-      const identity = peerIdentity(socket);
+      identity = peerIdentity(socket);
       // before anything else is spent on it: the uid alone says whether it is over its bound
       const over = ledger.refusal(identity.uid, () => lookupAccount(identity.uid).name);
       if (over) return refuse('conflict', over);
@@ -133,10 +135,18 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       outbox.send(line);
       flow();
     };
+    let taken = 0;
     const take = (line: string): void => {
       const parsed = parseMessage(line, 'line');
       if (!parsed.ok) return reply(JSON.stringify(parsed.refusal) + '\n');
       const m = parsed.message as { kind?: unknown; events?: unknown } | null;
+      if (m?.kind === 'enrol' && taken++ === 0) {
+        // the preload library asks for its job (enrol-answer.ts): answered with descriptors, then the connection ends
+        refused = true;
+        answerEnrolment(socket, identity, engine.enroller);
+        return;
+      }
+      taken++;
       if (!(m?.kind === 'subscribe' && Array.isArray(m.events))) inFlight++; // answered once, now or later
       session.receive(parsed.message);
     };

@@ -91,11 +91,53 @@ Napi::Value GroupsOf(const Napi::CallbackInfo &info) {
   return list;
 }
 
+// sendWithFds(fd, data, fds): one sendmsg of data with fds attached (SCM_RIGHTS), not blocking; the
+// bytes sent. Node's net module cannot pass descriptors: the engine hands an enrolled process its
+// job's gate files this way (electron/engine/server/enrol-answer.ts).
+Napi::Value SendWithFds(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  int fd = static_cast<int>(wholeArg(info, 0, 2147483647.0, "sendWithFds(fd, data, fds): fd"));
+  if (info.Length() < 3 || !info[1].IsBuffer() || !info[2].IsArray())
+    throw Napi::TypeError::New(env, "sendWithFds(fd, data, fds): data must be a Buffer and fds an array of descriptors");
+  Napi::Buffer<char> data = info[1].As<Napi::Buffer<char>>();
+  Napi::Array list = info[2].As<Napi::Array>();
+  if (list.Length() > 16) throw Napi::TypeError::New(env, "sendWithFds: at most 16 descriptors");
+  std::vector<int> fds;
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    Napi::Value v = list.Get(i);
+    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+    if (!(d >= 0 && d <= 2147483647.0 && d == std::floor(d))) throw Napi::TypeError::New(env, "sendWithFds: each fd must be a whole number");
+    fds.push_back(static_cast<int>(d));
+  }
+  struct iovec iov {};
+  iov.iov_base = data.Data();
+  iov.iov_len = data.Length();
+  struct msghdr m {};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * (fds.empty() ? 1 : fds.size())), 0);
+  if (!fds.empty()) {
+    m.msg_control = control.data();
+    m.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
+  ssize_t sent;
+  do sent = sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  if (sent < 0) throw errnoError(env, "sendmsg(SCM_RIGHTS) failed on fd " + std::to_string(fd), "sendmsg", errno);
+  return Napi::Number::New(env, static_cast<double>(sent));
+}
+
 }  // namespace
 
 void registerPeer(Napi::Env env, Napi::Object exports) {
   exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentials, "peerCredentials"));
   exports.Set("groupsOf", Napi::Function::New(env, GroupsOf, "groupsOf"));
+  exports.Set("sendWithFds", Napi::Function::New(env, SendWithFds, "sendWithFds"));
 }
 
 }  // namespace gpushare

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "enrol.h"
 #include "gate_internal.h"
 
 #define ENGINE_CHECK_EVERY_NS 20000000ull /* slow path: engine liveness at most every 20 ms */
@@ -45,8 +46,10 @@ static uint64_t g_batch_t0, g_batch_waited0;
 static uint64_t g_waited_ns; /* this process's time held by the gate (the activity's sums are the job's) */
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
 
-static void attach(void) {
-  if (!gs_gate_files_attach()) return;
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+static int g_env_attached;
+
+static void attached(void) {
   gate_activity_t *me = g.me;
   STORE(&me->attached_pid, gs_self_pid());
   gs_proc(me); /* our entry in the job's process table */
@@ -55,14 +58,33 @@ static void attach(void) {
          LOAD(&g.my->priority), LOAD(&g.my->gpu), LOAD(&g.my->domain));
 }
 
-/* A forked child (a data-loader worker, say) is another process of the job: same slot, its own entry. */
-static void after_fork_child(void) { gs_self_pid_reset(); }
+/* a managed job's process attaches by its environment */
+static void attach_env(void) {
+  if (!gs_gate_files_attach()) return;
+  g_env_attached = 1;
+  attached();
+}
 
-__attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+static void attach(void) {
+  pthread_once(&g_env_once, attach_env);
+  if (g_env_attached) return;
+  /* any other process (or one whose environment names a gate that is not its own) asks the engine,
+   * which decides its job: enrol.c */
+  gs_enrolment_t *e = NULL;
+  if (!gs_enrol_wanted() || !(e = gs_enrolment())) return;
+  int ok = gs_gate_files_attach_fds(e->dir_fd, e->control_fd, e->activity_fd, e->slot, e->generation);
+  e->control_fd = e->activity_fd = -1;
+  if (ok) attached();
+}
+
+/* Set by calls that are not the CUDA driver's (NVML: a monitor such as nvidia-smi): they see the job
+ * of a process that has one, but never make a process enrol. */
+GS_HIDDEN GS_TLS int gs_no_enrol;
 
 /* Our activity, or NULL: not gated, or the engine released the slot (then for good). */
 gate_activity_t *gs_gate_me(void) {
-  pthread_once(&g_once, attach);
+  if (GS_UNLIKELY(gs_no_enrol)) pthread_once(&g_env_once, attach_env);
+  else pthread_once(&g_once, attach);
   if (GS_UNLIKELY(!LOAD(&g_attached) || LOAD(&g_detached))) return NULL;
   gate_slot_t *my = g.my;
   if (GS_UNLIKELY(LOAD(&my->generation) != g.generation || LOAD(&my->state) != GATE_SLOT_IN_USE)) {

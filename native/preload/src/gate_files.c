@@ -22,11 +22,12 @@
 
 GS_HIDDEN uint32_t gs_act_gen[GATE_MAX_SLOTS];
 static char g_dir[4096];
+static int g_dir_fd = -1; /* enrolled: the gate directory's descriptor, from the engine */
 static pthread_mutex_t g_map_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction g_prev_bus;
 
 static uint64_t env_u64(const char *name, uint64_t fallback) {
-  const char *s = getenv(name);
+  const char *s = secure_getenv(name);
   if (!s || !*s) return fallback;
   char *end;
   unsigned long long v = strtoull(s, &end, 10);
@@ -47,11 +48,8 @@ static int zero_page(uint32_t i) {
   return mmap(page_of(i), gs_g.act_stride, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ? -1 : 0;
 }
 
-/* Opens slot i's activity file if it is the one the engine made for this generation (its inode). */
-static int open_activity(uint32_t i, int flags) {
-  char path[sizeof g_dir + 32];
-  snprintf(path, sizeof path, "%s/" GATE_ACTIVITY_PREFIX "%u", g_dir, i);
-  int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW);
+/* Slot i's activity file if it is the one the engine made for this generation (its inode); else closed, -1. */
+static int checked_activity(int fd, uint32_t i) {
   if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != stable_u64(&gs_g.slots[i].activity_ino) ||
@@ -61,6 +59,17 @@ static int open_activity(uint32_t i, int flags) {
     return -1;
   }
   return fd;
+}
+
+/* Opens slot i's activity file: under the gate directory the engine handed over (enrolled), else by the gate's path. */
+static int open_activity(uint32_t i, int flags) {
+  char path[sizeof g_dir + 32];
+  if (g_dir_fd >= 0) {
+    snprintf(path, sizeof path, GATE_ACTIVITY_PREFIX "%u", i);
+    return checked_activity(openat(g_dir_fd, path, flags | O_CLOEXEC | O_NOFOLLOW), i);
+  }
+  snprintf(path, sizeof path, "%s/" GATE_ACTIVITY_PREFIX "%u", g_dir, i);
+  return checked_activity(open(path, flags | O_CLOEXEC | O_NOFOLLOW), i);
 }
 
 /* ---- the SIGBUS guard ---- */
@@ -114,8 +123,66 @@ static void install_guard(void) {
 
 static void after_fork_child(void) { pthread_mutex_init(&g_map_lock, NULL); }
 
+/* Maps the control file (cfd) and our activity (afd, or opened by name when -1) for slot `index`;
+ * gen 0: GPUSHARE_GATE_GEN, else the slot's own. `what` names the gate in the log. */
+static int attach_from(int cfd, uint64_t index, uint64_t gen, int afd, const char *what) {
+  struct stat st;
+  void *map = MAP_FAILED;
+  if (fstat(cfd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)GATE_CONTROL_SIZE)
+    map = mmap(NULL, GATE_CONTROL_SIZE, PROT_READ, MAP_SHARED, cfd, 0);
+  if (map == MAP_FAILED) {
+    gs_log("gate %s is not a gate control file: not gated", what);
+    if (afd >= 0) close(afd);
+    return 0;
+  }
+  gate_header_t *h = map;
+  gate_slot_t *slots = (gate_slot_t *)((char *)map + GATE_SLOT_OFFSET);
+  gate_slot_t *my = &slots[index];
+  if (!gen) gen = env_u64("GPUSHARE_GATE_GEN", LOAD(&my->generation));
+  if (LOAD(&h->magic) != GATE_MAGIC || LOAD(&h->version) != GATE_VERSION || LOAD(&h->max_slots) != GATE_MAX_SLOTS ||
+      LOAD(&my->state) != GATE_SLOT_IN_USE || LOAD(&my->generation) != gen || !gen) {
+    gs_log("gate %s slot %u is not ours (or not a gate of this version): not gated", what, (unsigned)index);
+    munmap(map, GATE_CONTROL_SIZE);
+    if (afd >= 0) close(afd);
+    return 0;
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  size_t stride = page > (long)GATE_ACTIVITY_SIZE ? (size_t)page : GATE_ACTIVITY_SIZE;
+  char *acts = mmap(NULL, stride * GATE_MAX_SLOTS, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (acts == MAP_FAILED) {
+    munmap(map, GATE_CONTROL_SIZE);
+    if (afd >= 0) close(afd);
+    return 0;
+  }
+  gs_g.hdr = h;
+  gs_g.domains = (gate_domain_t *)((char *)map + GATE_DOMAIN_OFFSET);
+  gs_g.slots = slots;
+  gs_g.my = my;
+  gs_g.acts = acts;
+  gs_g.act_stride = stride;
+  gs_g.index = (uint32_t)index;
+  gs_g.generation = (uint32_t)gen;
+  install_guard(); /* before the first foreign page can be mapped */
+  afd = afd >= 0 ? checked_activity(afd, (uint32_t)index) : open_activity((uint32_t)index, O_RDWR);
+  void *mine = afd < 0 ? MAP_FAILED : mmap(page_of((uint32_t)index), stride, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, afd, 0);
+  int why = errno;
+  if (afd >= 0) close(afd);
+  if (mine == MAP_FAILED) {
+    gs_log("cannot map our gate activity (slot %u): %s: not gated", (unsigned)index, strerror(why));
+    sigaction(SIGBUS, &g_prev_bus, NULL);
+    munmap(acts, stride * GATE_MAX_SLOTS);
+    munmap(map, GATE_CONTROL_SIZE);
+    memset(&gs_g, 0, sizeof gs_g);
+    return 0;
+  }
+  gs_g.me = mine;
+  STORE(&gs_act_gen[index], (uint32_t)gen);
+  pthread_atfork(NULL, NULL, after_fork_child);
+  return 1;
+}
+
 int gs_gate_files_attach(void) {
-  const char *dir = getenv("GPUSHARE_GATE");
+  const char *dir = secure_getenv("GPUSHARE_GATE");
   uint64_t index = env_u64("GPUSHARE_GATE_SLOT", UINT64_MAX);
   if (!dir || !*dir) return 0;
   if (index >= GATE_MAX_SLOTS) {
@@ -134,57 +201,22 @@ int gs_gate_files_attach(void) {
     gs_log("cannot open gate %s: %s: not gated", path, strerror(errno));
     return 0;
   }
-  struct stat st;
-  void *map = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)GATE_CONTROL_SIZE)
-    map = mmap(NULL, GATE_CONTROL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+  int attached = attach_from(fd, index, 0, -1, path);
   close(fd);
-  if (map == MAP_FAILED) {
-    gs_log("gate %s is not a gate control file: not gated", path);
+  return attached;
+}
+
+int gs_gate_files_attach_fds(int dir_fd, int control_fd, int activity_fd, uint32_t index, uint32_t generation) {
+  if (index >= GATE_MAX_SLOTS || !generation) {
+    close(control_fd);
+    close(activity_fd);
     return 0;
   }
-  gate_header_t *h = map;
-  gate_slot_t *slots = (gate_slot_t *)((char *)map + GATE_SLOT_OFFSET);
-  gate_slot_t *my = &slots[index];
-  uint64_t gen = env_u64("GPUSHARE_GATE_GEN", LOAD(&my->generation));
-  if (LOAD(&h->magic) != GATE_MAGIC || LOAD(&h->version) != GATE_VERSION || LOAD(&h->max_slots) != GATE_MAX_SLOTS ||
-      LOAD(&my->state) != GATE_SLOT_IN_USE || LOAD(&my->generation) != gen || !gen) {
-    gs_log("gate %s slot %u is not ours (or not a gate of this version): not gated", path, (unsigned)index);
-    munmap(map, GATE_CONTROL_SIZE);
-    return 0;
-  }
-  long page = sysconf(_SC_PAGESIZE);
-  size_t stride = page > (long)GATE_ACTIVITY_SIZE ? (size_t)page : GATE_ACTIVITY_SIZE;
-  char *acts = mmap(NULL, stride * GATE_MAX_SLOTS, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (acts == MAP_FAILED) {
-    munmap(map, GATE_CONTROL_SIZE);
-    return 0;
-  }
-  gs_g.hdr = h;
-  gs_g.domains = (gate_domain_t *)((char *)map + GATE_DOMAIN_OFFSET);
-  gs_g.slots = slots;
-  gs_g.my = my;
-  gs_g.acts = acts;
-  gs_g.act_stride = stride;
-  gs_g.index = (uint32_t)index;
-  gs_g.generation = (uint32_t)gen;
-  install_guard(); /* before the first foreign page can be mapped */
-  int afd = open_activity((uint32_t)index, O_RDWR);
-  void *mine = afd < 0 ? MAP_FAILED : mmap(page_of((uint32_t)index), stride, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, afd, 0);
-  int why = errno;
-  if (afd >= 0) close(afd);
-  if (mine == MAP_FAILED) {
-    gs_log("cannot map our gate activity (slot %u): %s: not gated", (unsigned)index, strerror(why));
-    sigaction(SIGBUS, &g_prev_bus, NULL);
-    munmap(acts, stride * GATE_MAX_SLOTS);
-    munmap(map, GATE_CONTROL_SIZE);
-    memset(&gs_g, 0, sizeof gs_g);
-    return 0;
-  }
-  gs_g.me = mine;
-  STORE(&gs_act_gen[index], (uint32_t)gen);
-  pthread_atfork(NULL, NULL, after_fork_child);
-  return 1;
+  g_dir_fd = dir_fd;
+  int attached = attach_from(control_fd, index, generation, activity_fd, "(enrolled)");
+  close(control_fd);
+  if (!attached) g_dir_fd = -1;
+  return attached;
 }
 
 /* ---- other slots' activity, mapped as they are needed ---- */

@@ -33,6 +33,9 @@ extern GS_HIDDEN uint32_t gs_act_gen[GATE_MAX_SLOTS];
 /* gate_files.c: maps the control file and our activity (GPUSHARE_GATE*), installs the
  * SIGBUS guard. 1: attached (gs_g filled). */
 GS_HIDDEN int gs_gate_files_attach(void);
+/* The same from the descriptors the engine handed over at enrolment (enrol.c): the activity and control
+ * descriptors are consumed; the directory's is kept (other slots' activities are opened under it). */
+GS_HIDDEN int gs_gate_files_attach_fds(int dir_fd, int control_fd, int activity_fd, uint32_t index, uint32_t generation);
 /* Maps slot i's activity file for generation gen (read-only), or leaves zeros. */
 GS_HIDDEN gate_activity_t *gs_activity_map(uint32_t i, uint32_t gen);
 

@@ -21,17 +21,24 @@ static int32_t g_pid;
 static pthread_mutex_t g_claim_lock = PTHREAD_MUTEX_INITIALIZER;
 GS_HIDDEN uint32_t gs_capturing_streams;
 
-int32_t gs_self_pid(void) {
-  int32_t pid = LOAD(&g_pid);
-  if (GS_UNLIKELY(!pid)) STORE(&g_pid, pid = (int32_t)getpid());
-  return pid;
-}
-
 /* A forked child (a data-loader worker, say) is a new process of the job: it claims its own entry. */
-void gs_self_pid_reset(void) {
+static void after_fork_child(void) {
   pthread_mutex_init(&g_claim_lock, NULL);
   STORE(&gs_capturing_streams, 0); /* captures belong to the parent's streams */
-  STORE(&g_pid, (int32_t)getpid());
+  STORE(&g_pid, 0); /* asked of the kernel when first needed */
+}
+
+/* Registered at the first use, not at load: a process that never uses CUDA forks as if we were not there. */
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+static void watch_forks(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+int32_t gs_self_pid(void) {
+  int32_t pid = LOAD(&g_pid);
+  if (GS_UNLIKELY(!pid)) {
+    pthread_once(&g_fork_once, watch_forks);
+    STORE(&g_pid, pid = (int32_t)getpid());
+  }
+  return pid;
 }
 
 /* Gone: no such process, or a zombie nobody reaped yet (it holds no GPU memory). */
@@ -136,7 +143,8 @@ static gate_proc_t *claim(gate_activity_t *me) {
 }
 
 gate_proc_t *gs_proc(gate_activity_t *me) {
-  if (GS_LIKELY(LOAD(&g_proc_pid) == LOAD(&g_pid) && g_proc)) return g_proc;
+  int32_t pid = LOAD(&g_pid);
+  if (GS_LIKELY(pid && LOAD(&g_proc_pid) == pid && g_proc)) return g_proc;
   return claim(me);
 }
 
@@ -157,6 +165,7 @@ uint32_t gs_live_in_launch(gate_activity_t *s) {
 int gs_capturing(void) { return LOAD(&gs_capturing_streams) != 0; }
 
 void gs_capture_begin(void) {
+  pthread_once(&g_fork_once, watch_forks);
   ADD(&gs_capturing_streams, 1);
   gate_activity_t *me = gs_gate_me();
   if (me) ADD(&gs_proc(me)->capturing, 1);
@@ -210,6 +219,7 @@ int gs_gate_used(uint64_t *used) {
 
 /* Our queued work and our memory die with us: our share leaves the job's sums, nobody else's. */
 __attribute__((destructor)) static void procs_fini(void) {
+  if (!LOAD(&g_proc_pid)) return; /* never claimed an entry: a process that never used CUDA exits untouched */
   int32_t self = gs_self_pid();
   if (LOAD(&g_proc_pid) != self || !g_proc) return;
   gate_activity_t *me = gs_gate_me();

@@ -27,7 +27,7 @@ static span_t *g_spans;
 static uint32_t g_count;
 
 static void trace_init(void) {
-  const char *dir = getenv("GPUSHARE_GATE_TRACE");
+  const char *dir = secure_getenv("GPUSHARE_GATE_TRACE");
   if (!dir || !*dir || snprintf(g_trace_dir, sizeof g_trace_dir, "%s", dir) >= (int)sizeof g_trace_dir) return;
   g_spans = calloc(TRACE_MAX, sizeof *g_spans);
 }

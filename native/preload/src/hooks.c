@@ -36,7 +36,7 @@ static int g_debug = -1;
 
 int gs_debug(void) {
   if (g_debug < 0) {
-    const char *d = getenv("GPUSHARE_PRELOAD_DEBUG");
+    const char *d = secure_getenv("GPUSHARE_PRELOAD_DEBUG"); /* a setuid program takes no setting from its caller */
     g_debug = d && *d && strcmp(d, "0") != 0;
   }
   return g_debug;
@@ -122,6 +122,9 @@ static int find_row(const char *name) {
 static __attribute__((noinline)) void *dlsym_hooked(dlsym_fn real, void *handle, const char *name, int row) {
   void *p = real(handle, name);
   if (!p) return NULL;
+  /* Only our own export found (a preloaded library comes first in the global scope): the driver's, where one
+   * is loaded, comes after us; with none loaded the name is absent, as without us (a probe for a driver) */
+  if (is_our_hook(p) && !(p = real(RTLD_NEXT, name))) return NULL;
   set_real(row, p);
   gs_log("dlsym(%s) -> hook", name);
   return gs_hook_fns[row];

@@ -161,10 +161,20 @@ GS_HIDDEN CUresult hook_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
   return rc;
 }
 
-static void nvml_view(unsigned long long *total, unsigned long long *free_b, unsigned long long *used) {
+/* The job's quota as NVML's view, where the process has a job: NVML alone (a monitor) never enrols one. */
+static uint64_t nvml_quota(void) {
+  gs_no_enrol++;
   uint64_t quota = gs_quota_limit();
+  gs_no_enrol--;
+  return quota;
+}
+
+static void nvml_view(unsigned long long *total, unsigned long long *free_b, unsigned long long *used) {
+  uint64_t quota = nvml_quota();
   if (quota == GATE_NO_QUOTA) return;
+  gs_no_enrol++;
   uint64_t t = min_u64(*total, quota), u = min_u64(gs_quota_used(), t);
+  gs_no_enrol--;
   *total = t;
   *used = u;
   *free_b = min_u64(*free_b, t - u);
@@ -182,7 +192,7 @@ GS_HIDDEN nvmlReturn_t hook_nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvml
   nvmlDeviceGetMemoryInfo_v2_fn real = REAL(nvmlDeviceGetMemoryInfo_v2);
   if (!real) return NVML_ERROR_UNINITIALIZED;
   nvmlReturn_t rc = real(device, memory);
-  if (rc == NVML_SUCCESS && memory && gs_quota_limit() != GATE_NO_QUOTA) {
+  if (rc == NVML_SUCCESS && memory && nvml_quota() != GATE_NO_QUOTA) {
     nvml_view(&memory->total, &memory->free, &memory->used);
     memory->reserved = 0; /* total = used + free inside the quota */
   }

@@ -14,15 +14,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "enrol.h"
+#include "gate_internal.h"
 #include "park.h"
 
 static gs_park_file_t *park_file;
 static pthread_once_t park_once = PTHREAD_ONCE_INIT;
 
 static void park_map(void) {
-  const char *path = getenv("GPUSHARE_PARK_FILE");
-  if (!path || !*path) return;
-  int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  const char *path = secure_getenv("GPUSHARE_PARK_FILE");
+  int fd;
+  if (path && *path) {
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  } else {
+    (void)gs_gate_me(); /* the first CUDA call may be a copy: enrol first (enrol.c), the job's park file comes with it */
+    fd = gs_enrolment_take_park_fd();
+    path = "(enrolled)";
+  }
   if (fd < 0) return;
   struct stat st;
   void *m = MAP_FAILED;

@@ -191,6 +191,8 @@ GS_HIDDEN void gs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* Nonzero while this thread is inside one of our hooks: a driver that calls
  * its own exported entry points must not be counted or gated twice. */
 extern GS_HIDDEN GS_TLS int gs_depth;
+/* Nonzero while this thread is in a hook that is not the CUDA driver's (NVML): no enrolment from there (gate.c). */
+extern GS_HIDDEN GS_TLS int gs_no_enrol;
 
 static inline uint64_t gs_now_ns(void) {
   struct timespec ts;

@@ -27,7 +27,15 @@ typedef struct {
   pthread_mutex_t locks[STRIPES];
 } map_t;
 
-static map_t g_maps[GS_KEY_KINDS]; /* one key space per kind */
+/* one key space per kind; static initialisers, so that loading the library writes none of it */
+static map_t g_maps[GS_KEY_KINDS] = {[0 ... GS_KEY_KINDS - 1] = {.locks = {[0 ... STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER}}};
+static pthread_once_t g_first_use = PTHREAD_ONCE_INIT;
+static void first_use(void);
+
+static map_t *map_of(int kind) {
+  pthread_once(&g_first_use, first_use);
+  return &g_maps[kind];
+}
 static uint64_t g_graph_cache; /* graph memory of destroyed executable graphs, held until cuDeviceGraphMemTrim */
 static uint64_t g_used; /* atomic: bytes this process holds */
 static uint64_t g_env_quota = GATE_NO_QUOTA;
@@ -74,14 +82,14 @@ static void after_fork_child(void) {
   __atomic_store_n(&g_used, 0, __ATOMIC_RELEASE);
 }
 
-__attribute__((constructor)) static void quota_init(void) {
-  for (int m = 0; m < GS_KEY_KINDS; m++)
-    for (unsigned i = 0; i < STRIPES; i++) pthread_mutex_init(&g_maps[m].locks[i], NULL);
-  g_env_quota = parse_bytes(getenv("GPUSHARE_MEM_QUOTA"));
+/* At the first allocation, not at load: a process that never uses CUDA reads nothing and forks as if we were not there. */
+static void first_use(void) {
+  g_env_quota = parse_bytes(secure_getenv("GPUSHARE_MEM_QUOTA"));
   pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 uint64_t gs_quota_limit(void) {
+  pthread_once(&g_first_use, first_use);
   uint64_t q;
   return gs_gate_quota(&q) ? q : g_env_quota;
 }
@@ -133,7 +141,7 @@ static uint64_t current_ctx(void) {
 }
 
 static node_t *add_node(int kind, uint64_t key, uint64_t bytes, uint64_t aux) {
-  map_t *m = &g_maps[kind];
+  map_t *m = map_of(kind);
   node_t *n = calloc(1, sizeof *n);
   if (!n) return NULL;
   n->key = key;
@@ -150,7 +158,7 @@ static node_t *add_node(int kind, uint64_t key, uint64_t bytes, uint64_t aux) {
 
 /* Unlinks and returns the node of `key` (the caller frees it), or NULL. */
 static node_t *take_node(int kind, uint64_t key) {
-  map_t *m = &g_maps[kind];
+  map_t *m = map_of(kind);
   unsigned b = bucket_of(key);
   pthread_mutex_t *lock = &m->locks[b % STRIPES];
   node_t *found = NULL;
@@ -180,7 +188,7 @@ void gs_quota_untrack(int kind, uint64_t key) {
 /* ---- VMM: a handle's memory lives until it is released and its last mapping is gone ---- */
 
 void gs_quota_release_handle(uint64_t handle) {
-  map_t *m = &g_maps[GS_KEY_HANDLE];
+  map_t *m = map_of(GS_KEY_HANDLE);
   unsigned b = bucket_of(handle);
   pthread_mutex_t *lock = &m->locks[b % STRIPES];
   pthread_mutex_lock(lock);
@@ -196,7 +204,7 @@ void gs_quota_release_handle(uint64_t handle) {
 
 /* Adds `delta` to the handle's mapping count; gives its bytes back when released and unmapped. */
 static void handle_maps(uint64_t handle, int delta) {
-  map_t *m = &g_maps[GS_KEY_HANDLE];
+  map_t *m = map_of(GS_KEY_HANDLE);
   unsigned b = bucket_of(handle);
   pthread_mutex_t *lock = &m->locks[b % STRIPES];
   int gone = 0;
@@ -234,7 +242,7 @@ void gs_quota_forget_ctx(uint64_t ctx) {
   uint64_t bytes = 0;
   const int kinds[] = {GS_KEY_PTR, GS_KEY_ARRAY};
   for (int k = 0; k < 2; k++) {
-    map_t *m = &g_maps[kinds[k]];
+    map_t *m = map_of(kinds[k]);
     for (unsigned b = 0; b < BUCKETS; b++) {
       pthread_mutex_t *lock = &m->locks[b % STRIPES];
       pthread_mutex_lock(lock);
@@ -275,7 +283,7 @@ void gs_quota_exec_instantiated(uint64_t exec, uint64_t graph) {
 }
 
 int gs_quota_exec_launch(uint64_t exec) {
-  map_t *m = &g_maps[GS_KEY_EXEC];
+  map_t *m = map_of(GS_KEY_EXEC);
   unsigned b = bucket_of(exec);
   pthread_mutex_t *lock = &m->locks[b % STRIPES];
   pthread_mutex_lock(lock);

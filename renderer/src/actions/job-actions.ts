@@ -1,8 +1,8 @@
 // What a drop (or its keyboard equivalent) asks of the engine. The card shows the new
 // place at once; a refusal puts it back and shows the engine's own message.
-import type { ApiMethod, ApiParams } from '../../../shared/api.js';
 import type { JobView } from '../../../shared/jobs.js';
-import { LANES, laneOf, pausedByUser } from '../data/board-jobs.js';
+import { LANES } from '../data/board-jobs.js';
+import { stepsToLane, type Step } from './lane-move.js';
 import { refreshJobs } from '../data/feed.js';
 import { formatBytes } from '../format.js';
 import { alertsStore } from '../stores/alerts-store.js';
@@ -10,21 +10,9 @@ import { jobsStore, setPending, type Lane, type PendingChange } from '../stores/
 import { showNotice } from '../stores/ui-store.js';
 import { engineApi } from './engine-api.js';
 
-export type Step = { [M in ApiMethod]: { method: M; params: ApiParams<M> } }[ApiMethod];
+export type { Step } from './lane-move.js';
 
 const laneTitle = (lane: Lane): string => LANES.find((l) => l.lane === lane)?.title ?? lane;
-
-export function stepsToLane(job: JobView, lane: Lane): Step[] | string {
-  const current = laneOf(job);
-  if (lane === current) return [];
-  if (lane === 'queue') return 'A job cannot go back to the queue; drop it on Paused to stop it for now.';
-  if (lane === 'paused') return [{ method: 'jobs.suspend', params: { job: job.id } }];
-  const steps: Step[] = [];
-  if (job.state === 'suspended' && pausedByUser(job)) steps.push({ method: 'jobs.resume', params: { job: job.id } });
-  if (job.state === 'parked') steps.push({ method: 'jobs.unpark', params: { job: job.id } });
-  if (job.priority !== lane) steps.push({ method: 'jobs.setPriority', params: { job: job.id, priority: lane } });
-  return steps;
-}
 
 /** The job's card on the board and a GPU's card: what a notice about them must not cover. */
 export const jobCardSelector = (id: string): string => `.job-card[data-job="${id}"]`;

@@ -2,16 +2,14 @@
 // job then starts there). A refusal snaps the card back and shows the engine's message.
 // Also starting and stopping the engine's MPS daemon for one GPU.
 import type { JobView } from '../../../shared/jobs.js';
-import { apply, gpuCardSelector, type Step } from './job-actions.js';
+import { apply, gpuCardSelector } from './job-actions.js';
+import { stepsToMps } from './lane-move.js';
 import { engineApi } from './engine-api.js';
 import { refreshMpsStatus } from '../data/mps-feed.js';
 import { showNotice } from '../stores/ui-store.js';
 
 export async function runJobUnderMps(job: JobView, gpu: number, sharePercent: number): Promise<boolean> {
-  // the share first: a refused share leaves the job where it was
-  const steps: Step[] = [{ method: 'jobs.setMode', params: { job: job.id, mode: 'mps', mpsSharePercent: sharePercent } }];
-  if (job.gpu !== gpu) steps.push({ method: 'jobs.place', params: { job: job.id, gpu } });
-  const done = await apply(job, { gpu }, steps, `${job.id} could not run under MPS on GPU ${gpu} with a ${sharePercent}% SM share`, [gpuCardSelector(gpu)]);
+  const done = await apply(job, { gpu }, stepsToMps(job, gpu, sharePercent), `${job.id} could not run under MPS on GPU ${gpu} with a ${sharePercent}% SM share`, [gpuCardSelector(gpu)]);
   if (done) void refreshMpsStatus();
   return done;
 }

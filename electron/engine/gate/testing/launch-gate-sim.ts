@@ -14,7 +14,7 @@ export const preloadProbePath = (): string => join(preloadBuildDir(), 'preload_p
 
 /** Builds native/preload when its outputs are missing; false when that is not possible here. */
 export function ensurePreloadBuilt(): boolean {
-  const outputs = [preloadLibraryPath(), preloadProbePath(), join(preloadBuildDir(), 'gate_layout'), join(preloadBuildDir(), 'launch_bench')];
+  const outputs = [preloadLibraryPath(), preloadProbePath(), join(preloadBuildDir(), 'gate_layout'), join(preloadBuildDir(), 'launch_bench'), join(preloadBuildDir(), 'preload_inert'), join(preloadBuildDir(), 'dlsym_heavy'), join(preloadBuildDir(), 'exec_time')];
   if (outputs.every(existsSync)) return true;
   try {
     execFileSync('make', ['-s', '-C', join(packageRoot(), 'native', 'preload')], { stdio: 'pipe' });

@@ -3,7 +3,7 @@
 // of the policy in effect: the scheduler asks it (admission, queue order, idle holders) and
 // `policy.set` replaces the policy here, whole or not at all.
 import { resolveLimits, type LabPolicy, type LabPolicyStatus, type ResolvedLimits } from '../../../../shared/lab-policy.js';
-import { formatByteSize as fmt, type JobView, type Priority } from '../../../../shared/jobs.js';
+import { formatByteSize as fmt, type JobState, type JobView, type Priority } from '../../../../shared/jobs.js';
 import { ApiError } from '../../api/api-error.js';
 import { cachedGroupsOf, type GroupsOf } from './account-groups.js';
 import { IdleHolders, type IdleDecision } from './idle-holders.js';
@@ -125,10 +125,13 @@ export class LabPolicyEnforcer {
     }
   }
 
-  /** Refuse raising a job on the GPU to high priority past its owner's limits (a queued job waits for admission instead). */
-  checkPriority(record: JobRecord, priority: Priority, jobs: readonly JobView[]): void {
+  /**
+   * Refuse raising a job on the GPU to high priority past its owner's limits (a queued job waits for admission instead).
+   * `state`: the state the job will be in (a move that unparks it checks it as running).
+   */
+  checkPriority(record: JobRecord, priority: Priority, jobs: readonly JobView[], state: JobState = record.view.state): void {
     const job = record.view;
-    if (priority !== 'high' || job.priority === 'high' || !occupies(job)) return;
+    if (priority !== 'high' || job.priority === 'high' || !occupies({ ...job, state })) return;
     const account = this.account(job);
     const others = jobs.filter((j) => j.id !== job.id);
     const load = loadsOf(others).get(job.owner) ?? emptyLoad();
@@ -141,8 +144,8 @@ export class LabPolicyEnforcer {
    * their running jobs are what hold it (none, on a job under a limit, is no limit at all). A queued job's quota
    * is held to the limit itself; admission does the rest.
    */
-  checkQuota(record: JobRecord, bytes: number | null, jobs: readonly JobView[]): void {
-    const job = record.view;
+  checkQuota(record: JobRecord, bytes: number | null, jobs: readonly JobView[], state: JobState = record.view.state): void {
+    const job = { ...record.view, state };
     const max = this.limitsOf(job.owner, job.uid).maxMemory;
     if (!max || !job.managed || (bytes !== null && bytes <= (job.memoryQuotaBytes ?? -1))) return; // lowering is always fine
     if (!occupies(job) && (bytes === null || bytes <= max.value)) return; // admission gives it a quota within what is left

@@ -3,7 +3,7 @@
 import { DEFAULT_LAB_POLICY, parseLabPolicy, type LabPolicyStatus } from '../../../../shared/lab-policy.js';
 import { ApiError } from '../../api/api-error.js';
 import type { Caller, Dispatcher } from '../../api/dispatcher.js';
-import { administrators, mayChangeBox, requireBoxRight, type BoxRights } from '../../api/rights.js';
+import { administrators, mayChangeBox, type BoxRights } from '../../api/rights.js';
 import type { Scheduler } from '../scheduler.js';
 
 export function registerPolicyCommands(dispatcher: Dispatcher, scheduler: Scheduler, rights: BoxRights): void {
@@ -19,7 +19,6 @@ export function registerPolicyCommands(dispatcher: Dispatcher, scheduler: Schedu
   dispatcher.register('policy.set', async ({ policy }, caller) => {
     const lab = scheduler.lab;
     if (!lab) throw new ApiError('unsupported', 'This is a personal engine: a lab policy belongs to the box daemon (`gpushare daemon`), which schedules every user of the box.');
-    requireBoxRight(caller, rights, 'change the lab policy', 'it sets the limits and the queue order of every user of the box');
     try {
       await lab.set(parseLabPolicy(policy, 'params.policy')); // defaults filled in, as checked by the API schema
     } catch (error) {

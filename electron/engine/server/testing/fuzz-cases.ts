@@ -1,7 +1,7 @@
 // The fuzz test's cases, drawn from a seeded PRNG: requests with mutated params for every API method, mutated
 // envelopes and JSON, invalid UTF-8, oversized messages, odd HTTP requests, and each case issue 16 found.
 // A request to a method that changes state is always made invalid, so the engine must refuse it and change nothing.
-import { apiSchemas } from '../../../../shared/api.js';
+import { API_METHODS, type ApiMethod } from '../../../../shared/api.js';
 import type { SeededRandom } from '../../testing/seeded-random.js';
 
 /**
@@ -39,6 +39,7 @@ const STATEFUL: Record<string, Stateful> = {
   'jobs.setPriority': { base: { job: FUZZ_JOB, priority: 'high' }, fields: { ...job, priority: 'enum' }, required: ['job', 'priority'] },
   'jobs.setQuota': { base: { job: FUZZ_JOB, bytes: 2 ** 30 }, fields: { ...job, bytes: 'int' }, required: ['job', 'bytes'] },
   'jobs.setMode': { base: { job: FUZZ_JOB, mode: 'exclusive' }, fields: { ...job, mode: 'enum', mpsSharePercent: 'int', migSlice: 'string' }, required: ['job', 'mode'] },
+  'jobs.move': { base: { job: FUZZ_JOB, priority: 'high' }, fields: { ...job, priority: 'enum', memoryQuotaBytes: 'int', action: 'enum', gpu: 'int', mode: 'enum', mpsSharePercent: 'int', migSlice: 'string' }, required: ['job'] },
   'jobs.place': { base: { job: FUZZ_JOB, gpu: 0 }, fields: { ...job, gpu: 'int' }, required: ['job', 'gpu'] },
   'jobs.suspend': { base: { job: FUZZ_JOB }, fields: job, required: ['job'] },
   'jobs.resume': { base: { job: FUZZ_JOB }, fields: job, required: ['job'] },
@@ -51,9 +52,9 @@ const STATEFUL: Record<string, Stateful> = {
   'mig.apply': { base: { gpu: 0, layout: ['3g.40gb'], dryRun: true }, fields: { gpu: 'int', jobs: 'string', layout: 'array', dryRun: 'bool' }, required: ['gpu'] },
   'policy.set': { base: { policy: {} }, fields: { policy: 'object' }, required: ['policy'] },
 };
-const READ_ONLY = Object.keys(apiSchemas).filter((method) => !(method in STATEFUL) && method !== 'engine.stop');
+const READ_ONLY = (Object.keys(API_METHODS) as ApiMethod[]).filter((method) => API_METHODS[method].reads);
 /** The methods whose success changes state (the audit lists reads too). */
-export const changesState = (method: string): boolean => !READ_ONLY.includes(method);
+export const changesState = (method: string): boolean => !(READ_ONLY as readonly string[]).includes(method);
 
 const MB = 1024 * 1024;
 const json = (value: unknown): string => JSON.stringify(value);

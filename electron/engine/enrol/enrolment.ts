@@ -1,0 +1,284 @@
+// Enrolment: a process gpushare did not start, with the preload library loaded, asks at its first CUDA
+// call to join a job (native/preload/src/enrol.c). The engine knows it by the socket's kernel credentials,
+// decides its job from /proc (grouping.ts), and answers with that job's gate files, which the socket server
+// hands over as descriptors (server/enrol-answer.ts). From then on it is a member of the job exactly as a
+// process of a `gpushare run` job is. This module owns the enrolled jobs' members and `gpushare enrol`'s
+// registrations; the scheduler owns the jobs.
+import { formatByteSize, FINAL_STATES, type Priority } from '../../../shared/jobs.js';
+import { lookupAccount } from '../accounts.js';
+import { ApiError } from '../api/api-error.js';
+import type { Caller } from '../api/dispatcher.js';
+import { readProcStatus, sameProcessAlive } from '../proc/proc-status.js';
+import { readHead } from '../proc/bounded-read.js';
+import { cutArgv } from '../proc/text-bounds.js';
+import type { JobRecord } from '../scheduler/job-table.js';
+import { newJobView } from '../scheduler/job-table.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import { kernelGroup, readEnrolling, requestedDevice, type EnrolGroupKind, type EnrollingProcess } from './grouping.js';
+
+/** Live enrolled jobs one user may have: each holds a gate slot, of which the box has 64. */
+export const MAX_ENROLLED_JOBS_PER_USER = 16;
+/** `gpushare enrol` registrations one user may hold at once (one per running `gpushare enrol`). */
+export const MAX_REGISTRATIONS_PER_USER = 32;
+/** Enrolled processes remembered per job (forks that never exec are the job's without asking). */
+export const MAX_MEMBERS_PER_JOB = 256;
+
+/** What the asking process gets: its job and the files to hand it as descriptors. */
+export interface EnrolGrant {
+  ok: true;
+  jobId: string;
+  slot: number;
+  generation: number;
+  files: { dir: string; control: string; activity: string; park: string | null };
+}
+export interface EnrolRefusal {
+  ok: false;
+  /** 'gone', 'engine', 'managed', 'limit', 'full', 'no-gate' */
+  code: string;
+  message: string;
+}
+export type EnrolAnswer = EnrolGrant | EnrolRefusal;
+
+/** The kernel's word on who asks (SO_PEERCRED). */
+export interface EnrolPeer {
+  pid: number;
+  uid: number;
+  gid: number;
+}
+
+/** How `gpushare enrol` asked its command to be enrolled, kept for the process that asked (its pid and start time). */
+export interface EnrolOptions {
+  priority?: Priority;
+  memoryQuotaBytes?: number | null;
+  keepResident?: boolean;
+}
+interface Registration extends EnrolOptions {
+  uid: number;
+  pid: number;
+  startTicks: number;
+}
+
+const refuse = (code: string, message: string): EnrolRefusal => ({ ok: false, code, message });
+
+export class Enrolment {
+  /** jobId → enrolled pid → its start time. */
+  private readonly members = new Map<string, Map<number, number>>();
+  /** `pid:startTicks` → registration. */
+  private readonly registrations = new Map<string, Registration>();
+  /** Users told (by an alert) that they are over a bound, until they are under it again. */
+  private readonly alerted = new Set<string>();
+  /** Answers given, by outcome (tests and the bench read them). */
+  readonly counts = { granted: 0, joined: 0, refused: 0 };
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly options: { enginePid?: number; procRoot?: string } = {},
+  ) {
+    scheduler.enrolledAlive = (record) => this.alive(record);
+  }
+
+  /** `gpushare enrol` registers its own process (the kernel's pid) before it starts the command. */
+  register(caller: Caller, options: EnrolOptions): { pid: number } {
+    const pid = caller.pid;
+    const status = pid === undefined || pid === null ? null : readProcStatus(pid, this.options.procRoot);
+    if (!status || status.uid !== caller.uid) throw new ApiError('invalid-request', 'enrol.register needs a connection whose process the engine can see (the unix socket); nothing was registered.');
+    for (const [key, r] of this.registrations) if (!sameProcessAlive(r.pid, r.startTicks, this.options.procRoot)) this.registrations.delete(key);
+    const mine = [...this.registrations.values()].filter((r) => r.uid === caller.uid).length;
+    if (mine >= MAX_REGISTRATIONS_PER_USER) throw new ApiError('conflict', `${caller.user} already has ${mine} commands waiting to enrol (gpushare enrol), the most one user may: let some end first. Nothing was registered.`);
+    if (options.priority && options.priority !== 'normal') this.checkPriority(caller.uid, options.priority);
+    this.registrations.set(`${pid}:${status.startTicks}`, { ...options, uid: caller.uid, pid: pid!, startTicks: status.startTicks });
+    return { pid: pid! };
+  }
+
+  /** The asking process's job, made or joined; a refusal says why (the library runs on unmanaged). */
+  join(peer: EnrolPeer): EnrolAnswer {
+    const answer = this.decide(peer);
+    if (!answer.ok) this.counts.refused++;
+    return answer;
+  }
+
+  private decide(peer: EnrolPeer): EnrolAnswer {
+    const gate = this.scheduler.act.options.gate;
+    if (!gate?.slotFiles) return refuse('no-gate', 'this engine has no launch gate (the preload library is not built, or the gate is off)');
+    const proc = readEnrolling(peer.pid, this.options.procRoot);
+    if (!proc) return refuse('gone', `process ${peer.pid} is gone`);
+    if (proc.uid !== peer.uid) return refuse('gone', `process ${peer.pid} now runs as uid ${proc.uid}, not uid ${peer.uid} who asked`);
+    const enginePid = this.options.enginePid ?? process.pid;
+    const managed = this.scheduler.ownership.jobOf(peer.pid);
+    const managedRecord = managed ? this.scheduler.table.get(managed.jobId) : undefined;
+    if (managedRecord && !managedRecord.view.enrolled) return refuse('managed', `process ${peer.pid} belongs to ${managed!.jobId}, which gpushare started: it is managed already`);
+    // the engine itself, its helpers (the guardian, gpushare-spawn, an MPS control daemon: its own children) and MPS servers
+    if (peer.pid === enginePid || proc.ppid === enginePid || proc.comm.startsWith('nvidia-cuda-mps'))
+      return refuse('engine', `process ${peer.pid} (${proc.comm}) is one of the engine's own`);
+    const existing = this.findJob(proc, managedRecord);
+    if (existing) return this.admit(existing, proc, 'joined');
+    return this.create(proc);
+  }
+
+  /** An enrolled job the process belongs to already, or null. */
+  private findJob(proc: EnrollingProcess, byLineage: JobRecord | undefined): JobRecord | null {
+    const live = this.scheduler.table.placed().filter((r) => r.view.enrolled && r.view.uid === proc.uid && r.slot !== null && !FINAL_STATES.has(r.view.state));
+    const group = this.groupOf(proc);
+    const byGroup = live.find((r) => r.view.enrolled!.group === group.key);
+    if (byGroup) return byGroup;
+    if (group.kind !== 'tree') return null; // a kernel, a command, a unit: its own job, wherever its parents are
+    if (byLineage && byLineage.view.uid === proc.uid && live.includes(byLineage)) return byLineage; // under an enrolled root
+    for (const ancestor of proc.ancestors) {
+      if (ancestor.uid !== proc.uid) break;
+      const job = live.find((r) => this.members.get(r.view.id)?.get(ancestor.pid) === ancestor.startTicks);
+      if (job) return job;
+    }
+    // its process group: a script's loop of forks, a launcher's workers
+    return live.find((r) => r.view.enrolled!.pgid === proc.pgid && r.view.enrolled!.sid === proc.sid) ?? null;
+  }
+
+  /** The group the kernel gives it, else a registration of `gpushare enrol` above it, else a tree of its own. */
+  private groupOf(proc: EnrollingProcess): { key: string; kind: EnrolGroupKind; name: string | null; registration: Registration | null } {
+    for (const p of [{ pid: proc.pid, startTicks: proc.startTicks, uid: proc.uid }, ...proc.ancestors]) {
+      const r = this.registrations.get(`${p.pid}:${p.startTicks}`);
+      if (r && r.uid === proc.uid) return { key: `command:${proc.uid}:${p.pid}:${p.startTicks}`, kind: 'command', name: null, registration: r };
+    }
+    const kernel = kernelGroup(proc, this.options.procRoot);
+    if (kernel) return { ...kernel, registration: null };
+    return { key: `tree:${proc.uid}:${proc.pid}:${proc.startTicks}`, kind: 'tree', name: null, registration: null };
+  }
+
+  private create(proc: EnrollingProcess): EnrolAnswer {
+    const s = this.scheduler;
+    const account = lookupAccount(proc.uid);
+    const mine = s.table.placed().filter((r) => r.view.enrolled && r.view.uid === proc.uid).length;
+    if (proc.uid !== 0 && mine >= MAX_ENROLLED_JOBS_PER_USER)
+      return this.overBound(`limit:${proc.uid}`, refuse('limit', `${account.name} already has ${mine} enrolled jobs, the most one user may (each holds one of the box's 64 gate slots): process ${proc.pid} runs unmanaged`));
+    this.alerted.delete(`limit:${proc.uid}`);
+    const group = this.groupOf(proc);
+    const reg = group.registration;
+    const gpu = this.gpuFor(proc.pid);
+    const argv = readArgv(proc.pid, this.options.procRoot) ?? [proc.comm];
+    const { argv: shown, cut } = cutArgv(argv);
+    const lab = s.lab;
+    let priority: Priority = lab?.defaultPriority(account.name, proc.uid) ?? 'normal';
+    const quota = reg?.memoryQuotaBytes ?? null;
+    const how = group.kind === 'command' ? 'by gpushare enrol' : group.kind === 'notebook' ? `as notebook kernel${group.name ? ` ${group.name}` : ''}` : group.kind === 'tree' ? `from pid ${proc.pid}` : `as ${group.name}`;
+    const view = newJobView(
+      {
+        id: s.table.nextManagedId(),
+        managed: true,
+        owner: account.name,
+        uid: proc.uid,
+        argv: shown,
+        ...(cut ? { argvCut: { bytes: argv.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0), args: argv.length } } : {}),
+        gpu,
+        requestedGpu: gpu,
+        pid: proc.pid,
+        priority,
+        memoryQuotaBytes: quota,
+        ...(reg?.keepResident ? { keepResident: true } : {}),
+        enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid },
+      },
+      'starting',
+      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}` : ''}`,
+    );
+    const record = s.table.add(view, { startTicks: proc.startTicks, runAs: account });
+    if (reg?.priority && reg.priority !== priority) {
+      try {
+        lab?.checkPriority(record, reg.priority, s.table.placed().map((r) => r.view));
+        priority = view.priority = reg.priority;
+      } catch {
+        // the lab policy's limits: it keeps its default priority (the history says which)
+      }
+    }
+    let files: EnrolGrant['files'];
+    try {
+      files = s.act.enrolSlot(record, gpu);
+    } catch (error) {
+      s.table.remove(view.id);
+      const why = error instanceof Error ? error.message : String(error);
+      return this.overBound('full', refuse('full', `process ${proc.pid} (${account.name}, ${proc.comm}) could not enrol and runs unmanaged: ${why}`));
+    }
+    this.alerted.delete('full');
+    this.members.set(view.id, new Map([[proc.pid, proc.startTicks]]));
+    s.act.attach(record);
+    s.ownership.claim(view.id, view.owner, proc.pid, proc.startTicks);
+    s.fire(record, 'started', `running as pid ${proc.pid} (enrolled)`);
+    s.requestEvaluation();
+    this.counts.granted++;
+    return this.grant(record, files);
+  }
+
+  /** The grant never reached `pid` (it stopped waiting): it is no member; a job with no other member ends now. */
+  undo(jobId: string, pid: number): void {
+    const members = this.members.get(jobId);
+    members?.delete(pid);
+    const record = this.scheduler.table.get(jobId);
+    if (!record || FINAL_STATES.has(record.view.state) || (members && members.size > 0)) return;
+    this.members.delete(jobId);
+    this.scheduler.endEnrolled(record, `pid ${pid} stopped waiting for its enrolment (it runs unmanaged)`);
+  }
+
+  /** A process joins an enrolled job: it maps the job's slot as every other member does. */
+  private admit(record: JobRecord, proc: EnrollingProcess, how: 'joined'): EnrolAnswer {
+    const members = this.members.get(record.view.id) ?? new Map<number, number>();
+    this.members.set(record.view.id, members);
+    for (const [pid, ticks] of members) if (!sameProcessAlive(pid, ticks, this.options.procRoot)) members.delete(pid);
+    if (members.size < MAX_MEMBERS_PER_JOB) members.set(proc.pid, proc.startTicks);
+    const gate = this.scheduler.act.options.gate!;
+    const files = gate.slotFiles!(record.slot!);
+    this.counts[how]++;
+    return this.grant(record, { dir: files.dir, control: files.control, activity: files.activity, park: this.scheduler.act.parkFileOf(record) });
+  }
+
+  private grant(record: JobRecord, files: EnrolGrant['files']): EnrolGrant {
+    const gate = this.scheduler.act.options.gate!;
+    return { ok: true, jobId: record.view.id, slot: record.slot!, generation: gate.slotFiles!(record.slot!).generation, files };
+  }
+
+  /** A refusal for a bound; the first of its onset is an alert naming the process and why. */
+  private overBound(key: string, refusal: EnrolRefusal): EnrolRefusal {
+    if (!this.alerted.has(key)) {
+      this.alerted.add(key);
+      this.scheduler.options.engine.raiseAlert({ kind: 'failed', severity: 'warning', gpu: null, jobId: null, message: `Enrolment refused: ${refusal.message}.` });
+    }
+    return refusal;
+  }
+
+  private checkPriority(uid: number, priority: Priority): void {
+    const lab = this.scheduler.lab;
+    if (!lab) return;
+    const probe = newJobView({ id: 'j0', managed: true, owner: lookupAccount(uid).name, uid, argv: ['enrol'] }, 'queued', 'registered');
+    lab.checkPriority({ view: probe } as JobRecord, priority, this.scheduler.table.placed().map((r) => r.view));
+  }
+
+  /** The GPU the process asked for (CUDA_VISIBLE_DEVICES: an index or a UUID), else GPU 0. */
+  private gpuFor(pid: number): number {
+    const asked = requestedDevice(pid, this.options.procRoot);
+    const gpus = this.scheduler.snapshot().gpus;
+    const byIndex = asked !== null && /^\d+$/.test(asked) ? gpus.find((g) => g.index === Number(asked)) : undefined;
+    const byUuid = asked !== null ? gpus.find((g) => g.uuid === asked || g.migSlices.some((s) => s.uuid === asked)) : undefined;
+    return (byIndex ?? byUuid ?? gpus[0])?.index ?? 0;
+  }
+
+  /** Whether any process of the enrolled job lives: an enrolled member, or one the library lists in its slot. */
+  alive(record: JobRecord): boolean {
+    const members = this.members.get(record.view.id);
+    if (members) for (const [pid, ticks] of members) if (sameProcessAlive(pid, ticks, this.options.procRoot)) return true;
+    if (!members && record.view.pid !== null && record.startTicks !== null && sameProcessAlive(record.view.pid, record.startTicks, this.options.procRoot)) return true; // adopted after a restart
+    const gate = this.scheduler.act.options.gate;
+    if (record.slot !== null && gate?.readSlot) {
+      try {
+        if (gate.readSlot(record.slot).processes.some((p) => p.alive)) return true;
+      } catch {
+        // unreadable: its members say
+      }
+    }
+    if (FINAL_STATES.has(record.view.state) || !members) return false;
+    this.members.delete(record.view.id);
+    return false;
+  }
+}
+
+function readArgv(pid: number, procRoot = '/proc'): string[] | null {
+  const head = readHead(`${procRoot}/${pid}/cmdline`, 4096);
+  if (!head || head.head.length === 0) return null;
+  const text = head.head.toString('utf8').replace(/\0$/, '');
+  return text ? text.split('\0') : null;
+}

@@ -1,0 +1,60 @@
+// The desktop preload (a sandboxed script that cannot import our modules) repeats the API's event list
+// and the IPC channel names: run as Electron runs it, it must forward every event the API declares.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { runInNewContext } from 'node:vm';
+import { API_EVENTS } from '../../shared/api.js';
+import { IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL, type GpushareBridge } from '../../shared/bridge.js';
+
+const PRELOAD = new URL('./preload.cjs', import.meta.url);
+/** A value made in the preload's own context, as plain data of this one (the comparison checks prototypes). */
+const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/** The compiled preload run with a stand-in for Electron's ipcRenderer and contextBridge; it may require nothing else. */
+function loadPreload() {
+  const sent: Array<{ channel: string; message: unknown }> = [];
+  const handlers = new Map<string, (event: unknown, message: unknown) => void>();
+  let exposed: { name: string; api: GpushareBridge } | null = null;
+  const electron = {
+    ipcRenderer: {
+      send: (channel: string, message: unknown) => sent.push({ channel, message }),
+      on: (channel: string, handler: (event: unknown, message: unknown) => void) => handlers.set(channel, handler),
+    },
+    contextBridge: { exposeInMainWorld: (name: string, api: GpushareBridge) => (exposed = { name, api }) },
+  };
+  const require = (name: string): unknown => {
+    if (name === 'electron') return electron;
+    throw new Error(`a sandboxed preload cannot require ${name}`);
+  };
+  const module = { exports: {} };
+  runInNewContext(readFileSync(PRELOAD, 'utf8'), { require, module, exports: module.exports });
+  assert.ok(exposed, 'the preload exposes its bridge');
+  const { name, api } = exposed as { name: string; api: GpushareBridge };
+  const deliver = (message: unknown): void => handlers.get(IPC_MESSAGE_CHANNEL)?.({}, message);
+  return { name, api, sent, handlers, deliver };
+}
+
+test('the desktop preload forwards every event the API declares, each asked for on the request channel', () => {
+  const { name, api, sent, handlers, deliver } = loadPreload();
+  assert.equal(name, 'gpushare');
+  assert.deepEqual([...handlers.keys()], [IPC_MESSAGE_CHANNEL], 'it listens on the message channel only');
+  const heard: Array<[string, unknown]> = [];
+  for (const event of API_EVENTS) api.on(event, (data) => heard.push([event, data]));
+  assert.deepEqual(plain(sent), API_EVENTS.map((event) => ({ channel: IPC_REQUEST_CHANNEL, message: { kind: 'subscribe', events: [event] } })));
+  for (const event of API_EVENTS) deliver({ kind: 'event', event, data: { about: event } });
+  assert.deepEqual(plain(heard), API_EVENTS.map((event) => [event, { about: event }]));
+});
+
+test('the desktop preload sends requests on the request channel and answers them from the message channel', async () => {
+  const { api, sent, deliver } = loadPreload();
+  const answer = api.call('settings.get', {});
+  assert.deepEqual(plain(sent), [{ channel: IPC_REQUEST_CHANNEL, message: { kind: 'request', id: 1, method: 'settings.get', params: {} } }]);
+  deliver({ kind: 'response', id: 1, ok: true, result: { timelineMinutes: 5 } });
+  assert.deepEqual(plain(await answer), { ok: true, result: { timelineMinutes: 5 } });
+  let told = false;
+  api.on('no-such-event' as never, () => (told = true));
+  deliver({ kind: 'event', event: 'no-such-event', data: 1 });
+  assert.equal(told, false, 'an event the API does not declare is not listened for');
+  assert.equal(sent.length, 1, 'and not subscribed to');
+});
