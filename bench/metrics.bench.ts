@@ -29,7 +29,7 @@ try {
   const engine = new Engine(simulatedBackend(driver, nvml), { rateHz: 1, kind: 'daemon' });
   const attached = attachScheduler(engine, { gate: null, guardian: false, stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run') });
   await attached.ready;
-  attached.scheduler.evaluate(engine.sampler.tick()); // every process becomes a job, as on a running box
+  engine.sampler.sampleNow(); // every process becomes a job, as on a running box
   const snapshot = engine.sampler.latest!;
   const sources = engineMetricsSources(engine, attached.scheduler);
   console.log(`bench/metrics: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes (${snapshot.processes.length} in the snapshot, ${attached.scheduler.table.all().length} jobs), ${RENDERS} renders after ${WARMUP} warm-up, Node ${process.version}`);

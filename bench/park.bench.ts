@@ -88,7 +88,7 @@ try {
     readFileSync(logPath, 'utf8').split('\n').filter((l) => l.includes('"event":"burst"')).map((l) => (JSON.parse(l) as { ms: number }).ms);
   const run = async (name: string, count: number, idleMs: number): Promise<{ cells: number[]; parks: number }> => {
     const r = schedulerRig({ driver, nvml, dir }, name, { gate: undefined, autoPark: { idleMs: 200 } }, cleanups);
-    const ticker = setInterval(() => r.attached.scheduler.evaluate(r.engine.sampler.tick()), TICK_MS);
+    const ticker = setInterval(() => r.engine.sampler.sampleNow(), TICK_MS);
     try {
       const ids: string[] = [];
       for (let i = 0; i < count; i++) {

@@ -2,6 +2,8 @@
 
 export const PRIORITIES = ['high', 'normal', 'best-effort'] as const;
 export type Priority = (typeof PRIORITIES)[number];
+/** A priority's place in PRIORITIES, highest first: the launch gate's GATE_PRIORITY_* value too (checked against gate_abi.h). */
+export const PRIORITY_RANK = Object.fromEntries(PRIORITIES.map((p, rank) => [p, rank])) as Record<Priority, number>;
 
 /** Who the engine serves: the box daemon (every user a client) or one user's personal engine. */
 export type EngineKind = 'daemon' | 'personal';

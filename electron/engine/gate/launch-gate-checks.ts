@@ -2,8 +2,11 @@
 import { LaunchGateError } from './launch-gate-files.js';
 import * as L from './launch-gate-layout.js';
 
-export type JobPriority = 'high' | 'normal' | 'best-effort';
-export const JOB_PRIORITIES: readonly JobPriority[] = ['high', 'normal', 'best-effort'];
+import { PRIORITIES, PRIORITY_RANK, type Priority } from '../../../shared/jobs.js';
+
+/** The gate writes a priority as its rank in shared/jobs.ts's one list (gate_abi.h's GATE_PRIORITY_*, checked by launch-gate.test). */
+export type JobPriority = Priority;
+export const JOB_PRIORITIES: readonly JobPriority[] = PRIORITIES;
 
 export const msToNs = (ms: number | undefined, fallback: bigint, what: string): bigint => {
   if (ms === undefined) return fallback;
@@ -36,7 +39,7 @@ export function checkPid(pid: number): number {
 }
 
 export function priorityIndex(priority: JobPriority): number {
-  const i = JOB_PRIORITIES.indexOf(priority);
+  const i = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : -1;
   if (i < 0) throw new LaunchGateError(`Priority must be one of ${JOB_PRIORITIES.map((p) => `'${p}'`).join(', ')} (got ${JSON.stringify(priority)}).`);
   return i;
 }

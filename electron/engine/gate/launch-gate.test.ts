@@ -6,6 +6,8 @@ import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { PRIORITIES, PRIORITY_RANK } from '../../../shared/jobs.js';
+import { priorityIndex } from './launch-gate-checks.js';
 import { LaunchGate, LaunchGateError, preloadLibraryPath } from './launch-gate.js';
 import * as L from './launch-gate-layout.js';
 import { ensurePreloadBuilt, preloadBuildDir } from './testing/launch-gate-sim.js';
@@ -30,12 +32,16 @@ const members = (domain: number): bigint[] => [0, 1, 2].map((p) => image().readB
 const domainOf = (slot: number): number => slotAt(slot).readUInt32LE(L.SLOT.domain);
 
 describe('gate files', () => {
-  test('matches native/include/gate_abi.h byte for byte', { skip: ensurePreloadBuilt() ? false : 'native/preload is not built' }, () => {
+  test('matches native/include/gate_abi.h byte for byte, priorities included (the one list in shared/jobs.ts)', { skip: ensurePreloadBuilt() ? false : 'native/preload is not built' }, () => {
     const c = JSON.parse(execFileSync(join(preloadBuildDir(), 'gate_layout'), { encoding: 'utf8' })) as {
       constants: Record<string, number | string>;
+      priorities: Record<string, number>;
       offsets: Record<string, number>;
     };
     assert.deepEqual(c.offsets, L.C_FIELD_NAMES);
+    // GATE_PRIORITY_<NAME> is the name's place in PRIORITIES, and the gate has as many lanes as the list names
+    assert.deepEqual(c.priorities, { count: PRIORITIES.length, ...PRIORITY_RANK });
+    for (const p of PRIORITIES) assert.equal(priorityIndex(p), PRIORITY_RANK[p], `the gate writes ${p} as GATE_PRIORITY_${p.toUpperCase().replace('-', '_')}`);
     assert.deepEqual(c.constants, {
       magic: L.GATE_MAGIC.toString(),
       activityMagic: L.GATE_ACTIVITY_MAGIC.toString(),

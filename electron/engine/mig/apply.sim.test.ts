@@ -34,7 +34,7 @@ function rig(name: string, migExecutor?: MigExecutor) {
   cleanups.push(() => attached.stop());
   const tick = async (ms = 100) => {
     await sleep(ms);
-    attached.scheduler.evaluate(engine.sampler.tick());
+    engine.sampler.sampleNow();
   };
   return { engine, tick };
 }

@@ -1,8 +1,9 @@
 // What a MIG layout is: GPU instances on memory slices, each holding one job or idle.
 import type { MigDeviceInfo } from '../gpu/nvml-types.js';
 import type { MpsShare } from './mps-sharing.js';
+import type { Priority } from '../../../shared/jobs.js';
 
-export type JobPriority = 'high' | 'normal' | 'best-effort';
+export type JobPriority = Priority;
 
 /** What a job asks of a MIG slice. */
 export interface MigJobNeed {

@@ -1,5 +1,6 @@
 // The MIG partition planner: an exact search over placements for the job mix of one GPU, starting from
 // today's layout: busy slices are kept as they are, and a plan changes as few slices as it can.
+import { PRIORITIES } from '../../../shared/jobs.js';
 import { jobMemoryBytes, type JobPriority, type MigInstance, type MigJobNeed } from './layout.js';
 import { MPS_MAX_CLIENTS, mpsShares, setPartitions } from './mps-sharing.js';
 import { fits, noRoomReason, tooLargeReason } from './plan-reasons.js';
@@ -32,7 +33,6 @@ export interface MigPlan {
 /** Seven compute slices: no GPU holds more than seven MIG instances, so more jobs are never searched. */
 export const MAX_PLANNED_JOBS = 7;
 
-const PRIORITIES: JobPriority[] = ['high', 'normal', 'best-effort'];
 
 interface Job {
   id: string;

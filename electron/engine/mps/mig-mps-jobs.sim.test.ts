@@ -41,7 +41,7 @@ function rig(name: string) {
   cleanups.push(() => attached.stop());
   const tick = async (ms = 50) => {
     await sleep(ms);
-    attached.scheduler.evaluate(engine.sampler.tick());
+    engine.sampler.sampleNow();
   };
   const jobs = async (): Promise<JobView[]> => engine.call('jobs.list', { includeFinished: true });
   // one scheduler tick before each look, at most 300

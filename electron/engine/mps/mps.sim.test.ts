@@ -41,7 +41,7 @@ function rig(name: string, mps?: MpsControl) {
   cleanups.push(() => attached.stop());
   const tick = async (ms = 100) => {
     await sleep(ms);
-    attached.scheduler.evaluate(engine.sampler.tick());
+    engine.sampler.sampleNow();
   };
   const jobs = async (): Promise<JobView[]> => engine.call('jobs.list', { includeFinished: true });
   const finished = async (ids: string[]): Promise<JobView[]> => {

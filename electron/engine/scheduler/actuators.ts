@@ -1,6 +1,7 @@
 // The one layer that acts on jobs: launch gate, signals (through the Freezer), renice,
-// the launcher, MPS and the checkpointer. The scheduler decides and calls these; commands
-// never do. Nothing here changes a job's state: that is the state machine's (job-state.ts).
+// the launcher, MPS and the checkpointer. The control loop (scheduler.ts, with the park steps
+// it runs from parking.ts; adoption.ts while an engine starts) calls these; commands never do.
+// Nothing here changes a job's state: that is the state machine's (job-state.ts).
 import type { ChildProcess } from 'node:child_process';
 import { getPriority } from 'node:os';
 import type { Snapshot } from '../../../shared/snapshot.js';
@@ -11,7 +12,7 @@ import type { ProcessControl } from '../holds/process-control.js';
 import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
 import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
 import type { GateClaim } from './activity-claims.js';
-import type { JobGate } from './job-gate.js';
+import type { GateSlotUsage, JobGate } from './job-gate.js';
 import type { JobRecord } from './job-table.js';
 import { launch } from './launcher.js';
 import type { ParkRequests } from './park-requests.js';
@@ -139,6 +140,7 @@ export class JobActuators {
       // an MPS client too: its client priority alone did not protect a high client on an H200 (bench/device/README.md)
       const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
       record.slot = slot.slot;
+      record.gateWaitNs = 0; // a fresh slot's counters start at nothing
       slotEnv = slot.env;
     }
     try {
@@ -245,15 +247,19 @@ export class JobActuators {
     this.applyPriority(record);
   }
 
-  /** What the job claims on the gate now: mid-launch threads, its latest launch (null: no slot to read). */
-  gateClaim(record: JobRecord): GateClaim | null {
+  /** What the job's processes published in its gate slot now (null: no slot to read, or it cannot be read: it says nothing new). */
+  readGate(record: JobRecord): GateSlotUsage | null {
     if (!this.gated(record) || !this.options.gate!.readSlot) return null;
     try {
-      const slot = this.options.gate!.readSlot(record.slot!);
-      return { inLaunch: slot.inLaunch ?? 0, lastLaunchNs: slot.lastLaunchNs ?? 0n, idleSinceNs: slot.idleSinceNs ?? 0n };
+      return this.options.gate!.readSlot(record.slot!);
     } catch {
-      return null; // a slot that cannot be read claims nothing new
+      return null;
     }
+  }
+
+  /** What the job claims on the gate now: mid-launch threads, its latest launch (null: no slot to read). `slot`: a reading taken this step. */
+  gateClaim(record: JobRecord, slot = this.readGate(record)): GateClaim | null {
+    return slot ? { inLaunch: slot.inLaunch ?? 0, lastLaunchNs: slot.lastLaunchNs ?? 0n, idleSinceNs: slot.idleSinceNs ?? 0n } : null;
   }
 
   /** Its gate claims hold others back (false) or not (true: the driver has not confirmed them). */
@@ -261,14 +267,9 @@ export class JobActuators {
     if (this.gated(record)) this.options.gate!.setUnconfirmed?.(record.slot!, unconfirmed);
   }
 
-  /** Allocations the job's quota refused so far, as its processes published them (null: no slot to read). */
-  refusedAllocations(record: JobRecord): number | null {
-    if (!this.gated(record) || !this.options.gate!.readSlot) return null;
-    try {
-      return this.options.gate!.readSlot(record.slot!).oomCount;
-    } catch {
-      return null; // a slot that cannot be read says nothing new
-    }
+  /** Allocations the job's quota refused so far, as its processes published them (null: no slot to read). `slot`: a reading taken this step. */
+  refusedAllocations(record: JobRecord, slot = this.readGate(record)): number | null {
+    return slot ? slot.oomCount : null;
   }
 
   /**
@@ -404,6 +405,7 @@ export class JobActuators {
     const { pid, gpu, mode, migSlice, priority } = record.view;
     if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, migSlice: mode === 'mig' ? migSlice : null, priority })) return false;
     record.slot = slot;
+    record.gateWaitNs = null; // what it waited under the earlier engine is no wait now
     return true;
   }
 

@@ -1,6 +1,5 @@
 // Jobs of an earlier engine: a new engine takes them back from the job store (queued ones wait on,
-// live ones are adopted with their gate slots, gone ones are lost), and hears from the guardian what
-// it let go of while the engine was stopped or hung.
+// live ones are adopted with their gate slots, gone ones are lost) while its loop waits (attach.ts).
 import { FINAL_STATES } from '../../../shared/jobs.js';
 import { checkpointErrorName } from '../holds/checkpointer.js';
 import type { ParkStepError } from './actuators.js';
@@ -40,23 +39,4 @@ export async function restoreJob(scheduler: Scheduler, view: JobRecord['view'], 
   }
   scheduler.fire(record, 'adopt', `re-adopted by a new engine (pid ${pid})`);
   scheduler.act.attach(record);
-}
-
-/** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): policies decide again. */
-export function releasedByGuardian(scheduler: Scheduler, entries: ReadonlyArray<{ jobId: string; hold?: string }>): void {
-  for (const { jobId, hold } of entries) {
-    const record = scheduler.table.get(jobId);
-    if (!record) continue;
-    if (hold === 'park' && record.view.state === 'parked') {
-      scheduler.fire(record, 'unpark', 'the guardian restored it while the engine was stopped');
-      record.parked = null;
-      scheduler.act.setGateMember(record, true);
-      scheduler.fire(record, 'unparked', `back on GPU ${record.view.gpu}`);
-      continue;
-    }
-    if (record.holds.size === 0) continue;
-    record.holds.clear();
-    scheduler.settle(record, 'resumed by the guardian while the engine was stopped');
-  }
-  scheduler.scheduleEvaluation();
 }

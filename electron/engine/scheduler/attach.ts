@@ -19,7 +19,7 @@ import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
 import { highestLoggedJobNumber, jobLogPath } from './job-log.js';
 import { lookupAccount } from '../accounts.js';
-import { releasedByGuardian, restoreJob } from './adoption.js';
+import { restoreJob } from './adoption.js';
 import { releaseUnusedMpsDaemons } from './mps-leftovers.js';
 import type { JobRecord } from './job-table.js';
 import { LabPolicyEnforcer } from './lab/lab-policy-enforcer.js';
@@ -110,7 +110,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     control,
     guardian: options.guardian,
     cudaLibraryPath: backend.cudaLibraryPath,
-    onGuardianReleased: (entries) => releasedByGuardian(scheduler, entries),
+    onGuardianReleased: (entries) => scheduler.guardianReleased(entries),
   });
   const me = userInfo();
   const mps = options.mps ?? backend.mpsControl({ runtimeDir: runDir, identity: { uid: me.uid, user: me.username } });
@@ -172,7 +172,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     engine.enroller = enrolment;
     engine.dispatcher.register('enrol.register', (params, caller) => enrolment.register(caller, params));
   }
-  const off = engine.sampler.onSnapshot((snapshot) => scheduler.evaluate(snapshot));
+  const off = engine.sampler.onSnapshot(() => scheduler.requestEvaluation('now')); // a step on every published snapshot
   if (recovered.length > 0) {
     engine.raiseAlert({
       kind: 'resumed',

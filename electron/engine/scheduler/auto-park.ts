@@ -8,16 +8,17 @@
 // When the memory it asks for is taken, the restore waits: other idle jobs on that GPU are parked
 // for it, and otherwise it is restored once the job holding the memory ends or goes idle itself.
 //
+// A policy of the control loop: each step it returns the parks and unparks it wants (ParkAction);
+// the loop carries them out (parking.ts) and tells it how each ended (settled).
+//
 // Never parked (protected): high priority, opted out (keepResident), jobs without a launch gate
 // (nothing would ask for their memory back: an unmanaged process would wait in its next call until
 // a person unparks it, so unmanaged processes are left to the lab's idle-holder policy), and jobs
 // of higher priority than the one that needs the memory.
-import { formatByteSize } from '../../../shared/jobs.js';
+import { formatByteSize, PRIORITY_RANK } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { PRIORITY_RANK, type JobRecord } from './job-table.js';
-import { parkJob, unparkJob } from './parking.js';
+import type { JobRecord, JobTable } from './job-table.js';
 import { declaredNeed } from './policies.js';
-import type { Scheduler } from './scheduler.js';
 
 export interface AutoParkPolicy {
   /** A job with no launch and no SM time for this long is idle and may be parked for a job that needs its memory. */
@@ -27,6 +28,24 @@ export interface AutoParkPolicy {
 }
 
 type GpuView = Snapshot['gpus'][number];
+
+/** What auto-park reads of the loop that runs it. */
+export interface AutoParkContext {
+  readonly table: JobTable;
+  /** Threads of the job inside a CUDA call now and when one last returned (ms); null: nothing to read. */
+  cudaCalls(record: JobRecord): { inCall: number; lastCallAt: number | null } | null;
+  /** A parked job asks for its memory back between ticks: the loop should take a step. */
+  wake(): void;
+}
+
+/** A park or unpark auto-park wants; `by` is what the job's history says asked for it. */
+export interface ParkAction {
+  record: JobRecord;
+  want: 'park' | 'unpark';
+  by: string;
+  /** What an unpark brings back to its GPU (bytes). */
+  bytes?: number;
+}
 
 /** Why a job may never be parked for another job, or null when it may. */
 export function protectedFromAutoPark(record: JobRecord): string | null {
@@ -67,27 +86,52 @@ export class AutoPark {
   private stopped = false;
   /** Bytes a finished park (+) or unpark (−) moved on a GPU, until a snapshot newer than `seq` shows it. */
   private moved: Array<{ gpu: number; bytes: number; seq: number }> = [];
+  /** The latest snapshot's number: what a move is measured against. */
+  private seq = -1;
+  /** What this step wants done (collected by the helpers below). */
+  private actions: ParkAction[] = [];
 
-  constructor(private readonly scheduler: Scheduler, readonly policy: AutoParkPolicy) {}
+  constructor(private readonly loop: AutoParkContext, readonly policy: AutoParkPolicy) {}
 
-  /** One evaluation step: follow activity, give restores their memory, then park for waiting jobs. */
-  step(snapshot: Snapshot, waiting: ReadonlySet<string>, now: number): void {
-    const live = this.scheduler.table.live();
+  /** One step of the loop: follow activity, give restores their memory, then park for waiting jobs. Returns what it wants done. */
+  step(snapshot: Snapshot, waiting: ReadonlySet<string>, now: number): ParkAction[] {
+    this.actions = [];
+    this.seq = snapshot.seq;
+    const live = this.loop.table.live();
     this.moved = this.moved.filter((m) => m.seq >= snapshot.seq);
     this.observe(live, snapshot, now);
     for (const id of this.parkedHere) {
-      const r = this.scheduler.table.get(id);
+      const r = this.loop.table.get(id);
       if (!r || r.view.state !== 'parked') this.parkedHere.delete(id); // ended, or a person unparked it
     }
     for (const r of live) if (this.parkedHere.has(r.view.id) && this.wantsBack(r)) this.restore(r, snapshot, now);
     for (const r of live) if (waiting.has(r.view.id)) this.makeRoom(r, snapshot, now);
     this.pollWhileParked();
+    return this.actions;
+  }
+
+  /** How a park or unpark it asked for ended (ok: done; else refused or failed, already in the job's history). */
+  settled(action: ParkAction, ok: boolean): void {
+    const { record, want } = action;
+    const gpu = this.inFlight.get(record.view.id);
+    this.inFlight.delete(record.view.id);
+    if (!ok || gpu === undefined) return;
+    if (want === 'park') {
+      this.noteMoved(gpu, record.parked?.bytes ?? 0);
+      this.parkedHere.add(record.view.id);
+      this.pollWhileParked();
+      return;
+    }
+    this.noteMoved(gpu, -(action.bytes ?? 0));
+    this.parkedHere.delete(record.view.id);
+    this.firstSeen.set(record.view.id, Date.now()); // idle afresh from its restore
+    this.smSeen.delete(record.view.id); // readings from before the park say nothing now
   }
 
   /** Why a queued job may not start on `gpu` now: a parked job there waits in a CUDA call for its memory, which comes first. */
   admissionBlock(gpu: number): string | null {
     for (const id of this.parkedHere) {
-      const r = this.scheduler.table.get(id);
+      const r = this.loop.table.get(id);
       if (r?.view.gpu === gpu && r.view.state !== 'running' && (this.inFlight.has(id) || this.wantsBack(r))) return `${id}, parked, is getting its memory on GPU ${gpu} back first`;
     }
     return null;
@@ -105,7 +149,7 @@ export class AutoPark {
 
   /** Its program waits in a CUDA call (a launch, a synchronisation, an allocation or free). */
   private wantsBack(record: JobRecord): boolean {
-    return (this.scheduler.act.cudaCalls(record)?.inCall ?? 0) > 0;
+    return (this.loop.cudaCalls(record)?.inCall ?? 0) > 0;
   }
 
   private observe(live: readonly JobRecord[], snapshot: Snapshot, now: number): void {
@@ -124,7 +168,7 @@ export class AutoPark {
   /** When it was last active: its last CUDA call, its last SM time, or when first seen running. */
   private activeAt(record: JobRecord): number | null {
     const first = this.firstSeen.get(record.view.id);
-    const calls = this.scheduler.act.cudaCalls(record);
+    const calls = this.loop.cudaCalls(record);
     if (first === undefined || calls === null) return null;
     if (calls.inCall > 0) return Date.now(); // inside a call now
     return Math.max(first, this.smSeen.get(record.view.id) ?? 0, calls.lastCallAt ?? 0);
@@ -133,7 +177,7 @@ export class AutoPark {
   /** Jobs on `gpu` that may be parked now, with when they went idle. */
   private idleOn(gpu: number, except: string, now: number): Array<{ record: JobRecord; idleSince: number }> {
     const out: Array<{ record: JobRecord; idleSince: number }> = [];
-    for (const r of this.scheduler.table.live()) {
+    for (const r of this.loop.table.live()) {
       if (r.view.id === except || r.view.gpu !== gpu || r.view.state !== 'running') continue;
       if (r.holds.size > 0 || protectedFromAutoPark(r) !== null) continue;
       const activeAt = this.activeAt(r);
@@ -153,12 +197,7 @@ export class AutoPark {
     const bytes = record.parked?.bytes ?? 0;
     const free = this.freeOn(snapshot, gpu);
     if (bytes <= free) {
-      this.act(record, gpu, () => unparkJob(this.scheduler, record, 'gpushare: its program called CUDA again', true), () => {
-        this.noteMoved(gpu, -bytes);
-        this.parkedHere.delete(record.view.id);
-        this.firstSeen.set(record.view.id, Date.now()); // idle afresh from its restore
-        this.smSeen.delete(record.view.id); // readings from before the park say nothing now
-      });
+      this.want({ record, want: 'unpark', by: 'gpushare: its program called CUDA again', bytes }, gpu);
       return;
     }
     const victims = chooseVictims(this.idleOn(gpu, record.view.id, now), bytes - free, record.view.priority);
@@ -185,13 +224,8 @@ export class AutoPark {
   }
 
   private park(victims: JobRecord[], gpu: number, why: string): void {
-    for (const v of victims) {
-      const idleS = Math.round(this.policy.idleMs / 100) / 10;
-      this.act(v, gpu, () => parkJob(this.scheduler, v, `gpushare: idle for over ${idleS} s and ${why}`, true), () => {
-        this.noteMoved(gpu, v.parked?.bytes ?? 0);
-        this.parkedHere.add(v.view.id);
-      });
-    }
+    const idleS = Math.round(this.policy.idleMs / 100) / 10;
+    for (const v of victims) this.want({ record: v, want: 'park', by: `gpushare: idle for over ${idleS} s and ${why}` }, gpu);
   }
 
   /**
@@ -203,7 +237,7 @@ export class AutoPark {
     if (!g) return 0;
     const moved = this.moved.filter((m) => m.gpu === gpu && m.seq >= snapshot.seq).reduce((sum, m) => sum + m.bytes, 0);
     let spoken = 0;
-    for (const r of this.scheduler.table.live()) {
+    for (const r of this.loop.table.live()) {
       const { state, managed } = r.view;
       if (managed && r.view.gpu === gpu && (state === 'starting' || state === 'running' || state === 'gated')) spoken += Math.max(0, declaredNeed(r.view) - (r.view.usedMemory ?? 0));
     }
@@ -211,31 +245,24 @@ export class AutoPark {
   }
 
   private noteMoved(gpu: number, bytes: number): void {
-    this.moved.push({ gpu, bytes, seq: this.scheduler.options.engine.sampler.latest?.seq ?? -1 });
+    this.moved.push({ gpu, bytes, seq: this.seq });
   }
 
-  /** Run a park or unpark for `record`, one at a time per GPU; a refusal is already in the job's history. */
-  private act(record: JobRecord, gpu: number, body: () => Promise<void>, done: () => void): void {
-    this.inFlight.set(record.view.id, gpu);
-    body()
-      .then(done, () => undefined)
-      .finally(() => {
-        this.inFlight.delete(record.view.id);
-        if (this.stopped) return;
-        // a fresh sample, published (the scheduler evaluates on it): admission sees the memory a park freed now, not at the next tick
-        this.scheduler.options.engine.sampler.sampleNow();
-      });
+  /** Ask the loop for a park or unpark of `record`; one at a time per GPU, until it is settled. */
+  private want(action: ParkAction, gpu: number): void {
+    this.inFlight.set(action.record.view.id, gpu);
+    this.actions.push(action);
   }
 
   /** Parked jobs ask back between ticks: look every wakePollMs while any is parked here. */
   private pollWhileParked(): void {
-    if (this.parkedHere.size === 0) return this.stopPolling();
+    if (this.parkedHere.size === 0 || this.stopped) return this.stopPolling();
     if (this.poll) return;
     this.poll = setInterval(() => {
       for (const id of this.parkedHere) {
-        const r = this.scheduler.table.get(id);
+        const r = this.loop.table.get(id);
         if (r && this.wantsBack(r) && !this.inFlight.has(id)) {
-          this.scheduler.evaluate(); // on the latest snapshot, with what was parked since
+          this.loop.wake(); // a step on the latest snapshot, with what was parked since
           return;
         }
       }

@@ -43,6 +43,8 @@ export interface GateSlotUsage {
   lastLaunchNs?: bigint;
   /** When a synchronise last found its work complete (CLOCK_MONOTONIC ns; 0n: never): lower jobs' learned waits count from it. */
   idleSinceNs?: bigint;
+  /** Time its launches waited for higher-priority jobs so far (ns): the gate's own word that it held the job back. */
+  gatedNs?: number;
 }
 
 /** A slot's files, for an enrolled process that gets them as descriptors (never by name). */

@@ -1,10 +1,27 @@
 // The jobs the scheduler knows: managed ones it started and the unmanaged GPU
 // processes of the latest snapshot. State changes are recorded with time and reason.
 import type { ChildProcess } from 'node:child_process';
-import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView } from '../../../shared/jobs.js';
 import type { Account } from '../accounts.js';
-import type { ParkedJob } from './parking.js';
 import { PARK_STATES } from './job-state.js';
+
+/** What a parked job left on its GPU. */
+export interface ParkedJob {
+  gpu: number;
+  /** GPU memory it held when parked (the last reading), bytes. */
+  bytes: number;
+  at: number;
+}
+
+/** A park or unpark someone asked for (a person, auto-park, the lab policy): the control loop carries it out and settles its promise. */
+export interface ParkWish {
+  want: 'park' | 'unpark';
+  /** Who asked, as its history will say ("ann", "gpushare: idle for …"). */
+  by: string;
+  /** Asked by a policy of the engine (auto-park): no alert, nobody needs to act. */
+  automatic: boolean;
+  settle: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
+}
 
 /** Why a job is held back; it runs again when none is left. */
 export type HoldReason = 'user' | 'priority' | 'quota';
@@ -39,6 +56,8 @@ export interface JobRecord {
   runAs: Account | null;
   /** Set while parked: where its memory goes back to. */
   parked: ParkedJob | null;
+  /** A park or unpark asked for and not yet begun (what users want; the loop's step carries it out). */
+  parkWish: ParkWish | null;
   /** Adopted from an earlier engine: no child handle, so its end is seen in /proc, not as an exit event. */
   adopted: boolean;
   /** Stopped by someone else (Ctrl-Z, a debugger): out of its gate domain until it runs again. */
@@ -46,12 +65,15 @@ export interface JobRecord {
   /** Allocations its quota refused (the preload library counts them in its slot), and when that count last grew (ms). */
   oomCount: number;
   oomAt: number | null;
+  /** The gate's count of time its launches waited for higher jobs (gatedNs) at the last look; null: not looked at since it was adopted. */
+  gateWaitNs: number | null;
+  /** When that count last grew (ms): the gate held it back for a higher job in the interval before. */
+  gateWaitedAt: number | null;
 }
 
 /** Finished jobs kept in the live table (the store keeps them all for reports): the newest, by count and by size. */
 export const FINISHED_KEPT = 500;
 export const FINISHED_KEPT_BYTES = 4 * 1024 * 1024;
-export const PRIORITY_RANK: Record<Priority, number> = { high: 0, normal: 1, 'best-effort': 2 };
 
 /** Where a job sits: waiting, on its GPU (or on its way), or ended. */
 type Bucket = 'queued' | 'placed' | 'finished';
@@ -133,6 +155,9 @@ export class JobTable {
       stoppedOutside: false,
       oomCount: 0,
       oomAt: null,
+      gateWaitNs: null,
+      parkWish: null,
+      gateWaitedAt: null,
       ...extra,
     };
     this.remove(view.id);

@@ -107,7 +107,11 @@ test('a parked job stays parked while the policies run, and comes back when unpa
   await r.tick();
   await r.engine.call('jobs.setPriority', { job: `p${high.pid}`, priority: 'high' });
   await r.engine.call('jobs.submit', { argv: train(60, '3G'), cwd: dir, gpu: 0, priority: 'best-effort' });
-  await r.until('j1 held back behind the high process', async () => (await r.job('j1'))?.state === 'gated');
+  // on the GPU first (its memory seen): a job held back before its first CUDA call has nothing a park could lock
+  await r.until('j1 on the GPU, held back behind the high process', async () => {
+    const j1 = await r.job('j1');
+    return j1?.state === 'gated' && (j1.usedMemory ?? 0) > 0;
+  });
   const parked = await r.engine.call('jobs.park', { job: 'j1' });
   assert.equal(parked.state, 'parked');
   for (let i = 0; i < 4; i++) await r.tick(); // the high job stays active: the policies run on every tick

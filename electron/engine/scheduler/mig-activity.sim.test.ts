@@ -40,7 +40,7 @@ test('a high process and a best-effort one in one computing MIG slice: best-effo
 
   const jobOf = async (pid: number): Promise<JobView> => {
     for (let i = 0; i < 100; i++) {
-      attached.scheduler.evaluate(engine.sampler.tick());
+      engine.sampler.sampleNow();
       const found = (await engine.call('jobs.list', {})).find((j) => j.pid === pid);
       if (found) return found;
       await sleep(20);
@@ -53,18 +53,17 @@ test('a high process and a best-effort one in one computing MIG slice: best-effo
   assert.equal(high.migSlice, uuid(1));
   // commands share evaluations (a little later): evaluate after each, so the high job is seen sharing its slice before the others change
   await engine.call('jobs.setPriority', { job: high.id, priority: 'high' });
-  attached.scheduler.evaluate();
+  attached.scheduler.requestEvaluation('now');
   await engine.call('jobs.setPriority', { job: low.id, priority: 'best-effort' });
-  attached.scheduler.evaluate();
+  attached.scheduler.requestEvaluation('now');
   await engine.call('jobs.setPriority', { job: elsewhere.id, priority: 'best-effort' });
-  attached.scheduler.evaluate();
+  attached.scheduler.requestEvaluation('now');
 
   // until a tick sees slice GI 1 computing (GPM needs two samples), and the scheduler acts on it
   let jobs: JobView[] = [];
   for (let i = 0; i < 200; i++) {
     await sleep(25);
-    const snapshot = engine.sampler.tick();
-    attached.scheduler.evaluate(snapshot);
+    engine.sampler.sampleNow(); // published: the scheduler's step follows
     jobs = await engine.call('jobs.list', {});
     if (jobs.find((j) => j.id === low.id)?.state === 'suspended') break;
   }
@@ -78,8 +77,7 @@ test('a high process and a best-effort one in one computing MIG slice: best-effo
   // (it was suspended while GPM could not split the slice between the two; now stopped, the slice's SM % is the high job's own)
   for (let i = 0; i < 200; i++) {
     await sleep(25);
-    const snapshot = engine.sampler.tick();
-    attached.scheduler.evaluate(snapshot);
+    const snapshot = engine.sampler.sampleNow(); // published: the scheduler's step follows
     const seen = (await engine.call('jobs.list', {})).find((j) => j.id === high.id)!;
     if (seen.smPercent === null) continue;
     const slice = snapshot.gpus[1].migSlices.find((m) => m.gpuInstanceId === 1)!;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { formatByteSize, parseByteSize, type JobView } from '../../../shared/jobs.js';
 import type { GpuView } from '../../../shared/snapshot.js';
 import { JobTable, newJobView, type JobRecord } from './job-table.js';
-import { ConditionTracker, decidePriority, detectContention, planAdmission } from './policies.js';
+import { ConditionTracker, decideGating, decidePriority, detectContention, planAdmission, type GateSight } from './policies.js';
 
 const G = 1024 ** 3;
 
@@ -71,7 +71,7 @@ test('admission into a MIG slice counts what it placed there this tick, and what
   assert.match(plan.waiting.get('j4')!, /MIG slice 3g\.40gb has 2G free and j4 needs 4G/);
 });
 
-test('priority: best-effort is held only while a higher job is active on the same GPU; managed jobs are gated', () => {
+test('priority by SM use: best-effort is held only while a higher job is active on the same GPU; a job under the gate only for a higher job the gate does not see', () => {
   const t = new JobTable();
   const high = job(t, { id: 'p1', managed: false, gpu: 0, priority: 'high', smPercent: 60 }, 'running');
   job(t, { id: 'p2', managed: false, gpu: 0, priority: 'best-effort', smPercent: 40 }, 'running');
@@ -81,11 +81,10 @@ test('priority: best-effort is held only while a higher job is active on the sam
   const decision = decidePriority(t.live(), now, { gateFor: (r) => r.view.managed });
   // j4 is managed but the gate does not see p1 (unmanaged): the engine pauses j4's slot itself
   assert.deepEqual([...decision.hold], [['p2', 'p1'], ['j4', 'p1']]);
-  assert.deepEqual([...decision.gated], []);
   job(t, { id: 'j5', gpu: 1, priority: 'high', smPercent: 30 }, 'running');
   job(t, { id: 'j6', gpu: 1, priority: 'normal', smPercent: 0 }, 'running');
   const onGpu1 = decidePriority(t.live(), now, { gateFor: (r) => r.view.managed });
-  assert.deepEqual([...onGpu1.gated], [['j6', 'j5']], 'between managed jobs the gate does the holding');
+  assert.equal(onGpu1.hold.has('j6'), false, 'between jobs under the gate the gate does the holding (decideGating)');
   assert.equal(onGpu1.hold.get('p3'), 'j5');
   for (const id of ['j5', 'j6']) t.remove(id);
   high.view.smPercent = 0; // idle, but computed 1 s ago: still active for the hold window
@@ -104,12 +103,34 @@ test('priority: a MIG slice is its own domain — a high job in one slice holds 
   job(t, { id: 'p4', managed: false, gpu: 1, migSlice: 'MIG-a', priority: 'best-effort', smPercent: 40 }, 'running');
   const decision = decidePriority(t.live(), 10_000, { gateFor: (r) => r.view.managed });
   assert.deepEqual([...decision.hold], [['p4', 'p1']], 'only the best-effort process in the high job\'s own slice is held');
-  assert.deepEqual([...decision.gated], []);
   const conditions = detectContention([gpu(1, 80, 10)], t.live(), new Map(), 10_000);
   assert.deepEqual(
     conditions.filter((c) => c.key.startsWith('shared-high')).map((c) => c.message),
     ['High-priority p1 (train.py, ann) shares GPU 1 (slice MIG-a) with 1 other active job.'],
   );
+});
+
+test('gating from the gate\'s own counters: a job under the gate is gated while its launches waited for a higher job within the hold, named after the higher job that launched last; SM use says nothing', () => {
+  const t = new JobTable();
+  job(t, { id: 'j1', gpu: 0, priority: 'best-effort', smPercent: 40 }, 'running');
+  job(t, { id: 'j2', gpu: 0, priority: 'high', smPercent: 0 }, 'running'); // idle by the driver's last interval
+  job(t, { id: 'j3', gpu: 0, priority: 'normal', smPercent: 60 }, 'running');
+  job(t, { id: 'j4', gpu: 0, mode: 'mig', migSlice: 'MIG-a', priority: 'high', smPercent: 90 }, 'running'); // another domain
+  const sights = new Map<string, GateSight>([
+    ['j1', { waitedAt: 9_000, inLaunch: 0, lastLaunchNs: 5n }],
+    ['j2', { waitedAt: null, inLaunch: 0, lastLaunchNs: 900n }],
+    ['j3', { waitedAt: null, inLaunch: 0, lastLaunchNs: 800n }],
+    ['j4', { waitedAt: null, inLaunch: 1, lastLaunchNs: 1n }],
+  ]);
+  const gating = (now: number, holdMs = 3000) => decideGating(t.live(), now, { sightOf: (r) => sights.get(r.view.id) ?? null, holdMs });
+  assert.deepEqual([...gating(10_000)], [['j1', 'j2']], 'j1 waited 1 s ago; j2 launched last of the higher jobs in its domain');
+  sights.set('j3', { waitedAt: null, inLaunch: 2, lastLaunchNs: 1n });
+  assert.deepEqual([...gating(10_000)], [['j1', 'j3']], 'a higher job mid-launch is the one it waits for');
+  assert.deepEqual([...gating(12_500)], [], 'no wait within the hold: not gated, however busy the higher jobs look to the driver');
+  sights.set('j1', { waitedAt: null, inLaunch: 0, lastLaunchNs: 5n });
+  assert.deepEqual([...gating(10_000)], [], 'never waited: not gated');
+  sights.set('j2', { waitedAt: 9_500, inLaunch: 0, lastLaunchNs: 1n });
+  assert.deepEqual([...gating(10_000)], [], 'the highest job waited for nobody above it');
 });
 
 test('contention: each condition is raised once per onset', () => {

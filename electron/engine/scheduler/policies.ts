@@ -1,9 +1,9 @@
 // The scheduler's decisions as pure functions of the jobs and the latest snapshot:
 // what is active, which queued job may start where, who is held for priority,
 // and which contention conditions hold right now.
-import { formatByteSize, type AlertKind, type JobView } from '../../../shared/jobs.js';
+import { formatByteSize, PRIORITY_RANK, type AlertKind, type JobView } from '../../../shared/jobs.js';
 import type { GpuView } from '../../../shared/snapshot.js';
-import { PRIORITY_RANK, type JobRecord } from './job-table.js';
+import type { JobRecord } from './job-table.js';
 
 /** A job that computed within this window still counts as active (bursty jobs do not flap). */
 export const ACTIVE_HOLD_MS = 3000;
@@ -146,17 +146,16 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
 export interface PriorityDecision {
   /** Jobs to hold (SIGSTOP, or a gate pause above an unmanaged process): job → the higher job that is active. */
   hold: Map<string, string>;
-  /** Managed jobs the launch gate holds back: job → the higher job that is active. */
-  gated: Map<string, string>;
 }
 
 /**
- * Priority enforcement. A best-effort process is suspended while a higher-priority job is
- * active on its GPU. A managed job is gated while a higher job is active on its GPU: by its
- * launch gate when that job is managed too, else by pausing its slot.
+ * Priority enforcement where the launch gate cannot do it, by the driver's SM use: a best-effort
+ * process is suspended while a higher-priority job is active on its GPU; a job under the gate has
+ * its slot paused while a higher job the gate does not see (no slot) is active. Between jobs under
+ * the gate the gate itself holds back, and says so in its counters (decideGating).
  */
 export function decidePriority(live: readonly JobRecord[], now: number, options: { gateFor: (r: JobRecord) => boolean; holdMs?: number }): PriorityDecision {
-  const decision: PriorityDecision = { hold: new Map(), gated: new Map() };
+  const decision: PriorityDecision = { hold: new Map() };
   const active = live.filter((r) => r.view.gpu !== null && isActive(r, now, options.holdMs));
   for (const r of live) {
     const { gpu, priority, state } = r.view;
@@ -167,12 +166,49 @@ export function decidePriority(live: readonly JobRecord[], now: number, options:
       // the gate sees only managed jobs: above an unmanaged process the engine pauses the slot itself
       const unseen = higher.find((a) => !options.gateFor(a));
       if (unseen) decision.hold.set(r.view.id, unseen.view.id);
-      else decision.gated.set(r.view.id, higher[0].view.id);
     } else if (priority === 'best-effort') {
       decision.hold.set(r.view.id, higher[0].view.id);
     }
   }
   return decision;
+}
+
+/** What the launch gate shows of a job under it. */
+export interface GateSight {
+  /** When its launches last waited for a higher job (its gatedNs counter grew; ms), or null. */
+  waitedAt: number | null;
+  /** Threads of it inside a launch now, and when its latest launch returned (CLOCK_MONOTONIC ns). */
+  inLaunch: number;
+  lastLaunchNs: bigint;
+}
+
+/**
+ * Jobs under the launch gate that it holds back: gated while the preload library counted waits for
+ * a higher job within `holdMs` (so a job between bursts does not flap), named after the higher job
+ * of its domain that launched last. Job → that higher job. A job with no higher job under the gate
+ * in its domain is held by nobody the gate knows.
+ */
+export function decideGating(live: readonly JobRecord[], now: number, options: { sightOf: (r: JobRecord) => GateSight | null; holdMs?: number }): Map<string, string> {
+  const holdMs = options.holdMs ?? ACTIVE_HOLD_MS;
+  const gated = new Map<string, string>();
+  const sights = new Map<JobRecord, GateSight>();
+  for (const r of live) {
+    const sight = r.view.gpu === null ? null : options.sightOf(r);
+    if (sight) sights.set(r, sight);
+  }
+  for (const [r, sight] of sights) {
+    const { state, priority } = r.view;
+    if ((state !== 'running' && state !== 'gated') || sight.waitedAt === null || now - sight.waitedAt >= holdMs) continue;
+    let by: JobRecord | null = null;
+    let byLaunch = -1n;
+    for (const [h, seen] of sights) {
+      if (h === r || sharingDomain(h.view) !== sharingDomain(r.view) || PRIORITY_RANK[h.view.priority] >= PRIORITY_RANK[priority]) continue;
+      const launch = seen.inLaunch > 0 ? BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n : seen.lastLaunchNs; // mid-launch: the latest of all
+      if (launch > byLaunch) [by, byLaunch] = [h, launch];
+    }
+    if (by) gated.set(r.view.id, by.view.id);
+  }
+  return gated;
 }
 
 export interface Condition {

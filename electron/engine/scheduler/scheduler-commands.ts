@@ -12,7 +12,6 @@ import type { BoxRights } from '../api/rights.js';
 import { shownArgv, submittedBytes, SUBMITTED_BYTES_MAX } from './argv-bounds.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
-import { parkJob, unparkJob } from './parking.js';
 import { jobEnvironment } from './job-env.js';
 import { checkDirectory, resolveCommand } from './launcher.js';
 import { spawnHelperProblem } from './spawn-as-user.js';
@@ -297,7 +296,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   const park = async (params: { job: string }, caller: Caller, action: 'park' | 'unpark'): Promise<JobView> => {
     const r = find(params.job);
     running(r, action);
-    await (action === 'park' ? parkJob : unparkJob)(scheduler, r, caller.user);
+    await scheduler.requestPark(r, action, caller.user); // the loop's next step carries it out
     return after(r);
   };
   dispatcher.register('jobs.park', (params, caller) => park(params, caller, 'park'));
@@ -318,7 +317,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       changes(action === 'park' ? 'parked' : 'running'); // checked as the job will be once its memory has moved
       running(r, action);
       // a park or unpark that is refused or fails leaves the job as it was, and nothing else is applied yet
-      await (action === 'park' ? parkJob : unparkJob)(scheduler, r, caller.user);
+      await scheduler.requestPark(r, action, caller.user); // the loop's next step carries it out
       try {
         for (const change of changes()) change?.(); // checked again: the box may have changed while the memory moved
       } catch (error) {

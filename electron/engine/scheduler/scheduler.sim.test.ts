@@ -64,7 +64,7 @@ function rig(name: string, options: Partial<AttachSchedulerOptions> = {}): Rig {
     attached,
     async tick(waitMs = 250) {
       await sleep(waitMs);
-      attached.scheduler.evaluate(engine.sampler.tick());
+      engine.sampler.sampleNow();
     },
     job: async (id) => (await engine.call('jobs.list', { includeFinished: true })).find((j) => j.id === id),
   };
@@ -95,7 +95,8 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
   const suspended = await r.engine.call('jobs.suspend', { job: id });
   assert.equal(suspended.state, 'suspended');
   assert.equal(suspended.suspendedBy, 'user');
-  assert.equal(procState(train.pid), 'T');
+  // a signal is delivered when the process next runs: on 2 busy cores /proc may say R for a moment after kill() returned
+  await until('the process stopped (T in /proc)', () => procState(train.pid) === 'T', { intervalMs: 10 });
   await r.tick();
   await r.tick();
   assert.equal((await r.job(id))!.smPercent, 0, 'no SM time by the second tick after SIGSTOP');
@@ -104,7 +105,7 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
   const resumed = await r.engine.call('jobs.resume', { job: id });
   assert.equal(resumed.state, 'running');
   assert.equal(resumed.suspendedBy, null);
-  assert.notEqual(procState(train.pid), 'T');
+  await until('the process continued (not T in /proc)', () => procState(train.pid) !== 'T', { intervalMs: 10 });
   await until('SM time again', async () => {
     await r.tick();
     return ((await r.job(id))?.smPercent ?? 0) > 0;
@@ -118,6 +119,26 @@ test('suspending a process gpushare did not start stops its GPU work; resuming r
     ['jobs.suspend', 'ok'],
     ['jobs.resume', 'ok'],
   ]);
+});
+
+test('what the guardian let go of while the engine was hung is taken in by the loop: the job runs, its history says why, and no hold is put back', async (t) => {
+  const r = rig('guardian-released');
+  const train = fakejob(t, ['--device', '0', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '60']);
+  await train.ready;
+  const id = `p${train.pid}`;
+  await until('the process seen', async () => {
+    await r.tick();
+    return r.job(id);
+  });
+  assert.equal((await r.engine.call('jobs.suspend', { job: id })).state, 'suspended');
+  process.kill(train.pid, 'SIGCONT'); // what the guardian does for a hung engine, then tells it (Freezer's onGuardianReleased)
+  r.attached.scheduler.guardianReleased([{ jobId: id }]);
+  const back = (await r.job(id))!;
+  assert.equal(back.state, 'running');
+  assert.equal(back.history.at(-1)!.reason, 'resumed by the guardian while the engine was stopped');
+  await r.tick();
+  assert.equal((await r.job(id))!.state, 'running', 'no hold is left to put back');
+  assert.deepEqual((await r.job(id))!.history.map((h) => h.state), ['running', 'suspended', 'running']);
 });
 
 test('a best-effort process is suspended while a high-priority job computes on its GPU, and resumed after it leaves', async (t) => {
@@ -139,7 +160,7 @@ test('a best-effort process is suspended while a high-priority job computes on i
     const j = await r.job(lo);
     return j?.state === 'suspended' ? j : undefined;
   });
-  assert.equal(procState(low.pid), 'T');
+  await until('the process stopped (T in /proc)', () => procState(low.pid) === 'T', { intervalMs: 10 }); // a signal lands when the process next runs
   assert.match(held.history.at(-1)!.reason, new RegExp(`${hi} \\(higher priority\\) is active on GPU 0`));
   assert.equal(held.suspendedBy, 'priority');
   await r.tick();
@@ -155,7 +176,7 @@ test('a best-effort process is suspended while a high-priority job computes on i
     const j = await r.job(lo);
     return j?.state === 'running' ? j : undefined;
   });
-  assert.notEqual(procState(low.pid), 'T');
+  await until('the process continued (not T in /proc)', () => procState(low.pid) !== 'T', { intervalMs: 10 });
   assert.equal(await r.job(hi), undefined, 'the high process left with its process');
   assert.deepEqual(back.history.map((h) => h.state), ['running', 'suspended', 'running']);
 });
@@ -228,14 +249,14 @@ test('a process over its memory quota is alerted once, suspended after the grace
   assert.equal(over.state, 'suspended');
   assert.equal(over.suspendedBy, 'quota');
   assert.match(over.history.at(-1)!.reason, /over its memory quota/);
-  assert.equal(procState(hog.pid), 'T');
+  await until('the process stopped (T in /proc)', () => procState(hog.pid) === 'T', { intervalMs: 10 }); // a signal lands when the process next runs
   assert.deepEqual(alerts.filter((a) => a.jobId === id).map((a) => [a.kind, a.message.replace(/p\d+/, 'pN')]), [
     ['quota', 'pN (fakejob, root) uses 2G of GPU memory, over its 1G quota.'.replace('root', over.owner)],
   ]);
   await r.engine.call('jobs.setQuota', { job: id, bytes: null });
   await r.tick(0);
   assert.equal((await r.job(id))!.state, 'running');
-  assert.notEqual(procState(hog.pid), 'T');
+  await until('the process continued (not T in /proc)', () => procState(hog.pid) !== 'T', { intervalMs: 10 });
 });
 
 // last: pid 1 stays on the simulated GPU for the rest of this file

@@ -1,8 +1,11 @@
-// The scheduler: keeps the job table in step with every snapshot, starts queued jobs,
-// enforces priorities and quotas, and raises one alert per contention onset. Policies
-// (policies.ts) decide from a snapshot; state changes go through the state machine
-// (job-state.ts); the actuators (actuators.ts) act. Commands ask through the methods
-// under "requests"; they never act themselves. Evaluation is a loop step, never re-entrant.
+// The scheduler, a control loop: keeps the job table in step with every published snapshot,
+// starts queued jobs, enforces priorities and quotas, parks and unparks, and raises one alert
+// per contention onset. A step reads the latest published snapshot; policies (policies.ts,
+// auto-park.ts, the lab policy) decide from it; state changes go through the state machine
+// (job-state.ts); the actuators (actuators.ts) act. A step starts only through
+// requestEvaluation() and never inside another. Commands ask through the methods under
+// "requests": a park or unpark is a wish the next step carries out (parking.ts); priority,
+// quota, holds a person asks for and termination reach the actuators from those methods at once.
 import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
@@ -12,20 +15,20 @@ import { readProcStatus } from '../proc/proc-status.js';
 import type { ProcessControl } from '../holds/process-control.js';
 import type { MpsDaemons } from '../mps/mps-daemons.js';
 import { JobActuators, mpsDaemonKey } from './actuators.js';
-import { AutoPark, type AutoParkPolicy } from './auto-park.js';
+import { AutoPark, type AutoParkPolicy, type ParkAction } from './auto-park.js';
 import type { ParkRequests } from './park-requests.js';
 import { sliceActivity, sliceKey } from './mig-activity.js';
 import { JobOwnership } from './ownership.js';
 import { SchedulerCounters } from './scheduler-counters.js';
-import type { JobGate } from './job-gate.js';
+import type { GateSlotUsage, JobGate } from './job-gate.js';
 import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
-import { parkJob } from './parking.js';
+import { ParkWishes } from './park-wishes.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
-import { ACTIVE_HOLD_MS, ConditionTracker, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition } from './policies.js';
+import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
 export interface UnmanagedQuotaPolicy {
   /** How long a process may stay over its quota after the alert. */
@@ -78,6 +81,8 @@ export class Scheduler {
   private readonly policyErrors = new Map<string, Condition>();
   /** Gated jobs' claims on the gate against what the driver shows. */
   private readonly claims = new ActivityClaims();
+  /** What the gate showed of each job under it at the latest snapshot, by job id. */
+  private readonly gateSights = new Map<string, GateSight>();
   private readonly autoPark: AutoPark | null;
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
@@ -87,6 +92,10 @@ export class Scheduler {
   private stopped = false;
   private evaluating = false;
   private evaluateAgain = false;
+  /** Parks and unparks asked for and not begun: this loop's steps begin them. */
+  private readonly parkWishes: ParkWishes;
+  /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
+  private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
   /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
   enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
@@ -105,7 +114,21 @@ export class Scheduler {
       parkRequests: options.parkRequests,
       gpuView: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu),
     });
-    this.autoPark = options.autoPark ? new AutoPark(this, options.autoPark) : null;
+    this.autoPark = options.autoPark
+      ? new AutoPark({ table: this.table, cudaCalls: (r) => this.act.cudaCalls(r), wake: () => this.requestEvaluation('now') }, options.autoPark)
+      : null;
+    this.parkWishes = new ParkWishes({
+      act: this.act,
+      checkpointer: this.checkpointer,
+      fire: (record, event, reason) => this.fire(record, event, reason),
+      settle: (record, why) => this.settle(record, why),
+      raiseAlert: (alert) => this.options.engine.raiseAlert(alert),
+      memoryFree: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree,
+      stepping: () => this.evaluating,
+      step: () => this.requestEvaluation('now'),
+      freshSample: () => this.options.engine.sampler.sampleNow(), // published: its step follows, and the usage store sees it
+      stopped: () => this.stopped,
+    });
   }
 
   get checkpointer(): ProcessCheckpointer {
@@ -153,16 +176,39 @@ export class Scheduler {
   }
 
   /**
-   * Run every policy: on each tick and after every command or job exit. Never re-entrant: a change
-   * during an evaluation (a job that could not start, an exit) asks for the next one instead.
+   * Ask for a step of the loop: the one way a step starts. 'now' (a published snapshot, a job's end, a
+   * park done): at once. 'soon' (commands): shared, at most one every COMMAND_EVALUATION_MS, so a burst
+   * of commands costs one pass over the queue, not one each. Never re-entrant: a request during a step
+   * (or while the jobs of an earlier engine are restored) runs one more step after it.
    */
-  evaluate(snapshot: Snapshot | null = this.options.engine.sampler.latest): void {
-    if (this.stopped || !snapshot) return;
+  requestEvaluation(when: 'now' | 'soon' = 'soon'): void {
+    if (this.stopped) return;
     if (this.evaluating || this.holdEvaluation) {
       this.evaluateAgain = true;
       return;
     }
+    if (when === 'now') return this.step();
+    if (this.evaluationTimer) return;
+    const wait = Math.max(0, this.lastEvaluationAt + COMMAND_EVALUATION_MS - Date.now());
+    this.evaluationTimer = setTimeout(() => {
+      this.evaluationTimer = null;
+      this.requestEvaluation('now');
+    }, wait);
+    this.evaluationTimer.unref?.();
+  }
+
+  /** While true, steps wait (the jobs of an earlier engine are being restored); a request meanwhile runs one after. */
+  pauseEvaluation(paused: boolean): void {
+    this.holdEvaluation = paused;
+    if (!paused && this.evaluateAgain) this.stepAgainSoon();
+  }
+
+  /** One step of the loop on the latest published snapshot. */
+  private step(): void {
+    const snapshot = this.options.engine.sampler.latest;
+    if (!snapshot) return;
     this.evaluating = true;
+    this.evaluateAgain = false;
     this.counters.evaluations++;
     this.lastEvaluationAt = Date.now();
     try {
@@ -170,40 +216,20 @@ export class Scheduler {
     } finally {
       this.evaluating = false;
     }
-    if (this.evaluateAgain) this.scheduleEvaluation();
+    if (this.evaluateAgain) this.stepAgainSoon();
   }
 
-  /** Evaluate soon, after what is running now (the latest snapshot). */
-  scheduleEvaluation(): void {
-    this.evaluateAgain = true;
+  /** A request came during a step: one more, after what runs now. */
+  private stepAgainSoon(): void {
     setImmediate(() => {
       if (!this.evaluateAgain) return;
       this.evaluateAgain = false;
-      this.evaluate();
+      this.requestEvaluation('now');
     });
   }
 
-  /**
-   * A command changed something: evaluate soon. Commands share evaluations, at most one every
-   * COMMAND_EVALUATION_MS, so a burst of commands costs one pass over the queue, not one each.
-   */
-  requestEvaluation(): void {
-    if (this.evaluationTimer || this.stopped) return;
-    const wait = Math.max(0, this.lastEvaluationAt + COMMAND_EVALUATION_MS - Date.now());
-    this.evaluationTimer = setTimeout(() => {
-      this.evaluationTimer = null;
-      this.evaluate();
-    }, wait);
-    this.evaluationTimer.unref?.();
-  }
-
-  /** While true, evaluations wait (the jobs of an earlier engine are being restored). */
-  pauseEvaluation(paused: boolean): void {
-    this.holdEvaluation = paused;
-    if (!paused && this.evaluateAgain) this.scheduleEvaluation();
-  }
-
   private evaluateOnce(snapshot: Snapshot): void {
+    this.takeInGuardianReleases();
     if (snapshot.seq !== this.lastSeq) {
       this.lastSeq = snapshot.seq;
       this.ingest(snapshot);
@@ -217,11 +243,12 @@ export class Scheduler {
       queueOrder: lab?.queueOrder(),
     });
     for (const { jobId, gpu, quotaBytes } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot, quotaBytes);
-    this.autoPark?.step(snapshot, new Set(plan.waiting.keys()), now);
+    for (const action of this.autoPark?.step(snapshot, new Set(plan.waiting.keys()), now) ?? []) this.autoParkWants(action);
     this.enforcePriority(now);
     this.enforceUnmanagedQuotas(now);
     const idle = lab?.idleHolders(this.inPolicy());
     for (const r of idle?.park ?? []) this.parkIdle(r);
+    this.parkWishes.carryOut();
     const conditions = [...detectContention(snapshot.gpus, this.inPolicy(), plan.waiting, now, this.holdMs, (id) => this.table.get(id)?.view), ...(idle?.conditions ?? []), ...this.policyErrors.values(), ...this.unconfirmedClaims()];
     for (const c of this.tracker.update(conditions)) {
       this.options.engine.raiseAlert(asAlert(c));
@@ -232,6 +259,32 @@ export class Scheduler {
       process.stderr.write(`gpushare: the scheduler's conditions were not published: ${error instanceof Error ? error.message : String(error)}\n`); // a bad list changes nothing
     }
     this.changed();
+  }
+
+  /** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): the next step takes it in. */
+  guardianReleased(entries: ReadonlyArray<{ jobId: string; hold?: string }>): void {
+    this.guardianReleases.push(...entries);
+    this.requestEvaluation('now');
+  }
+
+  /** What the guardian let go of is observed state: the jobs say so, and the policies decide again in this step. */
+  private takeInGuardianReleases(): void {
+    const entries = this.guardianReleases;
+    this.guardianReleases = [];
+    for (const { jobId, hold } of entries) {
+      const record = this.table.get(jobId);
+      if (!record) continue;
+      if (hold === 'park' && record.view.state === 'parked') {
+        this.fire(record, 'unpark', 'the guardian restored it while the engine was stopped');
+        record.parked = null;
+        this.act.setGateMember(record, true);
+        this.fire(record, 'unparked', `back on GPU ${record.view.gpu}`);
+        continue;
+      }
+      if (record.holds.size === 0) continue;
+      record.holds.clear();
+      this.settle(record, 'resumed by the guardian while the engine was stopped');
+    }
   }
 
   /** Placed jobs the policies may act on: parked and mid-park jobs are outside every policy (queued ones wait for admission). */
@@ -335,6 +388,14 @@ export class Scheduler {
     for (const reason of ['quota', 'user'] as const) this.release(record, reason, `resumed by ${by}`);
   }
 
+  /**
+   * Ask for a park or unpark: refused at once (ApiError) when it cannot be done now; else the next step
+   * begins it, and the promise settles when it is done (rejected with the reason when it failed).
+   */
+  requestPark(record: JobRecord, want: 'park' | 'unpark', by: string, automatic = false): Promise<void> {
+    return this.parkWishes.request(record, want, by, automatic);
+  }
+
   cancel(record: JobRecord, by: string): void {
     this.fire(record, 'cancel', `cancelled by ${by} before it started`);
   }
@@ -353,6 +414,7 @@ export class Scheduler {
     const unsplit = new Map<string, Set<JobRecord>>(); // MIG slices whose SM % the sampler could not split
     const seen = new Set<number>();
     this.ownership.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
+    this.gateSights.clear();
 
     for (const p of snapshot.processes) {
       if (p.command === 'nvidia-cuda-mps-server') {
@@ -401,14 +463,16 @@ export class Scheduler {
         continue;
       }
       this.followOutsideStops(r);
-      this.noteRefusedAllocations(r, snapshot.takenAt);
+      const gate = this.act.readGate(r); // read once a snapshot: refusals, waits and claims all come from it
+      this.noteRefusedAllocations(r, snapshot.takenAt, gate);
+      this.noteGateWaits(r, snapshot.takenAt, gate);
       const reading = readings.get(r);
       r.view.usedMemory = reading ? reading.mem : r.view.managed ? 0 : null;
       r.view.smPercent = reading ? reading.sm : r.view.managed ? 0 : null;
       const slice = r.view.smPercent === null ? inSlices.get(r) : undefined;
       if (typeof slice === 'number') r.view.smPercent = slice;
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
-      this.judgeClaims(r, snapshot, () => ({ sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind: driverBlind(snapshot, r.view.gpu) }));
+      this.judgeClaims(r, snapshot, () => ({ sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind: driverBlind(snapshot, r.view.gpu) }), gate);
     }
   }
 
@@ -418,21 +482,30 @@ export class Scheduler {
   }
 
   /** A gated job's claims on the gate hold others back only while the driver confirms them (activity-claims.ts). */
-  private judgeClaims(record: JobRecord, snapshot: Snapshot, seen: () => DriverSight): void {
-    const claim = this.act.gateClaim(record);
+  private judgeClaims(record: JobRecord, snapshot: Snapshot, seen: () => DriverSight, gate: GateSlotUsage | null): void {
+    const claim = this.act.gateClaim(record, gate);
     if (!claim) return;
     const judged = this.claims.observe(record.view.id, claim, driverEvidence(record.view, seen()), snapshot.takenAt);
     if (judged.changed) this.act.setGateUnconfirmed(record, judged.unconfirmed);
   }
 
   /** The preload library refused allocations over the job's quota since the last look: an out-of-memory onset. */
-  private noteRefusedAllocations(record: JobRecord, at: number): boolean {
-    const count = this.act.refusedAllocations(record);
+  private noteRefusedAllocations(record: JobRecord, at: number, gate = this.act.readGate(record)): boolean {
+    const count = this.act.refusedAllocations(record, gate);
     if (count === null || count <= record.oomCount) return false;
     this.counters.noteQuotaRefusals(count - record.oomCount);
     record.oomCount = count;
     record.oomAt = at;
     return true;
+  }
+
+  /** The gate made its launches wait for a higher job since the last look (its gatedNs grew): what decideGating reads. */
+  private noteGateWaits(record: JobRecord, at: number, gate: GateSlotUsage | null): void {
+    if (!gate) return;
+    const waited = gate.gatedNs ?? 0;
+    if (record.gateWaitNs !== null && waited > record.gateWaitNs) record.gateWaitedAt = at;
+    record.gateWaitNs = waited;
+    this.gateSights.set(record.view.id, { waitedAt: record.gateWaitedAt, inLaunch: gate.inLaunch ?? 0, lastLaunchNs: gate.lastLaunchNs ?? 0n });
   }
 
   /** A gated job stopped from outside (SIGSTOP, a debugger) may be stopped inside a launch: it must not hold higher jobs back. */
@@ -534,6 +607,7 @@ export class Scheduler {
     if (refusedAtEnd && !this.tracker.active(`oom:${job.id}`)) this.options.engine.raiseAlert(asAlert(outOfMemoryCondition(record)));
     this.act.releaseSlot(record);
     this.claims.forget(job.id);
+    this.parkWishes.drop(record, `${job.id} ended before its ${record.parkWish?.want} began: ${reason}`);
     this.act.forgetProcess(record);
     this.leaveMps(record);
     record.holds.clear();
@@ -553,7 +627,7 @@ export class Scheduler {
       uid: job.uid, // its log, and why it could not start, are its owner's to read
       publicMessage: `${job.id} (${job.argv[0].split('/').pop()}) ${verb}: ${reason.startsWith('could not start') ? 'could not start' : reason}.`,
     });
-    this.evaluate(); // its GPU may admit a queued job now (scheduled, when this is inside an evaluation)
+    this.requestEvaluation('now'); // its GPU may admit a queued job now (after this step, when it ended inside one)
   }
 
   /** An MPS daemon (a GPU's or a slice's) lives while a job uses it: the last one to end may stop it (mps-daemons.ts decides). */
@@ -570,6 +644,7 @@ export class Scheduler {
   private enforcePriority(now: number): void {
     const live = this.inPolicy();
     const decision = decidePriority(live, now, { gateFor: (r) => this.act.gated(r), holdMs: this.holdMs });
+    const gating = decideGating(live, now, { sightOf: (r) => (this.act.gated(r) ? (this.gateSights.get(r.view.id) ?? null) : null), holdMs: this.holdMs });
     for (const r of live) {
       const key = `hold-failed:${r.view.id}`;
       const higher = decision.hold.get(r.view.id);
@@ -581,7 +656,7 @@ export class Scheduler {
         const message = `Could not hold ${r.view.id} back for ${higher}: ${error instanceof Error ? error.message : String(error)}`;
         this.policyErrors.set(key, { key, kind: 'contention', severity: 'warning', gpu: r.view.gpu, jobId: r.view.id, message });
       }
-      const gatedBy = decision.gated.get(r.view.id);
+      const gatedBy = gating.get(r.view.id);
       if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on GPU ${r.view.gpu}`);
       else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on GPU ${r.view.gpu}`);
     }
@@ -590,10 +665,25 @@ export class Scheduler {
   /** An idle memory holder past its grace period (lab policy): parked like a person's park, or left with its notice. */
   private parkIdle(record: JobRecord): void {
     const minutes = this.lab!.policy.idleHolders;
-    parkJob(this, record, `the lab policy (no GPU activity for ${minutes.notifyAfterMinutes + minutes.graceMinutes} min)`).catch((error: unknown) => {
+    const refused = (error: unknown): void => {
       const why = error instanceof Error ? error.message : String(error);
       this.options.engine.raiseAlert({ kind: 'idle', severity: 'warning', gpu: record.view.gpu, jobId: record.view.id, message: `${record.view.id} was not parked for holding idle GPU memory: ${why}` });
-    });
+    };
+    try {
+      this.requestPark(record, 'park', `the lab policy (no GPU activity for ${minutes.notifyAfterMinutes + minutes.graceMinutes} min)`).catch(refused);
+    } catch (error) {
+      refused(error);
+    }
+  }
+
+  /** A park or unpark auto-park wants: asked for as anyone's, and auto-park hears how it ended. */
+  private autoParkWants(action: ParkAction): void {
+    const told = (ok: boolean) => () => this.autoPark?.settled(action, ok);
+    try {
+      this.requestPark(action.record, action.want, action.by, true).then(told(true), told(false)); // a refusal is in the job's history
+    } catch {
+      told(false)();
+    }
   }
 
   /** Unmanaged processes (and managed jobs without a gate) only get a reactive quota. */
@@ -647,6 +737,7 @@ export class Scheduler {
     if (this.evaluationTimer) clearTimeout(this.evaluationTimer);
     this.autoPark?.stop();
     this.options.parkRequests?.close();
+    this.parkWishes.dropAll();
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
     const restores = parked.map(async (r) => {
       this.fire(r, 'unpark', 'the engine is stopping: its memory goes back to the GPU');

@@ -3,7 +3,7 @@
 // still running. Its own connection to the database: a failed usage flush never rolls a job back.
 import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import type { Account } from '../accounts.js';
-import type { ParkedJob } from '../scheduler/parking.js';
+import type { ParkedJob } from '../scheduler/job-table.js';
 import { SqliteDb } from './sqlite.js';
 import { StatusListeners } from './status-listeners.js';
 

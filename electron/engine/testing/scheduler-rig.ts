@@ -43,7 +43,7 @@ export function schedulerRig(
   cleanups.push(stop);
   const tick = async (waitMs = 150) => {
     await new Promise((r) => setTimeout(r, waitMs));
-    attached.scheduler.evaluate(engine.sampler.tick());
+    engine.sampler.sampleNow();
   };
   const jobs = () => engine.call('jobs.list', { includeFinished: true });
   const job = async (id: string) => (await jobs()).find((j) => j.id === id);

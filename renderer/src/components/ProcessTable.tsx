@@ -4,7 +4,7 @@
 import { Fragment, memo, useMemo } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { cutMark, cutSentence, unlistedSentence } from '../../../shared/command-line.js';
-import type { JobView } from '../../../shared/jobs.js';
+import { PRIORITY_RANK, type JobView } from '../../../shared/jobs.js';
 import { describeContext } from '../../../shared/process-context.js';
 import type { GpuProcessView } from '../../../shared/snapshot.js';
 import { processColor } from '../colors.js';
@@ -21,8 +21,6 @@ import { useVirtualRows } from './use-virtual-rows.js';
 const ROW_HEIGHT = 24;
 /** Rows in view at most; the box shrinks to fit fewer. */
 const VISIBLE_ROWS = 20;
-
-const PRIORITY_ORDER = { high: 0, normal: 1, 'best-effort': 2 } as const;
 
 /** Fixed widths (the command takes the rest): live numbers never make the table relay out. */
 const COLUMNS: ReadonlyArray<{ key: SortKey; title: string; numeric?: boolean; width?: number }> = [
@@ -52,7 +50,7 @@ const sortValue = (job: JobView, key: SortKey): string | number => {
     case 'sm': return job.smPercent === null ? -1 : Math.round(job.smPercent);
     case 'memory': return shownBytes(job.usedMemory);
     case 'quota': return job.memoryQuotaBytes ?? Number.MAX_SAFE_INTEGER;
-    case 'priority': return PRIORITY_ORDER[job.priority];
+    case 'priority': return PRIORITY_RANK[job.priority];
     case 'state': return job.state;
   }
 };

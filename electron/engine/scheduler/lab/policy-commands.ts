@@ -24,7 +24,7 @@ export function registerPolicyCommands(dispatcher: Dispatcher, scheduler: Schedu
     } catch (error) {
       throw new ApiError('unsupported', `The lab policy was not changed: it could not be kept (${error instanceof Error ? error.message : String(error)}).`);
     }
-    scheduler.scheduleEvaluation(); // queued jobs a limit held back may start now, or the order changed
+    scheduler.requestEvaluation(); // queued jobs a limit held back may start now, or the order changed
     return status(caller);
   });
 }
