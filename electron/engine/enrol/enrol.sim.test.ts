@@ -4,7 +4,7 @@
 // states and the simulated driver's execution record, never on a latency.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -173,4 +173,35 @@ test('no engine answering: the process runs on untouched, and says why once with
   assert.equal(out.stdout.split('\n').filter((l) => l.includes('"code":0')).length, 3, out.stdout);
   assert.equal(out.stderr.match(/not enrolled/g)?.length, 1, `said once: ${out.stderr}`);
   assert.match(out.stderr, /not enrolled: no engine answers; running unmanaged/);
+});
+
+/** `command` in a private mount namespace whose /etc is an overlay of the real one (nothing of this machine's /etc changes), after `setup` there. */
+function inPrivateEtc(name: string, setup: string, command: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
+  const upper = join(dir, name, 'etc-upper');
+  const work = join(dir, name, 'etc-work');
+  mkdirSync(upper, { recursive: true });
+  mkdirSync(work, { recursive: true });
+  const script = `mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=${upper},workdir=${work} /etc && ${setup} && "$@"`; // not exec: a direct child of the engine (this test) is one of its own
+  return new Promise((resolve) => {
+    const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', ...command], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', () => resolve({ stdout, stderr }));
+  });
+}
+
+test('the administrator\'s kill switch: with /etc/gpushare/preload-off present nothing enrols; without it the same program does', { skip: skip || (process.getuid?.() === 0 ? false : 'needs root for a private mount namespace') }, async () => {
+  const { r, socketPath } = await engineWithSocket('killswitch');
+  const env = { PATH: '/usr/bin:/bin', ...driver.env, LD_PRELOAD: preloadLibraryPath(), GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', GPUSHARE_PRELOAD_DEBUG: '1' };
+  const probeRun = [preloadProbePath(), `alloc:${64 * MiB}`];
+  const off = await inPrivateEtc('off', 'mkdir -p /etc/gpushare && touch /etc/gpushare/preload-off', probeRun, env);
+  assert.match(off.stderr, /not enrolled: the administrator's kill switch \/etc\/gpushare\/preload-off is present/);
+  assert.match(off.stdout, /"op":"alloc".*"code":0/, 'it runs on untouched');
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0, 'nothing enrolled');
+  const on = await inPrivateEtc('on', 'true', probeRun, env);
+  assert.match(on.stderr, /enrolled as j\d+/);
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 1);
+  assert.equal(existsSync('/etc/gpushare/preload-off'), false, "this machine's /etc is untouched");
 });
