@@ -18,6 +18,8 @@ import { listenOnSocket } from '../server/socket-server.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
+import { JobStore } from '../store/job-store.js';
+import { UsageStore } from '../store/usage-store.js';
 import { shellLine } from './shell-line.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -204,4 +206,55 @@ test('the administrator\'s kill switch: with /etc/gpushare/preload-off present n
   assert.match(on.stderr, /enrolled as j\d+/);
   assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 1);
   assert.equal(existsSync('/etc/gpushare/preload-off'), false, "this machine's /etc is untouched");
+});
+
+test('an enrolled job survives an engine restart: re-adopted in its own slot, joined by its group\'s next process, ended by its last', { skip }, async () => {
+  const dbPath = join(dir, 'restart.db');
+  const open = async () => {
+    const usage = await UsageStore.open({ path: dbPath }); // migrates the schema the job store keeps its jobs in
+    const jobStore = await JobStore.open(dbPath);
+    return { jobStore, close: async () => (await jobStore.close(), await usage.close()) };
+  };
+  const socketPath = join(dir, 'restart-engine.sock');
+  const engine = async (store: JobStore) => {
+    const r = schedulerRig({ driver, nvml, dir }, 'restart', { gate: undefined, jobStore: store }, cleanups); // the gate in its runtime dir, resumed by the next engine
+    await r.attached.ready;
+    const server = await listenOnSocket(r.engine, socketPath);
+    return { r, server, gate: r.attached.scheduler.act.options.gate as LaunchGate };
+  };
+  const first = await open();
+  const a = await engine(first.jobStore);
+  const probe = preloadProbePath();
+  const shell = plainShell(`"${probe}" alloc:${64 * MiB} sleep:60000000 &\nread go\n"${probe}" alloc:${64 * MiB} sleep:60000000`, socketPath);
+  const out = lines(shell);
+  const pid = Number((await out.next()).pid);
+  const job = await a.r.until('it enrolled', async () => byPid(await a.r.engine.call('jobs.list', {}), pid));
+  await a.r.engine.call('jobs.setPriority', { job: job.id, priority: 'best-effort' });
+  const slot = a.gate.slotsInUse().find((s) => a.gate.readSlot(s).processes.some((p) => p.pid === pid))!;
+  assert.notEqual(slot, undefined);
+  await a.server.close();
+  assert.deepEqual(await a.r.stop(), []);
+  await first.close();
+
+  const second = await open();
+  cleanups.push(() => second.close());
+  const b = await engine(second.jobStore);
+  const adopted = (await b.r.job(job.id))!;
+  assert.equal(adopted.pid, pid, 'the same process');
+  assert.ok(adopted.enrolled, 'still marked enrolled');
+  assert.equal(adopted.priority, 'best-effort');
+  assert.match(adopted.history.at(-1)!.reason, /re-adopted by a new engine/);
+  assert.ok(b.gate.readSlot(slot).processes.some((p) => p.pid === pid && p.alive), 'in the slot it had');
+  assert.equal(b.gate.slotFiles(slot).generation > 0, true);
+  shell.stdin!.write('go\n');
+  await out.next(); // A's alloc
+  const pidB = Number((await out.next()).pid);
+  const joined = await b.r.until('the group\'s next process enrolled', async () => byPid(await b.r.engine.call('jobs.list', {}), pidB) ?? (b.gate.readSlot(slot).processes.some((p) => p.pid === pidB) ? adopted : undefined));
+  assert.equal(joined.id, job.id, 'it joined the adopted job');
+  process.kill(-shell.pid!, 'SIGKILL');
+  const ended = await b.r.until('it ended', async () => {
+    const j = await b.r.job(job.id);
+    return j && j.state === 'finished' ? j : undefined;
+  });
+  assert.match(ended.history.at(-1)!.reason, /last process exited/);
 });
