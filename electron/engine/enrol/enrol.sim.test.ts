@@ -258,3 +258,16 @@ test('an enrolled job survives an engine restart: re-adopted in its own slot, jo
   });
   assert.match(ended.history.at(-1)!.reason, /last process exited/);
 });
+
+test('a process of a job gpushare started never enrols, even with its managed-job marks removed from its environment', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('managed');
+  const script = `GPUSHARE_SOCKET='${socketPath}' GPUSHARE_ENROL_WAIT_MS=3000 GPUSHARE_PRELOAD_DEBUG=1 env -u GPUSHARE_JOB_ID -u GPUSHARE_GATE -u GPUSHARE_GATE_SLOT '${preloadProbePath()}' alloc:${MiB}; echo done`;
+  const job = await r.engine.call('jobs.submit', { argv: ['sh', '-c', script], cwd: dir, gpu: 0 });
+  const ended = await r.until('the managed job ended', async () => {
+    const j = await r.job(job.id);
+    return j && j.state === 'finished' ? j : undefined;
+  });
+  const log = readFileSync(ended.logPath!, 'utf8');
+  assert.match(log, new RegExp(`not enrolled: the engine refused: process \\d+ belongs to ${job.id}, which gpushare started`), log);
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0);
+});
