@@ -271,3 +271,23 @@ test('a process of a job gpushare started never enrols, even with its managed-jo
   assert.match(log, new RegExp(`not enrolled: the engine refused: process \\d+ belongs to ${job.id}, which gpushare started`), log);
   assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0);
 });
+
+test('past the gate\'s capacity a process runs unmanaged and the engine raises an alert naming it and why', { skip }, async () => {
+  const { r, gate, socketPath } = await engineWithSocket('full');
+  const taken: number[] = [];
+  for (;;) {
+    try {
+      taken.push(gate.allocateSlot({ gpu: 0, priority: 'normal' }).slot);
+    } catch {
+      break; // every slot is in use
+    }
+  }
+  cleanups.push(() => taken.forEach((s) => gate.releaseSlot(s)));
+  const shell = plainShell(`"${preloadProbePath()}" alloc:${MiB}`, socketPath);
+  const out = lines(shell);
+  await out.next();
+  assert.equal((await out.next()).code, 0, 'it runs on');
+  const alert = await r.until('the alert', async () => (await r.engine.call('alerts.list', {})).find((a) => a.message.startsWith('Enrolment refused')));
+  assert.match(alert.message, /preload_probe.*could not enrol and runs unmanaged: All 64 launch-gate slots are in use/);
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0, 'no job left behind');
+});
