@@ -110,7 +110,7 @@ test('the quota holds across an enrolled job: a second process of its process gr
   const { r, socketPath } = await engineWithSocket('quota');
   const probe = preloadProbePath();
   // A holds 256 MiB; after the test's line, B (same shell, same process group) asks for 256 MiB more
-  const shell = plainShell(`"${probe}" alloc:${256 * MiB} sleep:60000000 &\nread go\n"${probe}" alloc:${256 * MiB}`, socketPath);
+  const shell = plainShell(`"${probe}" alloc:${256 * MiB} sleep:60000000 &\nread go\n"${probe}" alloc:${64 * MiB} alloc:${256 * MiB} sleep:60000000`, socketPath);
   const out = lines(shell);
   const readyA = await out.next();
   const allocA = await out.next();
@@ -119,6 +119,7 @@ test('the quota holds across an enrolled job: a second process of its process gr
   await r.engine.call('jobs.setQuota', { job: job.id, bytes: 384 * MiB });
   shell.stdin!.write('go\n');
   const readyB = await out.next();
+  assert.equal((await out.next()).code, 0, 'B allocates within the quota');
   const allocB = await out.next();
   assert.equal(allocB.code, 2, `B is refused past the job's quota (CUDA_ERROR_OUT_OF_MEMORY): ${JSON.stringify(allocB)}`);
   const jobs = await r.engine.call('jobs.list', {});
@@ -126,6 +127,13 @@ test('the quota holds across an enrolled job: a second process of its process gr
   assert.equal(byPid(jobs, Number(readyA.pid))?.id, job.id);
   await r.until('the refusal is counted as an out-of-memory alert', async () => (await r.engine.call('alerts.list', {})).some((a) => a.kind === 'out-of-memory' && a.jobId === job.id));
   assert.notEqual(readyB.pid, readyA.pid);
+  const used = await r.until('both processes\' memory is the job\'s', async () => {
+    const j = await r.job(job.id);
+    return j && (j.usedMemory ?? 0) >= 320 * MiB ? j.usedMemory : undefined;
+  });
+  assert.equal(used, 320 * MiB, 'A\'s 256 MiB and B\'s 64 MiB, as the driver shows them');
+  const listed = await r.engine.call('jobs.list', {});
+  assert.equal(listed.some((j) => j.id === `p${readyB.pid}`), false, 'B is no unmanaged process of its own');
 });
 
 test('the job ends when its last process exits', { skip }, async () => {

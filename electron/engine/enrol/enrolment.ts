@@ -220,7 +220,10 @@ export class Enrolment {
     const members = this.members.get(record.view.id) ?? new Map<number, number>();
     this.members.set(record.view.id, members);
     for (const [pid, ticks] of members) if (!sameProcessAlive(pid, ticks, this.options.procRoot)) members.delete(pid);
-    if (members.size < MAX_MEMBERS_PER_JOB) members.set(proc.pid, proc.startTicks);
+    if (members.size < MAX_MEMBERS_PER_JOB) {
+      members.set(proc.pid, proc.startTicks);
+      this.scheduler.ownership.member(record.view.id, proc.pid); // its usage is the job's, its tree too
+    }
     const gate = this.scheduler.act.options.gate!;
     const files = gate.slotFiles!(record.slot!);
     this.counts[how]++;
@@ -265,7 +268,9 @@ export class Enrolment {
     const gate = this.scheduler.act.options.gate;
     if (record.slot !== null && gate?.readSlot) {
       try {
-        if (gate.readSlot(record.slot).processes.some((p) => p.alive)) return true;
+        const live = gate.readSlot(record.slot).processes.filter((p) => p.alive);
+        for (const p of live) this.scheduler.ownership.member(record.view.id, p.pid); // after a restart: the members it had
+        if (live.length > 0) return true;
       } catch {
         // unreadable: its members say
       }
