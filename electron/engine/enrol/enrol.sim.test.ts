@@ -299,3 +299,26 @@ test('past the gate\'s capacity a process runs unmanaged and the engine raises a
   assert.match(alert.message, /preload_probe.*could not enrol and runs unmanaged: All 64 launch-gate slots are in use/);
   assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0, 'no job left behind');
 });
+
+test('terminating an enrolled job ends its processes, not the process group of the shell that started them', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('terminate');
+  const probe = preloadProbePath();
+  const shell = plainShell(`"${probe}" alloc:${MiB} sleep:60000000 &\nsleep 0.3\n"${probe}" alloc:${MiB} sleep:60000000 &\nsleep 60`, socketPath);
+  const out = lines(shell);
+  const a = Number((await out.next()).pid);
+  await out.next();
+  const b = Number((await out.next()).pid);
+  const job = await r.until('one job for both', async () => {
+    const j = byPid(await r.engine.call('jobs.list', {}), a);
+    return j && (r.attached.scheduler.act.options.gate!.readSlot!(r.attached.scheduler.table.get(j.id)!.slot!).processes.filter((p) => p.alive).length === 2) ? j : undefined;
+  });
+  await r.engine.call('jobs.terminate', { job: job.id });
+  await r.until('its processes ended', async () => !existsSync(`/proc/${a}`) && !existsSync(`/proc/${b}`));
+  assert.equal(shell.exitCode, null, 'the shell that started them runs on');
+  assert.ok(existsSync(`/proc/${shell.pid}`));
+  const ended = await r.until('the job ended', async () => {
+    const j = await r.job(job.id);
+    return j && j.state === 'finished' ? j : undefined;
+  });
+  assert.equal(ended.id, job.id);
+});
