@@ -157,7 +157,9 @@ export class Enrolment {
     const { argv: shown, cut } = cutArgv(argv);
     const lab = s.lab;
     let priority: Priority = lab?.defaultPriority(account.name, proc.uid) ?? 'normal';
-    const quota = reg?.memoryQuotaBytes ?? null;
+    const asked = reg?.memoryQuotaBytes ?? null;
+    const limited = lab?.quotaForEnrolled(account.name, proc.uid, asked, s.table.placed().map((r) => r.view)) ?? { bytes: asked, fromPolicy: false };
+    const quota = limited.bytes;
     const how = group.kind === 'command' ? 'by gpushare enrol' : group.kind === 'notebook' ? `as notebook kernel${group.name ? ` ${group.name}` : ''}` : group.kind === 'tree' ? `from pid ${proc.pid}` : `as ${group.name}`;
     const view = newJobView(
       {
@@ -173,10 +175,11 @@ export class Enrolment {
         priority,
         memoryQuotaBytes: quota,
         ...(reg?.keepResident ? { keepResident: true } : {}),
+        ...(limited.fromPolicy ? { memoryQuotaFromPolicy: true } : {}),
         enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid },
       },
       'starting',
-      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}` : ''}`,
+      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}${limited.fromPolicy ? ` (the lab policy's memory limit: what ${account.name} has left)` : ''}` : ''}`,
     );
     const record = s.table.add(view, { startTicks: proc.startTicks, runAs: account });
     if (reg?.priority && reg.priority !== priority) {
