@@ -15,6 +15,7 @@ import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { listenOnSocket } from '../server/socket-server.js';
+import type { AttachSchedulerOptions } from '../scheduler/attach.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
@@ -31,9 +32,9 @@ const cleanups = useSimulatedRig('a100-40gb', 'gpushare-enrol-', (rig) => ({ dri
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
 /** A rig with a gate and its socket: what a personal engine is. */
-async function engineWithSocket(name: string) {
+async function engineWithSocket(name: string, options: Partial<AttachSchedulerOptions> = {}) {
   const gate = LaunchGate.create({ dir: join(dir, name), heartbeatIntervalMs: 200 });
-  const r = schedulerRig({ driver, nvml, dir }, name, { gate }, cleanups);
+  const r = schedulerRig({ driver, nvml, dir }, name, { gate, ...options }, cleanups);
   const socketPath = join(dir, name, 'engine.sock');
   const server = await listenOnSocket(r.engine, socketPath);
   cleanups.push(() => server.close());
@@ -321,4 +322,32 @@ test('terminating an enrolled job ends its processes, not the process group of t
     return j && j.state === 'finished' ? j : undefined;
   });
   assert.equal(ended.id, job.id);
+});
+
+test('an idle enrolled job is parked for a job that needs its memory; its next call, seen through the park file it was handed, brings it back', { skip }, async () => {
+  const GiB = 1024 ** 3;
+  const { r, socketPath } = await engineWithSocket('park', { autoPark: { idleMs: 300, wakePollMs: 10 } });
+  const probe = preloadProbePath();
+  const shell = plainShell(`"${probe}" alloc:${30 * GiB} wait alloc:${MiB} sleep:60000000`, socketPath);
+  const out = lines(shell);
+  const pid = Number((await out.next()).pid);
+  assert.equal((await out.next()).code, 0);
+  const job = await r.until('it enrolled, holding 30 GiB', async () => {
+    const j = byPid(await r.engine.call('jobs.list', {}), pid);
+    return j && j.usedMemory === 30 * GiB ? j : undefined;
+  });
+  const other = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '20G', 'train', '--kernel-ms', '2', '--duration', '1'], cwd: dir, gpu: 0, memoryRequestBytes: 20 * GiB });
+  await r.until('the enrolled job parked for it', async () => (await r.job(job.id))?.state === 'parked', 80);
+  await r.until('the other job finished', async () => (await r.job(other.id))?.state === 'finished', 120);
+  shell.stdin!.write('go\n'); // its next allocation: the process waits inside the driver, the park file says so
+  let alloc = await out.next();
+  if (alloc.op === 'wait') alloc = await out.next();
+  assert.equal(alloc.code, 0, `its call returns once restored: ${JSON.stringify(alloc)}`);
+  const back = await r.until('it runs again', async () => {
+    const j = await r.job(job.id);
+    return j?.state === 'running' ? j : undefined;
+  });
+  const states = back.history.map((h) => h.state);
+  assert.ok(states.includes('parked') && states.includes('unparking'), states.join(' '));
+  assert.match(back.history.find((h) => h.state === 'unparking')!.reason, /its program called CUDA again/, 'woken by its call, not by a person');
 });
