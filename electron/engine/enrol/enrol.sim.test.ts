@@ -43,7 +43,7 @@ async function engineWithSocket(name: string, options: Partial<AttachSchedulerOp
 
 /** `script` run by a plain shell in a session of its own, with the library loaded as `gpushare enrol --shell bash` prints it. */
 function plainShell(script: string, socketPath: string): ChildProcess {
-  const env = { PATH: '/usr/bin:/bin', ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000' }; // the engine shares this busy test process: no flake from its 50 ms
+  const env = { PATH: '/usr/bin:/bin', HOME: dir, ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', GPUSHARE_PRELOAD_DEBUG: '1' }; // the engine shares this busy test process: no flake from its 50 ms
   const child = spawn('bash', ['-c', `${shellLine('bash', preloadLibraryPath())}\n${script}\nwait`], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   cleanups.push(() => {
     try {
@@ -350,4 +350,23 @@ test('an idle enrolled job is parked for a job that needs its memory; its next c
   const states = back.history.map((h) => h.state);
   assert.ok(states.includes('parked') && states.includes('unparking'), states.join(' '));
   assert.match(back.history.find((h) => h.state === 'unparking')!.reason, /its program called CUDA again/, 'woken by its call, not by a person');
+});
+
+test('a program that only reads NVML (a monitor like nvidia-smi) never enrols: enrolment waits for the CUDA driver', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('nvml-only');
+  const script = `import ctypes
+n = ctypes.CDLL('libnvidia-ml.so.1')
+h = ctypes.c_void_p()
+ok = n.nvmlInit_v2() == 0 and n.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h)) == 0
+m = (ctypes.c_ulonglong * 3)()
+print('{"op":"nvml","code":%d,"init":%d}' % (n.nvmlDeviceGetMemoryInfo(h, m), ok), flush=True)`;
+  const shell = plainShell(`/usr/bin/python3 -c "${script.replace(/"/g, '\\"')}"`, socketPath);
+  let stderr = '';
+  shell.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const reading = await lines(shell).next();
+  assert.deepEqual(reading, { op: 'nvml', code: 0, init: 1 }, stderr);
+  await r.tick();
+  assert.match(stderr, /dlsym\(nvmlDeviceGetMemoryInfo\) -> hook/, 'its NVML call went through the library');
+  assert.doesNotMatch(stderr, /enrolled as|not enrolled/, 'it did not ask to enrol');
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0);
 });
