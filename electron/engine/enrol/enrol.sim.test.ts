@@ -21,6 +21,7 @@ import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
+import { MAX_ENROLLED_JOBS_TOTAL } from './enrolment.js';
 import { shellLine } from './shell-line.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -369,4 +370,20 @@ print('{"op":"nvml","code":%d,"init":%d}' % (n.nvmlDeviceGetMemoryInfo(h, m), ok
   assert.match(stderr, /dlsym\(nvmlDeviceGetMemoryInfo\) -> hook/, 'its NVML call went through the library');
   assert.doesNotMatch(stderr, /enrolled as|not enrolled/, 'it did not ask to enrol');
   assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0);
+});
+
+test('enrolled jobs take at most 48 of the gate\'s 64 slots: the rest stay for gpushare run jobs', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('total');
+  const probe = preloadProbePath();
+  const shells = Array.from({ length: MAX_ENROLLED_JOBS_TOTAL }, () => plainShell(`"${probe}" alloc:${MiB} sleep:60000000`, socketPath));
+  await Promise.all(shells.map(async (sh) => (await lines(sh).next(), undefined)));
+  await r.until('48 enrolled jobs', async () => (await r.engine.call('jobs.list', {})).filter((j) => j.enrolled).length === MAX_ENROLLED_JOBS_TOTAL || undefined, 80);
+  const extra = lines(plainShell(`"${probe}" alloc:${MiB}`, socketPath));
+  await extra.next();
+  assert.equal((await extra.next()).code, 0, 'the 49th runs on, unmanaged');
+  const alert = await r.until('the alert', async () => (await r.engine.call('alerts.list', {})).find((a) => a.message.startsWith('Enrolment refused')));
+  assert.match(alert.message, /48 enrolled jobs run, the most this box takes/);
+  const managed = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '5'], cwd: dir, gpu: 0 });
+  await r.until('a gpushare run job still gets a slot', async () => (await r.job(managed.id))?.state === 'running');
+  for (const sh of shells) process.kill(-sh.pid!, 'SIGKILL');
 });
