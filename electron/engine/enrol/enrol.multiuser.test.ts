@@ -20,6 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let box: LabBox;
 let alice: LabUser;
 let mallory: LabUser;
+let carol: LabUser;
 const children: ChildProcess[] = [];
 
 before(async () => {
@@ -27,7 +28,8 @@ before(async () => {
   box = new LabBox(`e${process.pid % 10000}`);
   alice = box.user('alice');
   mallory = box.user('mallory');
-  await box.start({ rateHz: 5 }, SCENARIO);
+  carol = box.user('carol');
+  await box.start({ rateHz: 5, policy: { limits: [{ user: carol.name, maxMemory: '256M' }] } }, SCENARIO);
 });
 after(async () => {
   if (SKIP) return;
@@ -232,4 +234,19 @@ os.killpg(0, 9)
   assert.equal(answered.length, 40);
   assert.equal(answered.filter((j) => j === null).length, 0, `every child enrolled: ${out}`);
   assert.equal(new Set(answered).size, 1, `one job for all the forks: ${[...new Set(answered)].join(' ')}`);
+});
+
+test('the lab policy\'s memory limit is an enrolled job\'s hard quota: what its owner has left beside their running jobs', { skip: SKIP }, async () => {
+  const first = run(as(carol, `${probe()} alloc:${200 * MiB} alloc:${100 * MiB} sleep:120000000`), sessionEnv());
+  await until('both allocations answered', () => first.out.split('\n').filter((l) => l.includes('"op":"alloc"')).length === 2);
+  const codes = (r: Run) => r.out.split('\n').filter((l) => l.includes('"op":"alloc"')).map((l) => (JSON.parse(l) as { code: number }).code);
+  assert.deepEqual(codes(first), [0, 2], 'within 256M: 200M yes, 100M more no');
+  const job = (await jobs()).find((j) => j.id === enrolledAs(first.err)[0])!;
+  assert.equal(job.memoryQuotaBytes, 256 * MiB);
+  assert.equal(job.memoryQuotaFromPolicy, true);
+  const second = run(as(carol, `${probe()} alloc:${MiB} sleep:120000000`), sessionEnv());
+  await until('its allocation answered', () => second.out.includes('"op":"alloc"'));
+  assert.deepEqual(codes(second), [2], 'a second job of hers has nothing left');
+  kill(first);
+  kill(second);
 });

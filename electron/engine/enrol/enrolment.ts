@@ -18,6 +18,8 @@ import { kernelGroup, readEnrolling, requestedDevice, type EnrolGroupKind, type 
 
 /** Live enrolled jobs one user may have: each holds a gate slot, of which the box has 64. */
 export const MAX_ENROLLED_JOBS_PER_USER = 16;
+/** Live enrolled jobs of all users together: the rest of the 64 gate slots stay for `gpushare run` jobs. */
+export const MAX_ENROLLED_JOBS_TOTAL = 48;
 /** `gpushare enrol` registrations one user may hold at once (one per running `gpushare enrol`). */
 export const MAX_REGISTRATIONS_PER_USER = 32;
 /** Enrolled processes remembered per job (forks that never exec are the job's without asking). */
@@ -150,6 +152,10 @@ export class Enrolment {
     if (proc.uid !== 0 && mine >= MAX_ENROLLED_JOBS_PER_USER)
       return this.overBound(`limit:${proc.uid}`, refuse('limit', `${account.name} already has ${mine} enrolled jobs, the most one user may (each holds one of the box's 64 gate slots): process ${proc.pid} runs unmanaged`));
     this.alerted.delete(`limit:${proc.uid}`);
+    const all = s.table.placed().filter((r) => r.view.enrolled).length;
+    if (all >= MAX_ENROLLED_JOBS_TOTAL)
+      return this.overBound('total', refuse('full', `process ${proc.pid} (${account.name}, ${proc.comm}) could not enrol and runs unmanaged: ${all} enrolled jobs run, the most this box takes (the other gate slots stay for gpushare run jobs)`));
+    this.alerted.delete('total');
     const group = this.groupOf(proc);
     const reg = group.registration;
     const gpu = this.gpuFor(proc.pid);
@@ -157,7 +163,9 @@ export class Enrolment {
     const { argv: shown, cut } = cutArgv(argv);
     const lab = s.lab;
     let priority: Priority = lab?.defaultPriority(account.name, proc.uid) ?? 'normal';
-    const quota = reg?.memoryQuotaBytes ?? null;
+    const asked = reg?.memoryQuotaBytes ?? null;
+    const limited = lab?.quotaForEnrolled(account.name, proc.uid, asked, s.table.placed().map((r) => r.view)) ?? { bytes: asked, fromPolicy: false };
+    const quota = limited.bytes;
     const how = group.kind === 'command' ? 'by gpushare enrol' : group.kind === 'notebook' ? `as notebook kernel${group.name ? ` ${group.name}` : ''}` : group.kind === 'tree' ? `from pid ${proc.pid}` : `as ${group.name}`;
     const view = newJobView(
       {
@@ -173,10 +181,11 @@ export class Enrolment {
         priority,
         memoryQuotaBytes: quota,
         ...(reg?.keepResident ? { keepResident: true } : {}),
+        ...(limited.fromPolicy ? { memoryQuotaFromPolicy: true } : {}),
         enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid },
       },
       'starting',
-      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}` : ''}`,
+      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}${limited.fromPolicy ? ` (the lab policy's memory limit: what ${account.name} has left)` : ''}` : ''}`,
     );
     const record = s.table.add(view, { startTicks: proc.startTicks, runAs: account });
     if (reg?.priority && reg.priority !== priority) {
@@ -220,7 +229,10 @@ export class Enrolment {
     const members = this.members.get(record.view.id) ?? new Map<number, number>();
     this.members.set(record.view.id, members);
     for (const [pid, ticks] of members) if (!sameProcessAlive(pid, ticks, this.options.procRoot)) members.delete(pid);
-    if (members.size < MAX_MEMBERS_PER_JOB) members.set(proc.pid, proc.startTicks);
+    if (members.size < MAX_MEMBERS_PER_JOB) {
+      members.set(proc.pid, proc.startTicks);
+      this.scheduler.ownership.member(record.view.id, proc.pid); // its usage is the job's, its tree too
+    }
     const gate = this.scheduler.act.options.gate!;
     const files = gate.slotFiles!(record.slot!);
     this.counts[how]++;
@@ -265,7 +277,9 @@ export class Enrolment {
     const gate = this.scheduler.act.options.gate;
     if (record.slot !== null && gate?.readSlot) {
       try {
-        if (gate.readSlot(record.slot).processes.some((p) => p.alive)) return true;
+        const live = gate.readSlot(record.slot).processes.filter((p) => p.alive);
+        for (const p of live) this.scheduler.ownership.member(record.view.id, p.pid); // after a restart: the members it had
+        if (live.length > 0) return true;
       } catch {
         // unreadable: its members say
       }

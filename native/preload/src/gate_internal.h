@@ -53,7 +53,6 @@ GS_HIDDEN gate_activity_t *gs_gate_me(void);
 /* gate_procs.c */
 extern GS_HIDDEN uint32_t gs_capturing_streams; /* streams of this process capturing now */
 GS_HIDDEN int32_t gs_self_pid(void); /* this process, kept current across fork */
-GS_HIDDEN void gs_self_pid_reset(void);
 /* This process's entry in our activity's table, claimed on first use (a private
  * stand-in when the table is full). Only while gs_gate_me() is not NULL. */
 GS_HIDDEN gate_proc_t *gs_proc(gate_activity_t *me);
