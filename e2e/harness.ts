@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from '../electron/testing/until.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Engine } from '../electron/engine/engine.js';
 import { openGpuBackend, type GpuBackend } from '../electron/engine/gpu/open-backend.js';
@@ -146,13 +147,7 @@ export async function openConsoleHarness(scenario = 'a100-40gb', options: Harnes
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Poll until `probe` returns a truthy value (returned), or fail after `timeoutMs`. */
+/** Poll until `probe` returns a truthy value (returned), or fail after `timeoutMs`: the tests' one wait, `until`. */
 export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await sleep(200);
-  }
+  return (await until(what, async () => (await probe()) || undefined, { timeoutMs, intervalMs: 200 })) as NonNullable<T>;
 }

@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openGpuBackend, type GpuBackend } from '../../electron/engine/gpu/open-backend.js';
 import { openCudaCheckpoint } from '../../electron/engine/gpu/cuda-checkpoint.js';
-import { LaunchGate, preloadLibraryPath } from '../../electron/engine/control/launch-gate.js';
+import { LaunchGate, preloadLibraryPath } from '../../electron/engine/gate/launch-gate.js';
 import { checksDir, KitEngine, nativeBuild, needsTorch, r1, run, scratch, sleep, smiProcesses, startPython, verdict, waitForFile, type KitCheck, type KitContext } from './kit-rig.js';
 import { gate } from './kit-gate.js';
 

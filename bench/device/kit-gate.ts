@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LaunchGate } from '../../electron/engine/control/launch-gate.js';
+import { LaunchGate } from '../../electron/engine/gate/launch-gate.js';
 import { checksDir, KitEngine, needsTorch, r1, run, scratch, startPython, waitForFile, type KitCheck } from './kit-rig.js';
 
 /** A high-priority inference loop beside a best-effort training loop: time-slicing, the learned gate (as slots, and

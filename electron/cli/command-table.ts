@@ -7,6 +7,8 @@ import { consoleCommand, consoleUsage } from './commands/console.js';
 import { daemonCommand, daemonInstallUsage, daemonUsage } from './commands/daemon.js';
 import { engineCommand, engineUsage } from './commands/engine.js';
 import { jobsCommand, jobsUsage } from './commands/jobs.js';
+import { labCommand, labPsUsage, labUsage, labWhereUsage } from './commands/lab.js';
+import { relayCommand, relayUsage } from './commands/relay.js';
 import { migApplyUsage, migCommand, migLayoutUsage, migPlanUsage, migUsage } from './commands/mig.js';
 import { mpsCommand, mpsUsage } from './commands/mps.js';
 import { psCommand, psUsage } from './commands/ps.js';
@@ -79,6 +81,14 @@ export const COMMANDS: readonly CliCommand[] = [
     subcommands: { install: daemonInstallUsage },
     run: daemonCommand,
   },
+  {
+    name: 'lab',
+    summary: "every box of the lab in one view (ps), and where a job can start now (where)",
+    usage: labUsage,
+    subcommands: { ps: labPsUsage, where: labWhereUsage },
+    run: labCommand,
+  },
+  { name: 'relay', summary: "the API over stdin/stdout to this box's daemon, as you (what gpushare lab runs over ssh)", usage: relayUsage, run: relayCommand },
   { name: 'status', summary: 'which engine answers (box daemon or personal), as whom, the console URL (--json)', usage: statusUsage, run: statusCommand },
   { name: 'stop', summary: 'stop your personal engine', usage: stopUsage, run: stopCommand },
   { name: 'console', summary: 'the browser console for the box daemon, through your own local proxy', usage: consoleUsage, run: consoleCommand },

@@ -19,7 +19,6 @@ test("as root a tool gets PATH of system directories and what its caller adds, n
 /** Programs started without an environment of their own choosing, and why that is right there. */
 const ALLOWED: Record<string, string> = {
   'electron/engine/reports/pdf.ts': 'Chromium renders a PDF for `gpushare report`, in the CLI, as the user who asked',
-  'electron/engine/control/launch-gate-sim.ts': 'the launch gate simulation for tests and benchmarks, as whoever runs them',
 };
 
 function sources(dir: string): string[] {

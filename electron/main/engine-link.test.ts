@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
+import { until } from '../testing/until.js';
 import { fileURLToPath } from 'node:url';
 import { createMessageClient } from '../../shared/api-client.js';
 import type { ApiResults } from '../../shared/api.js';
@@ -86,7 +87,7 @@ test('no engine answers: a personal engine starts in its own process, answers as
     const envFile = join(b.home, 'job.env');
     const api = apiOver(await link.connect());
     await api.call('jobs.submit', { argv: ['/bin/sh', '-c', `env > ${envFile}.part && mv ${envFile}.part ${envFile}`], gpu: 0 });
-    for (let i = 0; i < 200 && !existsSync(envFile); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await until('the job\'s environment written', () => existsSync(envFile), { timeoutMs: 10_000, intervalMs: 50 });
     const jobEnv = readFileSync(envFile, 'utf8');
     assert.match(jobEnv, /^XDG_RUNTIME_DIR=/m, 'the engine\'s environment');
     assert.doesNotMatch(jobEnv, /^ELECTRON_RUN_AS_NODE=/m);
@@ -157,8 +158,7 @@ test('the app killed outright: its engine, in a session of its own, sees its sta
   try {
     assert.equal(await socketAnswers(b.personalSocket), true);
     app.kill('SIGKILL');
-    for (let i = 0; i < 300 && alive(enginePid); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(alive(enginePid), false, `the engine ended with its app; it wrote: ${readFileSync(log, 'utf8')}`);
+    await until('the engine to end with its app', () => !alive(enginePid), { timeoutMs: 15_000, intervalMs: 50, detail: () => `it wrote: ${readFileSync(log, 'utf8')}` });
     assert.match(readFileSync(log, 'utf8'), /\nexit status 0\n$/, 'a clean stop');
     assert.equal(await socketAnswers(b.personalSocket), false);
   } finally {

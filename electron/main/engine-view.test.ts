@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { untilWith } from '../testing/until.js';
 import type { ActiveCondition } from '../../shared/api.js';
 import type { Alert, JobView } from '../../shared/jobs.js';
 import { ApiError } from '../engine/api/api-error.js';
@@ -50,10 +51,7 @@ async function engineWithJobs(jobs: JobView[]) {
   };
 }
 
-const until = async (probe: () => boolean): Promise<void> => {
-  for (let i = 0; i < 500 && !probe(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(probe(), 'in time');
-};
+const until = untilWith({ timeoutMs: 5_000, intervalMs: 10 });
 
 test('this user\'s conditions only, from the start and as conditions and jobs change', { timeout: 10_000 }, async () => {
   // mine: j1 on GPU 0; bob's: j2 on GPU 0, j3 on GPU 2
@@ -67,11 +65,11 @@ test('this user\'s conditions only, from the start and as conditions and jobs ch
   view.onMyConditions((list) => heard.push(list.map((c) => c.message)));
   e.engine.setConditions([condition('quota', 0, 'j2'), condition('quota', 0, 'j1'), condition('contention', 2, 'j3')]);
   e.engine.setConditions([condition('quota', 0, 'j2'), condition('contention', 0, 'j2')]);
-  await until(() => heard.length === 1);
+  await until('her first change of conditions', () => heard.length === 1);
   assert.deepEqual(heard, [['contention 0 j2']], 'GPU 2\'s contention did not change her list; GPU 0\'s did, as her quota ended');
 
   e.setJobs([job('j1', ME, 1), job('j2', BOB, 0), job('j3', BOB, 2)]); // her job moved to GPU 1
-  await until(() => heard.length === 2);
+  await until('her second change of conditions', () => heard.length === 2);
   assert.deepEqual(heard[1], [], 'contention on GPU 0 is no longer hers');
   view.close();
   await e.close();
@@ -84,7 +82,7 @@ test('alerts reach the notifier, which asks whose they are', { timeout: 10_000 }
   view.onAlert((alert) => alerts.push(alert));
   e.engine.raiseAlert({ kind: 'finished', severity: 'info', gpu: 3, jobId: 'j2', message: 'j2 finished.' });
   e.engine.raiseAlert({ kind: 'failed', severity: 'error', gpu: 0, jobId: 'j1', message: 'j1 failed.' });
-  await until(() => alerts.length === 2);
+  await until('both alerts', () => alerts.length === 2);
   assert.deepEqual(alerts.map((a) => [a.jobId, view.concerns(a)]), [['j2', false], ['j1', true]]);
   view.close();
   await e.close();

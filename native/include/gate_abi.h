@@ -1,7 +1,7 @@
 /* The launch gate: a directory of small files through which the engine sets
  * every managed job's priority, pause and memory quota, and each job announces
  * its own activity. Fixed layouts, little-endian, every field 4- or 8-byte
- * aligned; mirrored in electron/engine/control/launch-gate-layout.ts (checked
+ * aligned; mirrored in electron/engine/gate/launch-gate-layout.ts (checked
  * by a test).
  *
  * ---- Files and who may write them -------------------------------------

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { until } from '../../testing/until.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
 import { CLI_ENV } from '../testing/compiled-cli.js';
@@ -23,7 +24,6 @@ function gpushare(args: string[]): Promise<{ code: number; stdout: string; stder
   });
 }
 const jobs = async (): Promise<JobView[]> => JSON.parse((await gpushare(['jobs', '--json', '--all'])).stdout) as JobView[];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   engine = spawn(process.execPath, [cli, 'serve', '--simulate', 'h100x2-mig', '--rate', '10'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -60,12 +60,10 @@ test('mig apply prints a run line per job sharing a slice through MPS, and those
     assert.equal(run.code, 0, run.stderr);
     ids.push(run.stdout.split(' ')[0]);
   }
-  let mine: JobView[] = [];
-  for (let i = 0; i < 100; i++) {
-    mine = (await jobs()).filter((j) => ids.includes(j.id));
-    if (mine.every((j) => j.state === 'running')) break;
-    await sleep(100);
-  }
+  const mine = await until('all three running', async () => {
+    const listed = (await jobs()).filter((j) => ids.includes(j.id));
+    return listed.every((j) => j.state === 'running') ? listed : undefined;
+  }, { timeoutMs: 10_000, intervalMs: 100, detail: async () => JSON.stringify((await jobs()).map((j) => [j.id, j.state])) });
   assert.deepEqual(mine.map((j) => [j.state, j.mode, j.migSlice, j.mpsSharePercent]), ids.map(() => ['running', 'mig', slice, 10]));
   const status = await gpushare(['mps', 'status', '--gpu', '1']);
   assert.match(status.stdout, /^ {2}GI \d+ {2}ours {2}MPS runs for GPU 1 slice GI \d+ \(simulated daemon/m, status.stdout);
@@ -77,7 +75,7 @@ test('mig apply prints a run line per job sharing a slice through MPS, and those
     assert.deepEqual(clients.map((c) => [c.pid, c.share]).sort(), mine.map((j) => [j.pid, 10]).sort(), "both are clients of the slice's daemon");
   }
   for (const id of ids) assert.equal((await gpushare(['set', id, '--terminate'])).code, 0);
-  for (let i = 0; i < 100 && !(await jobs()).filter((j) => ids.includes(j.id)).every((j) => ['finished', 'failed'].includes(j.state)); i++) await sleep(100);
+  await until('all three ended', async () => (await jobs()).filter((j) => ids.includes(j.id)).every((j) => ['finished', 'failed'].includes(j.state)), { timeoutMs: 10_000, intervalMs: 100 });
   const afterward = await gpushare(['mps', 'status', '--gpu', '1']);
   assert.doesNotMatch(afterward.stdout, /GI \d+ {2}ours/, 'their slice daemon stopped with the last of them');
 });

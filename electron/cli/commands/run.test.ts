@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import type { UsageReport } from '../../../shared/usage-report.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
-import { readProcStatus } from '../../engine/control/proc-status.js';
+import { readProcStatus } from '../../engine/proc/proc-status.js';
 import { CLI_ENV } from '../testing/compiled-cli.js';
 
 const GiB = 1024 ** 3;

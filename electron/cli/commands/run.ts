@@ -5,10 +5,27 @@ import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { engineDefaults } from '../user-settings.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
 import { withEngine } from './jobs.js';
+import type { EngineClient } from '../engine-client.js';
+
+/** withEngine for one box of the lab list: its link loaded only when asked for; its refusals name the box. */
+const withBox =
+  (name: string) =>
+  async <T>(fn: (engine: EngineClient) => Promise<T>): Promise<T> => {
+    const { connectToBox } = await import('./lab.js');
+    const engine = await connectToBox(name);
+    try {
+      return await fn(engine);
+    } catch (error) {
+      if (error instanceof Error && !(error instanceof UsageError)) error.message = `${name}: ${error.message}`;
+      throw error;
+    } finally {
+      engine.close();
+    }
+  };
 
 export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
                     [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
-                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--json] -- COMMAND [ARGS…]
+                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--box NAME] [--json] -- COMMAND [ARGS…]
   Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
   free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
   --request (default: the quota) free. Output goes to the job's log file.
@@ -19,9 +36,11 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|nor
   with --mps-share sharing the slice through the slice's own MPS daemon (percent of its SMs).
   --keep-resident: never park it to give its memory to another job while it is idle.
   SIZE like 20G (20 GiB: K, M, G, T are powers of 1024). Without --priority: engine.defaultPriority
-  in $XDG_CONFIG_HOME/gpushare/config.json, else normal.`;
+  in $XDG_CONFIG_HOME/gpushare/config.json, else normal.
+  --box NAME: on that box of the lab list (see gpushare lab), as you there, in the same working
+  directory (refused when it does not exist there) and with your environment.`;
 
-const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait']);
+const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait', 'box']);
 const DEFAULT_WAIT_S = 1;
 const MAX_WAIT_S = 600;
 
@@ -94,7 +113,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     keepResident: flags.get('keep-resident') === true ? true : undefined,
     env: Object.entries(process.env).filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `${k}=${v}`),
   };
-  const outcome = await withEngine(async (engine) => {
+  const box = text('box');
+  const onEngine = box === undefined ? withEngine : withBox(box);
+  const outcome = await onEngine(async (engine) => {
     const watch = new JobWatch(engine); // before submitting: its first changes are not missed
     try {
       if (params.gpu !== 'auto') await checkGpuOnEngine(engine, params.gpu);

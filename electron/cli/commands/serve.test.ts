@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
-import { readProcStatus } from '../../engine/control/proc-status.js';
+import { readProcStatus } from '../../engine/proc/proc-status.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
 import { CLI_ENV } from '../testing/compiled-cli.js';
+import { untilWith } from '../../testing/until.js';
 
 const home = mkdtempSync(join(tmpdir(), 'gpushare-serve-'));
 const env = { ...process.env, ...CLI_ENV, XDG_RUNTIME_DIR: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data') };
@@ -48,14 +49,7 @@ async function serve(): Promise<ChildProcess> {
 
 const job = async (id: string): Promise<JobView | undefined> => (JSON.parse((await gpushare(['jobs', '--json', '--all'])).stdout) as JobView[]).find((j) => j.id === id);
 
-async function until<T>(what: string, step: () => Promise<T | undefined | false>): Promise<T> {
-  for (let i = 0; i < 100; i++) {
-    const value = await step();
-    if (value !== undefined && value !== false) return value;
-    await sleep(100);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const until = untilWith({ intervalMs: 100, timeoutMs: 10_000 });
 
 test('Ctrl-C on gpushare serve leaves a running job running and the engine exits; the next serve re-adopts it', async () => {
   const first = await serve();

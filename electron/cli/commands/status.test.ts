@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { until } from '../../testing/until.js';
 import { startEngineLookalike } from '../../engine/testing/engine-lookalike.js';
 import { cliRig, type ServedEngine } from '../testing/cli-rig.js';
 import { daemonWhoami, listenAsFakeEngine } from '../testing/fake-engine.js';
@@ -113,7 +114,7 @@ test("a personal engine that starts beside another user's engine says so on stde
   const json = JSON.parse((await beside.gpushare(['status', '--json'])).stdout) as StatusReport;
   assert.deepEqual(json.otherEngines.filter((e) => e.pid === other.pid), [{ user: other.user, pid: other.pid, kind: 'serve' }]);
   // serve wrote it to stderr before its URL to stdout; the two pipes may be read in either order
-  for (let i = 0; i < 50 && !served.output().includes(warning); i++) await new Promise((r) => setTimeout(r, 100));
+  await until('the warning in what serve printed', () => served.output().includes(warning), { timeoutMs: 5_000, intervalMs: 100, detail: () => served.output() });
   assert.ok(served.output().includes(warning + '\n'), served.output());
 });
 

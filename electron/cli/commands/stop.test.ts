@@ -6,23 +6,16 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { after, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
-import { readProcStatus } from '../../engine/control/proc-status.js';
+import { readProcStatus } from '../../engine/proc/proc-status.js';
 import { cliRig } from '../testing/cli-rig.js';
 import { CLI_PATH } from '../testing/compiled-cli.js';
 import { daemonWhoami, listenAsFakeEngine } from '../testing/fake-engine.js';
+import { untilWith } from '../../testing/until.js';
 
 const rig = cliRig('stop');
 after(() => rig.dispose());
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, step: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 150; i++) {
-    const value = await step();
-    if (value !== undefined) return value;
-    await sleep(100);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const until = untilWith({ intervalMs: 100, timeoutMs: 15_000 });
 
 test('stop stops your personal engine as SIGTERM does: what it suspended runs again, it exits 0, its socket is gone; a second stop finds none', { timeout: 120_000 }, async (t) => {
   const engine = await rig.serve();

@@ -1,6 +1,6 @@
 // `gpushare stop`: stops your personal engine as Ctrl-C on `gpushare serve` would, and waits
 // (bounded) until its socket no longer answers. The box daemon is an admin's to stop.
-import { readProcStatus } from '../../engine/control/proc-status.js';
+import { readProcStatus } from '../../engine/proc/proc-status.js';
 import { UsageError } from '../args.js';
 import { callWithin, EngineRequestError, EngineUnavailableError, findEngine, socketAnswers } from '../engine-client.js';
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { until } from '../../testing/until.js';
 import { connectToEngine } from '../engine-client.js';
 import { cliRig, type ServedEngine } from '../testing/cli-rig.js';
 import type { StatusReport } from './status.js';
@@ -17,7 +18,6 @@ after(async () => {
   rig.dispose();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('serve on a database that cannot be opened runs, and says in stderr, status and the console that usage is not being recorded, why and where', async () => {
   const db = join(rig.home, 'data', 'gpushare', 'usage.db');
@@ -50,12 +50,7 @@ test('serve on a database that cannot be opened runs, and says in stderr, status
     assert.match(report, new RegExp(`^unsupported: The usage database ${db.replace(/[.]/g, '\\.')} is not open: it cannot be opened`));
     assert.ok(status.keptSamples >= 0);
     rmSync(db, { recursive: true }); // out of the way: the next flush opens the file and writes what was kept
-    let recording = false;
-    for (let i = 0; i < 100 && !recording; i++) {
-      await sleep(100);
-      recording = (await client.call('store.status', {})).recording;
-    }
-    assert.equal(recording, true, 'recording again once the file can be opened');
+    await until('recording again once the file can be opened', async () => (await client.call('store.status', {})).recording, { timeoutMs: 10_000, intervalMs: 100 });
     assert.deepEqual(heard, [true], 'the console heard it resume');
   } finally {
     client.close();

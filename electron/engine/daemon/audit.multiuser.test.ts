@@ -7,6 +7,7 @@ import { chmodSync, chownSync, mkdirSync, statSync, symlinkSync, writeFileSync }
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Alert, AuditEntry, JobView } from '../../../shared/jobs.js';
+import { untilWith } from '../../testing/until.js';
 import { isRoot, LabBox, type LabUser, type WireRequest } from './testing/lab-box.js';
 
 const SKIP = isRoot() ? false : 'needs root: the box daemon runs as root and the test creates users (CI runs as root)';
@@ -32,14 +33,7 @@ after(async () => {
 
 const dbBytes = (): number => ['', '-wal'].reduce((sum, suffix) => sum + (statSync(box.dbPath + suffix, { throwIfNoEntry: false })?.size ?? 0), 0);
 
-async function until<T>(what: string, step: () => Promise<T | undefined | false>, tries = 100): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await step();
-    if (value !== undefined && value !== false) return value;
-    await sleep(100);
-  }
-  throw new Error(`gave up waiting for ${what}\n${box.output}`);
-}
+const until = untilWith({ intervalMs: 100, timeoutMs: 10_000, detail: () => box.output });
 
 /** Every audit entry `user` may see, following pages from the newest; the pages' sizes. */
 async function auditPages(user: LabUser | null): Promise<{ entries: AuditEntry[]; pages: number[] }> {

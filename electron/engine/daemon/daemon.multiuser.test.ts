@@ -6,11 +6,11 @@ import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { ApiMethod } from '../../../shared/api.js';
 import type { JobView } from '../../../shared/jobs.js';
-import { readProcStatus } from '../control/proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
+import { untilWith } from '../../testing/until.js';
 import { isRoot, LabBox, type LabUser, type WireRequest } from './testing/lab-box.js';
 
 const GiB = 1024 ** 3;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SKIP = isRoot() ? false : 'needs root: the box daemon runs as root and the test creates users (CI runs as root)';
 
 let box: LabBox;
@@ -33,14 +33,7 @@ after(async () => {
   if (!SKIP) await box.dispose();
 });
 
-async function until<T>(what: string, step: () => Promise<T | undefined | false> | T | undefined | false, tries = 150): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await step();
-    if (value !== undefined && value !== false) return value;
-    await sleep(100);
-  }
-  throw new Error(`gave up waiting for ${what}\n${box.output}`);
-}
+const until = untilWith({ intervalMs: 100, timeoutMs: 15_000, detail: () => box.output });
 
 const train = (seconds: number, mem = '1G', kernelMs = '5') => [box.fakejob, '--mem', mem, 'train', '--kernel-ms', kernelMs, '--duration', String(seconds)];
 const job = async (id: string): Promise<JobView> => (await box.ok(null, 'jobs.list', { includeFinished: true })).find((j) => j.id === id)!;

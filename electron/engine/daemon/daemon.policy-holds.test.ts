@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import type { KernelRecord } from '../gpu/simulated-driver.js';
-import { enqueuedUnderHigh } from '../control/launch-gate-sim.js';
+import { enqueuedUnderHigh } from '../gate/testing/launch-gate-sim.js';
 import { CLAIM_CONFIRM_MS } from '../scheduler/activity-claims.js';
+import { untilWith } from '../../testing/until.js';
 import { isRoot, LabBox, type LabUser } from './testing/lab-box.js';
 
 const GiB = 1024 ** 3;
@@ -33,14 +34,7 @@ after(async () => {
   if (!SKIP) await box.dispose();
 });
 
-async function until<T>(what: string, step: () => Promise<T | undefined | false> | T | undefined | false, tries = 300): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await step();
-    if (value !== undefined && value !== false) return value;
-    await sleep(100);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const until = untilWith({ intervalMs: 100, timeoutMs: 30_000 });
 
 const job = async (id: string): Promise<JobView> => (await box.ok(null, 'jobs.list', { includeFinished: true })).find((j) => j.id === id)!;
 const running = (id: string) => until(`${id} running`, async () => ((await job(id)).state === 'running' ? job(id) : undefined));

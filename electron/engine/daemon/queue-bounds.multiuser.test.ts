@@ -3,6 +3,7 @@
 // submission is refused naming the cap and how many the user has queued; other users submit as before.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { until } from '../../testing/until.js';
 import { isRoot, LabBox, type LabUser, type WireRequest } from './testing/lab-box.js';
 
 const GiB = 1024 ** 3;
@@ -61,8 +62,7 @@ test("what the daemon keeps of a job is bounded: argv and environment at submiss
   assert.ok(submitted.every((o) => o.ok), JSON.stringify(submitted.find((o) => !o.ok)));
   const ids = submitted.map((o) => (o.ok ? (o.result as { id: string }).id : ''));
   const hers = async () => (await box.ok(eve, 'jobs.list', { includeFinished: true })).filter((j) => ids.includes(j.id)); // her own: whole, as she submitted them
-  for (let i = 0; i < 100 && (await hers()).some((j) => j.state !== 'failed'); i++) await new Promise((r) => setTimeout(r, 100));
-  const views = await hers();
+  const views = await until('her 20 jobs ended', async () => { const all = await hers(); return all.every((j) => j.state === 'finished' || j.state === 'failed') ? all : undefined; }, { timeoutMs: 10_000, intervalMs: 100 });
   assert.equal(views.length, 20);
   assert.ok(views.every((j) => j.state === 'failed'), 'each ran and failed (exit 1)');
   const shown = views[0];
@@ -76,10 +76,9 @@ test("what the daemon keeps of a job is bounded: argv and environment at submiss
 
   // the job itself runs with its whole argv
   const whole = await box.ok(eve, 'jobs.submit', { argv: ['/bin/sh', '-c', '[ ${#1} -eq 120000 ]', 'sh', long], cwd: '/tmp', gpu: 'auto' });
-  let state = whole.state;
-  for (let i = 0; i < 100 && state !== 'finished' && state !== 'failed'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    state = (await box.ok(eve, 'jobs.list', { includeFinished: true })).find((j) => j.id === whole.id)!.state;
-  }
+  const state = await until(`${whole.id} ended`, async () => {
+    const now = (await box.ok(eve, 'jobs.list', { includeFinished: true })).find((j) => j.id === whole.id)!.state;
+    return now === 'finished' || now === 'failed' ? now : undefined;
+  }, { timeoutMs: 10_000, intervalMs: 100 });
   assert.equal(state, 'finished', 'its $1 had all 120,000 bytes (exit 0)');
 });

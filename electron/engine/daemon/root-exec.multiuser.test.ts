@@ -9,10 +9,10 @@ import { after, before, test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { copyApp } from '../../cli/app-copy.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
+import { untilWith } from '../../testing/until.js';
 import { isRoot, LabBox, type LabUser } from './testing/lab-box.js';
 
 const SKIP = isRoot() ? false : 'needs root: the box daemon runs as root and the test creates users (CI runs as root)';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every variable glibc's secure mode removes (elf/dl-support, sysdeps/generic/unsecvars.h, x86_64's extra, the malloc tunables' old names). */
 export const GLIBC_UNSECURE = [
@@ -106,14 +106,7 @@ function forget(): void {
   for (const f of readdirSync(join(plant, 'ld-debug'))) rmSync(join(plant, 'ld-debug', f), { force: true });
 }
 
-async function until<T>(what: string, step: () => Promise<T | undefined | false> | T | undefined | false, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await step();
-    if (value !== undefined && value !== false) return value;
-    await sleep(100);
-  }
-  throw new Error(`gave up waiting for ${what}\n${box.output}`);
-}
+const until = untilWith({ intervalMs: 100, timeoutMs: 20_000, detail: () => box.output });
 
 const job = async (id: string): Promise<JobView> => (await box.ok(null, 'jobs.list', { includeFinished: true })).find((j) => j.id === id)!;
 const ended = (id: string) => until(`${id} to end`, async () => ((await job(id)).state === 'finished' || (await job(id)).state === 'failed' ? job(id) : undefined));

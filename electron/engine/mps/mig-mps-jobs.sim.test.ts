@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import * as wait from '../../testing/until.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
@@ -42,14 +43,17 @@ function rig(name: string) {
     attached.scheduler.evaluate(engine.sampler.tick());
   };
   const jobs = async (): Promise<JobView[]> => engine.call('jobs.list', { includeFinished: true });
-  const until = async (what: string, done: (all: JobView[]) => boolean): Promise<JobView[]> => {
-    for (let i = 0; i < 300; i++) {
-      await tick();
-      const all = await jobs();
-      if (done(all)) return all;
-    }
-    throw new Error(`${what}: ${JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason]))}`);
-  };
+  // one scheduler tick before each look, at most 300
+  const until = (what: string, done: (all: JobView[]) => boolean): Promise<JobView[]> =>
+    wait.until(
+      what,
+      async () => {
+        await tick();
+        const all = await jobs();
+        return done(all) ? all : undefined;
+      },
+      { tries: 300, intervalMs: 0, detail: async () => JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason])) },
+    );
   return { engine, tick, jobs, until, runDir: join(dir, name, 'run') };
 }
 

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { until } from '../../testing/until.js';
 import type { JobView } from '../../../shared/jobs.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
@@ -25,7 +26,6 @@ let nvml: NvmlBinding;
 let dir: string;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-mps-life-', (rig) => ({ driver, nvml, dir } = rig));
 const killAll = (jobId: string) => killJobProcessesOn(driver, jobId);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FINALS = new Set(['finished', 'failed', 'lost', 'cancelled']);
 
 const rig = (name: string, options: Partial<AttachSchedulerOptions> = {}) => schedulerRig({ driver, nvml, dir }, name, { terminateGraceMs: 500, ...options }, cleanups);
@@ -176,8 +176,7 @@ test('a daemon started for jobs whose last client ended while no engine ran is s
   await a.stop();
   await first.close();
   process.kill(seen.pid!, 'SIGTERM'); // the last client ends while no engine watches
-  for (let i = 0; i < 200 && existsSync(`/proc/${seen.pid}`); i++) await sleep(25);
-  assert.equal(existsSync(`/proc/${seen.pid}`), false, 'the client is gone');
+  await until('the client gone', () => !existsSync(`/proc/${seen.pid}`), { timeoutMs: 5_000, intervalMs: 25 });
   assert.equal(daemon().running, true, 'nobody stopped the daemon meanwhile');
 
   const second = await open();
@@ -221,8 +220,7 @@ test('a job queued while the last client ends and the daemon stops starts after 
   r.attached.scheduler.pauseEvaluation(true); // the next job is queued at the moment the last client ends
   const b = await submitMps(r);
   await r.engine.call('jobs.terminate', { job: a.id });
-  for (let i = 0; i < 200 && !FINALS.has((await r.job(a.id))!.state); i++) await sleep(25);
-  assert.ok(FINALS.has((await r.job(a.id))!.state), 'the last client ended');
+  await until('the last client ended', async () => FINALS.has((await r.job(a.id))!.state), { timeoutMs: 5_000, intervalMs: 25 });
   assert.equal((await r.job(b.id))!.state, 'queued');
   assert.equal(daemon().running, false, 'its end stopped the daemon, before the queued job could start');
 

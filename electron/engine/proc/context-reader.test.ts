@@ -5,8 +5,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync, symlin
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import * as cg from './cgroup-fixtures.js';
+import * as cg from './testing/cgroup-fixtures.js';
 import { ProcessContextReader } from './context-reader.js';
+import { until } from '../../testing/until.js';
 
 function put(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });
@@ -133,12 +134,10 @@ test('the real /proc: a child started with a Slurm job, an ssh session and a ker
 /** The child's argv once it has exec'd node (before that /proc shows the parent's). */
 async function waitForExec(pid: number): Promise<string[]> {
   const { readFileSync } = await import('node:fs');
-  for (let i = 0; i < 200; i++) {
+  return until(`pid ${pid} to show its command line`, () => {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    if (argv.includes('-f')) return argv;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`pid ${pid} never showed its command line`);
+    return argv.includes('-f') ? argv : undefined;
+  }, { timeoutMs: 2_000, intervalMs: 10 });
 }
 
 /** A cgroup hierarchy this process may create groups in (root, and a writable v2 root or v1 controller), or why not. */

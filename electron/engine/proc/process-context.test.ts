@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeContext } from '../../../shared/process-context.js';
-import * as cg from './cgroup-fixtures.js';
+import * as cg from './testing/cgroup-fixtures.js';
 import {
   containerdContainerName,
   containerFromEnv,

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import type { DeviceSample } from '../gpu/nvml-types.js';
 import { ProcessContextReader } from '../proc/context-reader.js';
 import { Sampler, type GpuReader } from './sampler.js';
+import { until } from '../../testing/until.js';
 
 const GiB = 1024 ** 3;
 
@@ -81,9 +82,5 @@ test('a GPU process started in a Slurm job over ssh carries that context in the 
 });
 
 async function waitForExec(pid: number, marker: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(marker)) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`pid ${pid} never showed its command line`);
+  await until(`pid ${pid} to show its command line`, () => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(marker), { timeoutMs: 2_000, intervalMs: 10 });
 }

@@ -4,10 +4,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { getPriority } from 'node:os';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import type { ProcessCheckpointer } from '../control/checkpointer.js';
-import type { Freezer } from '../control/freezer.js';
-import { readProcStatus } from '../control/proc-status.js';
-import type { ProcessControl } from '../control/process-control.js';
+import type { ProcessCheckpointer } from '../holds/checkpointer.js';
+import type { Freezer } from '../holds/freezer.js';
+import { readProcStatus } from '../proc/proc-status.js';
+import type { ProcessControl } from '../holds/process-control.js';
 import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
 import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
 import type { GateClaim } from './activity-claims.js';

@@ -2,7 +2,7 @@
 // live ones are adopted with their gate slots, gone ones are lost), and hears from the guardian what
 // it let go of while the engine was stopped or hung.
 import { FINAL_STATES } from '../../../shared/jobs.js';
-import { checkpointErrorName } from '../control/checkpointer.js';
+import { checkpointErrorName } from '../holds/checkpointer.js';
 import type { ParkStepError } from './actuators.js';
 import { PARK_STATES } from './job-state.js';
 import type { JobRecord } from './job-table.js';

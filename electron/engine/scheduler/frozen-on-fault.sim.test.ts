@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { readProcStatus } from '../control/proc-status.js';
-import { readSuspendRecord } from '../control/suspend-record.js';
+import { readProcStatus } from '../proc/proc-status.js';
+import { readSuspendRecord } from '../holds/suspend-record.js';
 import { fakejobFor, useSimulatedRig, type SimulatedRig } from '../testing/simulated-rig.js';
 import { schedulerRig, type SchedulerRig } from '../testing/scheduler-rig.js';
 

@@ -1,4 +1,4 @@
-// What the scheduler needs of the launch gate (electron/engine/control/launch-gate.ts):
+// What the scheduler needs of the launch gate (electron/engine/gate/launch-gate.ts):
 // one slot per running managed job, through which its priority, pause and quota reach
 // the preload library in every process of the job. The scheduler never touches the gate's files itself.
 import type { Priority } from '../../../shared/jobs.js';

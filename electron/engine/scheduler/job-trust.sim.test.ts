@@ -13,7 +13,7 @@ import { UsageStore } from '../store/usage-store.js';
 import { jobProcessesOn, killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import type { AttachSchedulerOptions } from './attach.js';
-import type { LaunchGate } from '../control/launch-gate.js';
+import type { LaunchGate } from '../gate/launch-gate.js';
 import type { GateSlot, GateSlotRequest, JobGate } from './job-gate.js';
 
 const GiB = 1024 ** 3;

@@ -2,7 +2,7 @@
 // engine ran has no job end left to stop it, so it is stopped once the jobs are back (mps-daemons.ts decides
 // which daemons that may be: only those recorded as the jobs', never a person's or one of unknown origin).
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { readProcStatus } from '../control/proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import type { MpsDaemonRef } from '../mps/mps-daemons.js';
 import { mpsDaemonKey } from './actuators.js';
 import type { Scheduler } from './scheduler.js';

@@ -1,7 +1,7 @@
 // Which managed job a GPU process belongs to: its own pid, or an ancestor's, on a scripted process tree.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ProcStatus } from '../control/proc-status.js';
+import type { ProcStatus } from '../proc/proc-status.js';
 import { JobOwnership, OWNERSHIP_GRACE_MS } from './ownership.js';
 
 /** A scripted /proc: pid → [ppid, startTicks]; counts the reads. */

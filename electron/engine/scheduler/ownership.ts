@@ -1,7 +1,7 @@
 // Which managed job a process belongs to: the job's own process or any descendant of it
 // (a wrapper script's python, a DataLoader worker). One answer for the scheduler and the store,
 // so a job's usage, its quota and its reports all count the same processes.
-import { readProcStatus, type ProcStatus } from '../control/proc-status.js';
+import { readProcStatus, type ProcStatus } from '../proc/proc-status.js';
 
 /** How far up the parent chain a process is followed. */
 export const OWNERSHIP_DEPTH = 32;

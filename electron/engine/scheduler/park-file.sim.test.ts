@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DriverCheckpointer } from '../control/driver-checkpointer.js';
-import { preloadLibraryPath } from '../control/launch-gate.js';
-import { ensurePreloadBuilt, runProbe } from '../control/launch-gate-sim.js';
+import { until } from '../../testing/until.js';
+import { DriverCheckpointer } from '../holds/driver-checkpointer.js';
+import { preloadLibraryPath } from '../gate/launch-gate.js';
+import { ensurePreloadBuilt, runProbe } from '../gate/testing/launch-gate-sim.js';
 import { SimulatedDriver, simulatedDriverBuilt } from '../gpu/simulated-driver.js';
 import { ParkRequests } from './park-requests.js';
 
@@ -107,11 +108,10 @@ test('a checkpointed process whose next call is a copy into a CUDA array (cuMemc
   probe.resume(); // its next CUDA call is the array copy
   assert.equal((await probe.next()).op, 'wait');
   // the engine restores a parked job when its park file shows a thread inside a call: wait for that to show
-  let waiting = requests.read(job)!;
-  for (let i = 0; i < 500 && waiting.inCall === 0; i++) {
-    await new Promise((r) => setTimeout(r, 10));
-    waiting = requests.read(job)!;
-  }
+  const waiting = await until('a thread inside a call in the park file', () => {
+    const now = requests.read(job)!;
+    return now.inCall > 0 ? now : undefined;
+  }, { timeoutMs: 5_000, intervalMs: 10 });
   assert.equal(waiting.inCall, 1, 'the parked copy shows in the park file (without its hook it waits in the driver unseen)');
   assert.equal(waiting.calls - before.calls, 1);
   await new Promise((r) => setTimeout(r, 100)); // room for a wrongly early answer to arrive

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { Caller } from '../api/dispatcher.js';
-import { DriverCheckpointer } from '../control/driver-checkpointer.js';
+import { DriverCheckpointer } from '../holds/driver-checkpointer.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';

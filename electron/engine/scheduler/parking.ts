@@ -3,7 +3,7 @@
 // unlock). A refused or failed step leaves the job as it was.
 import { formatByteSize } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
-import { checkpointErrorName } from '../control/checkpointer.js';
+import { checkpointErrorName } from '../holds/checkpointer.js';
 import type { ParkStepError } from './actuators.js';
 import type { JobRecord } from './job-table.js';
 import type { Scheduler } from './scheduler.js';

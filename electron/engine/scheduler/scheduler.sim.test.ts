@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
+import { untilWith } from '../../testing/until.js';
 import type { Alert, JobView } from '../../../shared/jobs.js';
 import type { Caller } from '../api/dispatcher.js';
 import { Engine } from '../engine.js';
@@ -12,7 +13,7 @@ import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
-import { readProcStatus } from '../control/proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { fakejobFor } from '../testing/simulated-rig.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './attach.js';
 
@@ -71,13 +72,8 @@ function rig(name: string, options: Partial<AttachSchedulerOptions> = {}): Rig {
 
 const fakejob = (t: TestContext, args: string[]): FakejobHandle => fakejobFor(t, driver, args);
 
-async function until<T>(what: string, step: () => Promise<T | undefined | false>, tries = 20): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await step();
-    if (value !== undefined && value !== false) return value;
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+// each step ticks the scheduler itself: 20 ticks, no pause between
+const until = untilWith({ tries: 20, intervalMs: 0 });
 
 const procState = (pid: number): string | undefined => readProcStatus(pid)?.state;
 
@@ -200,7 +196,7 @@ test('a job that needs more memory than is free waits queued, then starts when m
     await r.tick(200);
     const j = await r.job(submitted.id);
     return j && j.state !== 'running' ? j : undefined;
-  }, 40);
+  }, { tries: 40 });
   assert.equal(finished.state, 'finished');
   assert.equal(finished.exitCode, 0);
   assert.deepEqual(finished.history.map((h) => h.state), ['queued', 'starting', 'running', 'finished']);

@@ -6,10 +6,10 @@
 import { FINAL_STATES, formatByteSize, type Alert, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
-import { UnavailableCheckpointer, type ProcessCheckpointer } from '../control/checkpointer.js';
-import type { Freezer } from '../control/freezer.js';
-import { readProcStatus } from '../control/proc-status.js';
-import type { ProcessControl } from '../control/process-control.js';
+import { UnavailableCheckpointer, type ProcessCheckpointer } from '../holds/checkpointer.js';
+import type { Freezer } from '../holds/freezer.js';
+import { readProcStatus } from '../proc/proc-status.js';
+import type { ProcessControl } from '../holds/process-control.js';
 import type { MpsDaemons } from '../mps/mps-daemons.js';
 import { JobActuators, mpsDaemonKey } from './actuators.js';
 import { AutoPark, type AutoParkPolicy } from './auto-park.js';

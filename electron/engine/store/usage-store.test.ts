@@ -8,7 +8,7 @@ import type { UsageReport, UsageRow } from '../../../shared/usage-report.js';
 import { queryUsage, type Resolution } from '../reports/query.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { KNOWN_T as T, writeKnownStream } from './testing/known-stream.js';
-import type { ProcStatus } from '../control/proc-status.js';
+import type { ProcStatus } from '../proc/proc-status.js';
 import { JobOwnership } from '../scheduler/ownership.js';
 import { fakeGpu, fakeSnapshot, fakeTicks, random, type FakeProcess } from './testing/synthetic.js';
 import { defaultUsageDbPath, HOUR_MS, UsageStore } from './usage-store.js';

@@ -1,5 +1,6 @@
 // Test fixture: an engine with its scheduler on a simulated box, ticks driven by the test.
 import { join } from 'node:path';
+import * as wait from '../../testing/until.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { Engine } from '../engine.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
@@ -46,13 +47,15 @@ export function schedulerRig(
   };
   const jobs = () => engine.call('jobs.list', { includeFinished: true });
   const job = async (id: string) => (await jobs()).find((j) => j.id === id);
-  const until = async <T>(what: string, step: () => Promise<T | undefined | false>, tries = 40): Promise<T> => {
-    for (let i = 0; i < tries; i++) {
-      await tick();
-      const value = await step();
-      if (value !== undefined && value !== false) return value;
-    }
-    throw new Error(`gave up waiting for ${what}: ${JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason]))}`);
-  };
+  // one scheduler tick before each look
+  const until = <T>(what: string, step: () => Promise<T>, tries = 40) =>
+    wait.until(
+      what,
+      async () => {
+        await tick();
+        return step();
+      },
+      { tries, intervalMs: 0, detail: async () => JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason])) },
+    );
   return { engine, attached, tick, job, until, stop };
 }

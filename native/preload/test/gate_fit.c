@@ -1,5 +1,5 @@
 /* The fit rule's "when does it fit" (native/preload/src/gate_learned.c), on fixed gap histograms:
- * prints one JSON line per case; electron/engine/control/launch-gate.fit-age.test.ts checks them.
+ * prints one JSON line per case; electron/engine/gate/launch-gate.fit-age.test.ts checks them.
  * Built from the library's own source with the gate's mappings stood in by plain memory. */
 #include "../src/gate_learned.c"
 

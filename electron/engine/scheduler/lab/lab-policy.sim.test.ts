@@ -13,7 +13,7 @@ import { HOUR_MS } from '../../store/usage-store.js';
 import { schedulerRig } from '../../testing/scheduler-rig.js';
 import { fakejobFor, useSimulatedRig } from '../../testing/simulated-rig.js';
 import type { AttachSchedulerOptions } from '../attach.js';
-import { CHECKPOINT_UNAVAILABLE, UnavailableCheckpointer } from '../../control/checkpointer.js';
+import { CHECKPOINT_UNAVAILABLE, UnavailableCheckpointer } from '../../holds/checkpointer.js';
 import { storeWithHistory } from './testing/usage-history.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');

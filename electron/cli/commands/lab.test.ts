@@ -1,0 +1,83 @@
+// `gpushare lab ps|where` as a person runs them, on stand-in boxes reached by their sockets (no root,
+// no ssh: lab.multiuser.test covers those): the lab list's mistakes, each box's state, --watch.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import type { LabSnapshot } from '../../../shared/lab.js';
+import { FakeBox } from '../../engine/lab/testing/fake-box.js';
+import { CLI_ENV, CLI_PATH } from '../testing/compiled-cli.js';
+
+const home = mkdtempSync(join(tmpdir(), 'gpushare-labcli-'));
+after(() => rmSync(home, { recursive: true, force: true }));
+const labFile = join(home, '.config', 'gpushare', 'lab.json');
+mkdirSync(join(home, '.config', 'gpushare'), { recursive: true });
+mkdirSync(join(home, 'rt'), { mode: 0o700 });
+const env: NodeJS.ProcessEnv = { ...process.env, ...CLI_ENV, HOME: home, XDG_RUNTIME_DIR: join(home, 'rt'), GPUSHARE_LAB_FILE: join(home, 'no-admin-list.json') };
+delete env.XDG_CONFIG_HOME;
+
+function gpushare(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+test('without a lab list, or with a mistake in it, lab ps says which file and what to write, and exits 1', async () => {
+  rmSync(labFile, { force: true });
+  const none = await gpushare(['lab', 'ps']);
+  assert.equal(none.status, 1);
+  assert.equal(none.stderr, `gpushare lab: No lab boxes: neither ${join(home, 'no-admin-list.json')} nor ${labFile} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.\n`);
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'box1', ssh: 'box1' }, { name: 'box2', ssh: 'box2', sockt: '/run/x.sock' }] }));
+  const bad = await gpushare(['lab', 'ps']);
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, new RegExp(`^gpushare lab: ${labFile}: boxes\\[1\\] \\("box2"\\)\\.sockt: `));
+  const usage = await gpushare(['lab', 'where']);
+  assert.equal(usage.status, 2);
+  assert.match(usage.stderr, /Give --mem, like --mem 20G/);
+});
+
+test('lab ps --json: every box with its state, a box with nothing on its socket down with why', async (t) => {
+  const boxes = ['a', 'b'].map((n) => new FakeBox(join(home, `${n}.sock`), 'alice'));
+  for (const box of boxes) await box.start();
+  t.after(async () => {
+    for (const box of boxes) await box.stop();
+  });
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'a', socket: join(home, 'a.sock') }, { name: 'b', socket: join(home, 'b.sock') }, { name: 'c', socket: join(home, 'c.sock') }] }));
+  const out = await gpushare(['lab', 'ps', '--json']);
+  assert.equal(out.status, 0, out.stderr);
+  const lab = JSON.parse(out.stdout) as LabSnapshot & { people: unknown[] };
+  assert.deepEqual(lab.boxes.map((b) => [b.name, b.connection.state, b.caller?.user ?? null]), [['a', 'connected', 'alice'], ['b', 'connected', 'alice'], ['c', 'down', null]]);
+  assert.equal((lab.boxes[2]!.connection as { lastError: string }).lastError, `c: ${join(home, 'c.sock')}: no socket there (no gpushare daemon runs)`);
+  assert.deepEqual(lab.people, []);
+});
+
+test('lab ps --watch redraws: a box whose daemon dies shows down, the other stays connected', async (t) => {
+  const boxes = ['w1', 'w2'].map((n) => new FakeBox(join(home, `${n}.sock`), 'alice'));
+  for (const box of boxes) await box.start();
+  t.after(async () => {
+    for (const box of boxes) await box.stop();
+  });
+  writeFileSync(labFile, JSON.stringify({ boxes: boxes.map((b, i) => ({ name: `w${i + 1}`, socket: b.path })) }));
+  const child = spawn(process.execPath, [CLI_PATH, 'lab', 'ps', '--watch'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  let screen = '';
+  child.stdout.on('data', (d: Buffer) => (screen = (screen + d.toString()).split('\x1b[2J\x1b[H').at(-1)!));
+  const until = async (what: string, ok: () => boolean): Promise<void> => {
+    for (let i = 0; i < 300 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(ok(), `waited for ${what}; the screen: ${screen}`);
+  };
+  await until('both connected', () => /^w1 .*: connected to its socket/m.test(screen) && /^w2 .*: connected to its socket/m.test(screen));
+  await boxes[0]!.stop();
+  await until('w1 down', () => /^w1 .*: down since .*: w1: the daemon closed the connection/m.test(screen) || /^w1 .*: (down|reconnecting) .*no socket there/m.test(screen));
+  assert.match(screen, /^w2 .*: connected to its socket/m);
+  const status = new Promise<number | null>((resolve) => child.on('close', resolve));
+  child.kill('SIGINT');
+  assert.equal(await status, 0);
+});
