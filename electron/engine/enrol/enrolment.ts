@@ -8,7 +8,7 @@ import { formatByteSize, FINAL_STATES, type Priority } from '../../../shared/job
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
-import { readProcStatus, sameProcessAlive } from '../control/proc-status.js';
+import { readProcStatus, sameProcessAlive } from '../proc/proc-status.js';
 import { readHead } from '../proc/bounded-read.js';
 import { cutArgv } from '../proc/text-bounds.js';
 import type { JobRecord } from '../scheduler/job-table.js';

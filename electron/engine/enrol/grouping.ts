@@ -3,7 +3,7 @@
 // and, for a notebook kernel, the kernel process itself. The environment is read only for a kernel's
 // name (JPY_SESSION_NAME) and the GPU it asked for: a process's words never pick another job.
 import { join } from 'node:path';
-import { readProcStatus } from '../control/proc-status.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { readEnvironVariables, readSmallText, readStart } from '../proc/bounded-read.js';
 import { parseCgroup } from '../proc/process-context.js';
 
