@@ -8,6 +8,7 @@ import { RECENT_SAMPLES_MAX_SECONDS, type RecentSamples } from './recent-samples
 import type { Snapshot } from './snapshot.js';
 import type { StoreStatus } from './store-status.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
+import { slurmEpilogSchema, slurmPrologSchema, type SlurmEpilogResult, type SlurmJobView } from './slurm.js';
 import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
 /** The most audit entries one audit.list answers (a page of rows of at most ~3 KB each). */
@@ -130,6 +131,12 @@ export const apiSchemas = {
   'settings.set': object({ preferences: consolePreferencesSchema }),
   /** `gpushare enrol -- CMD`: the options its command enrols with, kept for the calling process (the kernel's pid) while it runs. */
   'enrol.register': object({ priority: optional(oneOf(PRIORITIES)), memoryQuotaBytes: optional(nullable(bytes)), keepResident: optional(boolean()) }),
+  /** Slurm's prolog (root, on the node): a job Slurm placed here, to be enforced when its tasks enrol (administrators only). */
+  'slurm.prolog': slurmPrologSchema,
+  /** Slurm's epilog: the job ended; its record is closed, its holds let go, its usage written (administrators only). */
+  'slurm.epilog': slurmEpilogSchema,
+  /** The Slurm jobs this box knows, running or ended since the daemon started. */
+  'slurm.jobs': object({}),
 } satisfies Record<string, Schema<unknown>>;
 
 export type ApiMethod = keyof typeof apiSchemas;
@@ -171,6 +178,9 @@ export const METHOD_KINDS = {
   'settings.get': 'read',
   'settings.set': 'change',
   'enrol.register': 'change',
+  'slurm.prolog': 'change',
+  'slurm.epilog': 'change',
+  'slurm.jobs': 'read',
 } as const satisfies Record<ApiMethod, 'read' | 'change'>;
 
 export const isReadMethod = (method: ApiMethod): boolean => METHOD_KINDS[method] === 'read';
@@ -220,6 +230,9 @@ export interface ApiResults {
   'settings.get': ConsolePreferences;
   'settings.set': ConsolePreferences;
   'enrol.register': { pid: number };
+  'slurm.prolog': SlurmJobView;
+  'slurm.epilog': SlurmEpilogResult;
+  'slurm.jobs': SlurmJobView[];
 }
 
 /** How another engine on the box was started: `gpushare serve|start|engine|daemon`, or the packaged desktop app. */

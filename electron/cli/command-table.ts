@@ -9,6 +9,7 @@ import { engineCommand, engineUsage } from './commands/engine.js';
 import { jobsCommand, jobsUsage } from './commands/jobs.js';
 import { labCommand, labPsUsage, labUsage, labWhereUsage } from './commands/lab.js';
 import { relayCommand, relayUsage } from './commands/relay.js';
+import { slurmCommand, slurmUsage } from './commands/slurm.js';
 import { migApplyUsage, migCommand, migLayoutUsage, migPlanUsage, migUsage } from './commands/mig.js';
 import { mpsCommand, mpsUsage } from './commands/mps.js';
 import { psCommand, psUsage } from './commands/ps.js';
@@ -88,6 +89,7 @@ export const COMMANDS: readonly CliCommand[] = [
     subcommands: { ps: labPsUsage, where: labWhereUsage },
     run: labCommand,
   },
+  { name: 'slurm', summary: "Slurm's Prolog=, Epilog= and TaskProlog= on a GPU node: Slurm jobs get quotas, lanes and usage", usage: slurmUsage, run: slurmCommand },
   { name: 'relay', summary: "the API over stdin/stdout to this box's daemon, as you (what gpushare lab runs over ssh)", usage: relayUsage, run: relayCommand },
   { name: 'status', summary: 'which engine answers (box daemon or personal), as whom, the console URL (--json)', usage: statusUsage, run: statusCommand },
   { name: 'stop', summary: 'stop your personal engine', usage: stopUsage, run: stopCommand },

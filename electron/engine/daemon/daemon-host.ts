@@ -78,6 +78,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
     persistPolicy: (policy) => writeDaemonConfig(configPath, { ...config, policy }),
     autoPark: config.autoParkIdleSeconds ? { idleMs: config.autoParkIdleSeconds * 1000 } : null,
     maxQueuedPerUser: config.maxQueuedJobsPerUser,
+    slurm: config.slurm,
   });
   attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore });
   registerSettingsCommands(engine.dispatcher, perUserFiles(join(dirname(dbPath), 'preferences'))); // each user's console choices, root's files

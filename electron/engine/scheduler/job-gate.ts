@@ -35,6 +35,8 @@ export interface GateSlotUsage {
    * A dead one (SIGKILLed) still holds its share until a sibling reclaims it, or the slot is released.
    */
   processes: Array<{ pid: number; usedBytes: number; alive: boolean }>;
+  /** Time its launches waited in the gate for a higher lane (ns; Slurm's usage row reports it). */
+  gatedNs?: number;
   /** Threads of the job inside a launch call now (a parked job's next launch waits in the driver: it wants its memory back). */
   inLaunch?: number;
   /** Launches its processes passed to the driver so far (a change means it is not idle). */
