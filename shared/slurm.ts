@@ -68,6 +68,8 @@ export interface SlurmJobView {
   /** Where its lane came from: "QOS high", "partition gpu", "the default". */
   laneFrom: string;
   mpsPercent: number | null;
+  /** The Slurm node it runs on here (SLURMD_NODENAME): the slurmd the daemon asks which job a process is in. */
+  node: string | null;
   /** Milliseconds since the epoch: the prolog's call. */
   since: number;
 }

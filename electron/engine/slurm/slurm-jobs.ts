@@ -33,13 +33,17 @@ interface SlurmJob {
   jobs: Set<string>;
 }
 
-/** How the daemon asks Slurm which job a pid is in (proctrack/linuxproc); replaceable in tests. */
-export type PidInfo = (pid: number) => string | null;
+/** How the daemon asks Slurm which job a pid is in (proctrack/linuxproc), of the slurmd of `node`; replaceable in tests. */
+export type PidInfo = (pid: number, node: string | null) => string | null;
 
-/** `scontrol pidinfo PID`: Slurm's slurmd tracks the job's processes itself; the pid is the kernel's, the only argument. */
-export function scontrolPidInfo(pid: number): string | null {
+/**
+ * `scontrol pidinfo PID`, asked of node `node`'s slurmd (SLURMD_NODENAME: a host may run several): slurmd tracks
+ * the job's processes itself; the pid is the kernel's, the only argument.
+ */
+export function scontrolPidInfo(pid: number, node: string | null): string | null {
+  const env = { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', ...(process.env.SLURM_CONF ? { SLURM_CONF: process.env.SLURM_CONF } : {}), ...(node ? { SLURMD_NODENAME: node } : {}) };
   try {
-    const out = execFileSync('scontrol', ['pidinfo', String(pid)], { encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', ...(process.env.SLURM_CONF ? { SLURM_CONF: process.env.SLURM_CONF } : {}) } });
+    const out = execFileSync('scontrol', ['pidinfo', String(pid)], { encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'], env });
     return /Slurm JobId=(\d+)/.exec(out)?.[1] ?? null;
   } catch {
     return null; // not in a Slurm job, or no slurmd answers
@@ -81,6 +85,7 @@ export class SlurmJobs {
       lane,
       laneFrom: from,
       mpsPercent: params.mpsPercent ?? null,
+      node: params.node ?? null,
       since: Date.now(),
     };
     const old = this.jobs.get(params.jobId);
@@ -106,7 +111,10 @@ export class SlurmJobs {
       const key = `${proc.pid}:${proc.startTicks}`;
       if (!this.pidCache.has(key)) {
         if (this.pidCache.size > 4096) this.pidCache.clear();
-        this.pidCache.set(key, (this.options.pidInfo ?? scontrolPidInfo)(proc.pid));
+        const nodes = new Set([...this.jobs.values()].filter((j) => !j.ended).map((j) => j.view.node));
+        let found: string | null = null;
+        for (const node of nodes) if ((found = (this.options.pidInfo ?? scontrolPidInfo)(proc.pid, node))) break;
+        this.pidCache.set(key, found);
       }
       id = this.pidCache.get(key) ?? null;
     }
