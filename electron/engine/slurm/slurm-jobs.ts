@@ -31,6 +31,8 @@ interface SlurmJob {
   usage: Usage;
   /** gpushare jobs its tasks became. */
   jobs: Set<string>;
+  /** Each one's time gated, as its slot last said (the slot is freed when its last process exits, before the epilog). */
+  gatedNs: Map<string, number>;
 }
 
 /** How the daemon asks Slurm which job a pid is in (proctrack/linuxproc), of the slurmd of `node`; replaceable in tests. */
@@ -90,7 +92,7 @@ export class SlurmJobs {
     };
     const old = this.jobs.get(params.jobId);
     if (old && !old.ended && old.view.uid !== params.uid) throw new ApiError('conflict', `Slurm job ${params.jobId} is registered already for uid ${old.view.uid}; nothing was changed.`);
-    this.jobs.set(params.jobId, { view, ended: false, usage: old?.usage ?? { gpuSeconds: 0, smSeconds: 0, memoryGiBHours: 0, peakMemoryBytes: 0 }, jobs: old?.jobs ?? new Set() });
+    this.jobs.set(params.jobId, { view, ended: false, usage: old?.usage ?? { gpuSeconds: 0, smSeconds: 0, memoryGiBHours: 0, peakMemoryBytes: 0 }, jobs: old?.jobs ?? new Set(), gatedNs: old?.gatedNs ?? new Map() });
     this.forget();
     return view;
   }
@@ -135,8 +137,9 @@ export class SlurmJobs {
       const pids = new Set<number>();
       for (const id of job.jobs) {
         for (const pid of this.options.membersOf?.(id) ?? []) pids.add(pid);
-        const pid = this.scheduler.table.get(id)?.view.pid;
-        if (pid) pids.add(pid);
+        const record = this.scheduler.table.get(id);
+        if (record?.view.pid) pids.add(record.view.pid);
+        if (record && !FINAL_STATES.has(record.view.state)) job.gatedNs.set(id, Math.max(job.gatedNs.get(id) ?? 0, this.gatedNs(record)));
       }
       const mine = snapshot.processes.filter((p) => pids.has(p.pid) && p.uid === job.view.uid);
       if (mine.length === 0) continue;
@@ -172,15 +175,14 @@ export class SlurmJobs {
     for (const record of records) {
       for (const pid of this.options.membersOf?.(record.view.id) ?? []) pids.add(pid);
       if (record.view.pid) pids.add(record.view.pid);
-      gatedNs += this.gatedNs(record);
+      gatedNs += FINAL_STATES.has(record.view.state) ? (job.gatedNs.get(record.view.id) ?? 0) : Math.max(job.gatedNs.get(record.view.id) ?? 0, this.gatedNs(record));
       parkedMs += timeIn(record, 'parked');
       if (FINAL_STATES.has(record.view.state)) continue;
       if (record.view.state === 'suspended' || record.view.state === 'parked') released++;
       s.endEnrolled(record, `Slurm job ${jobId} ended (epilog)`); // its gate slot freed, holds let go, parked memory given up
     }
     job.ended = true;
-    const snapshot = s.snapshot();
-    this.sample(snapshot);
+    const snapshot = s.snapshot(); // already integrated by its tick: integrating it again would count one interval twice
     const leftOnGpu = snapshot.processes.filter((p) => pids.has(p.pid) || (p.uid === job.view.uid && p.context?.slurmJobId === jobId)).map((p) => ({ pid: p.pid, gpu: p.gpuIndex }));
     return {
       jobId,

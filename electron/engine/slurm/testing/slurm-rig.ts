@@ -113,12 +113,13 @@ JobAcctGatherType=jobacct_gather/none
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=1
 SlurmctldDebug=info
 SlurmdDebug=info
 ${script('Prolog', this.options.prolog)}${script('Epilog', this.options.epilog)}${script('TaskProlog', this.options.taskProlog)}NodeName=${a} NodeAddr=127.0.0.1 NodeHostname=${host} Port=${portA} CPUs=2 RealMemory=1000 Gres=gpu:1,shard:${shards} State=UNKNOWN
 NodeName=${b} NodeAddr=127.0.0.2 NodeHostname=${host} Port=${portB} CPUs=2 RealMemory=1000 Gres=gpu:1,shard:${shards} State=UNKNOWN
-PartitionName=gpu Nodes=${a},${b} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-${(this.options.partitions ?? []).map((p) => `PartitionName=${p} Nodes=${a},${b} MaxTime=INFINITE State=UP OverSubscribe=YES\n`).join('')}`,
+PartitionName=gpu Nodes=${a},${b} Default=YES MaxTime=INFINITE State=UP
+${(this.options.partitions ?? []).map((p) => `PartitionName=${p} Nodes=${a},${b} MaxTime=INFINITE State=UP\n`).join('')}`,
     );
     writeFileSync(
       join(dir, 'etc', 'gres.conf'),
