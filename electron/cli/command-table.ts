@@ -6,6 +6,7 @@ import { completionCommand, completionUsage } from './commands/completion.js';
 import { consoleCommand, consoleUsage } from './commands/console.js';
 import { daemonCommand, daemonInstallUsage, daemonUsage } from './commands/daemon.js';
 import { engineCommand, engineUsage } from './commands/engine.js';
+import { enrolCommand, enrolUsage, splitEnrolArgs } from './commands/enrol.js';
 import { jobsCommand, jobsUsage } from './commands/jobs.js';
 import { labCommand, labPsUsage, labUsage, labWhereUsage } from './commands/lab.js';
 import { relayCommand, relayUsage } from './commands/relay.js';
@@ -48,6 +49,19 @@ export const COMMANDS: readonly CliCommand[] = [
     ownArgs: (argv) => {
       try {
         return argv.slice(0, argv.length - splitRunArgs(argv).command.length);
+      } catch {
+        return beforeDoubleDash(argv);
+      }
+    },
+  },
+  {
+    name: 'enrol',
+    summary: 'run a command enrolled (priority, quota), or load the library into your shell sessions (--shell)',
+    usage: enrolUsage,
+    run: enrolCommand,
+    ownArgs: (argv) => {
+      try {
+        return argv.slice(0, argv.length - splitEnrolArgs(argv).command.length);
       } catch {
         return beforeDoubleDash(argv);
       }

@@ -4,7 +4,7 @@
 // states and the simulated driver's execution record, never on a latency.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -17,6 +17,9 @@ import { fakegpuBuildDir } from '../paths.js';
 import { listenOnSocket } from '../server/socket-server.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
+import { JobStore } from '../store/job-store.js';
+import { UsageStore } from '../store/usage-store.js';
 import { shellLine } from './shell-line.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -107,7 +110,7 @@ test('the quota holds across an enrolled job: a second process of its process gr
   const { r, socketPath } = await engineWithSocket('quota');
   const probe = preloadProbePath();
   // A holds 256 MiB; after the test's line, B (same shell, same process group) asks for 256 MiB more
-  const shell = plainShell(`"${probe}" alloc:${256 * MiB} sleep:60000000 &\nread go\n"${probe}" alloc:${256 * MiB}`, socketPath);
+  const shell = plainShell(`"${probe}" alloc:${256 * MiB} sleep:60000000 &\nread go\n"${probe}" alloc:${64 * MiB} alloc:${256 * MiB} sleep:60000000`, socketPath);
   const out = lines(shell);
   const readyA = await out.next();
   const allocA = await out.next();
@@ -116,6 +119,7 @@ test('the quota holds across an enrolled job: a second process of its process gr
   await r.engine.call('jobs.setQuota', { job: job.id, bytes: 384 * MiB });
   shell.stdin!.write('go\n');
   const readyB = await out.next();
+  assert.equal((await out.next()).code, 0, 'B allocates within the quota');
   const allocB = await out.next();
   assert.equal(allocB.code, 2, `B is refused past the job's quota (CUDA_ERROR_OUT_OF_MEMORY): ${JSON.stringify(allocB)}`);
   const jobs = await r.engine.call('jobs.list', {});
@@ -123,6 +127,13 @@ test('the quota holds across an enrolled job: a second process of its process gr
   assert.equal(byPid(jobs, Number(readyA.pid))?.id, job.id);
   await r.until('the refusal is counted as an out-of-memory alert', async () => (await r.engine.call('alerts.list', {})).some((a) => a.kind === 'out-of-memory' && a.jobId === job.id));
   assert.notEqual(readyB.pid, readyA.pid);
+  const used = await r.until('both processes\' memory is the job\'s', async () => {
+    const j = await r.job(job.id);
+    return j && (j.usedMemory ?? 0) >= 320 * MiB ? j.usedMemory : undefined;
+  });
+  assert.equal(used, 320 * MiB, 'A\'s 256 MiB and B\'s 64 MiB, as the driver shows them');
+  const listed = await r.engine.call('jobs.list', {});
+  assert.equal(listed.some((j) => j.id === `p${readyB.pid}`), false, 'B is no unmanaged process of its own');
 });
 
 test('the job ends when its last process exits', { skip }, async () => {
@@ -135,4 +146,179 @@ test('the job ends when its last process exits', { skip }, async () => {
     return j && j.state === 'finished' ? j : undefined;
   });
   assert.match(ended.history.at(-1)!.reason, /last process exited/);
+});
+
+test('gpushare enrol -- CMD: its options reach the engine from the enrol process itself, and the command enrols with them', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('command');
+  const env = { ...process.env, ...CLI_ENV, ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', GPUSHARE_PRELOAD_DEBUG: '1' };
+  const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [CLI_PATH, 'enrol', '--priority', 'best-effort', '--mem', '512M', '--', preloadProbePath(), `alloc:${256 * MiB}`, `alloc:${384 * MiB}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  assert.equal(out.code, 0, out.stderr);
+  const allocs = out.stdout.split('\n').filter((l) => l.includes('"op":"alloc"')).map((l) => JSON.parse(l) as { code: number });
+  assert.deepEqual(allocs.map((a) => a.code), [0, 2], 'the second allocation passes the 512M quota: CUDA_ERROR_OUT_OF_MEMORY');
+  const id = /enrolled as (j\d+)/.exec(out.stderr)?.[1];
+  assert.ok(id, out.stderr);
+  const job = (await r.job(id))!;
+  assert.equal(job.enrolled?.by, 'command');
+  assert.equal(job.priority, 'best-effort');
+  assert.equal(job.memoryQuotaBytes, 512 * MiB);
+});
+
+test('no engine answering: the process runs on untouched, and says why once with GPUSHARE_PRELOAD_DEBUG=1', { skip }, async () => {
+  const env = { PATH: '/usr/bin:/bin', ...driver.env, LD_PRELOAD: preloadLibraryPath(), GPUSHARE_SOCKET: join(dir, 'nobody', 'engine.sock'), GPUSHARE_PRELOAD_DEBUG: '1' };
+  const out = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(preloadProbePath(), [`alloc:${64 * MiB}`, 'launch:3:100', `alloc:${64 * MiB}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', () => resolve({ stdout, stderr }));
+  });
+  assert.equal(out.stdout.split('\n').filter((l) => l.includes('"code":0')).length, 3, out.stdout);
+  assert.equal(out.stderr.match(/not enrolled/g)?.length, 1, `said once: ${out.stderr}`);
+  assert.match(out.stderr, /not enrolled: no engine answers; running unmanaged/);
+});
+
+/** `command` in a private mount namespace whose /etc is an overlay of the real one (nothing of this machine's /etc changes), after `setup` there. */
+function inPrivateEtc(name: string, setup: string, command: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
+  const upper = join(dir, name, 'etc-upper');
+  const work = join(dir, name, 'etc-work');
+  mkdirSync(upper, { recursive: true });
+  mkdirSync(work, { recursive: true });
+  const script = `mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=${upper},workdir=${work} /etc && ${setup} && "$@"`; // not exec: a direct child of the engine (this test) is one of its own
+  return new Promise((resolve) => {
+    const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', ...command], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', () => resolve({ stdout, stderr }));
+  });
+}
+
+test('the administrator\'s kill switch: with /etc/gpushare/preload-off present nothing enrols; without it the same program does', { skip: skip || (process.getuid?.() === 0 ? false : 'needs root for a private mount namespace') }, async () => {
+  const { r, socketPath } = await engineWithSocket('killswitch');
+  const env = { PATH: '/usr/bin:/bin', ...driver.env, LD_PRELOAD: preloadLibraryPath(), GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', GPUSHARE_PRELOAD_DEBUG: '1' };
+  const probeRun = [preloadProbePath(), `alloc:${64 * MiB}`];
+  const off = await inPrivateEtc('off', 'mkdir -p /etc/gpushare && touch /etc/gpushare/preload-off', probeRun, env);
+  assert.match(off.stderr, /not enrolled: the administrator's kill switch \/etc\/gpushare\/preload-off is present/);
+  assert.match(off.stdout, /"op":"alloc".*"code":0/, 'it runs on untouched');
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0, 'nothing enrolled');
+  const on = await inPrivateEtc('on', 'true', probeRun, env);
+  assert.match(on.stderr, /enrolled as j\d+/);
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 1);
+  assert.equal(existsSync('/etc/gpushare/preload-off'), false, "this machine's /etc is untouched");
+});
+
+test('an enrolled job survives an engine restart: re-adopted in its own slot, joined by its group\'s next process, ended by its last', { skip }, async () => {
+  const dbPath = join(dir, 'restart.db');
+  const open = async () => {
+    const usage = await UsageStore.open({ path: dbPath }); // migrates the schema the job store keeps its jobs in
+    const jobStore = await JobStore.open(dbPath);
+    return { jobStore, close: async () => (await jobStore.close(), await usage.close()) };
+  };
+  const socketPath = join(dir, 'restart-engine.sock');
+  const engine = async (store: JobStore) => {
+    const r = schedulerRig({ driver, nvml, dir }, 'restart', { gate: undefined, jobStore: store }, cleanups); // the gate in its runtime dir, resumed by the next engine
+    await r.attached.ready;
+    const server = await listenOnSocket(r.engine, socketPath);
+    return { r, server, gate: r.attached.scheduler.act.options.gate as LaunchGate };
+  };
+  const first = await open();
+  const a = await engine(first.jobStore);
+  const probe = preloadProbePath();
+  const shell = plainShell(`"${probe}" alloc:${64 * MiB} sleep:60000000 &\nread go\n"${probe}" alloc:${64 * MiB} sleep:60000000`, socketPath);
+  const out = lines(shell);
+  const pid = Number((await out.next()).pid);
+  const job = await a.r.until('it enrolled', async () => byPid(await a.r.engine.call('jobs.list', {}), pid));
+  await a.r.engine.call('jobs.setPriority', { job: job.id, priority: 'best-effort' });
+  const slot = a.gate.slotsInUse().find((s) => a.gate.readSlot(s).processes.some((p) => p.pid === pid))!;
+  assert.notEqual(slot, undefined);
+  await a.server.close();
+  assert.deepEqual(await a.r.stop(), []);
+  await first.close();
+
+  const second = await open();
+  cleanups.push(() => second.close());
+  const b = await engine(second.jobStore);
+  const adopted = (await b.r.job(job.id))!;
+  assert.equal(adopted.pid, pid, 'the same process');
+  assert.ok(adopted.enrolled, 'still marked enrolled');
+  assert.equal(adopted.priority, 'best-effort');
+  assert.match(adopted.history.at(-1)!.reason, /re-adopted by a new engine/);
+  assert.ok(b.gate.readSlot(slot).processes.some((p) => p.pid === pid && p.alive), 'in the slot it had');
+  assert.equal(b.gate.slotFiles(slot).generation > 0, true);
+  shell.stdin!.write('go\n');
+  await out.next(); // A's alloc
+  const pidB = Number((await out.next()).pid);
+  const joined = await b.r.until('the group\'s next process enrolled', async () => byPid(await b.r.engine.call('jobs.list', {}), pidB) ?? (b.gate.readSlot(slot).processes.some((p) => p.pid === pidB) ? adopted : undefined));
+  assert.equal(joined.id, job.id, 'it joined the adopted job');
+  process.kill(-shell.pid!, 'SIGKILL');
+  const ended = await b.r.until('it ended', async () => {
+    const j = await b.r.job(job.id);
+    return j && j.state === 'finished' ? j : undefined;
+  });
+  assert.match(ended.history.at(-1)!.reason, /last process exited/);
+});
+
+test('a process of a job gpushare started never enrols, even with its managed-job marks removed from its environment', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('managed');
+  const script = `GPUSHARE_SOCKET='${socketPath}' GPUSHARE_ENROL_WAIT_MS=3000 GPUSHARE_PRELOAD_DEBUG=1 env -u GPUSHARE_JOB_ID -u GPUSHARE_GATE -u GPUSHARE_GATE_SLOT '${preloadProbePath()}' alloc:${MiB}; echo done`;
+  const job = await r.engine.call('jobs.submit', { argv: ['sh', '-c', script], cwd: dir, gpu: 0 });
+  const ended = await r.until('the managed job ended', async () => {
+    const j = await r.job(job.id);
+    return j && j.state === 'finished' ? j : undefined;
+  });
+  const log = readFileSync(ended.logPath!, 'utf8');
+  assert.match(log, new RegExp(`not enrolled: the engine refused: process \\d+ belongs to ${job.id}, which gpushare started`), log);
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0);
+});
+
+test('past the gate\'s capacity a process runs unmanaged and the engine raises an alert naming it and why', { skip }, async () => {
+  const { r, gate, socketPath } = await engineWithSocket('full');
+  const taken: number[] = [];
+  for (;;) {
+    try {
+      taken.push(gate.allocateSlot({ gpu: 0, priority: 'normal' }).slot);
+    } catch {
+      break; // every slot is in use
+    }
+  }
+  cleanups.push(() => taken.forEach((s) => gate.releaseSlot(s)));
+  const shell = plainShell(`"${preloadProbePath()}" alloc:${MiB}`, socketPath);
+  const out = lines(shell);
+  await out.next();
+  assert.equal((await out.next()).code, 0, 'it runs on');
+  const alert = await r.until('the alert', async () => (await r.engine.call('alerts.list', {})).find((a) => a.message.startsWith('Enrolment refused')));
+  assert.match(alert.message, /preload_probe.*could not enrol and runs unmanaged: All 64 launch-gate slots are in use/);
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0, 'no job left behind');
+});
+
+test('terminating an enrolled job ends its processes, not the process group of the shell that started them', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('terminate');
+  const probe = preloadProbePath();
+  const shell = plainShell(`"${probe}" alloc:${MiB} sleep:60000000 &\nsleep 0.3\n"${probe}" alloc:${MiB} sleep:60000000 &\nsleep 60`, socketPath);
+  const out = lines(shell);
+  const a = Number((await out.next()).pid);
+  await out.next();
+  const b = Number((await out.next()).pid);
+  const job = await r.until('one job for both', async () => {
+    const j = byPid(await r.engine.call('jobs.list', {}), a);
+    return j && (r.attached.scheduler.act.options.gate!.readSlot!(r.attached.scheduler.table.get(j.id)!.slot!).processes.filter((p) => p.alive).length === 2) ? j : undefined;
+  });
+  await r.engine.call('jobs.terminate', { job: job.id });
+  await r.until('its processes ended', async () => !existsSync(`/proc/${a}`) && !existsSync(`/proc/${b}`));
+  assert.equal(shell.exitCode, null, 'the shell that started them runs on');
+  assert.ok(existsSync(`/proc/${shell.pid}`));
+  const ended = await r.until('the job ended', async () => {
+    const j = await r.job(job.id);
+    return j && j.state === 'finished' ? j : undefined;
+  });
+  assert.equal(ended.id, job.id);
 });

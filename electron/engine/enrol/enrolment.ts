@@ -162,7 +162,9 @@ export class Enrolment {
     const { argv: shown, cut } = cutArgv(argv);
     const lab = s.lab;
     let priority: Priority = slurm ? slurm.lane : (lab?.defaultPriority(account.name, proc.uid) ?? 'normal');
-    const quota = slurm ? slurm.memoryQuotaBytes : (reg?.memoryQuotaBytes ?? null);
+    const asked = slurm ? slurm.memoryQuotaBytes : (reg?.memoryQuotaBytes ?? null);
+    const limited = lab?.quotaForEnrolled(account.name, proc.uid, asked, s.table.placed().map((r) => r.view)) ?? { bytes: asked, fromPolicy: false };
+    const quota = limited.bytes;
     const how = group.kind === 'command' ? 'by gpushare enrol' : group.kind === 'notebook' ? `as notebook kernel${group.name ? ` ${group.name}` : ''}` : group.kind === 'tree' ? `from pid ${proc.pid}` : `as ${group.name}`;
     const view = newJobView(
       {
@@ -178,10 +180,11 @@ export class Enrolment {
         priority,
         memoryQuotaBytes: quota,
         ...(reg?.keepResident ? { keepResident: true } : {}),
+        ...(limited.fromPolicy ? { memoryQuotaFromPolicy: true } : {}),
         enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid, ...(slurm ? { slurm: { jobId: slurm.jobId, partition: slurm.partition, qos: slurm.qos } } : {}) },
       },
       'starting',
-      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}` : ''}`,
+      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}${limited.fromPolicy ? ` (the lab policy's memory limit: what ${account.name} has left)` : ''}` : ''}`,
     );
     const record = s.table.add(view, { startTicks: proc.startTicks, runAs: account });
     if (reg?.priority && reg.priority !== priority) {
@@ -226,7 +229,10 @@ export class Enrolment {
     const members = this.members.get(record.view.id) ?? new Map<number, number>();
     this.members.set(record.view.id, members);
     for (const [pid, ticks] of members) if (!sameProcessAlive(pid, ticks, this.options.procRoot)) members.delete(pid);
-    if (members.size < MAX_MEMBERS_PER_JOB) members.set(proc.pid, proc.startTicks);
+    if (members.size < MAX_MEMBERS_PER_JOB) {
+      members.set(proc.pid, proc.startTicks);
+      this.scheduler.ownership.member(record.view.id, proc.pid); // its usage is the job's, its tree too
+    }
     const gate = this.scheduler.act.options.gate!;
     const files = gate.slotFiles!(record.slot!);
     this.counts[how]++;
@@ -276,7 +282,9 @@ export class Enrolment {
     const gate = this.scheduler.act.options.gate;
     if (record.slot !== null && gate?.readSlot) {
       try {
-        if (gate.readSlot(record.slot).processes.some((p) => p.alive)) return true;
+        const live = gate.readSlot(record.slot).processes.filter((p) => p.alive);
+        for (const p of live) this.scheduler.ownership.member(record.view.id, p.pid); // after a restart: the members it had
+        if (live.length > 0) return true;
       } catch {
         // unreadable: its members say
       }

@@ -354,9 +354,32 @@ export class JobActuators {
         // no server answers: nothing of it can hang any more
       }
     }
-    this.options.control.terminate(pid, { group: record.view.managed, graceMs: this.options.terminateGraceMs });
+    if (record.view.enrolled) {
+      // an enrolled job's process group may be its user's shell's: each of its processes the slot lists, and its first
+      let refusal: unknown = null;
+      let sent = 0;
+      for (const p of new Set([pid, ...this.enrolledProcesses(record)])) {
+        try {
+          this.options.control.terminate(p, { graceMs: this.options.terminateGraceMs });
+          sent++;
+        } catch (error) {
+          refusal = error; // gone already: the others still end
+        }
+      }
+      if (sent === 0 && refusal) throw refusal;
+    } else this.options.control.terminate(pid, { group: record.view.managed, graceMs: this.options.terminateGraceMs });
     if (this.gated(record)) this.options.gate!.setPaused(record.slot!, false); // let it reach its exit
     if (!record.view.managed) this.options.freezer.forget(pid); // terminate sent SIGCONT
+  }
+
+  /** The live processes an enrolled job's slot lists (none without a slot to read). */
+  private enrolledProcesses(record: JobRecord): number[] {
+    if (!this.gated(record) || !this.options.gate!.readSlot) return [];
+    try {
+      return this.options.gate!.readSlot(record.slot!).processes.filter((p) => p.alive).map((p) => p.pid);
+    } catch {
+      return [];
+    }
   }
 
   /** Park: lock, then checkpoint; the guardian knows before the first driver call. Undone (unlocked) when the checkpoint fails. */

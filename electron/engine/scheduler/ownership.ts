@@ -40,6 +40,17 @@ export class JobOwnership {
     for (const [p, entry] of this.lineage) if (entry.jobId === null || entry.jobId === jobId) this.lineage.delete(p);
   }
 
+  /**
+   * Another process of a running job, outside its main process's tree (an enrolled job's member from its
+   * process group): it and its descendants are the job's too, until the job ends.
+   */
+  member(jobId: string, pid: number): void {
+    const claim = this.byJob.get(jobId);
+    if (!claim || claim.endedAt !== null || this.byPid.get(pid) === claim) return;
+    this.byPid.set(pid, claim);
+    for (const [p, entry] of this.lineage) if (entry.jobId === null) this.lineage.delete(p); // seen before as nobody's
+  }
+
   /** The job ended at `at`: its processes stay its for samples up to `at` + the grace. */
   release(jobId: string, at: number): void {
     const claim = this.byJob.get(jobId);
@@ -95,7 +106,7 @@ export class JobOwnership {
     for (const claim of this.byJob.values()) {
       if (claim.endedAt === null || now - claim.endedAt <= OWNERSHIP_GRACE_MS) continue;
       this.byJob.delete(claim.jobId);
-      if (this.byPid.get(claim.pid) === claim) this.byPid.delete(claim.pid);
+      for (const [pid, c] of this.byPid) if (c === claim) this.byPid.delete(pid); // its main process and its members
     }
   }
 }

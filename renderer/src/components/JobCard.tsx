@@ -90,6 +90,11 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
       </div>
       <div className="job-line job-meta">
         <span>{job.owner}</span>
+        {job.enrolled && (
+          <span className="job-enrolled" title={`Enrolled: started outside gpushare, it joined at its first CUDA call (${job.enrolled.by === 'command' ? 'gpushare enrol' : job.enrolled.by}${job.enrolled.name ? ` ${job.enrolled.name}` : ''}); moved like any job`}>
+            enrolled{job.enrolled.name ? ` · ${job.enrolled.name}` : ''}
+          </span>
+        )}
         <span>{job.gpu === null ? (job.requestedGpu === 'auto' ? 'any GPU' : `GPU ${job.requestedGpu}`) : `GPU ${job.gpu}`}</span>
         {waiting ? (
           <span className="job-waiting" title={waiting}>

@@ -154,6 +154,17 @@ export class LabPolicyEnforcer {
     throw new ApiError('forbidden', `Cannot ${what} of ${job.id}: ${job.owner} may hold at most ${fmt(max.value)} of GPU memory at once (lab policy, ${max.from})${held}. ${kept}.`);
   }
 
+  /**
+   * The hard quota of a job that enrolled (it cannot wait in the queue: it runs already): what it asked, within what
+   * its owner's memory limit leaves beside their running jobs; with a limit and nothing asked, all that is left.
+   */
+  quotaForEnrolled(owner: string, uid: number, asked: number | null, jobs: readonly JobView[]): { bytes: number | null; fromPolicy: boolean } {
+    const max = this.limitsOf(owner, uid).maxMemory;
+    if (!max) return { bytes: asked, fromPolicy: false };
+    const left = Math.max(0, max.value - (loadsOf(jobs).get(owner) ?? emptyLoad()).memoryBytes);
+    return asked !== null && asked <= left ? { bytes: asked, fromPolicy: false } : { bytes: left, fromPolicy: true };
+  }
+
   /** Replace the policy: kept first (the daemon's config), then applied; a failure to keep it applies nothing. Serialised. */
   set(policy: LabPolicy): Promise<void> {
     const next = this.setting.then(async () => {
