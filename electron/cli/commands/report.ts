@@ -8,14 +8,17 @@ import { htmlToPdf } from '../../engine/reports/pdf.js';
 import { queryUsage } from '../../engine/reports/query.js';
 import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
 import { parseFlags, UsageError } from '../args.js';
+import { readSlurmUsage, slurmUsageCsv, slurmUsageFileFor } from '../../engine/reports/slurm-usage.js';
+import { DAEMON_DB } from '../../engine/daemon/daemon-paths.js';
 
 const FORMATS = ['csv', 'json', 'html', 'pdf'] as const;
 type Format = (typeof FORMATS)[number];
 
-export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [--by user|job|gpu|container] [--format csv|json|html|pdf] [-o FILE] [--db PATH]
+export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [--by user|job|gpu|container|slurm-job] [--format csv|json|html|pdf] [-o FILE] [--db PATH]
   --since, --until     a duration back from now (90m, 12h, 7d, 2w) or an ISO date (2026-11-01, 2026-11-01T09:00Z);
                        default: the last 7 days up to now
-  --by                 one row per user (default), job or GPU
+  --by                 one row per user (default), job or GPU; slurm-job: one per Slurm job this box ran
+                       (CSV or JSON; its JobID column joins \`sacct -P\`), from the box daemon's store
   --format             csv (default, or from -o's extension), json, html (charts), pdf (needs Chromium)
   -o FILE              write to FILE instead of standard output (required for pdf)
   --db PATH            the usage database (default $XDG_DATA_HOME/gpushare/usage.db)`;
@@ -34,6 +37,18 @@ export function parseTime(flag: string, text: string, now: number): number {
   throw new UsageError(`${flag} must be a duration like 90m, 12h or 7d, or an ISO date like 2026-11-01 or 2026-11-01T09:00Z; got "${text}".`);
 }
 
+/** `--by slurm-job`: the rows the epilogs settled, beside the store (root's alone on a box: run it as root). */
+function slurmJobReport(values: { format?: string; output?: string; db?: string }, since: number, until: number): number {
+  const format = values.format ?? formatFromName(values.output) ?? 'csv';
+  if (format !== 'csv' && format !== 'json') throw new UsageError(`--by slurm-job writes csv or json; got "${format}".`);
+  const db = values.db ?? (existsSync(DAEMON_DB) ? DAEMON_DB : defaultUsageDbPath());
+  const rows = readSlurmUsage(slurmUsageFileFor(db), since, until);
+  const text = format === 'json' ? JSON.stringify({ by: 'slurm-job', since, until, rows }, null, 2) + '\n' : slurmUsageCsv(rows);
+  if (values.output) writeFileSync(values.output, text);
+  else process.stdout.write(text);
+  return 0;
+}
+
 export async function reportCommand(argv: string[], now = Date.now()): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
     since: { type: 'string' },
@@ -47,6 +62,7 @@ export async function reportCommand(argv: string[], now = Date.now()): Promise<n
   const since = parseTime('--since', values.since ?? '7d', now);
   const until = values.until === undefined ? now : parseTime('--until', values.until, now);
   if (since >= until) throw new UsageError(`--since (${new Date(since).toISOString()}) must be before --until (${new Date(until).toISOString()}).`);
+  if (values.by === 'slurm-job') return slurmJobReport(values, since, until);
   const by = (values.by ?? 'user') as ReportGrouping;
   if (!REPORT_GROUPINGS.includes(by)) throw new UsageError(`--by must be one of ${REPORT_GROUPINGS.join(', ')}; got "${values.by}".`);
   const format = (values.format ?? formatFromName(values.output) ?? 'csv') as Format;

@@ -37,6 +37,7 @@ import { ParkRequests } from './park-requests.js';
 import { Enrolment } from '../enrol/enrolment.js';
 import { registerSlurmCommands } from '../slurm/slurm-commands.js';
 import { SlurmJobs } from '../slurm/slurm-jobs.js';
+import { SLURM_USAGE_FILE } from '../reports/slurm-usage.js';
 import { DEFAULT_SLURM_CONFIG, type SlurmConfig } from '../../../shared/slurm.js';
 
 export interface AttachSchedulerOptions {
@@ -185,7 +186,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   let slurmJobs: SlurmJobs | null = null;
   if (gate) {
     let enrolment: Enrolment | null = null;
-    slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [] });
+    slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [], usageFile: join(stateDir, SLURM_USAGE_FILE) });
     enrolment = new Enrolment(scheduler, { slurm: slurmJobs });
     engine.enroller = enrolment;
     engine.dispatcher.register('enrol.register', (params, caller) => enrolment!.register(caller, params));

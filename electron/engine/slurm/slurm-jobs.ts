@@ -12,6 +12,7 @@ import { ApiError } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
 import { readSmallText } from '../proc/bounded-read.js';
 import { parseCgroup } from '../proc/process-context.js';
+import { appendSlurmUsage } from '../reports/slurm-usage.js';
 import type { JobRecord } from '../scheduler/job-table.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 
@@ -59,7 +60,7 @@ export class SlurmJobs {
 
   constructor(
     private readonly scheduler: Scheduler,
-    private readonly options: { config: () => SlurmConfig; pidInfo?: PidInfo; procRoot?: string; membersOf?: (jobId: string) => number[] },
+    private readonly options: { config: () => SlurmConfig; pidInfo?: PidInfo; procRoot?: string; membersOf?: (jobId: string) => number[]; usageFile?: string | null },
   ) {}
 
   /** The prolog's call: the job as Slurm placed it; its quota from its shards of the GPU's memory, its lane from its QOS. */
@@ -184,10 +185,19 @@ export class SlurmJobs {
     job.ended = true;
     const snapshot = s.snapshot(); // already integrated by its tick: integrating it again would count one interval twice
     const leftOnGpu = snapshot.processes.filter((p) => pids.has(p.pid) || (p.uid === job.view.uid && p.context?.slurmJobId === jobId)).map((p) => ({ pid: p.pid, gpu: p.gpuIndex }));
+    const usage = { ...job.usage, gatedSeconds: gatedNs / 1e9, parkedSeconds: parkedMs / 1000 };
+    if (this.options.usageFile) {
+      const { view } = job;
+      appendSlurmUsage(this.options.usageFile, {
+        jobId, user: view.user, partition: view.partition, qos: view.qos, start: view.since, end: Date.now(),
+        gpuHours: usage.gpuSeconds / 3600, smHours: usage.smSeconds / 3600, memoryGiBHours: usage.memoryGiBHours, peakMemoryBytes: usage.peakMemoryBytes,
+        gatedSeconds: usage.gatedSeconds, parkedSeconds: usage.parkedSeconds,
+      });
+    }
     return {
       jobId,
       jobs: records.map((r) => r.view.id),
-      usage: { ...job.usage, gatedSeconds: gatedNs / 1e9, parkedSeconds: parkedMs / 1000 },
+      usage,
       leftOnGpu,
       released,
     };
