@@ -48,7 +48,8 @@ export function renderJobs(jobs: readonly JobView[], width = 120): string {
 export function enrolledMark(job: JobView): string {
   const e = job.enrolled;
   if (!e) return '';
-  const how = e.by === 'tree' ? '' : e.by === 'command' ? ': gpushare enrol' : `: ${e.by}${e.name ? ` ${e.name}` : ''}`;
+  if (e.slurm) return `[slurm job ${e.slurm.jobId}${e.slurm.partition ? ` · partition ${e.slurm.partition}` : ''}${e.slurm.qos ? ` · QOS ${e.slurm.qos}` : ''}] `;
+  const how = e.by === 'tree' ? '' : e.by === 'command' ? ': gpushare enrol' : e.by === 'slurm' && e.name ? `: ${e.name}` : `: ${e.by}${e.name ? ` ${e.name}` : ''}`;
   return `[enrolled${how}] `;
 }
 
