@@ -42,7 +42,9 @@ function slurmJobReport(values: { format?: string; output?: string; db?: string 
   const format = values.format ?? formatFromName(values.output) ?? 'csv';
   if (format !== 'csv' && format !== 'json') throw new UsageError(`--by slurm-job writes csv or json; got "${format}".`);
   const db = values.db ?? (existsSync(DAEMON_DB) ? DAEMON_DB : defaultUsageDbPath());
-  const rows = readSlurmUsage(slurmUsageFileFor(db), since, until);
+  const file = slurmUsageFileFor(db);
+  if (!existsSync(file)) throw new Error(`No Slurm job's usage recorded yet: ${file} does not exist. The box daemon writes a row there at each Slurm job's end (gpushare slurm epilog)${values.db ? '' : '; --db PATH names another store'}.`);
+  const rows = readSlurmUsage(file, since, until);
   const text = format === 'json' ? JSON.stringify({ by: 'slurm-job', since, until, rows }, null, 2) + '\n' : slurmUsageCsv(rows);
   if (values.output) writeFileSync(values.output, text);
   else process.stdout.write(text);
