@@ -29,14 +29,20 @@ export type SlurmPrologParams = Infer<typeof slurmPrologSchema>;
 export const slurmEpilogSchema = object({ jobId: slurmJobIdSchema });
 
 /** The daemon's `slurm` config: lanes by QOS (then by partition), and the highest lane each QOS may be dragged to. */
-const laneMapSchema = array(object({ name: slurmName, lane: oneOf(PRIORITIES) }), { max: 256 });
+const laneMapSchema = array(object({ name: slurmName, lane: oneOf(PRIORITIES), maxLane: optional(oneOf(PRIORITIES)) }), { max: 256 });
 export const slurmConfigSchema = object({
   qosLanes: optional(laneMapSchema),
   partitionLanes: optional(laneMapSchema),
 });
+/** name: a QOS or partition; lane: where its jobs start; maxLane: the highest their owners may drag them to. */
+export interface SlurmLaneMap {
+  name: string;
+  lane: Priority;
+  maxLane?: Priority;
+}
 export interface SlurmConfig {
-  qosLanes: Array<{ name: string; lane: Priority }>;
-  partitionLanes: Array<{ name: string; lane: Priority }>;
+  qosLanes: SlurmLaneMap[];
+  partitionLanes: SlurmLaneMap[];
 }
 export const DEFAULT_SLURM_CONFIG: SlurmConfig = { qosLanes: [], partitionLanes: [] };
 
@@ -46,12 +52,12 @@ export function parseSlurmConfig(value: unknown, path = 'slurm'): SlurmConfig {
 }
 
 /** The lane a Slurm job starts in: its QOS's, else its partition's, else normal. */
-export function slurmLane(config: SlurmConfig, job: { qos?: string | null; partition?: string | null }): { lane: Priority; from: string } {
+export function slurmLane(config: SlurmConfig, job: { qos?: string | null; partition?: string | null }): { lane: Priority; from: string; maxLane: Priority | null } {
   const byQos = job.qos ? config.qosLanes.find((m) => m.name === job.qos) : undefined;
-  if (byQos) return { lane: byQos.lane, from: `QOS ${byQos.name}` };
+  if (byQos) return { lane: byQos.lane, from: `QOS ${byQos.name}`, maxLane: byQos.maxLane ?? null };
   const byPartition = job.partition ? config.partitionLanes.find((m) => m.name === job.partition) : undefined;
-  if (byPartition) return { lane: byPartition.lane, from: `partition ${byPartition.name}` };
-  return { lane: 'normal', from: 'the default' };
+  if (byPartition) return { lane: byPartition.lane, from: `partition ${byPartition.name}`, maxLane: byPartition.maxLane ?? null };
+  return { lane: 'normal', from: 'the default', maxLane: null };
 }
 
 /** A Slurm job as the daemon keeps it (and the console shows it). */
@@ -67,6 +73,8 @@ export interface SlurmJobView {
   lane: Priority;
   /** Where its lane came from: "QOS high", "partition gpu", "the default". */
   laneFrom: string;
+  /** The highest lane its owner may drag it to (its QOS's or partition's maxLane); null: the lab policy alone. */
+  maxLane: Priority | null;
   mpsPercent: number | null;
   /** The Slurm node it runs on here (SLURMD_NODENAME): the slurmd the daemon asks which job a process is in. */
   node: string | null;

@@ -4,7 +4,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ApiParams } from '../../../shared/api.js';
-import { FINAL_STATES, formatByteSize, type EngineKind, type JobView, type SharingMode } from '../../../shared/jobs.js';
+import { FINAL_STATES, PRIORITIES, formatByteSize, type EngineKind, type JobView, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
@@ -180,6 +180,9 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     const r = find(job, caller, 'change the priority of');
     live(r, 'change the priority of');
     if (r.view.priority === priority) return view(r);
+    const cap = caller.admin ? null : scheduler.laneCap?.(r);
+    if (cap && PRIORITIES.indexOf(priority) < PRIORITIES.indexOf(cap.lane))
+      throw new ApiError('forbidden', `Cannot move ${job} to ${priority}: ${cap.why} caps it at ${cap.lane}. Only an administrator may move it higher; nothing was changed.`);
     scheduler.setPriority(r, priority);
     return after(r);
   });

@@ -12,7 +12,7 @@ const GiB = 1024 ** 3;
 const me = { uid: process.getuid!(), name: execFileSync('id', ['-un'], { encoding: 'utf8' }).trim() };
 const caller = (admin: boolean, uid = 4242): Caller => ({ uid, gid: uid, groups: [], user: admin ? 'root' : 'mallory', pid: null, admin, via: 'socket' }) as Caller;
 const scheduler = { snapshot: () => ({ gpus: [{ index: 0, memoryTotal: 40 * GiB }, { index: 1, memoryTotal: 80 * GiB }] }) } as unknown as Scheduler;
-const config: SlurmConfig = { qosLanes: [{ name: 'high', lane: 'high' }], partitionLanes: [{ name: 'scavenger', lane: 'best-effort' }] };
+const config: SlurmConfig = { qosLanes: [{ name: 'high', lane: 'high' }], partitionLanes: [{ name: 'scavenger', lane: 'best-effort', maxLane: 'normal' }] };
 
 function jobs(pidInfo: (pid: number, node: string | null) => string | null = () => null) {
   return new SlurmJobs(scheduler, { config: () => config, pidInfo });
@@ -62,4 +62,14 @@ test('the epilog is root\'s too, and names a job never registered', async () => 
   const s = jobs();
   await assert.rejects(s.end('9', caller(false)), /Cannot end Slurm job 9: only root/);
   await assert.rejects(s.end('9', caller(true)), /Slurm job 9 was never registered here/);
+});
+
+test("a QOS or partition with maxLane caps how high the job's owner may drag it; without one, the lab policy alone decides", () => {
+  const s = jobs();
+  s.register({ jobId: '11', uid: me.uid, gpus: [0], partition: 'scavenger' }, caller(true));
+  s.register({ jobId: '12', uid: me.uid, gpus: [0], qos: 'high' }, caller(true));
+  const record = (jobId: string) => ({ view: { enrolled: { slurm: { jobId } } } }) as never;
+  assert.deepEqual(scheduler.laneCap!(record('11')), { lane: 'normal', why: "Slurm job 11's partition scavenger" });
+  assert.equal(scheduler.laneCap!(record('12')), null);
+  assert.equal(scheduler.laneCap!({ view: {} } as never), null, 'not a Slurm job');
 });

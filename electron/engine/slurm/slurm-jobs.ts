@@ -61,7 +61,13 @@ export class SlurmJobs {
   constructor(
     private readonly scheduler: Scheduler,
     private readonly options: { config: () => SlurmConfig; pidInfo?: PidInfo; procRoot?: string; membersOf?: (jobId: string) => number[]; usageFile?: string | null },
-  ) {}
+  ) {
+    scheduler.laneCap = (record) => {
+      const id = record.view.enrolled?.slurm?.jobId;
+      const job = id ? this.jobs.get(id) : undefined;
+      return job?.view.maxLane ? { lane: job.view.maxLane, why: `Slurm job ${id}'s ${job.view.laneFrom}` } : null;
+    };
+  }
 
   /** The prolog's call: the job as Slurm placed it; its quota from its shards of the GPU's memory, its lane from its QOS. */
   register(params: SlurmPrologParams, caller: Caller): SlurmJobView {
@@ -76,7 +82,7 @@ export class SlurmJobs {
       if (params.shards > params.shardsPerGpu) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds ${params.shards} shards of a GPU configured with ${params.shardsPerGpu}; nothing was registered.`);
       quota = Math.floor((gpu.memoryTotal * params.shards) / params.shardsPerGpu);
     }
-    const { lane, from } = slurmLane(this.options.config(), params);
+    const { lane, from, maxLane } = slurmLane(this.options.config(), params);
     const view: SlurmJobView = {
       jobId: params.jobId,
       user: account.name,
@@ -87,6 +93,7 @@ export class SlurmJobs {
       memoryQuotaBytes: quota,
       lane,
       laneFrom: from,
+      maxLane,
       mpsPercent: params.mpsPercent ?? null,
       node: params.node ?? null,
       since: Date.now(),

@@ -53,7 +53,7 @@ before(async () => {
   alice = box.user('alice');
   bob = box.user('bob');
   process.env.SLURM_CONF = join(box.dir, 'slurm', 'etc', 'slurm.conf'); // the daemon's scontrol (pidinfo) finds this Slurm, as /etc/slurm/slurm.conf on a node
-  await box.start({ rateHz: RATE_HZ, slurm: { partitionLanes: [{ name: 'urgent', lane: 'high' }, { name: 'scavenger', lane: 'best-effort' }], qosLanes: [{ name: 'high', lane: 'high' }] } }, SCENARIO);
+  await box.start({ rateHz: RATE_HZ, slurm: { partitionLanes: [{ name: 'urgent', lane: 'high' }, { name: 'scavenger', lane: 'best-effort', maxLane: 'normal' }], qosLanes: [{ name: 'high', lane: 'high' }] } }, SCENARIO);
   rig = new SlurmRig({ dir: join(box.dir, 'slurm'), tag, prolog: hook('prolog'), epilog: hook('epilog'), taskProlog: hook('task-prolog'), partitions: ['urgent', 'scavenger'] });
   await rig.start();
 });
@@ -122,6 +122,9 @@ test("a job of a high lane (partition urgent) holds back a scavenger job on the 
   const scav = rig.submit(bob, ['-w', node, '-p', 'scavenger', '--gres=shard:1', '-o', '%j.out', batch('scav', '"$FAKEJOB" train --kernel-ms 2 --duration 120')]);
   const low = await until('the scavenger job enrolled', async () => ((await ofSlurm(scav))?.pid ? ofSlurm(scav) : undefined));
   assert.equal(low.priority, 'best-effort', 'partition scavenger → best-effort');
+  const dragged = await box.call(bob, 'jobs.setPriority', { job: low.id, priority: 'high' });
+  assert.ok(!dragged.ok && /partition scavenger caps it at normal/.test(dragged.error.message), `its owner cannot drag it past its partition's cap: ${JSON.stringify(dragged)}`);
+  assert.equal((await ofSlurm(scav))!.priority, 'best-effort', 'nothing was changed');
   const urgent = rig.submit(alice, ['-w', node, '-p', 'urgent', '--gres=shard:1', '-o', '%j.out', batch('urgent', '"$FAKEJOB" train --kernel-ms 4 --duration 12')]);
   const high = await until('the urgent job enrolled', async () => ((await ofSlurm(urgent))?.pid ? ofSlurm(urgent) : undefined));
   assert.equal(high.priority, 'high');
