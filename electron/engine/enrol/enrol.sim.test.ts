@@ -15,11 +15,13 @@ import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { listenOnSocket } from '../server/socket-server.js';
+import type { AttachSchedulerOptions } from '../scheduler/attach.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
+import { MAX_ENROLLED_JOBS_TOTAL } from './enrolment.js';
 import { shellLine } from './shell-line.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -31,9 +33,9 @@ const cleanups = useSimulatedRig('a100-40gb', 'gpushare-enrol-', (rig) => ({ dri
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
 /** A rig with a gate and its socket: what a personal engine is. */
-async function engineWithSocket(name: string) {
+async function engineWithSocket(name: string, options: Partial<AttachSchedulerOptions> = {}) {
   const gate = LaunchGate.create({ dir: join(dir, name), heartbeatIntervalMs: 200 });
-  const r = schedulerRig({ driver, nvml, dir }, name, { gate }, cleanups);
+  const r = schedulerRig({ driver, nvml, dir }, name, { gate, ...options }, cleanups);
   const socketPath = join(dir, name, 'engine.sock');
   const server = await listenOnSocket(r.engine, socketPath);
   cleanups.push(() => server.close());
@@ -42,7 +44,7 @@ async function engineWithSocket(name: string) {
 
 /** `script` run by a plain shell in a session of its own, with the library loaded as `gpushare enrol --shell bash` prints it. */
 function plainShell(script: string, socketPath: string): ChildProcess {
-  const env = { PATH: '/usr/bin:/bin', ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000' }; // the engine shares this busy test process: no flake from its 50 ms
+  const env = { PATH: '/usr/bin:/bin', HOME: dir, ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', GPUSHARE_PRELOAD_DEBUG: '1' }; // the engine shares this busy test process: no flake from its 50 ms
   const child = spawn('bash', ['-c', `${shellLine('bash', preloadLibraryPath())}\n${script}\nwait`], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   cleanups.push(() => {
     try {
@@ -321,4 +323,67 @@ test('terminating an enrolled job ends its processes, not the process group of t
     return j && j.state === 'finished' ? j : undefined;
   });
   assert.equal(ended.id, job.id);
+});
+
+test('an idle enrolled job is parked for a job that needs its memory; its next call, seen through the park file it was handed, brings it back', { skip }, async () => {
+  const GiB = 1024 ** 3;
+  const { r, socketPath } = await engineWithSocket('park', { autoPark: { idleMs: 300, wakePollMs: 10 } });
+  const probe = preloadProbePath();
+  const shell = plainShell(`"${probe}" alloc:${30 * GiB} wait alloc:${MiB} sleep:60000000`, socketPath);
+  const out = lines(shell);
+  const pid = Number((await out.next()).pid);
+  assert.equal((await out.next()).code, 0);
+  const job = await r.until('it enrolled, holding 30 GiB', async () => {
+    const j = byPid(await r.engine.call('jobs.list', {}), pid);
+    return j && j.usedMemory === 30 * GiB ? j : undefined;
+  });
+  const other = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '20G', 'train', '--kernel-ms', '2', '--duration', '1'], cwd: dir, gpu: 0, memoryRequestBytes: 20 * GiB });
+  await r.until('the enrolled job parked for it', async () => (await r.job(job.id))?.state === 'parked', 80);
+  await r.until('the other job finished', async () => (await r.job(other.id))?.state === 'finished', 120);
+  shell.stdin!.write('go\n'); // its next allocation: the process waits inside the driver, the park file says so
+  let alloc = await out.next();
+  if (alloc.op === 'wait') alloc = await out.next();
+  assert.equal(alloc.code, 0, `its call returns once restored: ${JSON.stringify(alloc)}`);
+  const back = await r.until('it runs again', async () => {
+    const j = await r.job(job.id);
+    return j?.state === 'running' ? j : undefined;
+  });
+  const states = back.history.map((h) => h.state);
+  assert.ok(states.includes('parked') && states.includes('unparking'), states.join(' '));
+  assert.match(back.history.find((h) => h.state === 'unparking')!.reason, /its program called CUDA again/, 'woken by its call, not by a person');
+});
+
+test('a program that only reads NVML (a monitor like nvidia-smi) never enrols: enrolment waits for the CUDA driver', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('nvml-only');
+  const script = `import ctypes
+n = ctypes.CDLL('libnvidia-ml.so.1')
+h = ctypes.c_void_p()
+ok = n.nvmlInit_v2() == 0 and n.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h)) == 0
+m = (ctypes.c_ulonglong * 3)()
+print('{"op":"nvml","code":%d,"init":%d}' % (n.nvmlDeviceGetMemoryInfo(h, m), ok), flush=True)`;
+  const shell = plainShell(`/usr/bin/python3 -c "${script.replace(/"/g, '\\"')}"`, socketPath);
+  let stderr = '';
+  shell.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const reading = await lines(shell).next();
+  assert.deepEqual(reading, { op: 'nvml', code: 0, init: 1 }, stderr);
+  await r.tick();
+  assert.match(stderr, /dlsym\(nvmlDeviceGetMemoryInfo\) -> hook/, 'its NVML call went through the library');
+  assert.doesNotMatch(stderr, /enrolled as|not enrolled/, 'it did not ask to enrol');
+  assert.equal((await r.engine.call('jobs.list', { includeFinished: true })).filter((j) => j.enrolled).length, 0);
+});
+
+test('enrolled jobs take at most 48 of the gate\'s 64 slots: the rest stay for gpushare run jobs', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('total');
+  const probe = preloadProbePath();
+  const shells = Array.from({ length: MAX_ENROLLED_JOBS_TOTAL }, () => plainShell(`"${probe}" alloc:${MiB} sleep:60000000`, socketPath));
+  await Promise.all(shells.map(async (sh) => (await lines(sh).next(), undefined)));
+  await r.until('48 enrolled jobs', async () => (await r.engine.call('jobs.list', {})).filter((j) => j.enrolled).length === MAX_ENROLLED_JOBS_TOTAL || undefined, 80);
+  const extra = lines(plainShell(`"${probe}" alloc:${MiB}`, socketPath));
+  await extra.next();
+  assert.equal((await extra.next()).code, 0, 'the 49th runs on, unmanaged');
+  const alert = await r.until('the alert', async () => (await r.engine.call('alerts.list', {})).find((a) => a.message.startsWith('Enrolment refused')));
+  assert.match(alert.message, /48 enrolled jobs run, the most this box takes/);
+  const managed = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '5'], cwd: dir, gpu: 0 });
+  await r.until('a gpushare run job still gets a slot', async () => (await r.job(managed.id))?.state === 'running');
+  for (const sh of shells) process.kill(-sh.pid!, 'SIGKILL');
 });

@@ -20,6 +20,8 @@ import { kernelGroup, readEnrolling, requestedDevice, type EnrolGroupKind, type 
 
 /** Live enrolled jobs one user may have: each holds a gate slot, of which the box has 64. */
 export const MAX_ENROLLED_JOBS_PER_USER = 16;
+/** Live enrolled jobs of all users together: the rest of the 64 gate slots stay for `gpushare run` jobs. */
+export const MAX_ENROLLED_JOBS_TOTAL = 48;
 /** `gpushare enrol` registrations one user may hold at once (one per running `gpushare enrol`). */
 export const MAX_REGISTRATIONS_PER_USER = 32;
 /** Enrolled processes remembered per job (forks that never exec are the job's without asking). */
@@ -154,6 +156,10 @@ export class Enrolment {
     if (proc.uid !== 0 && mine >= MAX_ENROLLED_JOBS_PER_USER)
       return this.overBound(`limit:${proc.uid}`, refuse('limit', `${account.name} already has ${mine} enrolled jobs, the most one user may (each holds one of the box's 64 gate slots): process ${proc.pid} runs unmanaged`));
     this.alerted.delete(`limit:${proc.uid}`);
+    const all = s.table.placed().filter((r) => r.view.enrolled).length;
+    if (all >= MAX_ENROLLED_JOBS_TOTAL)
+      return this.overBound('total', refuse('full', `process ${proc.pid} (${account.name}, ${proc.comm}) could not enrol and runs unmanaged: ${all} enrolled jobs run, the most this box takes (the other gate slots stay for gpushare run jobs)`));
+    this.alerted.delete('total');
     const group = this.groupOf(proc);
     const reg = group.registration;
     const slurm = group.slurm ?? null;

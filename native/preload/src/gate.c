@@ -46,22 +46,29 @@ static uint64_t g_batch_t0, g_batch_waited0;
 static uint64_t g_waited_ns; /* this process's time held by the gate (the activity's sums are the job's) */
 static GS_TLS char t_stream_marker; /* its address names this thread's per-thread default stream */
 
-static void attach(void) {
-  gs_enrolment_t *e = NULL;
-  /* a managed job's process attaches by its environment; any other process (or one whose environment
-   * names a gate that is not its own) asks the engine, which decides its job: enrol.c */
-  if (!gs_gate_files_attach()) {
-    if (!gs_enrol_wanted() || !(e = gs_enrolment())) return;
-    int ok = gs_gate_files_attach_fds(e->dir_fd, e->control_fd, e->activity_fd, e->slot, e->generation);
-    e->control_fd = e->activity_fd = -1;
-    if (!ok) return;
-  }
+static void attached(void) {
   gate_activity_t *me = g.me;
   STORE(&me->attached_pid, gs_self_pid());
   gs_proc(me); /* our entry in the job's process table */
   STORE(&g_attached, 1);
   gs_log("gated: slot %u, generation %u, priority %u, gpu %u, domain %u", g.index, g.generation,
          LOAD(&g.my->priority), LOAD(&g.my->gpu), LOAD(&g.my->domain));
+}
+
+/* A managed job's process attaches by its environment. */
+static void attach(void) {
+  if (gs_gate_files_attach()) attached();
+}
+
+/* Any other process (or one whose environment names a gate that is not its own) asks the engine, which
+ * decides its job (enrol.c): at its first CUDA driver call, never for an NVML reading alone. */
+static pthread_once_t g_enrol_once = PTHREAD_ONCE_INIT;
+static void attach_enrolled(void) {
+  gs_enrolment_t *e = gs_enrol_wanted() ? gs_enrolment() : NULL;
+  if (!e) return;
+  int ok = gs_gate_files_attach_fds(e->dir_fd, e->control_fd, e->activity_fd, e->slot, e->generation);
+  e->control_fd = e->activity_fd = -1;
+  if (ok) attached();
 }
 
 /* A forked child (a data-loader worker, say) is another process of the job: same slot, its own entry. */
@@ -72,6 +79,7 @@ __attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, 
 /* Our activity, or NULL: not gated, or the engine released the slot (then for good). */
 gate_activity_t *gs_gate_me(void) {
   pthread_once(&g_once, attach);
+  if (GS_UNLIKELY(!LOAD(&g_attached)) && !gs_nvml_call) pthread_once(&g_enrol_once, attach_enrolled);
   if (GS_UNLIKELY(!LOAD(&g_attached) || LOAD(&g_detached))) return NULL;
   gate_slot_t *my = g.my;
   if (GS_UNLIKELY(LOAD(&my->generation) != g.generation || LOAD(&my->state) != GATE_SLOT_IN_USE)) {

@@ -28,6 +28,7 @@ static gs_row_t g_rows[GS_HOOK_COUNT] = {GS_HOOKS(GS_ROW)};
 extern GS_HIDDEN void *const gs_hook_fns[GS_HOOK_COUNT];
 
 GS_HIDDEN GS_TLS int gs_depth;
+GS_HIDDEN GS_TLS int gs_nvml_call;
 
 static const char *const LIB_SONAME[GS_LIBS] = {"libcuda.so.1", "libnvidia-ml.so.1"};
 static pthread_once_t g_lib_once[GS_LIBS] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};

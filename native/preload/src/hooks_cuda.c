@@ -162,7 +162,9 @@ GS_HIDDEN CUresult hook_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
 }
 
 static void nvml_view(unsigned long long *total, unsigned long long *free_b, unsigned long long *used) {
+  gs_nvml_call++; /* a quota of a job this process is already in; NVML alone never enrols it (enrol.c) */
   uint64_t quota = gs_quota_limit();
+  gs_nvml_call--;
   if (quota == GATE_NO_QUOTA) return;
   uint64_t t = min_u64(*total, quota), u = min_u64(gs_quota_used(), t);
   *total = t;
@@ -182,7 +184,11 @@ GS_HIDDEN nvmlReturn_t hook_nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvml
   nvmlDeviceGetMemoryInfo_v2_fn real = REAL(nvmlDeviceGetMemoryInfo_v2);
   if (!real) return NVML_ERROR_UNINITIALIZED;
   nvmlReturn_t rc = real(device, memory);
-  if (rc == NVML_SUCCESS && memory && gs_quota_limit() != GATE_NO_QUOTA) {
+  if (rc == NVML_SUCCESS && memory) {
+    gs_nvml_call++;
+    uint64_t quota = gs_quota_limit();
+    gs_nvml_call--;
+    if (quota == GATE_NO_QUOTA) return rc;
     nvml_view(&memory->total, &memory->free, &memory->used);
     memory->reserved = 0; /* total = used + free inside the quota */
   }

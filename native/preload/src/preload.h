@@ -191,6 +191,9 @@ GS_HIDDEN void gs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* Nonzero while this thread is inside one of our hooks: a driver that calls
  * its own exported entry points must not be counted or gated twice. */
 extern GS_HIDDEN GS_TLS int gs_depth;
+/* Nonzero while this thread reads NVML through one of our hooks: a monitor (nvidia-smi) is no CUDA program, so
+ * the gate it asks about is only one it is already in, never a reason to enrol. */
+extern GS_HIDDEN GS_TLS int gs_nvml_call;
 
 static inline uint64_t gs_now_ns(void) {
   struct timespec ts;
