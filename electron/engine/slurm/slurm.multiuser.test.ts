@@ -17,7 +17,7 @@ import { SlurmRig, slurmMissing } from './testing/slurm-rig.js';
 
 const SCENARIO = 'a100-40gb';
 const GiB = 1024 ** 3;
-const RATE_HZ = 5;
+const RATE_HZ = 2;
 const SAMPLE_INTERVAL_S = 1 / RATE_HZ;
 const SKIP = !isRoot() ? 'needs root: Slurm, munge and the box daemon run as root and the test creates users' : slurmMissing();
 
