@@ -151,7 +151,7 @@ test('every field of every method, sent a value no field accepts, answers invali
   ];
   // a valid value for each required field, so the bad one is what gets refused
   const hour = Date.now() - 3_600_000;
-  const valid: Record<string, unknown> = { job: 'j1', priority: 'high', argv: ['train'], gpu: 0, bytes: null, mode: SHARING_MODES[0], hz: 1, since: hour, by: 'user', format: 'csv', policy: {} };
+  const valid: Record<string, unknown> = { job: 'j1', priority: 'high', argv: ['train'], gpu: 0, bytes: null, mode: SHARING_MODES[0], hz: 1, since: hour, by: 'user', format: 'csv', policy: {}, jobId: '1234' };
   // a field not named above: the least its schema accepts (a pattern-checked string needs an entry above)
   const example = (schema: Schema<unknown>, field: string): unknown => {
     if (Object.hasOwn(valid, field)) return valid[field];
