@@ -60,6 +60,11 @@ export function slurmLane(config: SlurmConfig, job: { qos?: string | null; parti
   return { lane: 'normal', from: 'the default', maxLane: null };
 }
 
+/** How a Slurm job is named wherever it shows (the console's card, `gpushare jobs`): "slurm job 1234 · partition gpu · QOS high". */
+export function slurmJobLabel(job: { jobId: string; partition: string | null; qos: string | null }): string {
+  return `slurm job ${job.jobId}${job.partition ? ` · partition ${job.partition}` : ''}${job.qos ? ` · QOS ${job.qos}` : ''}`;
+}
+
 /** A Slurm job as the daemon keeps it (and the console shows it). */
 export interface SlurmJobView {
   jobId: string;
