@@ -92,6 +92,8 @@ export interface EnrolledJob {
   /** The process group and session of its first process (a script's forks share them). */
   pgid: number;
   sid: number;
+  /** The Slurm job it is, as Slurm's prolog registered it (by: 'slurm'); absent: none registered. */
+  slurm?: { jobId: string; partition: string | null; qos: string | null };
 }
 
 export type AlertKind = 'contention' | 'quota' | 'out-of-memory' | 'waiting' | 'finished' | 'failed' | 'suspended' | 'resumed' | 'parked' | 'gpu-lost' | 'idle';

@@ -1,6 +1,7 @@
 // The box daemon's configuration and lab policy (/etc/gpushare/config.json): the shape,
 // checked key by key, so a bad file is an error naming the key and nothing half-applies.
 import { PRIORITIES, parseByteSize, type Priority } from './jobs.js';
+import { parseSlurmConfig, slurmConfigSchema, type SlurmConfig } from './slurm.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, ValidationError, type Infer, type Schema } from './schema.js';
 
 export const DEFAULT_ADMIN_GROUP = 'gpushare-admin';
@@ -106,6 +107,8 @@ export const daemonConfigSchema = object({
   connections: optional(connectionLimitsSchema),
   /** Jobs one user may have queued at once (administrators too); a submission past it is refused. */
   maxQueuedJobsPerUser: optional(number({ integer: true, min: 1, max: 100_000, unit: 'jobs' })),
+  /** Slurm jobs on this node: the lane each QOS (else partition) starts in. */
+  slurm: optional(slurmConfigSchema),
 });
 export type DaemonConfigInput = Infer<typeof daemonConfigSchema>;
 
@@ -130,6 +133,8 @@ export interface DaemonConfig {
   connections: ConnectionLimits;
   /** Jobs one user may have queued at once. */
   maxQueuedJobsPerUser: number;
+  /** Slurm jobs' lanes by QOS and partition. */
+  slurm: SlurmConfig;
 }
 
 /** Enough for a sweep of runs; few enough that no user's queue slows the box for others. */
@@ -171,6 +176,7 @@ export function parseDaemonConfig(value: unknown): DaemonConfig {
     ...(input.autoParkIdleSeconds ? { autoParkIdleSeconds: input.autoParkIdleSeconds } : {}),
     connections: parseConnectionLimits(input.connections, 'connections'),
     maxQueuedJobsPerUser: input.maxQueuedJobsPerUser ?? DEFAULT_MAX_QUEUED_JOBS_PER_USER,
+    slurm: parseSlurmConfig(input.slurm, 'slurm'),
   };
 }
 

@@ -3,7 +3,7 @@
 // holds only usage text (one light module, usage.ts); a command's own module is loaded when it runs.
 import { splitEnrolArgs } from './enrol-args.js';
 import { splitRunArgs } from './run-args.js';
-import { auditUsage, enrolUsage, jupyterInstallKernelUsage, jupyterUsage, labPsUsage, labUsage, labWhereUsage, relayUsage, completionUsage, consoleUsage, daemonInstallUsage, daemonUsage, engineUsage, jobsUsage, migApplyUsage, migLayoutUsage, migPlanUsage, migUsage, mpsUsage, psUsage, reportUsage, runUsage, serveUsage, setUsage, simSubcommandUsage, simUsage, startUsage, statusUsage, stopUsage } from './usage.js';
+import { auditUsage, enrolUsage, jupyterInstallKernelUsage, jupyterUsage, labPsUsage, labUsage, labWhereUsage, relayUsage, slurmUsage, completionUsage, consoleUsage, daemonInstallUsage, daemonUsage, engineUsage, jobsUsage, migApplyUsage, migLayoutUsage, migPlanUsage, migUsage, mpsUsage, psUsage, reportUsage, runUsage, serveUsage, setUsage, simSubcommandUsage, simUsage, startUsage, statusUsage, stopUsage } from './usage.js';
 
 export interface CliCommand {
   name: string;
@@ -93,6 +93,7 @@ export const COMMANDS: readonly CliCommand[] = [
     subcommands: { ps: labPsUsage, where: labWhereUsage },
     run: (argv) => import('./commands/lab.js').then((m) => m.labCommand(argv)),
   },
+  { name: 'slurm', summary: "Slurm's Prolog=, Epilog= and TaskProlog= on a GPU node: Slurm jobs get quotas, lanes and usage", usage: slurmUsage, run: (argv) => import('./commands/slurm.js').then((m) => m.slurmCommand(argv)) },
   { name: 'relay', summary: "the API over stdin/stdout to this box's daemon, as you (what gpushare lab runs over ssh)", usage: relayUsage, run: (argv) => import('./commands/relay.js').then((m) => m.relayCommand(argv)) },
   { name: 'status', summary: 'which engine answers (box daemon or personal), as whom, the console URL (--json)', usage: statusUsage, run: (argv) => import('./commands/status.js').then((m) => m.statusCommand(argv)) },
   { name: 'stop', summary: 'stop your personal engine', usage: stopUsage, run: (argv) => import('./commands/stop.js').then((m) => m.stopCommand(argv)) },

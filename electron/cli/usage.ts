@@ -109,10 +109,11 @@ export const psUsage = `Usage: gpushare ps [--json] [--watch] [--rate HZ] [--sim
   sees, at its sampling rate; otherwise it reads the driver itself (--simulate always does).`;
 
 // gpushare report
-export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [--by user|job|gpu|container] [--format csv|json|html|pdf] [-o FILE] [--db PATH]
+export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [--by user|job|gpu|container|slurm-job] [--format csv|json|html|pdf] [-o FILE] [--db PATH]
   --since, --until     a duration back from now (90m, 12h, 7d, 2w) or an ISO date (2026-11-01, 2026-11-01T09:00Z);
                        default: the last 7 days up to now
-  --by                 one row per user (default), job or GPU
+  --by                 one row per user (default), job or GPU; slurm-job: one per Slurm job this box ran
+                       (CSV or JSON; its JobID column joins \`sacct -P\`), from the box daemon's store
   --format             csv (default, or from -o's extension), json, html (charts), pdf (needs Chromium)
   -o FILE              write to FILE instead of standard output (required for pdf)
   --db PATH            the usage database (default $XDG_DATA_HOME/gpushare/usage.db)`;
@@ -260,3 +261,19 @@ export const jupyterInstallKernelUsage = `Usage: gpushare jupyter install-kernel
   data directory ($JUPYTER_DATA_DIR, else ~/.local/share/jupyter); as root in /usr/local/share/jupyter
   (--user: root's own); --sys-prefix: in ${KERNEL_PYTHON}'s prefix (/usr/share/jupyter). Prints where.`;
 export const jupyterUsage = jupyterInstallKernelUsage; // its one subcommand
+
+// gpushare slurm
+export const SLURM_LOG = '/var/log/gpushare/slurm.log';
+
+export const slurmUsage = `Usage: gpushare slurm prolog|epilog|task-prolog [--strict] [--log FILE]
+  For slurm.conf on a GPU node (run by slurmd, never by hand):
+    Prolog=/usr/local/sbin/gpushare-slurm-prolog       (exec gpushare slurm prolog)
+    Epilog=/usr/local/sbin/gpushare-slurm-epilog       (exec gpushare slurm epilog)
+    TaskProlog=/usr/local/sbin/gpushare-slurm-task-prolog (exec gpushare slurm task-prolog)
+  prolog       registers the job with the box daemon: its GPUs, shards (its memory quota), QOS
+               and partition (its lane), read with scontrol
+  epilog       ends the job: holds let go, usage written to the log, processes left on a GPU named
+  task-prolog  prints "export LD_PRELOAD=…" so the job's tasks enrol at their first CUDA call
+               (nothing when /etc/ld.so.preload loads the library box-wide)
+  A problem on gpushare's side is logged (--log, else $GPUSHARE_SLURM_LOG, else ${SLURM_LOG}) and
+  the job runs unmanaged: exit 0. --strict exits 1 instead (Slurm then fails the job and drains the node).`;

@@ -1,4 +1,5 @@
 // `gpushare jobs`: the jobs the engine knows, managed and unmanaged, as a table or JSON.
+import { slurmJobLabel } from '../../../shared/slurm.js';
 import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import { connectToEngine, type EngineClient } from '../engine-client.js';
@@ -43,7 +44,8 @@ export function renderJobs(jobs: readonly JobView[], width = 120): string {
 export function enrolledMark(job: JobView): string {
   const e = job.enrolled;
   if (!e) return '';
-  const how = e.by === 'tree' ? '' : e.by === 'command' ? ': gpushare enrol' : `: ${e.by}${e.name ? ` ${e.name}` : ''}`;
+  if (e.slurm) return `[${slurmJobLabel(e.slurm)}] `;
+  const how = e.by === 'tree' ? '' : e.by === 'command' ? ': gpushare enrol' : e.by === 'slurm' && e.name ? `: ${e.name}` : `: ${e.by}${e.name ? ` ${e.name}` : ''}`;
   return `[enrolled${how}] `;
 }
 

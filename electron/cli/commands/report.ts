@@ -8,6 +8,8 @@ import { htmlToPdf } from '../../engine/reports/pdf.js';
 import { queryUsage } from '../../engine/reports/query.js';
 import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
 import { parseFlags, UsageError } from '../args.js';
+import { readSlurmUsage, slurmUsageCsv, slurmUsageFileFor } from '../../engine/reports/slurm-usage.js';
+import { DAEMON_DB } from '../../engine/daemon/daemon-paths.js';
 
 const FORMATS = ['csv', 'json', 'html', 'pdf'] as const;
 type Format = (typeof FORMATS)[number];
@@ -26,6 +28,20 @@ export function parseTime(flag: string, text: string, now: number): number {
   throw new UsageError(`${flag} must be a duration like 90m, 12h or 7d, or an ISO date like 2026-11-01 or 2026-11-01T09:00Z; got "${text}".`);
 }
 
+/** `--by slurm-job`: the rows the epilogs settled, beside the store (root's alone on a box: run it as root). */
+function slurmJobReport(values: { format?: string; output?: string; db?: string }, since: number, until: number): number {
+  const format = values.format ?? formatFromName(values.output) ?? 'csv';
+  if (format !== 'csv' && format !== 'json') throw new UsageError(`--by slurm-job writes csv or json; got "${format}".`);
+  const db = values.db ?? (existsSync(DAEMON_DB) ? DAEMON_DB : defaultUsageDbPath());
+  const file = slurmUsageFileFor(db);
+  if (!existsSync(file)) throw new Error(`No Slurm job's usage recorded yet: ${file} does not exist. The box daemon writes a row there at each Slurm job's end (gpushare slurm epilog)${values.db ? '' : '; --db PATH names another store'}.`);
+  const rows = readSlurmUsage(file, since, until);
+  const text = format === 'json' ? JSON.stringify({ by: 'slurm-job', since, until, rows }, null, 2) + '\n' : slurmUsageCsv(rows);
+  if (values.output) writeFileSync(values.output, text);
+  else process.stdout.write(text);
+  return 0;
+}
+
 export async function reportCommand(argv: string[], now = Date.now()): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
     since: { type: 'string' },
@@ -39,6 +55,7 @@ export async function reportCommand(argv: string[], now = Date.now()): Promise<n
   const since = parseTime('--since', values.since ?? '7d', now);
   const until = values.until === undefined ? now : parseTime('--until', values.until, now);
   if (since >= until) throw new UsageError(`--since (${new Date(since).toISOString()}) must be before --until (${new Date(until).toISOString()}).`);
+  if (values.by === 'slurm-job') return slurmJobReport(values, since, until);
   const by = (values.by ?? 'user') as ReportGrouping;
   if (!REPORT_GROUPINGS.includes(by)) throw new UsageError(`--by must be one of ${REPORT_GROUPINGS.join(', ')}; got "${values.by}".`);
   const format = (values.format ?? formatFromName(values.output) ?? 'csv') as Format;

@@ -59,6 +59,7 @@ test('a good file: its values, and the defaults for what it leaves out', () => {
     },
     connections: { perUser: 16, total: 1024, unreadBytesPerUser: 16 * 1024 ** 2, unreadBytesTotal: 512 * 1024 ** 2 },
     maxQueuedJobsPerUser: 100,
+    slurm: { qosLanes: [], partitionLanes: [] },
   });
   assert.deepEqual(said, [], 'a file that is there needs no remark');
 });
@@ -101,7 +102,7 @@ test('bad JSON: the file, line and column, and what is wrong there', () => {
 test('schema errors name the file and the key, one kind each', () => {
   const cases: Array<[unknown, string]> = [
     [{ policy: { limits: [{}, {}, { maxGpus: 99 }] } }, 'policy.limits[2].maxGpus: must be at most 64, got 99'],
-    [{ adminGrup: 'x' }, 'adminGrup: is not a known field (known: adminGroup, rateHz, metrics, boxName, policy, autoParkIdleSeconds, connections, maxQueuedJobsPerUser)'],
+    [{ adminGrup: 'x' }, 'adminGrup: is not a known field (known: adminGroup, rateHz, metrics, boxName, policy, autoParkIdleSeconds, connections, maxQueuedJobsPerUser, slurm)'],
     [{ rateHz: '1' }, 'rateHz: must be a number, got "1"'],
     [{ rateHz: 50 }, 'rateHz: must be at most 10 Hz, got 50'],
     [{ adminGroup: 'gpu admins' }, 'adminGroup: must be a user or group name, got "gpu admins"'],
@@ -127,7 +128,7 @@ test('schema errors name the file and the key, one kind each', () => {
 test('keys only Object.prototype knows (__proto__, constructor, toString) are unknown fields, at the top and nested', () => {
   for (const key of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
     const top = errorOf(`{"rateHz": 1, "${key}": {"adminGroup": "everyone"}}`);
-    assert.equal(top.message, `${top.file}: ${key}: is not a known field (known: adminGroup, rateHz, metrics, boxName, policy, autoParkIdleSeconds, connections, maxQueuedJobsPerUser)`);
+    assert.equal(top.message, `${top.file}: ${key}: is not a known field (known: adminGroup, rateHz, metrics, boxName, policy, autoParkIdleSeconds, connections, maxQueuedJobsPerUser, slurm)`);
     const nested = errorOf(`{"policy": {"limits": [{"user": "alice", "${key}": {"maxGpus": 64}}]}}`);
     assert.match(nested.message, new RegExp(`^${nested.file}: policy\\.limits\\[0\\]\\.${key}: is not a known field \\(known: user, group, maxGpus,`));
   }
@@ -160,7 +161,7 @@ test('the strict JSON reader gives what JSON.parse gives for valid text', () => 
 test('the default file loads back to the defaults, every key written out', () => {
   const text = defaultConfigText();
   assert.deepEqual(loadDaemonConfig(configFile(text)), parseDaemonConfig({}));
-  assert.deepEqual(Object.keys(JSON.parse(text)), ['adminGroup', 'rateHz', 'metrics', 'boxName', 'policy', 'connections', 'maxQueuedJobsPerUser']);
+  assert.deepEqual(Object.keys(JSON.parse(text)), ['adminGroup', 'rateHz', 'metrics', 'boxName', 'policy', 'connections', 'maxQueuedJobsPerUser', 'slurm']);
   assert.deepEqual(JSON.parse(text).connections, { perUser: 64, total: 1024, unreadBytesPerUser: '64M', unreadBytesTotal: '512M' }, 'sizes as an admin writes them');
   assert.deepEqual(Object.keys(JSON.parse(text).policy), ['limits', 'fairShare', 'idleHolders']);
 });

@@ -61,6 +61,7 @@ export async function openDaemon(options: DaemonOptions = {}): Promise<Daemon> {
       persistPolicy: (policy) => writeDaemonConfig(configPath, { ...config, policy }),
       autoPark: config.autoParkIdleSeconds ? { idleMs: config.autoParkIdleSeconds * 1000 } : null,
       maxQueuedPerUser: config.maxQueuedJobsPerUser,
+      slurm: config.slurm,
     },
     settings: { perUserDir: join(dirname(dbPath), 'preferences') }, // each user's console choices, root's files
     socket: { path: socketPath, shared: true, limits: config.connections, limitsFrom: configPath },

@@ -14,6 +14,8 @@ import { cutArgv } from '../proc/text-bounds.js';
 import type { JobRecord } from '../scheduler/job-table.js';
 import { newJobView } from '../scheduler/job-table.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
+import type { SlurmJobs } from '../slurm/slurm-jobs.js';
+import type { SlurmJobView } from '../../../shared/slurm.js';
 import { kernelGroup, readEnrolling, requestedDevice, type EnrolGroupKind, type EnrollingProcess } from './grouping.js';
 
 /** Live enrolled jobs one user may have: each holds a gate slot, of which the box has 64. */
@@ -74,7 +76,7 @@ export class Enrolment {
 
   constructor(
     private readonly scheduler: Scheduler,
-    private readonly options: { enginePid?: number; procRoot?: string } = {},
+    private readonly options: { enginePid?: number; procRoot?: string; slurm?: SlurmJobs } = {},
   ) {
     scheduler.enrolledAlive = (record) => this.alive(record);
   }
@@ -135,7 +137,9 @@ export class Enrolment {
   }
 
   /** The group the kernel gives it, else a registration of `gpushare enrol` above it, else a tree of its own. */
-  private groupOf(proc: EnrollingProcess): { key: string; kind: EnrolGroupKind; name: string | null; registration: Registration | null } {
+  private groupOf(proc: EnrollingProcess): { key: string; kind: EnrolGroupKind; name: string | null; registration: Registration | null; slurm?: SlurmJobView } {
+    const slurm = this.options.slurm?.jobOf(proc); // a Slurm job the prolog registered: its quota and lane, whatever runs inside it
+    if (slurm) return { key: `slurm:${proc.uid}:${slurm.jobId}`, kind: 'slurm', name: `slurm job ${slurm.jobId}`, registration: null, slurm };
     for (const p of [{ pid: proc.pid, startTicks: proc.startTicks, uid: proc.uid }, ...proc.ancestors]) {
       const r = this.registrations.get(`${p.pid}:${p.startTicks}`);
       if (r && r.uid === proc.uid) return { key: `command:${proc.uid}:${p.pid}:${p.startTicks}`, kind: 'command', name: null, registration: r };
@@ -158,12 +162,13 @@ export class Enrolment {
     this.alerted.delete('total');
     const group = this.groupOf(proc);
     const reg = group.registration;
-    const gpu = this.gpuFor(proc.pid);
+    const slurm = group.slurm ?? null;
+    const gpu = slurm && slurm.gpus.length > 0 ? slurm.gpus[0] : this.gpuFor(proc.pid);
     const argv = readArgv(proc.pid, this.options.procRoot) ?? [proc.comm];
     const { argv: shown, cut } = cutArgv(argv);
     const lab = s.lab;
-    let priority: Priority = lab?.defaultPriority(account.name, proc.uid) ?? 'normal';
-    const asked = reg?.memoryQuotaBytes ?? null;
+    let priority: Priority = slurm ? slurm.lane : (lab?.defaultPriority(account.name, proc.uid) ?? 'normal');
+    const asked = slurm ? slurm.memoryQuotaBytes : (reg?.memoryQuotaBytes ?? null);
     const limited = lab?.quotaForEnrolled(account.name, proc.uid, asked, s.table.placed().map((r) => r.view)) ?? { bytes: asked, fromPolicy: false };
     const quota = limited.bytes;
     const how = group.kind === 'command' ? 'by gpushare enrol' : group.kind === 'notebook' ? `as notebook kernel${group.name ? ` ${group.name}` : ''}` : group.kind === 'tree' ? `from pid ${proc.pid}` : `as ${group.name}`;
@@ -182,7 +187,7 @@ export class Enrolment {
         memoryQuotaBytes: quota,
         ...(reg?.keepResident ? { keepResident: true } : {}),
         ...(limited.fromPolicy ? { memoryQuotaFromPolicy: true } : {}),
-        enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid },
+        enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid, ...(slurm ? { slurm: { jobId: slurm.jobId, partition: slurm.partition, qos: slurm.qos } } : {}) },
       },
       'starting',
       `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}${limited.fromPolicy ? ` (the lab policy's memory limit: what ${account.name} has left)` : ''}` : ''}`,
@@ -206,6 +211,7 @@ export class Enrolment {
     }
     this.alerted.delete('full');
     this.members.set(view.id, new Map([[proc.pid, proc.startTicks]]));
+    if (slurm) this.options.slurm?.adopted(slurm.jobId, view.id);
     s.act.attach(record);
     s.ownership.claim(view.id, view.owner, proc.pid, proc.startTicks);
     s.fire(record, 'started', `running as pid ${proc.pid} (enrolled)`);
@@ -267,6 +273,11 @@ export class Enrolment {
     const byIndex = asked !== null && /^\d+$/.test(asked) ? gpus.find((g) => g.index === Number(asked)) : undefined;
     const byUuid = asked !== null ? gpus.find((g) => g.uuid === asked || g.migSlices.some((s) => s.uuid === asked)) : undefined;
     return (byIndex ?? byUuid ?? gpus[0])?.index ?? 0;
+  }
+
+  /** The enrolled processes of a job (pids), for its accounting. */
+  membersOf(jobId: string): number[] {
+    return [...(this.members.get(jobId)?.keys() ?? [])];
   }
 
   /** Whether any process of the enrolled job lives: an enrolled member, or one the library lists in its slot. */

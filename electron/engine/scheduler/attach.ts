@@ -31,8 +31,14 @@ import { Scheduler, type UnmanagedQuotaPolicy } from './scheduler.js';
 import type { AutoParkPolicy } from './auto-park.js';
 import { ParkRequests } from './park-requests.js';
 import { Enrolment } from '../enrol/enrolment.js';
+import { registerSlurmCommands } from '../slurm/slurm-commands.js';
+import { SlurmJobs } from '../slurm/slurm-jobs.js';
+import { SLURM_USAGE_FILE } from '../reports/slurm-usage.js';
+import { DEFAULT_SLURM_CONFIG, type SlurmConfig } from '../../../shared/slurm.js';
 
 export interface AttachSchedulerOptions {
+  /** Slurm jobs' lanes by QOS and partition (the daemon's config). */
+  slurm?: SlurmConfig;
   /** Logs and other per-user state; default $XDG_STATE_HOME/gpushare. */
   stateDir?: string;
   /** The suspend record lives here; default the engine's runtime dir. */
@@ -167,12 +173,21 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
       engine.sampler.sampleNow(); // the next command already sees the new slices (a job for one, say), not the next tick
     },
   });
+  let slurmJobs: SlurmJobs | null = null;
   if (gate) {
-    const enrolment = new Enrolment(scheduler);
+    let enrolment: Enrolment | null = null;
+    slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [], usageFile: join(stateDir, SLURM_USAGE_FILE) });
+    enrolment = new Enrolment(scheduler, { slurm: slurmJobs });
     engine.enroller = enrolment;
-    engine.dispatcher.register('enrol.register', (params, caller) => enrolment.register(caller, params));
+    engine.dispatcher.register('enrol.register', (params, caller) => enrolment!.register(caller, params));
+    registerSlurmCommands(engine.dispatcher, slurmJobs);
   }
-  const off = engine.sampler.onSnapshot(() => scheduler.requestEvaluation('now')); // a step on every published snapshot
+  const offScheduler = engine.sampler.onSnapshot(() => scheduler.requestEvaluation('now')); // a step on every published snapshot
+  const offSlurm = slurmJobs ? engine.sampler.onSnapshot((snapshot) => slurmJobs!.sample(snapshot)) : () => undefined;
+  const off = (): void => {
+    offScheduler();
+    offSlurm();
+  };
   if (recovered.length > 0) {
     engine.raiseAlert({
       kind: 'resumed',

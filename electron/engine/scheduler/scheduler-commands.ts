@@ -4,7 +4,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ApiParams } from '../../../shared/api.js';
-import { FINAL_STATES, formatByteSize, type EngineKind, type JobState, type JobView, type Priority, type SharingMode } from '../../../shared/jobs.js';
+import { FINAL_STATES, PRIORITY_RANK, formatByteSize, type EngineKind, type JobState, type JobView, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
@@ -185,9 +185,12 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
    */
   type Change = (() => void) | null;
   /** `state`: the state the job will be in when it applies (a move that unparks it: running). */
-  const priorityChange = (r: JobRecord, priority: Priority, state?: JobState): Change => {
+  const priorityChange = (r: JobRecord, priority: Priority, caller: Caller, state?: JobState): Change => {
     live(r, 'change the priority of');
     if (r.view.priority === priority) return null;
+    const cap = caller.admin ? null : scheduler.laneCap?.(r); // a Slurm job's QOS or partition may cap its owner's drags
+    if (cap && PRIORITY_RANK[priority] < PRIORITY_RANK[cap.lane])
+      throw new ApiError('forbidden', `Cannot move ${r.view.id} to ${priority}: ${cap.why} caps it at ${cap.lane}. Only an administrator may move it higher; nothing was changed.`);
     scheduler.checkPriority(r, priority, state); // the lab policy's limits
     return () => scheduler.setPriority(r, priority);
   };
@@ -226,9 +229,9 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return after(r);
   };
 
-  dispatcher.register('jobs.setPriority', ({ job, priority }) => {
+  dispatcher.register('jobs.setPriority', ({ job, priority }, caller) => {
     const r = find(job);
-    return applied(r, priorityChange(r, priority));
+    return applied(r, priorityChange(r, priority, caller));
   });
 
   dispatcher.register('jobs.setQuota', ({ job, bytes }) => {
@@ -309,7 +312,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     const changes = (state?: JobState): Change[] => [
       gpu === undefined ? null : placeChange(r, gpu, memoryQuotaBytes === undefined ? r.view.memoryQuotaBytes : memoryQuotaBytes),
       mode === undefined ? null : modeChange(r, { mode, mpsSharePercent, migSlice }, gpu),
-      priority === undefined ? null : priorityChange(r, priority, state),
+      priority === undefined ? null : priorityChange(r, priority, caller, state),
       memoryQuotaBytes === undefined ? null : quotaChange(r, memoryQuotaBytes, state, gpu),
       action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
     ];

@@ -98,6 +98,8 @@ export class Scheduler {
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
   /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
   enrolledAlive: ((record: JobRecord) => boolean) | null = null;
+  /** The highest lane a job's owner may drag it to, and why (a Slurm job's QOS: slurm/slurm-jobs.ts sets it); null: the lab policy alone. */
+  laneCap: ((record: JobRecord) => { lane: Priority; why: string } | null) | null = null;
   /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
   private holdEvaluation = false;
 

@@ -1,5 +1,6 @@
 // One job on the board. Drag it to a lane or a GPU — or focus it and press
 // ←/→ (or H, N, B, P) to change lanes, a digit to place it on that GPU, K to park or unpark it.
+import { slurmJobLabel } from '../../../shared/slurm.js';
 import { memo, useState, type KeyboardEvent } from 'react';
 import type { JobView } from '../../../shared/jobs.js';
 import { moveJobToLane, parkJob, placeJob, unparkJob } from '../actions/job-actions.js';
@@ -92,7 +93,7 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
         <span>{job.owner}</span>
         {job.enrolled && (
           <span className="job-enrolled" title={`Enrolled: started outside gpushare, it joined at its first CUDA call (${job.enrolled.by === 'command' ? 'gpushare enrol' : job.enrolled.by}${job.enrolled.name ? ` ${job.enrolled.name}` : ''}); moved like any job`}>
-            enrolled{job.enrolled.name ? ` · ${job.enrolled.name}` : ''}
+            enrolled{job.enrolled.slurm ? ` · ${slurmJobLabel(job.enrolled.slurm)}` : job.enrolled.name ? ` · ${job.enrolled.name}` : ''}
           </span>
         )}
         <span>{job.gpu === null ? (job.requestedGpu === 'auto' ? 'any GPU' : `GPU ${job.requestedGpu}`) : `GPU ${job.gpu}`}</span>

@@ -4,7 +4,7 @@ import { SHARING_MODES } from '../../../../shared/jobs.js';
 import type { Schema } from '../../../../shared/schema.js';
 
 /** A valid value for fields whose least value is not valid (patterns, ids) or says little. */
-const VALID: Record<string, unknown> = { job: 'j1', priority: 'high', argv: ['train'], gpu: 0, bytes: null, mode: SHARING_MODES[0], hz: 1, since: Date.now() - 3_600_000, by: 'user', format: 'csv', policy: {} };
+const VALID: Record<string, unknown> = { job: 'j1', priority: 'high', argv: ['train'], gpu: 0, bytes: null, mode: SHARING_MODES[0], hz: 1, since: Date.now() - 3_600_000, by: 'user', format: 'csv', policy: {}, jobId: '1234' };
 
 /** A value `schema` accepts for `field`: from VALID where named there, else the least the schema takes. */
 export function exampleValue(schema: Schema<unknown>, field: string): unknown {

@@ -1,0 +1,89 @@
+// `gpushare slurm prolog|epilog|task-prolog`: what slurm.conf's Prolog=, Epilog= and TaskProlog= run.
+// The prolog registers the job Slurm placed on this node with the box daemon; the task prolog loads the
+// preload library into the job's tasks so they enrol; the epilog ends the job and writes its usage.
+// gpushare's trouble never fails a Slurm job or drains a node: each logs why and exits 0, unless --strict.
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { preloadLibraryPath } from '../../engine/gate/launch-gate.js';
+import { parseFlags, UsageError } from '../args.js';
+import { callWithin, connectToEngine, daemonSocketPath } from '../engine-client.js';
+import { parseShardsPerGpu, parseShowJob, parseIndexList } from './slurm-scontrol.js';
+
+export { SLURM_LOG, slurmUsage } from '../usage.js';
+import { SLURM_LOG } from '../usage.js';
+
+function logLine(file: string, line: string): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
+    appendFileSync(file, `${new Date().toISOString()} ${line}\n`, { mode: 0o640 });
+  } catch {
+    process.stderr.write(`${line}\n`); // slurmd keeps a prolog's stderr in its own log
+  }
+}
+
+function scontrol(args: string[]): string {
+  return execFileSync('scontrol', args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export async function slurmCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { strict: { type: 'boolean' }, log: { type: 'string' } });
+  const [what, ...rest] = positionals;
+  if (rest.length > 0) throw new UsageError(`gpushare slurm ${what} takes no arguments, got "${rest[0]}".`);
+  const env = process.env;
+  if (what === 'task-prolog') return taskProlog(env);
+  if (what !== 'prolog' && what !== 'epilog') throw new UsageError(`gpushare slurm: say prolog, epilog or task-prolog${what ? `, not "${what}"` : ''}.`);
+  const log = values.log ?? env.GPUSHARE_SLURM_LOG ?? SLURM_LOG;
+  const jobId = env.SLURM_JOB_ID ?? env.SLURM_JOBID;
+  const say = (line: string): void => logLine(log, `${what} job ${jobId ?? '?'}: ${line}`);
+  try {
+    if (!jobId || !/^\d+$/.test(jobId)) throw new Error('SLURM_JOB_ID is not set: run by slurmd as Prolog=/Epilog= only');
+    const engine = await connectToEngine(daemonSocketPath());
+    try {
+      if (what === 'prolog') {
+        const node = env.SLURMD_NODENAME ?? null;
+        const job = parseShowJob(scontrol(['show', 'job', '-d', jobId]), node);
+        const shardsPerGpu = job.shards !== null && node ? parseShardsPerGpu(scontrol(['show', 'node', node])) : null;
+        const fromEnv = parseIndexList(env.SLURM_JOB_GPUS ?? env.CUDA_VISIBLE_DEVICES ?? '');
+        const view = await callWithin(engine, 'slurm.prolog', {
+          jobId,
+          uid: Number(env.SLURM_JOB_UID),
+          gpus: job.gpus.length > 0 ? job.gpus : fromEnv,
+          shards: job.shards,
+          shardsPerGpu,
+          mpsPercent: job.mpsPercent,
+          qos: job.qos,
+          partition: job.partition ?? env.SLURM_JOB_PARTITION ?? null,
+          node,
+        });
+        say(`registered for ${view.user}: GPU ${view.gpus.join(',') || 'none'}, ${view.memoryQuotaBytes === null ? 'no memory quota' : `memory quota ${view.memoryQuotaBytes} bytes (${job.shards} of ${shardsPerGpu} shards)`}, lane ${view.lane} (${view.laneFrom})`);
+      } else {
+        const result = await callWithin(engine, 'slurm.epilog', { jobId });
+        say(`usage ${JSON.stringify({ jobId, jobs: result.jobs, ...result.usage, released: result.released })}`);
+        for (const p of result.leftOnGpu) say(`pid ${p.pid} of the job is still on GPU ${p.gpu} after its end`);
+      }
+    } finally {
+      engine.close();
+    }
+    return 0;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    say(`${what === 'prolog' ? 'not managed by gpushare, runs as Slurm started it' : 'not settled by gpushare'}: ${why}`);
+    return values.strict ? 1 : 0;
+  }
+}
+
+/** The lines slurmstepd applies to each task's environment. */
+function taskProlog(env: NodeJS.ProcessEnv): number {
+  const library = preloadLibraryPath();
+  let boxWide = false;
+  try {
+    boxWide = readFileSync('/etc/ld.so.preload', 'utf8').includes('libgpushare-preload.so');
+  } catch {
+    // no box-wide preload
+  }
+  if (!boxWide && !(env.LD_PRELOAD ?? '').split(/[: ]/).includes(library)) process.stdout.write(`export LD_PRELOAD=${[library, env.LD_PRELOAD].filter(Boolean).join(':')}\n`);
+  if (env.GPUSHARE_DAEMON_SOCKET) process.stdout.write(`export GPUSHARE_DAEMON_SOCKET=${env.GPUSHARE_DAEMON_SOCKET}\n`);
+  process.stdout.write('export GPUSHARE_ENROL_WAIT_MS=2000\n'); // the daemon may ask slurmd (scontrol pidinfo) which job a task is
+  return 0;
+}

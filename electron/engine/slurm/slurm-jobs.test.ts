@@ -1,0 +1,75 @@
+// The daemon's side of the prolog: who may register a Slurm job, its quota from its shards, its lane from its
+// QOS or partition, and which processes may join it (only the job's own user's, by what Slurm says of the pid).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { test } from 'node:test';
+import { DEFAULT_SLURM_CONFIG, type SlurmConfig } from '../../../shared/slurm.js';
+import type { Caller } from '../api/dispatcher.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import { SlurmJobs } from './slurm-jobs.js';
+
+const GiB = 1024 ** 3;
+const me = { uid: process.getuid!(), name: execFileSync('id', ['-un'], { encoding: 'utf8' }).trim() };
+const caller = (admin: boolean, uid = 4242): Caller => ({ uid, gid: uid, groups: [], user: admin ? 'root' : 'mallory', pid: null, admin, via: 'socket' }) as Caller;
+const scheduler = { snapshot: () => ({ gpus: [{ index: 0, memoryTotal: 40 * GiB }, { index: 1, memoryTotal: 80 * GiB }] }) } as unknown as Scheduler;
+const config: SlurmConfig = { qosLanes: [{ name: 'high', lane: 'high' }], partitionLanes: [{ name: 'scavenger', lane: 'best-effort', maxLane: 'normal' }] };
+
+function jobs(pidInfo: (pid: number, node: string | null) => string | null = () => null) {
+  return new SlurmJobs(scheduler, { config: () => config, pidInfo });
+}
+
+test('only root or an administrator registers a Slurm job: a user is refused and nothing is registered', () => {
+  const s = jobs();
+  assert.throws(() => s.register({ jobId: '7', uid: me.uid, gpus: [0] }, caller(false)), /only root \(Slurm's prolog\) or an administrator may; mallory \(uid 4242\) is not/);
+  assert.deepEqual(s.list(), []);
+});
+
+test("quota = shards ÷ shards per GPU × that GPU's memory; lane from the QOS, else the partition, else normal", () => {
+  const s = jobs();
+  const a = s.register({ jobId: '1', uid: me.uid, gpus: [0], shards: 1, shardsPerGpu: 4, qos: 'high', partition: 'scavenger' }, caller(true));
+  assert.deepEqual([a.memoryQuotaBytes, a.lane, a.laneFrom, a.user], [10 * GiB, 'high', 'QOS high', me.name]);
+  const b = s.register({ jobId: '2', uid: me.uid, gpus: [1], shards: 3, shardsPerGpu: 4, qos: null, partition: 'scavenger' }, caller(true));
+  assert.deepEqual([b.memoryQuotaBytes, b.lane], [60 * GiB, 'best-effort']);
+  const c = s.register({ jobId: '3', uid: me.uid, gpus: [1] }, caller(true));
+  assert.deepEqual([c.memoryQuotaBytes, c.lane, c.laneFrom], [null, 'normal', 'the default']);
+  assert.equal(new SlurmJobs(scheduler, { config: () => DEFAULT_SLURM_CONFIG }).register({ jobId: '4', uid: me.uid, gpus: [0], qos: 'high' }, caller(true)).lane, 'normal');
+});
+
+test('bad registrations are refused whole: a GPU the box lacks, more shards than configured, an unknown uid', () => {
+  const s = jobs();
+  assert.throws(() => s.register({ jobId: '5', uid: me.uid, gpus: [3] }, caller(true)), /given GPU 3, which this box does not have/);
+  assert.throws(() => s.register({ jobId: '5', uid: me.uid, gpus: [0], shards: 5, shardsPerGpu: 4 }, caller(true)), /holds 5 shards of a GPU configured with 4/);
+  assert.throws(() => s.register({ jobId: '5', uid: 3_999_999, gpus: [0] }, caller(true)), /uid 3999999 has no account on this box/);
+  assert.deepEqual(s.list(), []);
+});
+
+test("a process joins a Slurm job only when Slurm says it is that job's and it runs as the job's user", () => {
+  const asked: Array<[number, string | null]> = [];
+  const s = jobs((pid, node) => {
+    asked.push([pid, node]);
+    return pid === process.pid ? '9' : null;
+  });
+  assert.equal(s.jobOf({ pid: process.pid, uid: me.uid, startTicks: 1 }), null, 'no Slurm job registered: nothing asked');
+  assert.deepEqual(asked, []);
+  s.register({ jobId: '9', uid: me.uid, gpus: [0], node: 'gpu1' }, caller(true));
+  assert.equal(s.jobOf({ pid: process.pid, uid: me.uid, startTicks: 1 })?.jobId, '9');
+  assert.deepEqual(asked, [[process.pid, 'gpu1']], "asked of the slurmd of the job's node");
+  assert.equal(s.jobOf({ pid: process.pid, uid: me.uid + 1, startTicks: 2 }), null, "another user's process never joins it");
+  assert.equal(s.jobOf({ pid: process.ppid, uid: me.uid, startTicks: 3 }), null, 'a process Slurm does not place in it');
+});
+
+test('the epilog is root\'s too, and names a job never registered', async () => {
+  const s = jobs();
+  await assert.rejects(s.end('9', caller(false)), /Cannot end Slurm job 9: only root/);
+  await assert.rejects(s.end('9', caller(true)), /Slurm job 9 was never registered here/);
+});
+
+test("a QOS or partition with maxLane caps how high the job's owner may drag it; without one, the lab policy alone decides", () => {
+  const s = jobs();
+  s.register({ jobId: '11', uid: me.uid, gpus: [0], partition: 'scavenger' }, caller(true));
+  s.register({ jobId: '12', uid: me.uid, gpus: [0], qos: 'high' }, caller(true));
+  const record = (jobId: string) => ({ view: { enrolled: { slurm: { jobId } } } }) as never;
+  assert.deepEqual(scheduler.laneCap!(record('11')), { lane: 'normal', why: "Slurm job 11's partition scavenger" });
+  assert.equal(scheduler.laneCap!(record('12')), null);
+  assert.equal(scheduler.laneCap!({ view: {} } as never), null, 'not a Slurm job');
+});

@@ -1,0 +1,100 @@
+// Slurm jobs on a box: what the prolog tells the daemon of a job Slurm placed here, how the daemon's
+// config maps a QOS (or a partition) to a lane, and what the epilog gets back. Slurm schedules;
+// gpushare enforces inside the node what gres/shard and gres/mps only count.
+import { PRIORITIES, type Priority } from './jobs.js';
+import { array, nullable, number, object, oneOf, optional, string, type Infer } from './schema.js';
+
+/** Slurm's job ids: digits, or an array task's "1234_7" (the prolog sends SLURM_JOB_ID, always digits). */
+export const slurmJobIdSchema = string({ min: 1, max: 20, pattern: /^\d{1,18}$/, describe: 'a Slurm job id like "1234"' });
+const slurmName = string({ min: 1, max: 64, pattern: /^[A-Za-z0-9_.+-]+$/, describe: 'a Slurm QOS or partition name' });
+
+/** `slurm.prolog`: a job Slurm started on this node, as the prolog read it from Slurm (never from the job). */
+export const slurmPrologSchema = object({
+  jobId: slurmJobIdSchema,
+  /** SLURM_JOB_UID: the daemon checks the account exists, and joins only that user's processes to it. */
+  uid: number({ integer: true, min: 0, max: 2 ** 32 - 2 }),
+  /** The node's GPU indices Slurm gave it (SLURM_JOB_GPUS, or the IDX of its gres in `scontrol show job -d`). */
+  gpus: array(number({ integer: true, min: 0, max: 63 }), { max: 64 }),
+  /** gres/shard it holds on this node, and shards configured per GPU here (`scontrol show node`): its memory quota is their ratio of the GPU. */
+  shards: optional(nullable(number({ integer: true, min: 1, max: 100_000 }))),
+  shardsPerGpu: optional(nullable(number({ integer: true, min: 1, max: 100_000 }))),
+  /** gres/mps it holds, as a percentage of one GPU (Slurm's own unit for a GPU configured with mps:100). */
+  mpsPercent: optional(nullable(number({ integer: true, min: 1, max: 100 }))),
+  qos: optional(nullable(slurmName)),
+  partition: optional(nullable(slurmName)),
+  node: optional(nullable(string({ min: 1, max: 64 }))),
+});
+export type SlurmPrologParams = Infer<typeof slurmPrologSchema>;
+
+export const slurmEpilogSchema = object({ jobId: slurmJobIdSchema });
+
+/** The daemon's `slurm` config: lanes by QOS (then by partition), and the highest lane each QOS may be dragged to. */
+const laneMapSchema = array(object({ name: slurmName, lane: oneOf(PRIORITIES), maxLane: optional(oneOf(PRIORITIES)) }), { max: 256 });
+export const slurmConfigSchema = object({
+  qosLanes: optional(laneMapSchema),
+  partitionLanes: optional(laneMapSchema),
+});
+/** name: a QOS or partition; lane: where its jobs start; maxLane: the highest their owners may drag them to. */
+export interface SlurmLaneMap {
+  name: string;
+  lane: Priority;
+  maxLane?: Priority;
+}
+export interface SlurmConfig {
+  qosLanes: SlurmLaneMap[];
+  partitionLanes: SlurmLaneMap[];
+}
+export const DEFAULT_SLURM_CONFIG: SlurmConfig = { qosLanes: [], partitionLanes: [] };
+
+export function parseSlurmConfig(value: unknown, path = 'slurm'): SlurmConfig {
+  const input = slurmConfigSchema.parse(value ?? {}, path);
+  return { qosLanes: input.qosLanes ?? [], partitionLanes: input.partitionLanes ?? [] };
+}
+
+/** The lane a Slurm job starts in: its QOS's, else its partition's, else normal. */
+export function slurmLane(config: SlurmConfig, job: { qos?: string | null; partition?: string | null }): { lane: Priority; from: string; maxLane: Priority | null } {
+  const byQos = job.qos ? config.qosLanes.find((m) => m.name === job.qos) : undefined;
+  if (byQos) return { lane: byQos.lane, from: `QOS ${byQos.name}`, maxLane: byQos.maxLane ?? null };
+  const byPartition = job.partition ? config.partitionLanes.find((m) => m.name === job.partition) : undefined;
+  if (byPartition) return { lane: byPartition.lane, from: `partition ${byPartition.name}`, maxLane: byPartition.maxLane ?? null };
+  return { lane: 'normal', from: 'the default', maxLane: null };
+}
+
+/** How a Slurm job is named wherever it shows (the console's card, `gpushare jobs`): "slurm job 1234 · partition gpu · QOS high". */
+export function slurmJobLabel(job: { jobId: string; partition: string | null; qos: string | null }): string {
+  return `slurm job ${job.jobId}${job.partition ? ` · partition ${job.partition}` : ''}${job.qos ? ` · QOS ${job.qos}` : ''}`;
+}
+
+/** A Slurm job as the daemon keeps it (and the console shows it). */
+export interface SlurmJobView {
+  jobId: string;
+  user: string;
+  uid: number;
+  partition: string | null;
+  qos: string | null;
+  gpus: number[];
+  /** The hard memory quota its shards give it on its GPU; null: none (a whole GPU, or no shards). */
+  memoryQuotaBytes: number | null;
+  lane: Priority;
+  /** Where its lane came from: "QOS high", "partition gpu", "the default". */
+  laneFrom: string;
+  /** The highest lane its owner may drag it to (its QOS's or partition's maxLane); null: the lab policy alone. */
+  maxLane: Priority | null;
+  mpsPercent: number | null;
+  /** The Slurm node it runs on here (SLURMD_NODENAME): the slurmd the daemon asks which job a process is in. */
+  node: string | null;
+  /** Milliseconds since the epoch: the prolog's call. */
+  since: number;
+}
+
+/** What the epilog gets back: the job's usage, and its processes still on a GPU. */
+export interface SlurmEpilogResult {
+  jobId: string;
+  /** gpushare's jobs that were this Slurm job's (one per GPU its tasks used). */
+  jobs: string[];
+  usage: { gpuSeconds: number; smSeconds: number; memoryGiBHours: number; peakMemoryBytes: number; gatedSeconds: number; parkedSeconds: number };
+  /** Its processes a GPU still lists (pid and GPU): left running after the job. */
+  leftOnGpu: Array<{ pid: number; gpu: number }>;
+  /** Held processes let go and parked ones brought back at its end. */
+  released: number;
+}
