@@ -230,6 +230,7 @@ test('an enrolled job survives an engine restart: re-adopted in its own slot, jo
     const r = schedulerRig({ driver, nvml, dir }, 'restart', { gate: undefined, jobStore: store }, cleanups); // the gate in its runtime dir, resumed by the next engine
     await r.attached.ready;
     const server = await listenOnSocket(r.engine, socketPath);
+    cleanups.push(() => server.close().catch(() => undefined)); // the second engine's socket too: left open it kept the test file from ever exiting
     return { r, server, gate: r.attached.scheduler.act.options.gate as LaunchGate };
   };
   const first = await open();
