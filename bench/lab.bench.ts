@@ -18,6 +18,7 @@ import type { LabBox, LabBoxRow, LabSnapshot } from '../shared/lab.js';
 import { labUpdateOf } from '../shared/lab-console.js';
 import { LabConsoleView } from '../electron/engine/lab/lab-console-view.js';
 import { packageRoot } from '../electron/engine/paths.js';
+import { printExclusiveTimes, traceMainThread } from './main-thread-trace.js';
 import { LAB_GPUS, LAB_PROCESSES_PER_GPU, labBoxJobs, labBoxSnapshot } from './lab-boxes.js';
 
 // these run in the page, where the DOM exists
@@ -212,29 +213,8 @@ try {
     }
     if (process.env.BENCH_TRACE) {
       // where the main thread's time goes in the two-boxes updates: exclusive time per trace event name
-      type TraceEvent = { name: string; ph: string; ts: number; dur?: number; tid: number; pid: number };
-      const events: TraceEvent[] = [];
-      cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as TraceEvent[])));
-      const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
-      await cdp.send('Tracing.start', { categories: 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8', transferMode: 'ReportEvents' });
       const traced = 20;
-      await measure(traced, 2);
-      await cdp.send('Tracing.end');
-      await done;
-      const busiest = new Map<string, number>();
-      for (const e of events) if (e.name === 'RunTask' && e.dur) busiest.set(`${e.pid}:${e.tid}`, (busiest.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
-      const thread = [...busiest].sort((a, b) => b[1] - a[1])[0]?.[0];
-      const onThread = events.filter((e) => `${e.pid}:${e.tid}` === thread && e.ph === 'X' && e.dur).sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
-      const exclusive = new Map<string, number>();
-      const open: TraceEvent[] = [];
-      for (const e of onThread) {
-        while (open.length > 0 && open[open.length - 1].ts + open[open.length - 1].dur! <= e.ts) open.pop();
-        const parent = open[open.length - 1];
-        exclusive.set(e.name, (exclusive.get(e.name) ?? 0) + e.dur!);
-        if (parent) exclusive.set(parent.name, (exclusive.get(parent.name) ?? 0) - e.dur!);
-        open.push(e);
-      }
-      for (const [name, us] of [...exclusive].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`${(us / 1000 / traced).toFixed(2).padStart(8)} ms/update  ${name}`);
+      printExclusiveTimes(await traceMainThread(cdp, () => measure(traced, 2)), traced);
     }
     await fed.close();
   }

@@ -10,6 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { packageRoot } from '../electron/engine/paths.js';
+import { printExclusiveTimes, traceMainThread, type TraceEvent } from './main-thread-trace.js';
 
 // these run in the page, where the DOM exists
 declare const window: Window & Record<string, unknown>;
@@ -246,29 +247,9 @@ if (process.env.BENCH_ALLOC) {
 }
 if (process.env.BENCH_TRACE) {
   // where the main thread's time goes: exclusive time per trace event name, per update
-  type TraceEvent = { name: string; ph: string; ts: number; dur?: number; tid: number; pid: number };
-  const events: TraceEvent[] = [];
-  cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as TraceEvent[])));
-  const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
-  await cdp.send('Tracing.start', { categories: 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel', transferMode: 'ReportEvents' });
   const traced = Number(process.env.BENCH_TRACE_UPDATES ?? 20);
-  await measureUpdates(traced);
-  await cdp.send('Tracing.end');
-  await done;
-  const busiest = new Map<string, number>();
-  for (const e of events) if (e.name === 'RunTask' && e.dur) busiest.set(`${e.pid}:${e.tid}`, (busiest.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
-  const thread = [...busiest].sort((a, b) => b[1] - a[1])[0]?.[0];
-  const onThread = events.filter((e) => `${e.pid}:${e.tid}` === thread && e.ph === 'X' && e.dur).sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
-  const exclusive = new Map<string, number>();
-  const open: TraceEvent[] = [];
-  for (const e of onThread) {
-    while (open.length > 0 && open[open.length - 1].ts + open[open.length - 1].dur! <= e.ts) open.pop();
-    const parent = open[open.length - 1];
-    exclusive.set(e.name, (exclusive.get(e.name) ?? 0) + e.dur!);
-    if (parent) exclusive.set(parent.name, (exclusive.get(parent.name) ?? 0) - e.dur!);
-    open.push(e);
-  }
-  for (const [name, us] of [...exclusive].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`${(us / 1000 / traced).toFixed(2).padStart(8)} ms/update  ${name}`);
+  const onThread = await traceMainThread(cdp, () => measureUpdates(traced));
+  printExclusiveTimes(onThread, traced);
   // the slow updates (p95): the thread's work in bursts parted by the bench's 150 ms pauses, slowest against the median
   const bursts: TraceEvent[][] = [];
   let burstEnd = -Infinity;

@@ -1,8 +1,7 @@
 // Every `gpushare` command and subcommand in one table: the dispatcher, --help, `help CMD` and the
 // completion scripts all read it, so a new command is one row and answers --help at once. The table
 // holds only usage text (one light module, usage.ts); a command's own module is loaded when it runs.
-import { splitEnrolArgs } from './enrol-args.js';
-import { splitRunArgs } from './run-args.js';
+import { splitEnrolArgs, splitRunArgs } from './run-args.js';
 import { auditUsage, enrolUsage, jupyterInstallKernelUsage, jupyterUsage, labPsUsage, labUsage, labWhereUsage, relayUsage, slurmUsage, completionUsage, consoleUsage, daemonInstallUsage, daemonUsage, engineUsage, jobsUsage, migApplyUsage, migLayoutUsage, migPlanUsage, migUsage, mpsUsage, psUsage, reportUsage, runUsage, serveUsage, setUsage, simSubcommandUsage, simUsage, startUsage, statusUsage, stopUsage } from './usage.js';
 
 export interface CliCommand {

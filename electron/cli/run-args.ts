@@ -1,11 +1,20 @@
-// `gpushare run`'s own flags and the command after them: light, so the command table can tell
-// `gpushare run -- python train.py --help` (python's) from `gpushare run --help` without loading run.
+// The own flags of a command that runs another (`gpushare run`, `gpushare enrol`) and the command after
+// them: light, so the command table can tell `gpushare run -- python train.py --help` (python's) from
+// `gpushare run --help` without loading the command's module.
 import { UsageError } from './usage-error.js';
 
-const VALUE_FLAGS = new Set(['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait', 'box']);
+/** A wrapping command's flags: those that take no value, and those that take one. */
+export interface WrapperFlags {
+  command: string;
+  switches: readonly string[];
+  values: readonly string[];
+}
+
+const RUN_FLAGS: WrapperFlags = { command: 'run', switches: ['json', 'help', 'keep-resident'], values: ['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait', 'box'] };
+const ENROL_FLAGS: WrapperFlags = { command: 'enrol', switches: ['help', 'keep-resident', 'install'], values: ['priority', 'mem', 'shell'] };
 
 /** Flags until "--" (or the first word that is not a flag); the rest is the command, untouched. */
-export function splitRunArgs(argv: readonly string[]): { flags: Map<string, string | true>; command: string[] } {
+export function splitWrapperArgs(argv: readonly string[], known: WrapperFlags): { flags: Map<string, string | true>; command: string[] } {
   const flags = new Map<string, string | true>();
   let i = 0;
   for (; i < argv.length; i++) {
@@ -21,15 +30,18 @@ export function splitRunArgs(argv: readonly string[]): { flags: Map<string, stri
     if (!arg.startsWith('--')) break;
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
-    if (name === 'json' || name === 'help' || name === 'keep-resident') {
+    if (known.switches.includes(name)) {
       if (eq >= 0) throw new UsageError(`--${name} takes no value, got "${arg}".`);
       flags.set(name, true);
       continue;
     }
-    if (!VALUE_FLAGS.has(name)) throw new UsageError(`Unknown option --${name} for gpushare run (put the command after --).`);
+    if (!known.values.includes(name)) throw new UsageError(`Unknown option --${name} for gpushare ${known.command} (put the command after --).`);
     const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value.`);
     flags.set(name, value);
   }
   return { flags, command: argv.slice(i) };
 }
+
+export const splitRunArgs = (argv: readonly string[]) => splitWrapperArgs(argv, RUN_FLAGS);
+export const splitEnrolArgs = (argv: readonly string[]) => splitWrapperArgs(argv, ENROL_FLAGS);

@@ -11,7 +11,7 @@ import { preloadLibraryPath } from '../../engine/gate/launch-gate.js';
 import { ENROL_SHELLS, RC_FILES, SHELL_LINE_MARK, shellLine, type EnrolShell } from '../../engine/enrol/shell-line.js';
 import { UsageError } from '../args.js';
 import { callWithin, EngineRequestError, EngineUnavailableError, findEngine } from '../engine-client.js';
-import { splitEnrolArgs } from '../enrol-args.js';
+import { splitEnrolArgs } from '../run-args.js';
 
 export async function enrolCommand(argv: string[]): Promise<number> {
   const { flags, command } = splitEnrolArgs(argv);

@@ -1,0 +1,43 @@
+// Where a page's main thread spends its time while `run` drives updates: a Chrome trace over CDP, its
+// busiest thread's events, and each event name's exclusive time. The console's benches share it.
+import type { CDPSession } from 'playwright-core';
+
+export interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  tid: number;
+  pid: number;
+}
+
+const CATEGORIES = 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8';
+
+/** The complete events of the busiest thread while `run` ran, in order (parents before their children). */
+export async function traceMainThread(cdp: CDPSession, run: () => Promise<unknown>): Promise<TraceEvent[]> {
+  const events: TraceEvent[] = [];
+  cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as TraceEvent[])));
+  const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
+  await cdp.send('Tracing.start', { categories: CATEGORIES, transferMode: 'ReportEvents' });
+  await run();
+  await cdp.send('Tracing.end');
+  await done;
+  const busiest = new Map<string, number>();
+  for (const e of events) if (e.name === 'RunTask' && e.dur) busiest.set(`${e.pid}:${e.tid}`, (busiest.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
+  const thread = [...busiest].sort((a, b) => b[1] - a[1])[0]?.[0];
+  return events.filter((e) => `${e.pid}:${e.tid}` === thread && e.ph === 'X' && e.dur).sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
+}
+
+/** Prints the names that took most exclusive time (a parent's time less its children's), per update. */
+export function printExclusiveTimes(onThread: TraceEvent[], updates: number): void {
+  const exclusive = new Map<string, number>();
+  const open: TraceEvent[] = [];
+  for (const e of onThread) {
+    while (open.length > 0 && open[open.length - 1].ts + open[open.length - 1].dur! <= e.ts) open.pop();
+    const parent = open[open.length - 1];
+    exclusive.set(e.name, (exclusive.get(e.name) ?? 0) + e.dur!);
+    if (parent) exclusive.set(parent.name, (exclusive.get(parent.name) ?? 0) - e.dur!);
+    open.push(e);
+  }
+  for (const [name, us] of [...exclusive].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`${(us / 1000 / updates).toFixed(2).padStart(8)} ms/update  ${name}`);
+}
