@@ -120,6 +120,14 @@ test('where can I run: boxes whose GPUs have the memory free now, the fewest que
   assert.match(two.notNow[0]!.reason, /has 1 GPU$/);
 });
 
+test('where can I run: among places the job fits, an idle GPU comes before a busy one with more memory free, across boxes and within one', () => {
+  const busyRoomy = box('busy-roomy', snapshot([gpu(0, 80, 2, { utilizationGpu: 100 })], []));
+  const idleSmall = box('idle-small', snapshot([gpu(0, 40, 4, { utilizationGpu: 0 })], []));
+  assert.deepEqual(whereCanIRun(lab(busyRoomy, idleSmall), { memoryBytes: 1 * G, gpus: 1, priority: 'normal' }).places.map((p) => p.box), ['idle-small', 'busy-roomy']);
+  const mixed = box('mixed', snapshot([gpu(0, 80, 10, { utilizationGpu: 95 }), gpu(1, 40, 10, { utilizationGpu: 5 })], []));
+  assert.deepEqual(whereCanIRun(lab(mixed), { memoryBytes: 10 * G, gpus: 1, priority: 'normal' }).places.map((p) => p.gpus), [[1]]);
+});
+
 test('where can I run: a job queued ahead takes its memory first; a lower-priority one queued does not count; exclusive, lost and MIG GPUs are out', () => {
   const queuedBig = box('b1', snapshot([gpu(0, 80, 0)], []), [job('j1', 'bob', 'queued', { memoryQuotaBytes: 70 * G, priority: 'high' }), job('j2', 'bob', 'queued', { memoryQuotaBytes: 70 * G, priority: 'best-effort' })]);
   const odd = box('b2', snapshot([gpu(0, 80, 0, { lost: true }), gpu(1, 80, 0, { migEnabled: true }), gpu(2, 80, 1)], []), [job('j5', 'carol', 'running', { gpu: 2, mode: 'exclusive', memoryQuotaBytes: 1 * G, usedMemory: 1 * G })]);
