@@ -136,13 +136,16 @@ export class Enrolment {
     return live.find((r) => r.view.enrolled!.pgid === proc.pgid && r.view.enrolled!.sid === proc.sid) ?? null;
   }
 
-  /** The group the kernel gives it, else a registration of `gpushare enrol` above it, else a tree of its own. */
+  /** A Slurm job, else a registration of `gpushare enrol` above it (a notebook kernel keeps its notebook's name), else the group the kernel gives it, else a tree of its own. */
   private groupOf(proc: EnrollingProcess): { key: string; kind: EnrolGroupKind; name: string | null; registration: Registration | null; slurm?: SlurmJobView } {
     const slurm = this.options.slurm?.jobOf(proc); // a Slurm job the prolog registered: its quota and lane, whatever runs inside it
     if (slurm) return { key: `slurm:${proc.uid}:${slurm.jobId}`, kind: 'slurm', name: `slurm job ${slurm.jobId}`, registration: null, slurm };
     for (const p of [{ pid: proc.pid, startTicks: proc.startTicks, uid: proc.uid }, ...proc.ancestors]) {
       const r = this.registrations.get(`${p.pid}:${p.startTicks}`);
-      if (r && r.uid === proc.uid) return { key: `command:${proc.uid}:${p.pid}:${p.startTicks}`, kind: 'command', name: null, registration: r };
+      if (!r || r.uid !== proc.uid) continue;
+      const kernel = kernelGroup(proc, this.options.procRoot);
+      if (kernel?.kind === 'notebook') return { ...kernel, registration: r }; // a kernel from gpushare's kernelspec: its notebook, with its options
+      return { key: `command:${proc.uid}:${p.pid}:${p.startTicks}`, kind: 'command', name: null, registration: r };
     }
     const kernel = kernelGroup(proc, this.options.procRoot);
     if (kernel) return { ...kernel, registration: null };

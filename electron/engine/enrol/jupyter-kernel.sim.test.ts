@@ -133,7 +133,7 @@ const enrolledOf = (jobs: JobView[], pid: number): JobView | undefined => jobs.f
 test('kernels from the installed kernelspec enrol as one job each; past its quota a cell gets CUDA_ERROR_OUT_OF_MEMORY, a second kernel of the same user is unaffected', { skip }, async () => {
   const { r, socketPath } = await engineWithSocket('quota');
   const { env } = jupyterDirs({ 'gs-quota': ['--mem', '256M', '--priority', 'normal'] });
-  const nb = jupyter({ PATH: '/usr/bin:/bin', ...driver.env, ...env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000' });
+  const nb = jupyter({ PATH: '/usr/bin:/bin', ...driver.env, ...env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000', JPY_SESSION_NAME: '/home/alice/analysis.ipynb' }); // what Jupyter's server sets for a notebook's kernel
   const one = await nb.start('one', 'gs-quota');
   const two = await nb.start('two', 'gs-quota');
   assert.equal(await nb.cell('one', CUDA_CELL), 'ready');
@@ -148,7 +148,8 @@ test('kernels from the installed kernelspec enrol as one job each; past its quot
   assert.notEqual(jobOne.id, jobTwo.id, 'one job per kernel');
   assert.equal(jobOne.memoryQuotaBytes, 256 * MiB, "the kernelspec's --mem is the job's quota");
   assert.equal(jobOne.keepResident, true, 'without --auto-park the kernel keeps its memory');
-  assert.equal(jobOne.enrolled?.by, 'command', `enrolled with the kernelspec's options: ${JSON.stringify(jobOne.enrolled)}`);
+  assert.equal(jobOne.enrolled?.by, 'notebook', `a notebook's kernel, with the kernelspec's options: ${JSON.stringify(jobOne.enrolled)}`);
+  assert.equal(jobOne.enrolled?.name, 'analysis.ipynb', 'named by its notebook (JPY_SESSION_NAME)');
   assert.equal(await nb.cell('one', `print(alloc(${256 * MiB})[0])`), '2', 'past the quota: CUDA_ERROR_OUT_OF_MEMORY (2)');
   assert.equal(await nb.cell('two', `print(alloc(${200 * MiB})[0])`), '0', 'the second kernel allocates within its own quota');
   assert.equal(await nb.cell('one', `print(alloc(${64 * MiB})[0])`), '0', 'the first kernel goes on within its quota');
