@@ -92,7 +92,7 @@ export const COMMANDS: readonly CliCommand[] = [
     subcommands: { ps: labPsUsage, where: labWhereUsage },
     run: (argv) => import('./commands/lab.js').then((m) => m.labCommand(argv)),
   },
-  { name: 'slurm', summary: "Slurm's Prolog=, Epilog= and TaskProlog= on a GPU node: Slurm jobs get quotas, lanes and usage", usage: slurmUsage, run: (argv) => import('./commands/slurm.js').then((m) => m.slurmCommand(argv)) },
+  { name: 'slurm', summary: "Slurm's Prolog=, Epilog= and TaskProlog= on a GPU node: Slurm jobs get quotas, lanes and usage", usage: slurmUsage, subcommands: { prolog: slurmUsage, epilog: slurmUsage, 'task-prolog': slurmUsage }, run: (argv) => import('./commands/slurm.js').then((m) => m.slurmCommand(argv)) },
   { name: 'relay', summary: "the API over stdin/stdout to this box's daemon, as you (what gpushare lab runs over ssh)", usage: relayUsage, run: (argv) => import('./commands/relay.js').then((m) => m.relayCommand(argv)) },
   { name: 'status', summary: 'which engine answers (box daemon or personal), as whom, the console URL (--json)', usage: statusUsage, run: (argv) => import('./commands/status.js').then((m) => m.statusCommand(argv)) },
   { name: 'stop', summary: 'stop your personal engine', usage: stopUsage, run: (argv) => import('./commands/stop.js').then((m) => m.stopCommand(argv)) },

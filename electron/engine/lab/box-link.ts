@@ -85,16 +85,24 @@ async function forwardLink(name: string, route: Extract<BoxRoute, { kind: 'ssh' 
     ssh.child.kill('SIGTERM');
     removeStale(local);
   };
+  // a tunnel that failed is gone before the relay is tried: never two sshes of one box at once
+  const stopAndWait = async (): Promise<void> => {
+    const exited = ssh.child.exitCode !== null || ssh.child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => ssh.child.once('exit', () => resolve()));
+    stop();
+    const late = setTimeout(() => ssh.child.kill('SIGKILL'), 2000);
+    await exited;
+    clearTimeout(late);
+  };
   try {
     await ssh.until(() => exists(local), options.timeoutMs ?? 15_000);
   } catch (error) {
-    stop();
+    await stopAndWait();
     throw error;
   }
   try {
     return await socketLink(local, 'ssh-forward', stop, options, () => ssh.said());
   } catch (error) {
-    stop();
+    await stopAndWait();
     // logged in, but the socket there did not answer through the tunnel: refused, or no daemon (the relay tells which)
     if (error instanceof LinkError) throw new LinkError(error.message, true);
     throw error;
@@ -179,7 +187,8 @@ function spawnSsh(options: LinkOptions, args: string[]): SshProcess {
   const ssh = [options.ssh ?? 'ssh', ...SSH_OPTIONS, ...args];
   // ended with the hub, however it ends: an ssh -N left behind would hold a login and a socket open
   const command = existsSync(SETPRIV) ? [SETPRIV, '--pdeathsig', 'TERM', '--', ...ssh] : ssh;
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+  // the person's own environment on purpose: their agent (SSH_AUTH_SOCK), HOME and config reach ssh; the hub runs as the person, never as root
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: process.env });
   let stderr = '';
   let spawnError: string | null = null;
   child.stderr!.setEncoding('utf8');
