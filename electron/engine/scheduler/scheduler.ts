@@ -96,6 +96,8 @@ export class Scheduler {
   private readonly parkWishes: ParkWishes;
   /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
+  /** Enrolled jobs whose last member is gone, and why: the next step ends them. */
+  private readonly enrolledEnds = new Map<JobRecord, string>();
   /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
   enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** The highest lane a job's owner may drag it to, and why (a Slurm job's QOS: slurm/slurm-jobs.ts sets it); null: the lab policy alone. */
@@ -232,6 +234,7 @@ export class Scheduler {
 
   private evaluateOnce(snapshot: Snapshot): void {
     this.takeInGuardianReleases();
+    this.takeInEnrolledEnds();
     if (snapshot.seq !== this.lastSeq) {
       this.lastSeq = snapshot.seq;
       this.ingest(snapshot);
@@ -561,9 +564,50 @@ export class Scheduler {
 
   // ---- starting and ending -------------------------------------------------------------
 
-  /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts). */
+  // ---- enrolled processes (enrol/enrolment.ts asks) ------------------------------------
+
+  /** The launch gate enrolled processes map their job's slot from; null: none (nobody enrols). */
+  get gate(): JobGate | null {
+    return this.act.options.gate;
+  }
+
+  /**
+   * A process enrolled into a new job (its record already in the table): given a gate slot, attached and started now.
+   * Not a wish for the next step: the library waits at most 50 ms for the files this returns. Throws (the record
+   * removed) when no slot is left.
+   */
+  startEnrolled(record: JobRecord, gpu: number): EnrolledFiles {
+    let files: Omit<EnrolledFiles, 'slot' | 'generation'>;
+    try {
+      files = this.act.enrolSlot(record, gpu);
+    } catch (error) {
+      this.table.remove(record.view.id);
+      throw error;
+    }
+    this.act.attach(record);
+    this.ownership.claim(record.view.id, record.view.owner, record.view.pid!, record.startTicks);
+    this.fire(record, 'started', `running as pid ${record.view.pid} (enrolled)`);
+    this.requestEvaluation();
+    return { ...files, slot: record.slot!, generation: this.gate!.slotFiles!(record.slot!).generation };
+  }
+
+  /** The files a process joining the enrolled job maps: its slot's, and its park file while it has one. */
+  enrolledFiles(record: JobRecord): EnrolledFiles {
+    const files = this.gate!.slotFiles!(record.slot!);
+    return { dir: files.dir, control: files.control, activity: files.activity, park: this.act.parkFileOf(record), slot: record.slot!, generation: files.generation };
+  }
+
+  /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts, the Slurm epilog): the next step ends it. */
   endEnrolled(record: JobRecord, reason: string): void {
-    this.ended(record, 'exit', reason);
+    if (!this.enrolledEnds.has(record)) this.enrolledEnds.set(record, reason);
+    this.requestEvaluation('now');
+  }
+
+  /** Enrolled jobs asked to end since the last step: they end now, their slots and holds given back. */
+  private takeInEnrolledEnds(): void {
+    const ends = [...this.enrolledEnds];
+    this.enrolledEnds.clear();
+    for (const [record, reason] of ends) this.ended(record, 'exit', reason);
   }
 
   /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
@@ -763,6 +807,16 @@ export class Scheduler {
     for (const r of this.table.live()) r.child?.removeAllListeners(); // a job's exit after this is the next engine's to see
     return left;
   }
+}
+
+/** What an enrolled process maps (enrol/enrolment.ts hands it over as descriptors): its job's gate slot files and park file. */
+export interface EnrolledFiles {
+  slot: number;
+  generation: number;
+  dir: string;
+  control: string;
+  activity: string;
+  park: string | null;
 }
 
 /** What clients see of a condition: the alert it raises, or the active condition it is (its key stays ours). */
