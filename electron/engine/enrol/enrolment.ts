@@ -3,7 +3,8 @@
 // decides its job from /proc (grouping.ts), and answers with that job's gate files, which the socket server
 // hands over as descriptors (server/enrol-answer.ts). From then on it is a member of the job exactly as a
 // process of a `gpushare run` job is. This module owns the enrolled jobs' members and `gpushare enrol`'s
-// registrations; the scheduler owns the jobs.
+// registrations; the scheduler owns the jobs, and starts, joins and ends them when asked (startEnrolled,
+// enrolledFiles, endEnrolled): nothing here fires a job's events or reaches its actuators.
 import { formatByteSize, FINAL_STATES, type Priority } from '../../../shared/jobs.js';
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
@@ -13,7 +14,7 @@ import { readHead } from '../proc/bounded-read.js';
 import { cutArgv } from '../proc/text-bounds.js';
 import type { JobRecord } from '../scheduler/job-table.js';
 import { newJobView } from '../scheduler/job-table.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
+import type { EnrolledFiles, Scheduler } from '../scheduler/scheduler.js';
 import type { SlurmJobs } from '../slurm/slurm-jobs.js';
 import type { SlurmJobView } from '../../../shared/slurm.js';
 import { kernelGroup, readEnrolling, requestedDevice, type EnrolGroupKind, type EnrollingProcess } from './grouping.js';
@@ -102,8 +103,7 @@ export class Enrolment {
   }
 
   private decide(peer: EnrolPeer): EnrolAnswer {
-    const gate = this.scheduler.act.options.gate;
-    if (!gate?.slotFiles) return refuse('no-gate', 'this engine has no launch gate (the preload library is not built, or the gate is off)');
+    if (!this.scheduler.gate?.slotFiles) return refuse('no-gate', 'this engine has no launch gate (the preload library is not built, or the gate is off)');
     const proc = readEnrolling(peer.pid, this.options.procRoot);
     if (!proc) return refuse('gone', `process ${peer.pid} is gone`);
     if (proc.uid !== peer.uid) return refuse('gone', `process ${peer.pid} now runs as uid ${proc.uid}, not uid ${peer.uid} who asked`);
@@ -204,23 +204,18 @@ export class Enrolment {
         // the lab policy's limits: it keeps its default priority (the history says which)
       }
     }
-    let files: EnrolGrant['files'];
+    let files: EnrolledFiles;
     try {
-      files = s.act.enrolSlot(record, gpu);
+      files = s.startEnrolled(record, gpu);
     } catch (error) {
-      s.table.remove(view.id);
       const why = error instanceof Error ? error.message : String(error);
       return this.overBound('full', refuse('full', `process ${proc.pid} (${account.name}, ${proc.comm}) could not enrol and runs unmanaged: ${why}`));
     }
     this.alerted.delete('full');
     this.members.set(view.id, new Map([[proc.pid, proc.startTicks]]));
     if (slurm) this.options.slurm?.adopted(slurm.jobId, view.id);
-    s.act.attach(record);
-    s.ownership.claim(view.id, view.owner, proc.pid, proc.startTicks);
-    s.fire(record, 'started', `running as pid ${proc.pid} (enrolled)`);
-    s.requestEvaluation();
     this.counts.granted++;
-    return this.grant(record, files);
+    return grant(record, files);
   }
 
   /** The grant never reached `pid` (it stopped waiting): it is no member; a job with no other member ends now. */
@@ -242,15 +237,8 @@ export class Enrolment {
       members.set(proc.pid, proc.startTicks);
       this.scheduler.ownership.member(record.view.id, proc.pid); // its usage is the job's, its tree too
     }
-    const gate = this.scheduler.act.options.gate!;
-    const files = gate.slotFiles!(record.slot!);
     this.counts[how]++;
-    return this.grant(record, { dir: files.dir, control: files.control, activity: files.activity, park: this.scheduler.act.parkFileOf(record) });
-  }
-
-  private grant(record: JobRecord, files: EnrolGrant['files']): EnrolGrant {
-    const gate = this.scheduler.act.options.gate!;
-    return { ok: true, jobId: record.view.id, slot: record.slot!, generation: gate.slotFiles!(record.slot!).generation, files };
+    return grant(record, this.scheduler.enrolledFiles(record));
   }
 
   /** A refusal for a bound; the first of its onset is an alert naming the process and why. */
@@ -288,7 +276,7 @@ export class Enrolment {
     const members = this.members.get(record.view.id);
     if (members) for (const [pid, ticks] of members) if (sameProcessAlive(pid, ticks, this.options.procRoot)) return true;
     if (!members && record.view.pid !== null && record.startTicks !== null && sameProcessAlive(record.view.pid, record.startTicks, this.options.procRoot)) return true; // adopted after a restart
-    const gate = this.scheduler.act.options.gate;
+    const gate = this.scheduler.gate;
     if (record.slot !== null && gate?.readSlot) {
       try {
         const live = gate.readSlot(record.slot).processes.filter((p) => p.alive);
@@ -302,6 +290,10 @@ export class Enrolment {
     this.members.delete(record.view.id);
     return false;
   }
+}
+
+function grant(record: JobRecord, { slot, generation, ...files }: EnrolledFiles): EnrolGrant {
+  return { ok: true, jobId: record.view.id, slot, generation, files };
 }
 
 function readArgv(pid: number, procRoot = '/proc'): string[] | null {

@@ -1,42 +1,29 @@
 // Jobs of an earlier engine: a new engine takes them back from the job store (queued ones wait on,
-// live ones are adopted with their gate slots, gone ones are lost) while its loop waits (attach.ts).
+// live ones are adopted with their gate slots, gone ones are lost). This module decides; the control
+// loop's steps carry the decisions out (Scheduler.takeBack), one job after another, before anything
+// else is decided.
 import { FINAL_STATES } from '../../../shared/jobs.js';
 import { checkpointErrorName } from '../holds/checkpointer.js';
 import type { ParkStepError } from './actuators.js';
 import { PARK_STATES } from './job-state.js';
 import type { JobRecord } from './job-table.js';
-import type { Scheduler } from './scheduler.js';
 
-/**
- * A job kept by an earlier engine, alive again in this one: queued jobs wait as they did; a job whose
- * process still runs (same pid and start time) is adopted; one whose process is gone is lost.
- */
-export async function restoreJob(scheduler: Scheduler, view: JobRecord['view'], kept: Partial<JobRecord>): Promise<void> {
-  const record = scheduler.table.add(view, kept);
-  const { state, pid } = record.view;
-  if (state === 'queued' || FINAL_STATES.has(state)) return;
-  if (pid === null || !scheduler.processAlive(record)) {
-    scheduler.fire(record, 'lose', 'its process ended while no engine watched it (exit status unknown)');
-    return;
-  }
-  record.adopted = true;
-  record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
-  const keptSlot = record.slot;
-  record.slot = null;
-  scheduler.act.adoptSlot(record, keptSlot); // gated again where its slot is still its own
-  scheduler.ownership.claim(record.view.id, record.view.owner, pid, record.startTicks);
-  if (PARK_STATES.has(state)) {
-    // the earlier engine (or its guardian) restored it unless its GPU had no room: then the restore is refused for memory
-    const stillParked = await scheduler.act.unpark(record).then(
-      () => false,
-      (error: unknown) => checkpointErrorName((error as ParkStepError).cause) === 'CUDA_ERROR_OUT_OF_MEMORY',
-    );
-    if (stillParked) {
-      scheduler.act.setGateMember(record, false); // checkpointed: it holds nobody back
-      scheduler.fire(record, 'adopt-parked', `re-adopted by a new engine, still parked (not enough free memory on GPU ${record.view.gpu})`);
-      return;
-    }
-  }
-  scheduler.fire(record, 'adopt', `re-adopted by a new engine (pid ${pid})`);
-  scheduler.act.attach(record);
+/** What a step does with a job an earlier engine kept. */
+export type Adoption =
+  | { kind: 'wait' } // queued (or ended): as it was
+  | { kind: 'lose'; reason: string }
+  /** restore: it was parked; the earlier engine (or its guardian) restored it unless its GPU had no room, so its memory goes back first. */
+  | { kind: 'adopt'; restore: boolean };
+
+/** A job whose process still runs (same pid and start time: `alive`) is adopted; one whose process is gone is lost. */
+export function decideAdoption(view: JobRecord['view'], alive: () => boolean): Adoption {
+  const { state, pid } = view;
+  if (state === 'queued' || FINAL_STATES.has(state)) return { kind: 'wait' };
+  if (pid === null || !alive()) return { kind: 'lose', reason: 'its process ended while no engine watched it (exit status unknown)' };
+  return { kind: 'adopt', restore: PARK_STATES.has(state) };
+}
+
+/** The restore of an adopted parked job failed: it stays parked when its GPU had no room (the restore refused for memory). */
+export function staysParked(error: unknown): boolean {
+  return checkpointErrorName((error as ParkStepError).cause) === 'CUDA_ERROR_OUT_OF_MEMORY';
 }

@@ -19,8 +19,6 @@ import { ProcTable } from '../proc/proc-table.js';
 import type { JobGate } from './job-gate.js';
 import { highestLoggedJobNumber, jobLogPath } from './job-log.js';
 import { lookupAccount } from '../accounts.js';
-import { restoreJob } from './adoption.js';
-import { releaseUnusedMpsDaemons } from './mps-leftovers.js';
 import type { JobRecord } from './job-table.js';
 import { LabPolicyEnforcer } from './lab/lab-policy-enforcer.js';
 import { registerPolicyCommands } from './lab/policy-commands.js';
@@ -156,7 +154,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
     parkRequests: options.autoPark && gate ? new ParkRequests(join(runDir, 'park')) : null,
   });
   skipUsedJobIds(scheduler, logDir);
-  const ready = (jobStore ? restoreJobs(scheduler, jobStore) : Promise.resolve()).then(() => releaseUnusedMpsDaemons(scheduler)); // their clients known first
+  const ready = scheduler.takeBack(jobStore ? earlierJobs(scheduler, jobStore) : null); // MPS daemons' clients known first
   registerJobCommands(engine.dispatcher, scheduler, { logPath: (id, owner) => jobLogPath(logDir, id, owner), ready, rights: engine.rights, engineKind: engine.kind });
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
@@ -211,18 +209,10 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   };
 }
 
-/** The jobs an earlier engine kept: ids continue after them, and each is restored before anything is decided. */
-async function restoreJobs(scheduler: Scheduler, jobStore: JobStore): Promise<void> {
-  scheduler.pauseEvaluation(true);
-  try {
-    scheduler.table.skipManagedIds(await jobStore.highestJobNumber());
-    for (const kept of await jobStore.loadLive()) {
-      await restoreJob(scheduler, kept.view, restoredRecord(kept));
-    }
-    scheduler.act.releaseLeftoverSlots();
-  } finally {
-    scheduler.pauseEvaluation(false);
-  }
+/** The jobs an earlier engine kept, for the scheduler to take back: ids continue after them. */
+async function earlierJobs(scheduler: Scheduler, jobStore: JobStore): Promise<Array<{ view: JobRecord['view']; kept: Partial<JobRecord> }>> {
+  scheduler.table.skipManagedIds(await jobStore.highestJobNumber());
+  return (await jobStore.loadLive()).map((kept) => ({ view: kept.view, kept: restoredRecord(kept) }));
 }
 
 function keptJob(record: JobRecord): KeptJob {

@@ -172,6 +172,54 @@ test('jobs outlive the engine: ids continue, a queued job waits on, a running jo
   await b.stop();
 });
 
+test('jobs parked when their engine stopped are taken back one after another: the first restored while there is room, the next still parked', async (t) => {
+  const dbPath = join(dir, 'parked-outlive.db');
+  const open = async () => {
+    const usage = await UsageStore.open({ path: dbPath });
+    const jobStore = await JobStore.open(dbPath);
+    return { jobStore, close: async () => (await jobStore.close(), await usage.close()) };
+  };
+  t.after(() => ['j1', 'j2'].forEach(killAll));
+  const first = await open();
+  const a = rig('parked-outlive', { jobStore: first.jobStore });
+  await a.attached.ready;
+  for (let i = 0; i < 2; i++) await a.engine.call('jobs.submit', { argv: train(120, '3G'), cwd: dir, gpu: 0 });
+  const jobs = await a.until('j1 and j2 on the GPU', async () => {
+    const [j1, j2] = [await a.job('j1'), await a.job('j2')];
+    return j1?.state === 'running' && j2?.state === 'running' && (j1.usedMemory ?? 0) >= 3 * GiB && (j2.usedMemory ?? 0) >= 3 * GiB ? { j1, j2 } : undefined;
+  });
+  for (const job of ['j1', 'j2']) assert.equal((await a.engine.call('jobs.park', { job })).state, 'parked');
+  await a.tick();
+  const free = a.attached.scheduler.snapshot().gpus[0].memoryFree!;
+  const jobMemory = Math.max(jobs.j1.usedMemory!, jobs.j2.usedMemory!);
+  // the engine stops with less free than either job holds: neither is restored, both stay parked
+  const full = driver.spawnFakejob(['--device', '0', '--mem', String(free - 2 * GiB), 'hold', '--duration', '120']);
+  t.after(() => full.kill('SIGKILL'));
+  await full.ready;
+  assert.deepEqual((await a.stop()).sort(), ['j1', 'j2']);
+  await first.close();
+  full.kill('SIGKILL');
+  await full.exited;
+  // room for one of them, not both
+  const room = driver.spawnFakejob(['--device', '0', '--mem', String(free - jobMemory - GiB), 'hold', '--duration', '120']);
+  t.after(() => room.kill('SIGKILL'));
+  await room.ready;
+
+  const second = await open();
+  t.after(() => second.close());
+  const b = rig('parked-outlive', { jobStore: second.jobStore });
+  await b.attached.ready;
+  const [j1, j2] = [(await b.job('j1'))!, (await b.job('j2'))!];
+  assert.equal(j1.state, 'running', `j1 restored first: ${j1.history.map((h) => h.state).join(' → ')}`);
+  assert.match(j1.history.at(-1)!.reason, /re-adopted by a new engine \(pid \d+\)/);
+  assert.equal(j2.state, 'parked', `j2 found no room after j1: ${j2.history.map((h) => h.state).join(' → ')}`);
+  assert.match(j2.history.at(-1)!.reason, /re-adopted by a new engine, still parked \(not enough free memory on GPU 0\)/);
+  const dump = (await driver.dump()).devices[0].processes;
+  assert.equal(dump.find((p) => p.pid === j1.pid)?.checkpointState, 'running');
+  assert.equal(dump.find((p) => p.pid === j2.pid)?.checkpointState, 'checkpointed');
+  await b.stop();
+});
+
 test('the engine asks the gate to take a job stopped from outside out of its domain, and to put it back when it runs again', async (t) => {
   const gate = new RecordingGate();
   const r = rig('outside-stop', { gate: gate as unknown as JobGate });

@@ -11,6 +11,7 @@ import type { Snapshot } from '../../../shared/snapshot.js';
 import { EventBus } from '../event-bus.js';
 import { Freezer } from '../holds/freezer.js';
 import { ProcessControl } from '../holds/process-control.js';
+import { newJobView } from './job-table.js';
 import { COMMAND_EVALUATION_MS, Scheduler } from './scheduler.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-loop-'));
@@ -84,7 +85,7 @@ test("commands' requests share one step, at most one every COMMAND_EVALUATION_MS
   assert.equal(scheduler.counters.evaluations, 2, 'five requests, one step');
 });
 
-test('while the jobs of an earlier engine are restored, requests wait and run one step when it is done', async (t) => {
+test('while steps are paused, requests wait and run one step when they resume', async (t) => {
   const { scheduler } = loop(() => undefined);
   t.after(() => scheduler.stop());
   scheduler.pauseEvaluation(true);
@@ -94,4 +95,46 @@ test('while the jobs of an earlier engine are restored, requests wait and run on
   scheduler.pauseEvaluation(false);
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(scheduler.counters.evaluations, 1);
+});
+
+test("an enrolled job's end is a wish: asked outside a step it ends at once, asked during one it ends in the next step, not inside", async (t) => {
+  const seen: string[] = [];
+  let ask: (() => void) | null = null;
+  const { scheduler, deepest } = loop((s) => {
+    const asked = ask;
+    ask = null;
+    asked?.();
+    seen.push(['j1', 'j2'].map((id) => `${id} ${s.table.get(id)!.view.state}`).join(', '));
+  });
+  t.after(() => scheduler.stop());
+  const enrolled = (id: string, pid: number) =>
+    scheduler.table.add(newJobView({ id, managed: true, owner: 'alice', uid: 1000, argv: ['python'], gpu: 0, pid, enrolled: { by: 'tree', group: `tree:${id}`, name: null, pgid: pid, sid: pid } }, 'running', 'enrolled'), { startTicks: 1 });
+  const [j1, j2] = [enrolled('j1', 1_000_001), enrolled('j2', 1_000_002)];
+  scheduler.enrolledAlive = () => true; // its members live: only the asked end ends it
+  scheduler.endEnrolled(j1, 'its grant never reached pid 1000001');
+  assert.equal(j1.view.state, 'finished', 'outside a step: the step it asks for runs at once');
+  ask = () => scheduler.endEnrolled(j2, 'the Slurm epilog ran');
+  scheduler.requestEvaluation('now');
+  assert.equal(j2.view.state, 'running', 'asked inside a step: not ended inside it');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(j2.view.state, 'finished');
+  assert.equal(j2.view.history.at(-1)!.reason, 'the Slurm epilog ran');
+  assert.deepEqual(seen.slice(0, 2), ['j1 finished, j2 running', 'j1 finished, j2 running'], 'the step j2\'s end was asked in ended it not');
+  assert.equal(seen.at(-1), 'j1 finished, j2 finished', 'a later step did');
+  assert.equal(deepest(), 1, 'no step ran inside another');
+});
+
+test('while the jobs of an earlier engine are taken back, steps decide nothing; once they are, a step decides', async (t) => {
+  const { scheduler } = loop(() => undefined);
+  t.after(() => scheduler.stop());
+  let load!: (jobs: Array<{ view: ReturnType<typeof newJobView>; kept: object }>) => void;
+  const back = scheduler.takeBack(new Promise((resolve) => (load = resolve)));
+  scheduler.requestEvaluation('now');
+  scheduler.requestEvaluation('now');
+  assert.equal(scheduler.counters.evaluations, 0, 'the store is still read: nothing decided');
+  const queued = newJobView({ id: 'j7', managed: true, owner: 'alice', uid: 1000, argv: ['train'] }, 'queued', 'submitted');
+  load([{ view: queued, kept: {} }]);
+  await back;
+  assert.equal(scheduler.counters.evaluations, 1, 'a step decided once they were back');
+  assert.equal(scheduler.table.get('j7')?.view.state, 'queued', 'a queued job waits on');
 });

@@ -6,6 +6,8 @@
 // requestEvaluation() and never inside another. Commands ask through the methods under
 // "requests": a park or unpark is a wish the next step carries out (parking.ts); priority,
 // quota, holds a person asks for and termination reach the actuators from those methods at once.
+// The jobs of an earlier engine are found (takeBack) and adopted by steps (adoption.ts decides);
+// an enrolled job's end is a wish for the next step; only an enrolment's start acts at once.
 import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
@@ -27,6 +29,8 @@ import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { ParkWishes } from './park-wishes.js';
+import { decideAdoption, staysParked } from './adoption.js';
+import { mpsDaemonUsers } from './mps-leftovers.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
@@ -96,12 +100,16 @@ export class Scheduler {
   private readonly parkWishes: ParkWishes;
   /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
+  /** Enrolled jobs whose last member is gone, and why: the next step ends them. */
+  private readonly enrolledEnds = new Map<JobRecord, string>();
   /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
   enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** The highest lane a job's owner may drag it to, and why (a Slurm job's QOS: slurm/slurm-jobs.ts sets it); null: the lab policy alone. */
   laneCap: ((record: JobRecord) => { lane: Priority; why: string } | null) | null = null;
-  /** Set while jobs of an earlier engine are being restored: nothing is decided until they are known. */
+  /** Set while steps are paused (pauseEvaluation): a request meanwhile runs one step after. */
   private holdEvaluation = false;
+  /** The jobs of an earlier engine while they are taken back (takeBack): until all are known, a step decides nothing else. */
+  private takingBack: TakingBack | null = null;
 
   constructor(readonly options: SchedulerOptions) {
     this.quotaPolicy = options.unmanagedQuota ?? DEFAULT_UNMANAGED_QUOTA;
@@ -199,7 +207,7 @@ export class Scheduler {
     this.evaluationTimer.unref?.();
   }
 
-  /** While true, steps wait (the jobs of an earlier engine are being restored); a request meanwhile runs one after. */
+  /** While true, steps wait; a request meanwhile runs one after. */
   pauseEvaluation(paused: boolean): void {
     this.holdEvaluation = paused;
     if (!paused && this.evaluateAgain) this.stepAgainSoon();
@@ -208,13 +216,16 @@ export class Scheduler {
   /** One step of the loop on the latest published snapshot. */
   private step(): void {
     const snapshot = this.options.engine.sampler.latest;
-    if (!snapshot) return;
+    if (!snapshot && !this.takingBack) return; // taking jobs back needs no published snapshot: the engine's start waits for it
     this.evaluating = true;
     this.evaluateAgain = false;
-    this.counters.evaluations++;
     this.lastEvaluationAt = Date.now();
     try {
-      this.evaluateOnce(snapshot);
+      if (this.takingBack) this.takeBackStep();
+      if (!this.takingBack && snapshot) {
+        this.counters.evaluations++;
+        this.evaluateOnce(snapshot);
+      }
     } finally {
       this.evaluating = false;
     }
@@ -232,6 +243,7 @@ export class Scheduler {
 
   private evaluateOnce(snapshot: Snapshot): void {
     this.takeInGuardianReleases();
+    this.takeInEnrolledEnds();
     if (snapshot.seq !== this.lastSeq) {
       this.lastSeq = snapshot.seq;
       this.ingest(snapshot);
@@ -261,6 +273,103 @@ export class Scheduler {
       process.stderr.write(`gpushare: the scheduler's conditions were not published: ${error instanceof Error ? error.message : String(error)}\n`); // a bad list changes nothing
     }
     this.changed();
+  }
+
+  // ---- jobs of an earlier engine (adoption.ts decides, mps-leftovers.ts counts) ----------------
+
+  /**
+   * The jobs an earlier engine kept (`load`: from the job store; null: no store, none) are found: each goes into the table, and
+   * steps adopt, lose or keep waiting one after another (adoption.ts decides) before they decide anything
+   * else. Resolves once all are back, the earlier engine's leftover gate slots (with a store) and unused MPS daemons released.
+   */
+  takeBack(load: Promise<ReadonlyArray<{ view: JobRecord['view']; kept: Partial<JobRecord> }>> | null): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const taking: TakingBack = { found: null, restoring: null, restored: null, fromStore: load !== null, resolve, reject };
+      this.takingBack = taking;
+      (load ?? Promise.resolve([])).then(
+        (jobs) => {
+          taking.found = jobs.map(({ view, kept }) => this.table.add(view, kept)); // observed: what the store kept
+          this.requestEvaluation('now');
+        },
+        (error: unknown) => {
+          if (this.takingBack === taking) this.takingBack = null;
+          reject(error);
+          this.requestEvaluation('now');
+        },
+      );
+    });
+  }
+
+  /** A step while jobs are taken back: the next found job is adopted (a parked one's restore is awaited by later steps); when all are, leftovers go. */
+  private takeBackStep(): void {
+    const taking = this.takingBack!;
+    if (taking.found === null) return; // the store is still read
+    if (taking.restored) this.adoptedAfterRestore(taking.restored.record, taking.restored.parked);
+    taking.restored = null;
+    while (!taking.restoring) {
+      const record = taking.found.shift();
+      if (!record) break;
+      this.adopt(record, taking);
+    }
+    if (taking.restoring) return; // its restore's end asks for the next step
+    this.takingBack = null;
+    if (taking.fromStore) this.act.releaseLeftoverSlots(); // slots no job kept in the store took back
+    this.releaseUnusedMps();
+    taking.resolve();
+  }
+
+  /** A job of an earlier engine: lost, adopted with its gate slot, or (parked) adopted once its memory's restore ends. */
+  private adopt(record: JobRecord, taking: TakingBack): void {
+    const adoption = decideAdoption(record.view, () => this.processAlive(record));
+    if (adoption.kind === 'wait') return;
+    if (adoption.kind === 'lose') {
+      this.fire(record, 'lose', adoption.reason);
+      return;
+    }
+    record.adopted = true;
+    record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
+    const keptSlot = record.slot;
+    record.slot = null;
+    this.act.adoptSlot(record, keptSlot); // gated again where its slot is still its own
+    this.ownership.claim(record.view.id, record.view.owner, record.view.pid!, record.startTicks);
+    if (!adoption.restore) return this.adoptedAfterRestore(record, false);
+    taking.restoring = record;
+    this.act.unpark(record).then(
+      () => this.restoreEnded(taking, record, false),
+      (error: unknown) => this.restoreEnded(taking, record, staysParked(error)),
+    );
+  }
+
+  /** An adopted parked job's restore ended (observed): the next step adopts it. */
+  private restoreEnded(taking: TakingBack, record: JobRecord, parked: boolean): void {
+    taking.restoring = null;
+    taking.restored = { record, parked };
+    this.requestEvaluation('now');
+  }
+
+  private adoptedAfterRestore(record: JobRecord, parked: boolean): void {
+    if (parked) {
+      this.act.setGateMember(record, false); // checkpointed: it holds nobody back
+      this.fire(record, 'adopt-parked', `re-adopted by a new engine, still parked (not enough free memory on GPU ${record.view.gpu})`);
+      return;
+    }
+    this.fire(record, 'adopt', `re-adopted by a new engine (pid ${record.view.pid})`);
+    this.act.attach(record);
+  }
+
+  /** Stop each daemon an earlier engine started for jobs that no live job and no running MPS process on its GPU (or slice) uses. */
+  private releaseUnusedMps(): void {
+    if (!this.act.mpsStartedForJobs()) return; // nothing to judge: no snapshot taken for it
+    let snapshot: Snapshot;
+    try {
+      snapshot = this.snapshot();
+    } catch {
+      return; // no GPU to read: no daemon of ours to judge
+    }
+    for (const { gpu, daemon, users } of mpsDaemonUsers(snapshot, this.table.live().filter((r) => r.view.state !== 'queued'))) {
+      const failure = this.act.releaseUnusedMps(daemon, users);
+      if (failure) this.options.engine.raiseAlert({ kind: 'failed', severity: 'warning', gpu, jobId: null, message: `The MPS daemon an earlier engine started for jobs on GPU ${gpu} is unused and could not be stopped: ${failure}` });
+    }
   }
 
   /** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): the next step takes it in. */
@@ -561,9 +670,50 @@ export class Scheduler {
 
   // ---- starting and ending -------------------------------------------------------------
 
-  /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts). */
+  // ---- enrolled processes (enrol/enrolment.ts asks) ------------------------------------
+
+  /** The launch gate enrolled processes map their job's slot from; null: none (nobody enrols). */
+  get gate(): JobGate | null {
+    return this.act.options.gate;
+  }
+
+  /**
+   * A process enrolled into a new job (its record already in the table): given a gate slot, attached and started now.
+   * Not a wish for the next step: the library waits at most 50 ms for the files this returns. Throws (the record
+   * removed) when no slot is left.
+   */
+  startEnrolled(record: JobRecord, gpu: number): EnrolledFiles {
+    let files: Omit<EnrolledFiles, 'slot' | 'generation'>;
+    try {
+      files = this.act.enrolSlot(record, gpu);
+    } catch (error) {
+      this.table.remove(record.view.id);
+      throw error;
+    }
+    this.act.attach(record);
+    this.ownership.claim(record.view.id, record.view.owner, record.view.pid!, record.startTicks);
+    this.fire(record, 'started', `running as pid ${record.view.pid} (enrolled)`);
+    this.requestEvaluation();
+    return { ...files, slot: record.slot!, generation: this.gate!.slotFiles!(record.slot!).generation };
+  }
+
+  /** The files a process joining the enrolled job maps: its slot's, and its park file while it has one. */
+  enrolledFiles(record: JobRecord): EnrolledFiles {
+    const files = this.gate!.slotFiles!(record.slot!);
+    return { dir: files.dir, control: files.control, activity: files.activity, park: this.act.parkFileOf(record), slot: record.slot!, generation: files.generation };
+  }
+
+  /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts, the Slurm epilog): the next step ends it. */
   endEnrolled(record: JobRecord, reason: string): void {
-    this.ended(record, 'exit', reason);
+    if (!this.enrolledEnds.has(record)) this.enrolledEnds.set(record, reason);
+    this.requestEvaluation('now');
+  }
+
+  /** Enrolled jobs asked to end since the last step: they end now, their slots and holds given back. */
+  private takeInEnrolledEnds(): void {
+    const ends = [...this.enrolledEnds];
+    this.enrolledEnds.clear();
+    for (const [record, reason] of ends) this.ended(record, 'exit', reason);
   }
 
   /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
@@ -740,6 +890,8 @@ export class Scheduler {
     this.autoPark?.stop();
     this.options.parkRequests?.close();
     this.parkWishes.dropAll();
+    if (this.takingBack) this.takingBack.reject(new Error('the engine stopped before the jobs of an earlier engine were all taken back'));
+    this.takingBack = null;
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
     const restores = parked.map(async (r) => {
       this.fire(r, 'unpark', 'the engine is stopping: its memory goes back to the GPU');
@@ -763,6 +915,26 @@ export class Scheduler {
     for (const r of this.table.live()) r.child?.removeAllListeners(); // a job's exit after this is the next engine's to see
     return left;
   }
+}
+
+/** The jobs of an earlier engine being taken back: found (null while the store is read), the one whose restore runs, the one whose restore ended. */
+interface TakingBack {
+  found: JobRecord[] | null;
+  restoring: JobRecord | null;
+  restored: { record: JobRecord; parked: boolean } | null;
+  fromStore: boolean;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** What an enrolled process maps (enrol/enrolment.ts hands it over as descriptors): its job's gate slot files and park file. */
+export interface EnrolledFiles {
+  slot: number;
+  generation: number;
+  dir: string;
+  control: string;
+  activity: string;
+  park: string | null;
 }
 
 /** What clients see of a condition: the alert it raises, or the active condition it is (its key stays ours). */

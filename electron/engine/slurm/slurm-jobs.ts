@@ -211,7 +211,7 @@ export class SlurmJobs {
   }
 
   private gatedNs(record: JobRecord): number {
-    const gate = this.scheduler.act.options.gate;
+    const gate = this.scheduler.gate;
     if (record.slot === null || !gate?.readSlot) return 0;
     try {
       return gate.readSlot(record.slot).gatedNs ?? 0;
