@@ -2,6 +2,9 @@
 // QOS or partition, and which processes may join it (only the job's own user's, by what Slurm says of the pid).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_SLURM_CONFIG, type SlurmConfig } from '../../../shared/slurm.js';
 import type { Caller } from '../api/dispatcher.js';
@@ -99,4 +102,30 @@ test("the task prolog's environment is only for a process the kernel places in t
   assert.deepEqual(s.taskEnv({ ...caller(false, me.uid + 1), pid: process.pid }), { jobId: null, env: {} }, 'the pid is not the caller\'s');
   assert.deepEqual(s.taskEnv({ ...caller(false, me.uid), pid: null }), { jobId: null, env: {} }, 'no peer pid: nothing');
   assert.deepEqual(s.taskEnv({ ...caller(false, me.uid), pid: process.ppid }), { jobId: null, env: {} }, 'a process Slurm does not place in it');
+});
+
+test("a process under a root-owned slurmstepd is that step's job (as proctrack/linuxproc says), without asking slurmd; a slurmstepd of a user's own is no Slurm's", () => {
+  const root = mkdtempSync(join(tmpdir(), 'gpushare-slurm-proc-'));
+  const proc = (pid: number, comm: string, ppid: number, cmdline: string, uid = 0) => {
+    mkdirSync(join(root, String(pid)));
+    writeFileSync(join(root, String(pid), 'stat'), `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 ${1000 + pid} 0 0`);
+    writeFileSync(join(root, String(pid), 'comm'), `${comm}\n`);
+    writeFileSync(join(root, String(pid), 'cmdline'), `${cmdline}\0`);
+    chownSync(join(root, String(pid)), uid, uid);
+  };
+  try {
+    proc(100, 'slurmstepd', 1, 'slurmstepd: [55.batch]');
+    proc(200, 'sh', 100, 'sh', me.uid);
+    proc(300, 'python3', 200, 'python3', me.uid);
+    proc(400, 'slurmstepd', 1, 'slurmstepd: [55.batch]', 4242); // a user's program named so
+    proc(500, 'python3', 400, 'python3', me.uid);
+    const asked: number[] = [];
+    const s = new SlurmJobs(scheduler, { config: () => config, procRoot: root, pidInfo: (pid) => (asked.push(pid), null) });
+    s.register({ jobId: '55', uid: me.uid, gpus: [0] }, caller(true));
+    assert.equal(s.jobOf({ pid: 300, uid: me.uid, startTicks: 1300 })?.jobId, '55');
+    assert.deepEqual(asked, [], 'slurmd was not asked');
+    assert.equal(s.jobOf({ pid: 500, uid: me.uid, startTicks: 1500 }), null, 'a slurmstepd that is not root\'s');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });

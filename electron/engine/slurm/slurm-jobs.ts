@@ -169,7 +169,7 @@ export class SlurmJobs {
   jobOf(proc: { pid: number; uid: number; startTicks: number }): SlurmJobView | null {
     if (![...this.jobs.values()].some((j) => !j.ended)) return null; // no Slurm job here: no /proc reads, no scontrol
     const cgroup = readSmallText(join(this.options.procRoot ?? '/proc', String(proc.pid), 'cgroup'), 64 * 1024, 'utf8');
-    let id = cgroup ? parseCgroup(cgroup).slurmJobId : null;
+    let id = (cgroup ? parseCgroup(cgroup).slurmJobId : null) ?? this.stepdAbove(proc.pid);
     if (!id) {
       const key = `${proc.pid}:${proc.startTicks}`;
       if (!this.pidCache.has(key)) {
@@ -183,6 +183,26 @@ export class SlurmJobs {
     }
     const job = id ? this.jobs.get(id) : undefined;
     return job && !job.ended && job.view.uid === proc.uid ? job.view : null;
+  }
+
+  /**
+   * The job of the root-owned slurmstepd above `pid` ("slurmstepd: [123.batch]", root's words, which the user cannot
+   * change): what proctrack/linuxproc itself asks. It answers while slurmstepd still runs the task prolog, when
+   * `scontrol pidinfo` does not (the step is not answering yet: seen under the real Slurm of slurm.multiuser.test).
+   */
+  private stepdAbove(pid: number): string | null {
+    const root = this.options.procRoot ?? '/proc';
+    let at = readProcStatus(pid, root)?.ppid ?? 0;
+    for (let depth = 0; depth < 32 && at > 1; depth++) {
+      const status = readProcStatus(at, root);
+      if (!status) return null;
+      if (status.uid === 0 && readSmallText(join(root, String(at), 'comm'), 256, 'utf8')?.trim() === 'slurmstepd') {
+        const cmdline = readSmallText(join(root, String(at), 'cmdline'), 4096, 'utf8') ?? '';
+        return /^slurmstepd: \[(\d+)\.[A-Za-z0-9_]+\]/.exec(cmdline)?.[1] ?? null;
+      }
+      at = status.ppid;
+    }
+    return null;
   }
 
   /** A gpushare job was made for (a task of) Slurm job `slurmJobId`. */
