@@ -187,8 +187,8 @@ export class SlurmJobs {
 
   /**
    * The job of the root-owned slurmstepd above `pid` ("slurmstepd: [123.batch]", root's words, which the user cannot
-   * change): what proctrack/linuxproc itself asks. It answers while slurmstepd still runs the task prolog, when
-   * `scontrol pidinfo` does not (the step is not answering yet: seen under the real Slurm of slurm.multiuser.test).
+   * change): what proctrack/linuxproc itself reads. It names the task prolog's job, where `scontrol pidinfo` named
+   * none under the real Slurm of slurm.multiuser.test (the same call from the task itself did).
    */
   private stepdAbove(pid: number): string | null {
     const root = this.options.procRoot ?? '/proc';
