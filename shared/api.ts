@@ -9,7 +9,7 @@ import { RECENT_SAMPLES_MAX_SECONDS, type RecentSamples } from './recent-samples
 import type { Snapshot } from './snapshot.js';
 import type { StoreStatus } from './store-status.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
-import { slurmEpilogSchema, slurmPrologSchema, type SlurmEpilogResult, type SlurmJobView } from './slurm.js';
+import { slurmEpilogSchema, slurmPrologSchema, type SlurmEpilogResult, type SlurmJobView, type SlurmTaskEnv } from './slurm.js';
 import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
 /** The most audit entries one audit.list answers (a page of rows of at most ~3 KB each). */
@@ -222,6 +222,8 @@ export const API_METHODS = {
   'slurm.prolog': change({ params: slurmPrologSchema, result: returns<SlurmJobView>(), who: admin<{ jobId: string }>((p) => `register Slurm job ${p.jobId}`, "only root (Slurm's prolog) or an administrator registers Slurm jobs"), cli: ['slurm prolog'] }),
   /** Slurm's epilog: the job ended; its record is closed, its holds let go, its usage written. */
   'slurm.epilog': change({ params: slurmEpilogSchema, result: returns<SlurmEpilogResult>(), who: admin<{ jobId: string }>((p) => `end Slurm job ${p.jobId}`, "only root (Slurm's epilog) or an administrator ends Slurm jobs"), cli: ['slurm epilog'] }),
+  /** Slurm's task prolog (as the job's user): the environment of the Slurm job the calling process is in, by the kernel's word (its cgroup, or slurmd's pidinfo). */
+  'slurm.taskEnv': read({ params: object({}), result: returns<SlurmTaskEnv>(), who: anyone, cli: ['slurm task-prolog'] }),
   /** The Slurm jobs this box knows, running or ended since the daemon started. */
   'slurm.jobs': read({ params: object({}), result: returns<SlurmJobView[]>(), who: anyone }),
 };

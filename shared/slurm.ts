@@ -81,10 +81,19 @@ export interface SlurmJobView {
   /** The highest lane its owner may drag it to (its QOS's or partition's maxLane); null: the lab policy alone. */
   maxLane: Priority | null;
   mpsPercent: number | null;
+  /** Its tasks are MPS clients of their GPU's daemon at mpsPercent of its SMs (gres/mps): 'started', or why not; null: no gres/mps. */
+  mps: { started: true } | { started: false; why: string } | null;
   /** The Slurm node it runs on here (SLURMD_NODENAME): the slurmd the daemon asks which job a process is in. */
   node: string | null;
   /** Milliseconds since the epoch: the prolog's call. */
   since: number;
+}
+
+/** `slurm.taskEnv`: what the task prolog exports into a task of the Slurm job its own process is in (null: none here). */
+export interface SlurmTaskEnv {
+  jobId: string | null;
+  /** The MPS client's variables where the job asked for gres/mps (CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE…). */
+  env: Record<string, string>;
 }
 
 /** What the epilog gets back: the job's usage, and its processes still on a GPU. */
@@ -95,6 +104,8 @@ export interface SlurmEpilogResult {
   usage: { gpuSeconds: number; smSeconds: number; memoryGiBHours: number; peakMemoryBytes: number; gatedSeconds: number; parkedSeconds: number };
   /** Its processes a GPU still lists (pid and GPU): left running after the job. */
   leftOnGpu: Array<{ pid: number; gpu: number }>;
+  /** gres/mps: why its GPU's MPS daemon, its last holder gone, could not be stopped; absent when nothing failed. */
+  mpsFailure?: string;
   /** Held processes let go and parked ones brought back at its end. */
   released: number;
 }

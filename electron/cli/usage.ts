@@ -266,14 +266,17 @@ export const jupyterUsage = jupyterInstallKernelUsage; // its one subcommand
 export const SLURM_LOG = '/var/log/gpushare/slurm.log';
 
 export const slurmUsage = `Usage: gpushare slurm prolog|epilog|task-prolog [--strict] [--log FILE]
-  For slurm.conf on a GPU node (run by slurmd, never by hand):
-    Prolog=/usr/local/sbin/gpushare-slurm-prolog       (exec gpushare slurm prolog)
-    Epilog=/usr/local/sbin/gpushare-slurm-epilog       (exec gpushare slurm epilog)
-    TaskProlog=/usr/local/sbin/gpushare-slurm-task-prolog (exec gpushare slurm task-prolog)
-  prolog       registers the job with the box daemon: its GPUs, shards (its memory quota), QOS
-               and partition (its lane), read with scontrol
+  For slurm.conf on a GPU node (run by slurmd, never by hand), each through a script of root's, mode 0755:
+    Prolog=/usr/local/sbin/gpushare-slurm-prolog         (slurm prolog)
+    Epilog=/usr/local/sbin/gpushare-slurm-epilog         (slurm epilog)
+    TaskProlog=/usr/local/sbin/gpushare-slurm-task-prolog (slurm task-prolog)
+  slurmd gives them no PATH: each script names node and gpushare.js by full path, e.g.
+    exec /usr/bin/node /opt/gpushare/electron/cli/gpushare.js slurm prolog
+  prolog       registers the job with the box daemon: its GPUs, shards (its memory quota), gres/mps
+               share (its GPU's MPS daemon started), QOS and partition (its lane), read with scontrol
   epilog       ends the job: holds let go, usage written to the log, processes left on a GPU named
   task-prolog  prints "export LD_PRELOAD=…" so the job's tasks enrol at their first CUDA call
-               (nothing when /etc/ld.so.preload loads the library box-wide)
+               (nothing when /etc/ld.so.preload loads the library box-wide), and for a gres/mps job
+               the MPS client's CUDA_MPS_* variables the daemon gives it
   A problem on gpushare's side is logged (--log, else $GPUSHARE_SLURM_LOG, else ${SLURM_LOG}) and
   the job runs unmanaged: exit 0. --strict exits 1 instead (Slurm then fails the job and drains the node).`;

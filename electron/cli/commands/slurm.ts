@@ -31,7 +31,7 @@ export async function slurmCommand(argv: string[]): Promise<number> {
   const [what, ...rest] = positionals;
   if (rest.length > 0) throw new UsageError(`gpushare slurm ${what} takes no arguments, got "${rest[0]}".`);
   const env = process.env;
-  if (what === 'task-prolog') return taskProlog(env);
+  if (what === 'task-prolog') return taskProlog(env, { timeoutMs: 5000 });
   if (what !== 'prolog' && what !== 'epilog') throw new UsageError(`gpushare slurm: say prolog, epilog or task-prolog${what ? `, not "${what}"` : ''}.`);
   const log = values.log ?? env.GPUSHARE_SLURM_LOG ?? SLURM_LOG;
   const jobId = env.SLURM_JOB_ID ?? env.SLURM_JOBID;
@@ -56,11 +56,13 @@ export async function slurmCommand(argv: string[]): Promise<number> {
           partition: job.partition ?? env.SLURM_JOB_PARTITION ?? null,
           node,
         });
-        say(`registered for ${view.user}: GPU ${view.gpus.join(',') || 'none'}, ${view.memoryQuotaBytes === null ? 'no memory quota' : `memory quota ${view.memoryQuotaBytes} bytes (${job.shards} of ${shardsPerGpu} shards)`}, lane ${view.lane} (${view.laneFrom})`);
+        const mps = view.mps === null ? '' : view.mps.started ? `, MPS client at ${view.mpsPercent} % of the GPU's SMs (gres/mps)` : `, gres/mps ${view.mpsPercent} % recorded but its tasks run without MPS: ${view.mps.why}`;
+        say(`registered for ${view.user}: GPU ${view.gpus.join(',') || 'none'}, ${view.memoryQuotaBytes === null ? 'no memory quota' : `memory quota ${view.memoryQuotaBytes} bytes (${job.shards} of ${shardsPerGpu} shards)`}, lane ${view.lane} (${view.laneFrom})${mps}`);
       } else {
         const result = await callWithin(engine, 'slurm.epilog', { jobId });
         say(`usage ${JSON.stringify({ jobId, jobs: result.jobs, ...result.usage, released: result.released })}`);
         for (const p of result.leftOnGpu) say(`pid ${p.pid} of the job is still on GPU ${p.gpu} after its end`);
+        if (result.mpsFailure) say(`its GPU's MPS daemon, no longer used, could not be stopped: ${result.mpsFailure}`);
       }
     } finally {
       engine.close();
@@ -73,8 +75,8 @@ export async function slurmCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** The lines slurmstepd applies to each task's environment. */
-function taskProlog(env: NodeJS.ProcessEnv): number {
+/** The lines slurmstepd applies to each task's environment: the preload library, and (gres/mps) the job's MPS client variables. */
+async function taskProlog(env: NodeJS.ProcessEnv, options: { timeoutMs: number }): Promise<number> {
   const library = preloadLibraryPath();
   let boxWide = false;
   try {
@@ -85,5 +87,27 @@ function taskProlog(env: NodeJS.ProcessEnv): number {
   if (!boxWide && !(env.LD_PRELOAD ?? '').split(/[: ]/).includes(library)) process.stdout.write(`export LD_PRELOAD=${[library, env.LD_PRELOAD].filter(Boolean).join(':')}\n`);
   if (env.GPUSHARE_DAEMON_SOCKET) process.stdout.write(`export GPUSHARE_DAEMON_SOCKET=${env.GPUSHARE_DAEMON_SOCKET}\n`);
   process.stdout.write('export GPUSHARE_ENROL_WAIT_MS=2000\n'); // the daemon may ask slurmd (scontrol pidinfo) which job a task is
+  for (const line of await mpsClientLines(options.timeoutMs)) process.stdout.write(`${line}\n`);
   return 0;
+}
+
+/**
+ * The daemon's word on the Slurm job this process is in (it asks the kernel, not SLURM_JOB_ID): where the job holds
+ * gres/mps, the MPS client variables of its GPU's daemon. Nothing when it answers none, or does not answer: the task
+ * then runs as Slurm started it (a task prolog never fails a task).
+ */
+async function mpsClientLines(timeoutMs: number): Promise<string[]> {
+  try {
+    const engine = await connectToEngine(daemonSocketPath());
+    try {
+      const { env } = await callWithin(engine, 'slurm.taskEnv', {}, timeoutMs);
+      return Object.entries(env)
+        .filter(([name, value]) => /^CUDA_MPS_[A-Z_]+$/.test(name) && !/[\n\r]/.test(value))
+        .map(([name, value]) => `export ${name}=${value}`);
+    } finally {
+      engine.close();
+    }
+  } catch {
+    return [];
+  }
 }

@@ -188,6 +188,7 @@ export class Enrolment {
         pid: proc.pid,
         priority,
         memoryQuotaBytes: quota,
+        ...(slurm ? (this.options.slurm?.sharingOf(slurm.jobId) ?? {}) : {}), // gres/mps: an MPS client (its task prolog exported the daemon's variables)
         ...(reg?.keepResident ? { keepResident: true } : {}),
         ...(limited.fromPolicy ? { memoryQuotaFromPolicy: true } : {}),
         enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid, ...(slurm ? { slurm: { jobId: slurm.jobId, partition: slurm.partition, qos: slurm.qos } } : {}) },

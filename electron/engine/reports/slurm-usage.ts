@@ -1,7 +1,7 @@
 // Usage per Slurm job: the rows the epilog settles (slurm/slurm-jobs.ts), one JSON line each in the daemon's
 // state folder beside its store, read back by `gpushare report --by slurm-job` as CSV or JSON whose JobID
 // joins `sacct -P` output. Time-integrated (GPU-hours, SM-hours, memory GiB-hours), not peaks alone.
-import { appendFileSync, closeSync, existsSync, fchmodSync, openSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export const SLURM_USAGE_FILE = 'slurm-usage.jsonl';
@@ -30,6 +30,7 @@ export const slurmUsageFileFor = (dbPath: string): string => join(dirname(dbPath
 /** Append one settled row; the file is root's alone (0600), as the store is. */
 export function appendSlurmUsage(file: string, row: SlurmUsageRow): void {
   if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 }); // an engine whose store never opened has no state folder yet
     const fd = openSync(file, 'a', 0o600);
     fchmodSync(fd, 0o600);
     closeSync(fd);

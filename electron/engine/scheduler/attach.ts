@@ -30,13 +30,15 @@ import type { AutoParkPolicy } from './auto-park.js';
 import { ParkRequests } from './park-requests.js';
 import { Enrolment } from '../enrol/enrolment.js';
 import { registerSlurmCommands } from '../slurm/slurm-commands.js';
-import { SlurmJobs } from '../slurm/slurm-jobs.js';
+import { SlurmJobs, type PidInfo } from '../slurm/slurm-jobs.js';
 import { SLURM_USAGE_FILE } from '../reports/slurm-usage.js';
 import { DEFAULT_SLURM_CONFIG, type SlurmConfig } from '../../../shared/slurm.js';
 
 export interface AttachSchedulerOptions {
   /** Slurm jobs' lanes by QOS and partition (the daemon's config). */
   slurm?: SlurmConfig;
+  /** Which Slurm job a pid is in where no Slurm cgroup says (default `scontrol pidinfo`); a test's own. */
+  slurmPidInfo?: PidInfo;
   /** Logs and other per-user state; default $XDG_STATE_HOME/gpushare. */
   stateDir?: string;
   /** The suspend record lives here; default the engine's runtime dir. */
@@ -174,7 +176,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   let slurmJobs: SlurmJobs | null = null;
   if (gate) {
     let enrolment: Enrolment | null = null;
-    slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [], usageFile: join(stateDir, SLURM_USAGE_FILE) });
+    slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [], ...(options.slurmPidInfo ? { pidInfo: options.slurmPidInfo } : {}), usageFile: join(stateDir, SLURM_USAGE_FILE) });
     enrolment = new Enrolment(scheduler, { slurm: slurmJobs });
     engine.enroller = enrolment;
     engine.dispatcher.register('enrol.register', (params, caller) => enrolment!.register(caller, params));

@@ -106,6 +106,8 @@ export class Scheduler {
   enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** The highest lane a job's owner may drag it to, and why (a Slurm job's QOS: slurm/slurm-jobs.ts sets it); null: the lab policy alone. */
   laneCap: ((record: JobRecord) => { lane: Priority; why: string } | null) | null = null;
+  /** Holders of an MPS daemon (by mpsDaemonKey) that are no job here: a live Slurm job with gres/mps keeps its GPU's daemon between its tasks (slurm/slurm-jobs.ts sets it). */
+  mpsHolders: ((daemon: string) => number) | null = null;
   /** Set while steps are paused (pauseEvaluation): a request meanwhile runs one step after. */
   private holdEvaluation = false;
   /** The jobs of an earlier engine while they are taken back (takeBack): until all are known, a step decides nothing else. */
@@ -787,7 +789,7 @@ export class Scheduler {
     const daemon = mpsDaemonKey(record.view);
     if (daemon === null) return;
     const others = this.table.placed().filter((r) => r !== record && mpsDaemonKey(r.view) === daemon);
-    const failure = this.act.leaveMps(record, others.length);
+    const failure = this.act.leaveMps(record, others.length + (this.mpsHolders?.(daemon) ?? 0));
     if (failure) this.options.engine.raiseAlert({ kind: 'failed', severity: 'warning', gpu: record.view.gpu, jobId: record.view.id, message: `${record.view.id} was the last client of its MPS daemon, which could not be stopped: ${failure}` });
   }
 

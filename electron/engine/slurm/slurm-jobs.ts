@@ -6,13 +6,17 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { FINAL_STATES } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams } from '../../../shared/slurm.js';
+import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv } from '../../../shared/slurm.js';
 import { isNamedAccount, lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
+import { mpsJobEnv } from '../mps/mps-control.js';
+import type { MpsDaemonRef } from '../mps/mps-daemons.js';
 import { readSmallText } from '../proc/bounded-read.js';
+import { readProcStatus } from '../proc/proc-status.js';
 import { parseCgroup } from '../proc/process-context.js';
 import { appendSlurmUsage } from '../reports/slurm-usage.js';
+import { mpsDaemonKey } from '../scheduler/actuators.js';
 import type { JobRecord } from '../scheduler/job-table.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 
@@ -34,6 +38,10 @@ interface SlurmJob {
   jobs: Set<string>;
   /** Each one's time gated, as its slot last said (the slot is freed when its last process exits, before the epilog). */
   gatedNs: Map<string, number>;
+  /** gres/mps: the GPU's MPS daemon it holds from prolog to epilog, and what its tasks export to be its clients. */
+  mps: { daemon: MpsDaemonRef; key: string; env: Record<string, string> } | null;
+  /** How it shares its GPU, by its gres: Slurm allows one type per node. */
+  sharing: 'shard' | 'mps' | null;
 }
 
 /** How the daemon asks Slurm which job a pid is in (proctrack/linuxproc), of the slurmd of `node`; replaceable in tests. */
@@ -67,6 +75,7 @@ export class SlurmJobs {
       const job = id ? this.jobs.get(id) : undefined;
       return job?.view.maxLane ? { lane: job.view.maxLane, why: `Slurm job ${id}'s ${job.view.laneFrom}` } : null;
     };
+    scheduler.mpsHolders = (daemon) => [...this.jobs.values()].filter((j) => !j.ended && j.mps?.key === daemon).length;
   }
 
   /** The prolog's call: the job as Slurm placed it; its quota from its shards of the GPU's memory, its lane from its QOS. */
@@ -83,6 +92,18 @@ export class SlurmJobs {
       quota = Math.floor((gpu.memoryTotal * params.shards) / params.shardsPerGpu);
     }
     const { lane, from, maxLane } = slurmLane(this.options.config(), params);
+    const old = this.jobs.get(params.jobId);
+    if (old && !old.ended && old.view.uid !== params.uid) throw new ApiError('conflict', `Slurm job ${params.jobId} is registered already for uid ${old.view.uid}; nothing was changed.`);
+    const mpsPercent = params.mpsPercent ?? null;
+    if (mpsPercent !== null) {
+      if (params.shards) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds both gres/shard and gres/mps: Slurm allows one sharing type per node (gres.conf names shard or mps, not both); nothing was registered.`);
+      if (!gpu) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds gres/mps but Slurm named no GPU of this node for it (no IDX in \`scontrol show job -d\`, no SLURM_JOB_GPUS); nothing was registered.`);
+    }
+    const sharing = mpsPercent !== null ? 'mps' : params.shards ? 'shard' : null;
+    const other = gpu && sharing ? [...this.jobs.values()].find((j) => !j.ended && j.view.jobId !== params.jobId && j.view.gpus[0] === gpu.index && j.sharing !== null && j.sharing !== sharing) : undefined;
+    if (other) throw new ApiError('conflict', `Slurm job ${params.jobId} holds gres/${sharing} of GPU ${gpu!.index}, which Slurm job ${other.view.jobId} shares by gres/${other.sharing}: Slurm allows one sharing type per node (check this node's gres.conf); nothing was registered.`);
+    const kept = old && !old.ended ? old.mps : null; // the prolog again for a live job: the daemon it holds already
+    const mps = mpsPercent !== null && gpu ? (kept ? { client: kept } : this.startMps(gpu, mpsPercent, lane)) : null;
     const view: SlurmJobView = {
       jobId: params.jobId,
       user: account.name,
@@ -94,15 +115,47 @@ export class SlurmJobs {
       lane,
       laneFrom: from,
       maxLane,
-      mpsPercent: params.mpsPercent ?? null,
+      mpsPercent,
+      mps: mps === null ? null : mps.client ? { started: true } : { started: false, why: mps.why ?? 'not started' },
       node: params.node ?? null,
       since: Date.now(),
     };
-    const old = this.jobs.get(params.jobId);
-    if (old && !old.ended && old.view.uid !== params.uid) throw new ApiError('conflict', `Slurm job ${params.jobId} is registered already for uid ${old.view.uid}; nothing was changed.`);
-    this.jobs.set(params.jobId, { view, ended: false, usage: old?.usage ?? { gpuSeconds: 0, smSeconds: 0, memoryGiBHours: 0, peakMemoryBytes: 0 }, jobs: old?.jobs ?? new Set(), gatedNs: old?.gatedNs ?? new Map() });
+    this.jobs.set(params.jobId, { view, ended: false, usage: old?.usage ?? { gpuSeconds: 0, smSeconds: 0, memoryGiBHours: 0, peakMemoryBytes: 0 }, jobs: old?.jobs ?? new Set(), gatedNs: old?.gatedNs ?? new Map(), mps: mps?.client ?? null, sharing });
     this.forget();
     return view;
+  }
+
+  /**
+   * gres/mps: its GPU's MPS daemon runs (started for jobs unless one of ours already does) and its tasks' client
+   * variables, its share as CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; else why not (the job runs without MPS, quota and lane kept).
+   */
+  private startMps(gpu: { index: number; uuid: string }, percent: number, lane: SlurmJobView['lane']): { client?: NonNullable<SlurmJob['mps']>; why?: string } {
+    const mps = this.scheduler.act.options.mps;
+    if (!mps) return { why: 'MPS is not available in this engine' };
+    const daemon: MpsDaemonRef = { gpu: { index: gpu.index, uuid: gpu.uuid } };
+    try {
+      const [status] = mps.control.status([daemon.gpu]);
+      if (status.state === 'held') return { why: status.message.replace(/\.$/, '') };
+      mps.startForJob(daemon);
+      return { client: { daemon, key: mpsDaemonKey({ mode: 'mps', gpu: gpu.index, migSlice: null, mpsSharePercent: percent })!, env: mpsJobEnv(mps.control, gpu.index, percent, null, lane) } };
+    } catch (error) {
+      return { why: `its MPS daemon could not be started: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  /** The task prolog's call: the MPS client variables of the live Slurm job the calling process is in (by the kernel's word), or nothing. */
+  taskEnv(caller: Caller): SlurmTaskEnv {
+    const status = caller.pid === null ? null : readProcStatus(caller.pid, this.options.procRoot);
+    if (!status || status.uid !== caller.uid) return { jobId: null, env: {} };
+    const view = this.jobOf({ pid: status.pid, uid: caller.uid, startTicks: status.startTicks });
+    if (!view) return { jobId: null, env: {} };
+    return { jobId: view.jobId, env: { ...(this.jobs.get(view.jobId)?.mps?.env ?? {}) } };
+  }
+
+  /** How a task of Slurm job `jobId` shares its GPU: an MPS client at its share (gres/mps), else shared as any process. */
+  sharingOf(jobId: string): { mode: 'mps'; mpsSharePercent: number } | null {
+    const job = this.jobs.get(jobId);
+    return job?.mps && job.view.mpsPercent !== null ? { mode: 'mps', mpsSharePercent: job.view.mpsPercent } : null;
   }
 
   list(): SlurmJobView[] {
@@ -116,7 +169,7 @@ export class SlurmJobs {
   jobOf(proc: { pid: number; uid: number; startTicks: number }): SlurmJobView | null {
     if (![...this.jobs.values()].some((j) => !j.ended)) return null; // no Slurm job here: no /proc reads, no scontrol
     const cgroup = readSmallText(join(this.options.procRoot ?? '/proc', String(proc.pid), 'cgroup'), 64 * 1024, 'utf8');
-    let id = cgroup ? parseCgroup(cgroup).slurmJobId : null;
+    let id = (cgroup ? parseCgroup(cgroup).slurmJobId : null) ?? this.stepdAbove(proc.pid);
     if (!id) {
       const key = `${proc.pid}:${proc.startTicks}`;
       if (!this.pidCache.has(key)) {
@@ -130,6 +183,26 @@ export class SlurmJobs {
     }
     const job = id ? this.jobs.get(id) : undefined;
     return job && !job.ended && job.view.uid === proc.uid ? job.view : null;
+  }
+
+  /**
+   * The job of the root-owned slurmstepd above `pid` ("slurmstepd: [123.batch]", root's words, which the user cannot
+   * change): what proctrack/linuxproc itself reads. It names the task prolog's job, where `scontrol pidinfo` named
+   * none under the real Slurm of slurm.multiuser.test (the same call from the task itself did).
+   */
+  private stepdAbove(pid: number): string | null {
+    const root = this.options.procRoot ?? '/proc';
+    let at = readProcStatus(pid, root)?.ppid ?? 0;
+    for (let depth = 0; depth < 32 && at > 1; depth++) {
+      const status = readProcStatus(at, root);
+      if (!status) return null;
+      if (status.uid === 0 && readSmallText(join(root, String(at), 'comm'), 256, 'utf8')?.trim() === 'slurmstepd') {
+        const cmdline = readSmallText(join(root, String(at), 'cmdline'), 4096, 'utf8') ?? '';
+        return /^slurmstepd: \[(\d+)\.[A-Za-z0-9_]+\]/.exec(cmdline)?.[1] ?? null;
+      }
+      at = status.ppid;
+    }
+    return null;
   }
 
   /** A gpushare job was made for (a task of) Slurm job `slurmJobId`. */
@@ -190,6 +263,7 @@ export class SlurmJobs {
       s.endEnrolled(record, `Slurm job ${jobId} ended (epilog)`); // its gate slot freed, holds let go, parked memory given up
     }
     job.ended = true;
+    const mpsFailure = job.mps ? this.leaveMps(job.mps) : null;
     const snapshot = s.snapshot(); // already integrated by its tick: integrating it again would count one interval twice
     const leftOnGpu = snapshot.processes.filter((p) => pids.has(p.pid) || (p.uid === job.view.uid && p.context?.slurmJobId === jobId)).map((p) => ({ pid: p.pid, gpu: p.gpuIndex }));
     const usage = { ...job.usage, gatedSeconds: gatedNs / 1e9, parkedSeconds: parkedMs / 1000 };
@@ -203,11 +277,25 @@ export class SlurmJobs {
     }
     return {
       jobId,
+      ...(mpsFailure ? { mpsFailure } : {}),
       jobs: records.map((r) => r.view.id),
       usage,
       leftOnGpu,
       released,
     };
+  }
+
+  /** The job ended: its GPU's MPS daemon stops with its last holder (a job here or another Slurm job), as for a gpushare job; why a stop failed, or null. */
+  private leaveMps(mps: NonNullable<SlurmJob['mps']>): string | null {
+    const daemons = this.scheduler.act.options.mps;
+    if (!daemons) return null;
+    const others = this.scheduler.table.placed().filter((r) => mpsDaemonKey(r.view) === mps.key && !FINAL_STATES.has(r.view.state)).length + (this.scheduler.mpsHolders?.(mps.key) ?? 0);
+    try {
+      daemons.leave(mps.daemon, others);
+      return null;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
   }
 
   private gatedNs(record: JobRecord): number {

@@ -54,7 +54,7 @@ before(async () => {
   bob = box.user('bob');
   process.env.SLURM_CONF = join(box.dir, 'slurm', 'etc', 'slurm.conf'); // the daemon's scontrol (pidinfo) finds this Slurm, as /etc/slurm/slurm.conf on a node
   await box.start({ rateHz: RATE_HZ, slurm: { partitionLanes: [{ name: 'urgent', lane: 'high' }, { name: 'scavenger', lane: 'best-effort', maxLane: 'normal' }], qosLanes: [{ name: 'high', lane: 'high' }] } }, SCENARIO);
-  rig = new SlurmRig({ dir: join(box.dir, 'slurm'), tag, prolog: hook('prolog'), epilog: hook('epilog'), taskProlog: hook('task-prolog'), partitions: ['urgent', 'scavenger'] });
+  rig = new SlurmRig({ dir: join(box.dir, 'slurm'), tag, prolog: hook('prolog'), epilog: hook('epilog'), taskProlog: hook('task-prolog'), partitions: ['urgent', 'scavenger'], mpsNode: true });
   await rig.start();
 });
 after(async () => {
@@ -161,6 +161,29 @@ test("a job of a high lane (partition urgent) holds back a scavenger job on the 
   assert.ok(listed, `report --by slurm-job lists Slurm job ${scav}: ${csv}`);
   assert.deepEqual([listed![1], listed![2]], [bob.name, 'scavenger']);
   assert.ok(Math.abs(Number(listed![7]) * 3600 - busySeconds) <= SAMPLE_INTERVAL_S + 0.01, `its SM-hours (${listed![7]}) are the epilog's row`);
+});
+
+interface FakegpuDaemon {
+  running: boolean;
+  pipeDir: string;
+  clients: Array<{ pid: number; share: number }>;
+}
+/** GPU 0's simulated MPS daemon, as the fakegpu state holds it. */
+const mpsDaemon = (): FakegpuDaemon =>
+  (JSON.parse(execFileSync(join(box.nativeCopy, 'fakegpu', 'build', 'fakegpu'), ['mps', '--state', join(box.dir, 'run', `sim-${SCENARIO}.state`), 'status'], { encoding: 'utf8' })) as FakegpuDaemon[])[0];
+
+test("a job given --gres=mps:25 on the mps node runs as a client of its GPU's MPS daemon at 25 %: its task prolog exported the daemon's pipe and the share, gpushare shows it in mode mps, and the daemon stops after its epilog", { skip: SKIP }, async () => {
+  assert.equal(mpsDaemon().running, false, 'no MPS daemon before the job');
+  const id = rig.submit(alice, ['-p', 'mps', '-w', rig.mpsNode!, '--gres=mps:25', '-o', '%j.out', batch('mps', 'echo "share=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE pipe=$CUDA_MPS_PIPE_DIRECTORY"\n"$FAKEJOB" train --kernel-ms 2 --duration 10')]);
+  const view = await until('the mps job enrolled', async () => ((await ofSlurm(id))?.pid ? ofSlurm(id) : undefined));
+  assert.deepEqual([view.owner, view.mode, view.mpsSharePercent], [alice.name, 'mps', 25]);
+  const daemon = mpsDaemon();
+  assert.equal(daemon.running, true, "the prolog started GPU 0's daemon");
+  await untilWith({ intervalMs: 200, timeoutMs: 20_000, detail: () => `daemon ${JSON.stringify(mpsDaemon())}; the job printed: ${rig.output(id)}; ${readFileSync(slurmLog, 'utf8')}` })('the task is a client of the daemon at 25 %', async () => mpsDaemon().clients.some((c) => c.pid === view.pid && c.share === 25) || undefined);
+  assert.equal(await rig.finished(id), 'COMPLETED');
+  assert.match(rig.output(id), new RegExp(`^share=25 pipe=${daemon.pipeDir}$`, 'm'), 'the task prolog exported the running daemon\'s pipe and the share');
+  assert.match(readFileSync(slurmLog, 'utf8'), new RegExp(`prolog job ${id}: registered for ${alice.name}: GPU 0, no memory quota, lane normal \\(the default\\), MPS client at 25 % of the GPU's SMs \\(gres/mps\\)`));
+  await until('the daemon stopped after the epilog', async () => !mpsDaemon().running || undefined);
 });
 
 test('with the gpushare daemon stopped a job still runs and completes; the prolog exits 0 and says why in its log; no node is drained', { skip: SKIP }, async () => {

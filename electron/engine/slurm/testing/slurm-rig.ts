@@ -1,6 +1,7 @@
 // A real Slurm for tests (root only), from Debian's packages: munge with its own key and socket, one
 // slurmctld and two slurmd on one machine (nodes on 127.0.0.1 and 127.0.0.2, each its own port, spool and
-// log), a dummy GPU device file per node in gres.conf (AutoDetect=off) with gres/shard, 4 shards per GPU.
+// log), a dummy GPU device file per node in gres.conf (AutoDetect=off) with gres/shard, 4 shards per GPU;
+// with `mpsNode`, a third node (127.0.0.3, partition "mps") whose GPU is shared by gres/mps, mps:100.
 // Everything lives in one temp folder and is passed by flags and SLURM_CONF; nothing under /etc is touched.
 // Slurm tracks processes with proctrack/linuxproc (no cgroups to share with the machine), so the daemon
 // learns a task's job from `scontrol pidinfo`. Traps: the daemons are started as `slurmctld`/`slurmd` (by
@@ -50,11 +51,15 @@ export interface SlurmRigOptions {
   shards?: number;
   /** Partitions beyond the default "gpu" (each over both nodes). */
   partitions?: string[];
+  /** A third node, alone in partition "mps", its GPU shared by gres/mps (Count=100) instead of shards. */
+  mpsNode?: boolean;
 }
 
 export class SlurmRig {
   readonly conf: string;
   readonly nodes: [string, string];
+  /** The gres/mps node (mpsNode), or null. */
+  readonly mpsNode: string | null;
   readonly logDir: string;
   readonly outDir: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -63,6 +68,7 @@ export class SlurmRig {
   constructor(readonly options: SlurmRigOptions) {
     const { dir, tag } = options;
     this.nodes = [`gs${tag}a`, `gs${tag}b`];
+    this.mpsNode = options.mpsNode ? `gs${tag}c` : null;
     for (const sub of ['munge', 'state', 'spool', 'log', 'dev', 'etc', 'out']) mkdirSync(join(dir, sub), { recursive: true });
     chmodSync(dir, 0o755);
     this.conf = join(dir, 'etc', 'slurm.conf');
@@ -72,17 +78,23 @@ export class SlurmRig {
     this.env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', SLURM_CONF: this.conf };
   }
 
-  /** munged, slurmctld and both slurmd; resolves once sinfo shows both nodes idle. */
+  /** Every node: the two shard nodes, and the mps node where there is one. */
+  get allNodes(): string[] {
+    return this.mpsNode ? [...this.nodes, this.mpsNode] : [...this.nodes];
+  }
+
+  /** munged, slurmctld and each slurmd; resolves once sinfo shows every node idle. */
   async start(): Promise<void> {
     const { dir, shards = 4 } = this.options;
     const munge = join(dir, 'munge');
     writeFileSync(join(munge, 'key'), randomBytes(1024), { mode: 0o600 });
     chmodSync(munge, 0o755); // clients of every user reach the socket
     execFileSync('munged', ['--key-file', join(munge, 'key'), '--socket', join(munge, 'sock'), '--pid-file', join(munge, 'pid'), '--log-file', join(munge, 'log'), '--seed-file', join(munge, 'seed'), '--force'], { env: this.env });
-    const [ctldPort, portA, portB] = [await freePort(), await freePort(), await freePort()];
+    const [ctldPort, portA, portB, portC] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const host = hostname();
     const [a, b] = this.nodes;
-    for (const n of this.nodes) {
+    const c = this.mpsNode;
+    for (const n of this.allNodes) {
       execFileSync('mknod', ['-m', '0666', join(dir, 'dev', `${n}-nvidia0`), 'c', '1', '3']); // a character device, as slurmd wants (null's numbers: harmless)
       mkdirSync(join(dir, 'spool', n), { recursive: true });
     }
@@ -106,7 +118,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-GresTypes=gpu,shard
+GresTypes=gpu,shard${c ? ',mps' : ''}
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
@@ -118,19 +130,19 @@ SlurmctldDebug=info
 SlurmdDebug=info
 ${script('Prolog', this.options.prolog)}${script('Epilog', this.options.epilog)}${script('TaskProlog', this.options.taskProlog)}NodeName=${a} NodeAddr=127.0.0.1 NodeHostname=${host} Port=${portA} CPUs=2 RealMemory=1000 Gres=gpu:1,shard:${shards} State=UNKNOWN
 NodeName=${b} NodeAddr=127.0.0.2 NodeHostname=${host} Port=${portB} CPUs=2 RealMemory=1000 Gres=gpu:1,shard:${shards} State=UNKNOWN
-PartitionName=gpu Nodes=${a},${b} Default=YES MaxTime=INFINITE State=UP
-${(this.options.partitions ?? []).map((p) => `PartitionName=${p} Nodes=${a},${b} MaxTime=INFINITE State=UP\n`).join('')}`,
+${c ? `NodeName=${c} NodeAddr=127.0.0.3 NodeHostname=${host} Port=${portC} CPUs=2 RealMemory=1000 Gres=gpu:1,mps:100 State=UNKNOWN\n` : ''}PartitionName=gpu Nodes=${a},${b} Default=YES MaxTime=INFINITE State=UP
+${c ? `PartitionName=mps Nodes=${c} MaxTime=INFINITE State=UP\n` : ''}${(this.options.partitions ?? []).map((p) => `PartitionName=${p} Nodes=${a},${b} MaxTime=INFINITE State=UP\n`).join('')}`,
     );
     writeFileSync(
       join(dir, 'etc', 'gres.conf'),
-      `AutoDetect=off\n${this.nodes.map((n) => `NodeName=${n} Name=gpu File=${join(dir, 'dev', `${n}-nvidia0`)}\nNodeName=${n} Name=shard Count=${shards} File=${join(dir, 'dev', `${n}-nvidia0`)}\n`).join('')}`,
+      `AutoDetect=off\n${this.nodes.map((n) => `NodeName=${n} Name=gpu File=${join(dir, 'dev', `${n}-nvidia0`)}\nNodeName=${n} Name=shard Count=${shards} File=${join(dir, 'dev', `${n}-nvidia0`)}\n`).join('')}${c ? `NodeName=${c} Name=gpu File=${join(dir, 'dev', `${c}-nvidia0`)}\nNodeName=${c} Name=mps Count=100 File=${join(dir, 'dev', `${c}-nvidia0`)}\n` : ''}`,
     );
     this.started = true;
     execFileSync('slurmctld', ['-f', this.conf, '-i'], { env: this.env }); // by this name, not slurmctld-wlm
-    for (const n of this.nodes) execFileSync('slurmd', ['-f', this.conf, '-N', n], { env: this.env });
+    for (const n of this.allNodes) execFileSync('slurmd', ['-f', this.conf, '-N', n], { env: this.env });
     for (let i = 0; i < 150; i++) {
-      const idle = this.run('sinfo', ['-h', '-N', '-p', 'gpu', '-o', '%N %t']).trim().split('\n').filter((l) => /\sidle$/.test(l)).length;
-      if (idle === 2) return;
+      const idle = new Set(this.run('sinfo', ['-h', '-N', '-o', '%N %t']).trim().split('\n').filter((l) => /\sidle$/.test(l)).map((l) => l.split(/\s+/)[0])).size; // a node shows once per partition
+      if (idle === this.allNodes.length) return;
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`Slurm's nodes did not come up idle: ${this.run('sinfo', ['-N'])}\n${this.logs()}`);
@@ -184,7 +196,7 @@ ${(this.options.partitions ?? []).map((p) => `PartitionName=${p} Nodes=${a},${b}
 
   logs(): string {
     const read = (f: string): string => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').slice(-20).join('\n') : '');
-    return ['slurmctld.log', ...this.nodes.map((n) => `slurmd.${n}.log`)].map((f) => `--- ${f}\n${read(join(this.logDir, f))}`).join('\n');
+    return ['slurmctld.log', ...this.allNodes.map((n) => `slurmd.${n}.log`)].map((f) => `--- ${f}\n${read(join(this.logDir, f))}`).join('\n');
   }
 
   /** Cancel every job, stop the daemons (each by its pid file) and munged, and remove the folder. */
@@ -206,7 +218,7 @@ ${(this.options.partitions ?? []).map((p) => `PartitionName=${p} Nodes=${a},${b}
         await new Promise((r) => setTimeout(r, 250));
       }
     }
-    const pidFiles = [...this.nodes.map((n) => join(dir, 'spool', `slurmd.${n}.pid`)), join(dir, 'state', 'slurmctld.pid'), join(dir, 'munge', 'pid')];
+    const pidFiles = [...this.allNodes.map((n) => join(dir, 'spool', `slurmd.${n}.pid`)), join(dir, 'state', 'slurmctld.pid'), join(dir, 'munge', 'pid')];
     for (const file of pidFiles) {
       const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : 0;
       if (!(pid > 1)) continue;
