@@ -1,78 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { GpuProcessView, GpuView, Snapshot } from './snapshot.js';
 import { applySnapshotDelta, DeltaMismatch, snapshotDelta } from './snapshot-delta.js';
-
-/** A seeded generator, so a failure replays. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
-
-const gpu = (index: number): GpuView => ({
-  index, uuid: `GPU-${index}`, name: 'NVIDIA H100', pciBusId: `0000:${index}:00.0`, lost: false,
-  memoryTotal: 80e9, memoryUsed: 0, memoryFree: 80e9, utilizationGpu: 0, utilizationMemory: 0, temperatureC: 40,
-  powerWatts: 100, powerLimitWatts: 700, smClockMHz: 1980, memClockMHz: 2619, smCount: 132, computeMode: 'default',
-  migEnabled: false, migPending: false, migSlices: [], errors: [],
-});
-
-const process = (pid: number, gpuIndex: number, at: number): GpuProcessView => ({
-  pid, gpuIndex, gpuUuid: `GPU-${gpuIndex}`, kind: 'compute', user: `u${pid % 5}`, uid: 1000 + (pid % 5), command: 'python',
-  argv: ['python', `train_${pid}.py`], startedAt: at, usedMemory: 1e9, smPercent: 10, memPercent: 5, gpuInstanceId: null, computeInstanceId: null,
-});
-
-/**
- * `ticks` snapshots of a busy box: each tick processes start (some in the middle of the list, some on two GPUs),
- * change their memory, SM share, arguments and context, and end; GPUs change fields, gain and lose optional ones;
- * now and then the list is reordered, a GPU is lost from the list, or the driver changes.
- */
-function simulatedRun(seed: number, ticks: number): Snapshot[] {
-  const rand = seeded(seed);
-  let nextPid = 1000;
-  let gpus = [0, 1, 2, 3].map(gpu);
-  let processes: GpuProcessView[] = [];
-  let driver = { driverVersion: '550.54.15', nvmlVersion: '12.550', cudaDriverVersion: 12040, simulated: true, scenario: 'delta' as string | null };
-  const run: Snapshot[] = [];
-  for (let seq = 1; seq <= ticks; seq++) {
-    const at = 1_700_000_000_000 + seq * 1000;
-    processes = processes.filter(() => rand() > 0.1); // some end
-    processes = processes.map((p) => {
-      const r = rand();
-      if (r < 0.5) return { ...p, usedMemory: Math.round(rand() * 8e9), smPercent: Math.round(rand() * 100) };
-      if (r < 0.55) return { ...p, argv: [...p.argv, '--resume'] };
-      if (r < 0.6) return { ...p, context: { container: null, containerUser: null, systemdUnit: `job-${p.pid}.service`, slurmJobId: null, jupyterKernel: null, sshSession: null } };
-      if (r < 0.65 && 'context' in p) {
-        const { context: _gone, ...rest } = p; // a field the next row no longer has
-        return rest;
-      }
-      return p;
-    });
-    for (let n = Math.floor(rand() * 4); n > 0; n--) {
-      const started = process(nextPid++, gpus[Math.floor(rand() * gpus.length)].index, at);
-      processes.splice(Math.floor(rand() * (processes.length + 1)), 0, started); // anywhere in the list
-      if (rand() < 0.2 && gpus.length > 1) processes.push({ ...started, gpuIndex: gpus[0].index === started.gpuIndex ? gpus[1].index : gpus[0].index }); // the same pid on a second GPU
-    }
-    if (rand() < 0.1) processes = [...processes].sort((a, b) => b.pid - a.pid || a.gpuIndex - b.gpuIndex); // reordered
-    gpus = gpus.map((g) => {
-      const r = rand();
-      if (r < 0.7) return { ...g, utilizationGpu: Math.round(rand() * 100), memoryUsed: Math.round(rand() * 80e9) };
-      if (r < 0.75) return { ...g, unlisted: { processes: 3, usedMemory: 1e9 } };
-      if (r < 0.8 && 'unlisted' in g) {
-        const { unlisted: _gone, ...rest } = g;
-        return rest;
-      }
-      if (r < 0.83) return { ...g, errors: ['Unknown Error'] };
-      return g;
-    });
-    if (rand() < 0.05 && gpus.length > 1) {
-      const lost = gpus.pop()!;
-      processes = processes.filter((p) => p.gpuIndex !== lost.index);
-    } else if (rand() < 0.05) gpus = [...gpus, gpu(gpus.length)];
-    if (rand() < 0.05) driver = { ...driver, scenario: rand() < 0.5 ? null : `delta-${seq}` };
-    run.push({ seq, takenAt: at, intervalMs: seq === 1 ? null : 1000, nominalIntervalMs: 1000, driver, gpus, processes });
-  }
-  return run;
-}
+import { simulatedProcess, simulatedRun } from './testing/snapshot-run.js';
 
 test('applying each delta to the previous snapshot gives exactly the next one over a simulated run', () => {
   for (const seed of [1, 2, 3, 42]) {
@@ -90,7 +19,7 @@ test('applying each delta to the previous snapshot gives exactly the next one ov
       seen.changed += delta.processes.changed.length;
       seen.reordered += delta.processes.order ? 1 : 0;
       seen.gpuLists += delta.gpus ? 1 : 0;
-      seen.drivers += delta.driver ? 1 : 0;
+      seen.drivers += delta.fields?.set?.driver ? 1 : 0;
       seen.unset += [...delta.processes.changed.map((c) => c[2]), ...(delta.gpuChanges ?? []).map((c) => c[1])].filter((c) => c.unset).length;
     }
     // the run went through every kind of change the delta carries
@@ -116,6 +45,13 @@ test('a delta from another snapshot than the one held is refused', () => {
 
 test('two rows with one pid and GPU make no delta: the snapshot goes whole', () => {
   const [a, b] = simulatedRun(9, 2);
-  const twice = { ...b, processes: [...b.processes, process(1, 0, 0), process(1, 0, 0)] };
+  const twice = { ...b, processes: [...b.processes, simulatedProcess(1, 0, 0), simulatedProcess(1, 0, 0)] };
   assert.equal(snapshotDelta(a, twice), null);
+});
+
+test('a snapshot field the delta does not know by name still reaches the client', () => {
+  const [a, b] = simulatedRun(11, 2);
+  const later = { ...b, labelled: { box: 'box3' } } as typeof b;
+  assert.deepEqual(applySnapshotDelta(a, snapshotDelta(a, later)!), later);
+  assert.deepEqual(applySnapshotDelta(later, snapshotDelta(later, { ...b, seq: 3 })!), { ...b, seq: 3 });
 });

@@ -1,7 +1,7 @@
 // What changed from one published snapshot to the next, small enough to send every tick to many
 // clients: the scalars, the GPUs' changed fields, processes added, changed and removed (by pid and GPU).
 // applySnapshotDelta(prev, snapshotDelta(prev, next)) is deep-equal to next; unchanged parts are prev's own objects.
-import type { DriverView, GpuProcessView, GpuView, Snapshot } from './snapshot.js';
+import type { GpuProcessView, GpuView, Snapshot } from './snapshot.js';
 
 /** An object's fields that differ: the new values, and the keys it no longer has. */
 export interface FieldChanges {
@@ -17,10 +17,8 @@ export interface SnapshotDelta {
   baseSeq: number;
   seq: number;
   takenAt: number;
-  intervalMs: number | null;
-  nominalIntervalMs: number;
-  /** Present when the driver's description changed. */
-  driver?: DriverView;
+  /** The snapshot's other fields that changed (intervalMs, nominalIntervalMs, driver, …). */
+  fields?: FieldChanges;
   /** The whole GPU list, when GPUs came or went; otherwise `gpuChanges`, by position. */
   gpus?: GpuView[];
   gpuChanges?: [position: number, changes: FieldChanges][];
@@ -81,6 +79,12 @@ function byKey(processes: readonly GpuProcessView[]): Map<string, GpuProcessView
   return map;
 }
 
+/** A snapshot's fields besides the ones a delta carries apart. */
+function otherFields(snapshot: Snapshot): Record<string, unknown> {
+  const { seq: _seq, takenAt: _takenAt, gpus: _gpus, processes: _processes, ...rest } = snapshot;
+  return rest;
+}
+
 /** What changed from `prev` to `next`; null when a delta cannot say it (two processes with one key): send `next` whole. */
 export function snapshotDelta(prev: Snapshot, next: Snapshot): SnapshotDelta | null {
   const before = byKey(prev.processes);
@@ -107,13 +111,12 @@ export function snapshotDelta(prev: Snapshot, next: Snapshot): SnapshotDelta | n
       const changes = fieldChanges(prev.gpus[i], g);
       if (changes) gpuChanges.push([i, changes]);
     });
+  const fields = fieldChanges(otherFields(prev), otherFields(next));
   return {
     baseSeq: prev.seq,
     seq: next.seq,
     takenAt: next.takenAt,
-    intervalMs: next.intervalMs,
-    nominalIntervalMs: next.nominalIntervalMs,
-    ...(sameJson(prev.driver, next.driver) ? {} : { driver: next.driver }),
+    ...(fields ? { fields } : {}),
     ...(sameGpus ? { gpuChanges } : { gpus: next.gpus }),
     processes: { removed, added, changed, ...(reordered ? { order: next.processes.map((p): ProcessKey => [p.pid, p.gpuIndex]) } : {}) },
   };
@@ -157,14 +160,5 @@ export function applySnapshotDelta(prev: Snapshot, delta: SnapshotDelta): Snapsh
       gpus[i] = withChanges(gpus[i], changes);
     }
   }
-  return {
-    ...prev,
-    seq: delta.seq,
-    takenAt: delta.takenAt,
-    intervalMs: delta.intervalMs,
-    nominalIntervalMs: delta.nominalIntervalMs,
-    driver: delta.driver ?? prev.driver,
-    gpus,
-    processes,
-  };
+  return { ...withChanges(prev, delta.fields ?? {}), seq: delta.seq, takenAt: delta.takenAt, gpus, processes };
 }
