@@ -39,12 +39,19 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const bs = b as unknown[];
-    return a.length === bs.length && a.every((x, i) => sameJson(x, bs[i]));
+    if (a.length !== bs.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], bs[i])) return false;
+    return true;
   }
-  const ak = Object.keys(a);
+  const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  if (ak.length !== Object.keys(bo).length) return false;
-  return ak.every((k) => Object.hasOwn(bo, k) && sameJson((a as Record<string, unknown>)[k], bo[k]));
+  let keys = 0;
+  for (const k in ao) {
+    if (!Object.hasOwn(bo, k) || !sameJson(ao[k], bo[k])) return false;
+    keys++;
+  }
+  for (const _k in bo) keys--;
+  return keys === 0;
 }
 
 /** The fields of `next` that differ from `prev`; null when none do. */
@@ -53,8 +60,18 @@ export function fieldChanges(prev: object, next: object): FieldChanges | null {
   const n = next as Record<string, unknown>;
   let set: Record<string, unknown> | undefined;
   let unset: string[] | undefined;
-  for (const k of Object.keys(n)) if (!Object.hasOwn(p, k) || !sameJson(p[k], n[k])) (set ??= {})[k] = n[k];
-  for (const k of Object.keys(p)) if (!Object.hasOwn(n, k)) (unset ??= []).push(k);
+  // for…in over plain data: no key arrays made for each of the hundreds of rows a tick compares
+  let kept = 0;
+  for (const k in n) {
+    if (!Object.hasOwn(p, k)) (set ??= {})[k] = n[k];
+    else {
+      kept++;
+      if (!sameJson(p[k], n[k])) (set ??= {})[k] = n[k];
+    }
+  }
+  let prevKeys = 0;
+  for (const _k in p) prevKeys++;
+  if (prevKeys > kept) for (const k in p) if (!Object.hasOwn(n, k)) (unset ??= []).push(k);
   if (!set && !unset) return null;
   return { ...(set ? { set } : {}), ...(unset ? { unset } : {}) };
 }
@@ -66,12 +83,15 @@ export function withChanges<T extends object>(prev: T, changes: FieldChanges): T
   return next as T;
 }
 
-const keyOf = (p: { pid: number; gpuIndex: number }): string => `${p.pid}:${p.gpuIndex}`;
+/** One number for pid and GPU index (an index is below 64; a pid below 2^22 on Linux). */
+const key = (pid: number, gpuIndex: number): number => pid * 64 + gpuIndex;
+const keyOf = (p: { pid: number; gpuIndex: number }): number => key(p.pid, p.gpuIndex);
 
-/** Each process by its key; null when two rows share one (a delta could not tell them apart). */
-function byKey(processes: readonly GpuProcessView[]): Map<string, GpuProcessView> | null {
-  const map = new Map<string, GpuProcessView>();
+/** Each process by its key; null when two rows share one (a delta could not tell them apart) or one has no key. */
+function byKey(processes: readonly GpuProcessView[]): Map<number, GpuProcessView> | null {
+  const map = new Map<number, GpuProcessView>();
   for (const p of processes) {
+    if (!Number.isInteger(p.gpuIndex) || p.gpuIndex < 0 || p.gpuIndex >= 64 || !Number.isSafeInteger(p.pid)) return null; // one number would not name it
     const k = keyOf(p);
     if (map.has(k)) return null;
     map.set(k, p);
@@ -94,7 +114,7 @@ export function snapshotDelta(prev: Snapshot, next: Snapshot): SnapshotDelta | n
   for (const p of prev.processes) if (!after.has(keyOf(p))) removed.push([p.pid, p.gpuIndex]);
   const added: [number, GpuProcessView][] = [];
   const changed: [number, number, FieldChanges][] = [];
-  const keptInNextOrder: string[] = [];
+  const keptInNextOrder: number[] = [];
   next.processes.forEach((p, position) => {
     const old = before.get(keyOf(p));
     if (!old) return void added.push([position, p]);
@@ -134,17 +154,17 @@ export class DeltaMismatch extends Error {
 export function applySnapshotDelta(prev: Snapshot, delta: SnapshotDelta): Snapshot {
   if (delta.baseSeq !== prev.seq) throw new DeltaMismatch(`the delta is from snapshot ${delta.baseSeq}, not ${prev.seq}`);
   const rows = new Map(prev.processes.map((p) => [keyOf(p), p]));
-  for (const [pid, gpu] of delta.processes.removed) if (!rows.delete(`${pid}:${gpu}`)) throw new DeltaMismatch(`process ${pid} on GPU ${gpu} to remove is not there`);
+  for (const [pid, gpu] of delta.processes.removed) if (!rows.delete(key(pid, gpu))) throw new DeltaMismatch(`process ${pid} on GPU ${gpu} to remove is not there`);
   for (const [pid, gpu, changes] of delta.processes.changed) {
-    const old = rows.get(`${pid}:${gpu}`);
+    const old = rows.get(key(pid, gpu));
     if (!old) throw new DeltaMismatch(`process ${pid} on GPU ${gpu} to change is not there`);
-    rows.set(`${pid}:${gpu}`, withChanges(old, changes));
+    rows.set(key(pid, gpu), withChanges(old, changes));
   }
   let processes: GpuProcessView[];
   if (delta.processes.order) {
     const addedByKey = new Map(delta.processes.added.map(([, p]) => [keyOf(p), p]));
     processes = delta.processes.order.map(([pid, gpu]) => {
-      const p = rows.get(`${pid}:${gpu}`) ?? addedByKey.get(`${pid}:${gpu}`);
+      const p = rows.get(key(pid, gpu)) ?? addedByKey.get(key(pid, gpu));
       if (!p) throw new DeltaMismatch(`process ${pid} on GPU ${gpu} is in the order but nowhere else`);
       return p;
     });

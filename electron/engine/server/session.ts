@@ -67,14 +67,15 @@ export function wireLine(message: Outgoing): Buffer {
 
 // Every published snapshot's delta from the one before, made once: each delta client was sent that one, so all share
 // the object, and wireLine its bytes. A snapshot is the same for every viewer (need-to-know withholds jobs and alerts only).
-const deltas = new WeakMap<Snapshot, { base: Snapshot; delta: SnapshotDelta | null }>();
+// The base is held weakly: held strongly, each snapshot would keep every one before it alive.
+const deltas = new WeakMap<Snapshot, { base: WeakRef<Snapshot>; delta: SnapshotDelta | null }>();
 
 /** next's delta from base (null: send it whole), shared by every session that sent base. */
 export function sharedSnapshotDelta(base: Snapshot, next: Snapshot): SnapshotDelta | null {
   const made = deltas.get(next);
-  if (made?.base === base) return made.delta;
+  if (made?.base.deref() === base) return made.delta;
   const delta = snapshotDelta(base, next);
-  deltas.set(next, { base, delta });
+  deltas.set(next, { base: new WeakRef(base), delta });
   return delta;
 }
 

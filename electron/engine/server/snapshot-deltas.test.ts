@@ -6,6 +6,8 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import { applySnapshotDelta, type SnapshotDelta } from '../../../shared/snapshot-delta.js';
 import { simulatedRun } from '../../../shared/testing/snapshot-run.js';
@@ -87,4 +89,22 @@ test('a tick\'s delta is made and encoded once for every session that takes delt
   assert.deepEqual(sent.map((m) => m.map((e) => (e.kind === 'event' ? e.event : e.kind))), [['snapshot', 'snapshot.delta'], ['snapshot', 'snapshot.delta']]);
   assert.equal((sent[0][1] as { data: unknown }).data, (sent[1][1] as { data: unknown }).data, 'one delta object');
   assert.equal(wireLine(sent[0][1]), wireLine(sent[1][1]), 'one Buffer of its bytes');
+});
+
+test('the deltas made keep no snapshot alive past the one each session was last sent', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const sent: Outgoing[] = [];
+  const session = openSession(engine, { ...engine.owner, via: 'web' }, (m) => sent.push(m));
+  session.receive({ kind: 'subscribe', events: ['snapshot'], snapshotDeltas: true });
+  let first: WeakRef<object> | null = null;
+  for (const snapshot of simulatedRun(23, 5)) {
+    first ??= new WeakRef(snapshot);
+    engine.events.emit('snapshot', snapshot);
+  }
+  sent.length = 0; // the whole first snapshot went out in a message: let it go
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  assert.equal(first!.deref(), undefined, 'the first snapshot was collected while the session is open');
+  session.close();
 });
