@@ -13,6 +13,7 @@ import { applySnapshotDelta, type SnapshotDelta } from '../../../shared/snapshot
 import { simulatedRun } from '../../../shared/testing/snapshot-run.js';
 import { Engine } from '../engine.js';
 import { realBackend } from '../gpu/gpu-backend.js';
+import { streamClient } from '../lab/box-client.js';
 import { noGpus } from '../store/testing/synthetic.js';
 import { openSession, wireLine, type Outgoing } from './session.js';
 import { listenOnSocket, type SocketServer } from './socket-server.js';
@@ -107,4 +108,22 @@ test('the deltas made keep no snapshot alive past the one each session was last 
   gc();
   assert.equal(first!.deref(), undefined, 'the first snapshot was collected while the session is open');
   session.close();
+});
+
+test('the lab hub\'s box client takes deltas from a daemon and its snapshot listeners hear every snapshot whole', { timeout: 30_000 }, async () => {
+  const run = simulatedRun(24, 20);
+  const socket = connect(server.path);
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let wire = '';
+  socket.on('data', (chunk: Buffer) => (wire += chunk.toString('latin1')));
+  const box = streamClient(socket, socket, () => undefined, () => socket.destroy());
+  const heard: Snapshot[] = [];
+  box.on('snapshot', (s) => heard.push(s));
+  await box.call('session.whoami', {}); // the subscription took
+  for (const snapshot of run) engine.events.emit('snapshot', snapshot);
+  while (heard.length < run.length) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual(heard, JSON.parse(JSON.stringify(run)));
+  const events = wire.split('\n').filter(Boolean).map((line) => /^\{"kind":"event","event":"([a-z.]+)"/.exec(line)?.[1] ?? 'not an event');
+  assert.deepEqual(events.filter((e) => e !== 'not an event'), ['snapshot', ...run.slice(1).map(() => 'snapshot.delta')], 'one whole snapshot, then deltas on the wire');
+  box.close();
 });
