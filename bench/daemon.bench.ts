@@ -21,24 +21,26 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CLIENT_COUNTS = (process.env.BENCH_CLIENTS ?? '0,1,10,50').split(',').map(Number);
 /** BENCH_ROWS=queue: only the queue rows; =fanout: only the fan-out rows; =clients: only the client rows. */
 const ROWS = process.env.BENCH_ROWS ?? 'all';
+/** BENCH_DELTAS=whole,deltas: how the clients take snapshots (whole, or as deltas after the first: snapshotDeltas). */
+const DELTA_MODES = (process.env.BENCH_DELTAS ?? 'whole,deltas').split(',');
 const QUEUE_LENGTHS = (process.env.BENCH_QUEUED ?? '100,10000').split(',').map(Number);
 
-// N connections, each subscribed to snapshots; prints one line per snapshot received: "<ms late>"
-// (from the sampler's timestamp to the whole line's arrival). Each reads every line whole but parses only its head.
+// N connections, each subscribed to snapshots (whole, or as deltas after the first: mode "deltas"); prints one line per snapshot received: "<ms late>"
+// (from the sampler's timestamp to the whole line's arrival) and "<bytes>". Each reads every line whole but parses only its head.
 const CLIENTS = `
 const net = require('node:net');
-const [path, count] = process.argv.slice(1);
+const [path, count, mode] = process.argv.slice(1);
 for (let i = 0; i < Number(count); i++) {
   const s = net.connect(path); let buffer = '';
-  s.on('connect', () => s.write(JSON.stringify({ kind: 'subscribe', events: ['snapshot'] }) + '\\n'));
+  s.on('connect', () => s.write(JSON.stringify({ kind: 'subscribe', events: ['snapshot'], snapshotDeltas: mode === 'deltas' }) + '\\n'));
   s.setEncoding('utf8');
   s.on('data', (d) => {
     buffer += d; let k;
     while ((k = buffer.indexOf('\\n')) >= 0) {
       const line = buffer.slice(0, k); buffer = buffer.slice(k + 1);
       // its head is enough: clients parsing 50 snapshots a second would take this 2-core box's other core from the engine
-      const taken = /^\\{"kind":"event","event":"snapshot","data":\\{"seq":\\d+,"takenAt":(\\d+)/.exec(line.slice(0, 120));
-      if (taken) process.stdout.write((Date.now() - Number(taken[1])) + '\\n');
+      const taken = /^\\{"kind":"event","event":"snapshot(?:\\.delta)?","data":\\{(?:"baseSeq":\\d+,)?"seq":\\d+,"takenAt":(\\d+)/.exec(line.slice(0, 140));
+      if (taken) process.stdout.write((Date.now() - Number(taken[1])) + ' ' + Buffer.byteLength(line) + '\\n');
     }
   });
 }`;
@@ -59,29 +61,38 @@ if (ROWS === 'all' || ROWS === 'fanout') {
   const fanEngine = new Engine(realBackend(noGpus, () => undefined), { kind: 'daemon' });
   const fanSocket = await listenOnSocket(fanEngine, join(fanDir, 'engine.sock'), { shared: true });
   const EMITS = 20;
+  const WARM_UP_EMITS = 40;
   console.log(`bench/daemon fan-out: one ${(Buffer.byteLength(JSON.stringify(labBoxSnapshot(0, 0, Date.now()))) / 1024).toFixed(0)} KiB snapshot (8 GPUs × 64 processes) emitted ${EMITS} times, 2 a second, to N subscribed socket clients in another process; this process's CPU per emit`);
   try {
-    for (const count of CLIENT_COUNTS) {
-      const clients = spawn(process.execPath, ['-e', CLIENTS, fanSocket.path, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    for (const mode of DELTA_MODES) for (const count of CLIENT_COUNTS) {
+      const clients = spawn(process.execPath, ['-e', CLIENTS, fanSocket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
       let received = 0;
-      clients.stdout!.setEncoding('utf8').on('data', (d: string) => (received += d.split('\n').length - 1));
+      let bytes = 0;
+      clients.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        for (const l of d.split('\n').filter(Boolean)) {
+          received++;
+          bytes += Number(l.split(' ')[1]);
+        }
+      });
       for (let i = 0; i < 50 && fanSocket.clients().length < count; i++) await sleep(100);
       await sleep(500);
-      for (let i = 0; i < 4; i++) {
-        fanEngine.events.emit('snapshot', labBoxSnapshot(0, i, Date.now())); // warm-up, not measured
-        await sleep(500);
+      // warm-up, not measured: a daemon emits for hours, so its code (the delta's too) is the JIT's optimized one
+      for (let i = 0; i < WARM_UP_EMITS; i++) {
+        fanEngine.events.emit('snapshot', labBoxSnapshot(0, i, Date.now()));
+        await sleep(100);
       }
       received = 0;
+      bytes = 0;
       const cpu0 = process.cpuUsage();
       for (let i = 0; i < EMITS; i++) {
-        fanEngine.events.emit('snapshot', labBoxSnapshot(0, i, Date.now()));
+        fanEngine.events.emit('snapshot', labBoxSnapshot(0, WARM_UP_EMITS + i, Date.now()));
         await sleep(500); // every client reads it all before the next: nobody falls behind
       }
       await sleep(500);
       const cpu = process.cpuUsage(cpu0);
       clients.kill('SIGKILL');
       // the snapshots are built here too: the 0-client row is that, and the rest is the fan-out
-      console.log(`${String(count).padStart(7)} clients   ${((cpu.user + cpu.system) / 1000 / EMITS).toFixed(2).padStart(6)} ms CPU per emit (user ${(cpu.user / 1000 / EMITS).toFixed(2)}, system ${(cpu.system / 1000 / EMITS).toFixed(2)})   ${received} of ${count * EMITS} delivered`);
+      console.log(`${String(count).padStart(7)} clients ${mode.padEnd(6)}  ${((cpu.user + cpu.system) / 1000 / EMITS).toFixed(2).padStart(6)} ms CPU per emit (user ${(cpu.user / 1000 / EMITS).toFixed(2)}, system ${(cpu.system / 1000 / EMITS).toFixed(2)})   ${received} of ${count * EMITS} delivered, ${received ? (bytes / received / 1024).toFixed(1) : '—'} KiB each`);
     }
   } finally {
     await fanSocket.close();
@@ -102,9 +113,9 @@ try {
   await sleep(3000); // past the first ticks and the JIT's warm-up
   const snapshotBytes = Buffer.byteLength(JSON.stringify(engine.sampler.latest));
   console.log(`bench/daemon: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes (a snapshot is ${(snapshotBytes / 1024).toFixed(0)} KiB of JSON), 1 Hz, ${SECONDS} s per row, clients in another process, Node ${process.version}`);
-  console.log('clients   engine CPU per second   snapshot delivery median / p99 / max');
-  for (const count of CLIENT_COUNTS) {
-    const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  console.log('clients (taking)  engine CPU per second   snapshot delivery median / p99 / max');
+  for (const mode of DELTA_MODES) for (const count of CLIENT_COUNTS) {
+    const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
     const delays: number[] = [];
     let partial = '';
     clients.stdout!.setEncoding('utf8');
@@ -112,7 +123,7 @@ try {
       partial += d;
       const lines = partial.split('\n');
       partial = lines.pop()!;
-      for (const l of lines) delays.push(Number(l));
+      for (const l of lines) delays.push(Number(l.split(' ')[0]));
     });
     await sleep(2500); // connected, subscribed, past the first ticks
     delays.length = 0;
@@ -125,7 +136,7 @@ try {
     delays.sort((a, b) => a - b);
     const cpuMsPerS = (cpu.user + cpu.system) / 1000 / wallS;
     const delivery = count === 0 ? '—' : `${percentile(delays, 50)} / ${percentile(delays, 99)} / ${delays.at(-1)} ms (${delays.length} deliveries)`;
-    console.log(`${String(count).padStart(7)}   ${cpuMsPerS.toFixed(1).padStart(8)} ms CPU/s        ${delivery}`);
+    console.log(`${String(count).padStart(7)} ${mode.padEnd(6)}  ${cpuMsPerS.toFixed(1).padStart(8)} ms CPU/s        ${delivery}`);
   }
   engine.stop();
   await socket.close();

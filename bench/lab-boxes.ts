@@ -16,6 +16,9 @@ const GIB = 1024 ** 3;
 const USERS = ['ana', 'bo', 'chen', 'dev', 'eli', 'fay', 'gus', 'hai', 'ida', 'jo'];
 
 /** Box `box`'s snapshot at `second`: every process's memory and SM move, as a busy box's do. */
+/** When every simulated process started: a process's start time does not change from one tick to the next. */
+const STARTED_AT = Date.now() - 3_600_000;
+
 export function labBoxSnapshot(box: number, second: number, takenAt: number): Snapshot {
   const processes: Snapshot['processes'] = [];
   const gpus: Snapshot['gpus'] = [];
@@ -30,7 +33,7 @@ export function labBoxSnapshot(box: number, second: number, takenAt: number): Sn
       processes.push({
         pid, gpuIndex: g, gpuUuid: `GPU-${box}-${g}`, kind: 'compute', user, uid: 1000 + ((box + g + p) % USERS.length),
         command: p % 3 === 0 ? 'python' : 'jupyter', argv: ['python', `/home/${user}/train_${p}.py`, '--epochs', '90', '--batch-size', '64'], argvCut: null,
-        startedAt: takenAt - 3_600_000, usedMemory, smPercent: Math.round((100 / LAB_PROCESSES_PER_GPU) * (0.5 + wave)), memPercent: Math.round(wave * 10),
+        startedAt: STARTED_AT, usedMemory, smPercent: Math.round((100 / LAB_PROCESSES_PER_GPU) * (0.5 + wave)), memPercent: Math.round(wave * 10),
         gpuInstanceId: null, computeInstanceId: null,
         context: { container: null, containerUser: null, systemdUnit: null, slurmJobId: null, jupyterKernel: null, sshSession: null },
       });

@@ -1,5 +1,8 @@
 // The client half of the wire protocol (request ids, responses, events), shared by the
 // browser console's WebSocket transport and anything else that speaks RequestMessage.
+import { followSnapshots } from './snapshot-follower.js';
+import type { Snapshot } from './snapshot.js';
+import type { SnapshotDelta } from './snapshot-delta.js';
 import type { ApiErrorBody, ApiEvent, ApiEvents, ApiMethod, ApiParams, ApiResults, EventMessage, GpushareApi, RequestMessage, ResponseMessage, SubscribeMessage } from './api.js';
 
 /** An API error as the engine reported it: `message` is written for a person. */
@@ -27,10 +30,27 @@ export interface MessageClient {
 
 type Waiter = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 
-export function createMessageClient(send: (message: RequestMessage | SubscribeMessage) => void): MessageClient {
+export interface MessageClientOptions {
+  /**
+   * The transport subscribes with snapshotDeltas: `snapshot.delta` events are applied here and every `snapshot`
+   * listener hears the whole snapshot they make (a delta that does not fit makes this client ask for snapshot.latest).
+   */
+  snapshotDeltas?: boolean;
+}
+
+export function createMessageClient(send: (message: RequestMessage | SubscribeMessage) => void, options: MessageClientOptions = {}): MessageClient {
   let nextId = 1;
   const pending = new Map<number, Waiter>();
   const listeners = new Map<ApiEvent, Set<(data: unknown) => void>>();
+  const emit = (event: ApiEvent, data: unknown): void => {
+    for (const listener of listeners.get(event) ?? []) listener(data);
+  };
+  const snapshots = options.snapshotDeltas
+    ? followSnapshots(
+        () => api.call('snapshot.latest', {}),
+        (snapshot) => emit('snapshot', snapshot),
+      )
+    : null;
   const api: GpushareApi = {
     call<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiResults[M]> {
       const id = nextId++;
@@ -56,7 +76,9 @@ export function createMessageClient(send: (message: RequestMessage | SubscribeMe
     receive(raw) {
       const message = raw as ResponseMessage | EventMessage;
       if (message?.kind === 'event') {
-        for (const listener of listeners.get(message.event) ?? []) listener(message.data);
+        if (snapshots && message.event === 'snapshot') return snapshots.whole(message.data as Snapshot);
+        if (snapshots && message.event === 'snapshot.delta') return snapshots.delta(message.data as SnapshotDelta);
+        emit(message.event, message.data);
         return;
       }
       if (message?.kind !== 'response') return;
@@ -67,6 +89,7 @@ export function createMessageClient(send: (message: RequestMessage | SubscribeMe
       else waiter.reject(ApiCallError.from(message.error));
     },
     failPending(reason) {
+      snapshots?.reset(); // the connection is gone: the next one starts from a whole snapshot
       for (const waiter of pending.values()) waiter.reject(new ApiCallError('unavailable', reason));
       pending.clear();
     },

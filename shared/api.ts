@@ -7,6 +7,7 @@ import { array, boolean, nullable, number, object, oneOf, optional, string, unio
 import { labPolicyValue, type LabPolicyStatus } from './lab-policy.js';
 import { RECENT_SAMPLES_MAX_SECONDS, type RecentSamples } from './recent-samples.js';
 import type { Snapshot } from './snapshot.js';
+import type { SnapshotDelta } from './snapshot-delta.js';
 import type { StoreStatus } from './store-status.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
 import { slurmEpilogSchema, slurmPrologSchema, type SlurmEpilogResult, type SlurmJobView, type SlurmTaskEnv } from './slurm.js';
@@ -260,6 +261,8 @@ export interface OtherEngine {
 /** What the engine pushes to the clients that subscribe, each event with its payload. */
 export const API_EVENT_PAYLOADS = {
   snapshot: returns<Snapshot>(),
+  /** What changed since the last snapshot this client was sent, for clients that subscribe with snapshotDeltas (snapshot-delta.ts). */
+  'snapshot.delta': returns<SnapshotDelta>(),
   jobs: returns<JobView[]>(),
   alert: returns<Alert>(),
   /** The active conditions, whenever the list changes. */
@@ -304,4 +307,9 @@ export interface ApiErrorBody {
 export interface SubscribeMessage {
   kind: 'subscribe';
   events: ApiEvent[];
+  /**
+   * The client applies `snapshot.delta` events (applySnapshotDelta): after one whole `snapshot` it gets each tick as a
+   * delta from the last one it was sent, and asks for `snapshot.latest` when a delta's baseSeq is not its snapshot's seq.
+   */
+  snapshotDeltas?: boolean;
 }

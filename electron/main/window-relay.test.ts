@@ -98,12 +98,16 @@ test('only requests and subscriptions reach the engine, rebuilt from their own f
   relay.receive('{"kind":"request","id":9,"method":"jobs.list"}');
   relay.receive({ kind: 'subscribe', events: ['alert', 'secrets', 42] });
   relay.receive({ kind: 'subscribe', events: ['nothing-we-know'] });
+  relay.receive({ kind: 'subscribe', events: ['snapshot'], snapshotDeltas: true, extra: 1 });
+  relay.receive({ kind: 'subscribe', events: ['jobs'], snapshotDeltas: 'yes' });
   relay.receive(null);
   await window.until(1);
   await new Promise((resolve) => setTimeout(resolve, 100));
   assert.deepEqual(lines.map((l) => JSON.parse(l)), [
     { kind: 'request', id: 7, method: 'jobs.list', params: { includeFinished: true } },
     { kind: 'subscribe', events: ['alert'] },
+    { kind: 'subscribe', events: ['snapshot'], snapshotDeltas: true },
+    { kind: 'subscribe', events: ['jobs'] },
   ]);
   relay.close();
   for (const peer of peers) peer.destroy();

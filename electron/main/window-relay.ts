@@ -104,13 +104,13 @@ const isRequest = (message: object): message is { kind: 'request'; id: number } 
 
 /** The two messages a window may send, rebuilt from their fields so nothing else rides along. */
 function relayable(message: unknown): object | null {
-  const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown } | null;
+  const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown; snapshotDeltas?: unknown } | null;
   if (m?.kind === 'request' && typeof m.id === 'number' && Number.isSafeInteger(m.id) && m.id >= 0 && typeof m.method === 'string') {
     return { kind: 'request', id: m.id, method: m.method, params: m.params };
   }
   if (m?.kind === 'subscribe' && Array.isArray(m.events)) {
     const events = m.events.filter((e): e is ApiEvent => API_EVENTS.includes(e as ApiEvent));
-    return events.length > 0 ? { kind: 'subscribe', events } : null;
+    return events.length > 0 ? { kind: 'subscribe', events, ...(m.snapshotDeltas === true ? { snapshotDeltas: true } : {}) } : null;
   }
   return null;
 }

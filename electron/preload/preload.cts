@@ -8,7 +8,7 @@ import type { BridgeEvent, BridgeResult, ConnectionMessage, GpushareBridge } fro
 
 const REQUEST_CHANNEL = 'gpushare:request';
 const MESSAGE_CHANNEL = 'gpushare:message';
-const ENGINE_EVENTS = ['snapshot', 'jobs', 'alert', 'conditions', 'store'] as const satisfies readonly ApiEvent[];
+const ENGINE_EVENTS = ['snapshot', 'snapshot.delta', 'jobs', 'alert', 'conditions', 'store'] as const satisfies readonly ApiEvent[];
 // repeated here (no imports in a sandboxed preload), so the compiler holds it to shared/api.ts: an event left out fails the build
 const everyEngineEventListed: [Exclude<ApiEvent, (typeof ENGINE_EVENTS)[number]>] extends [never] ? true : false = true;
 void everyEngineEventListed;
@@ -51,7 +51,9 @@ const bridge: GpushareBridge = {
     if (!set) {
       listeners.set(event, (set = new Set()));
       // the window's connection carries only the events it listens to
-      if (event !== 'connection') ipcRenderer.send(REQUEST_CHANNEL, { kind: 'subscribe', events: [event] });
+      // deltas are the snapshot event sent as what changed (shared/api.ts SubscribeMessage)
+      if (event === 'snapshot.delta') ipcRenderer.send(REQUEST_CHANNEL, { kind: 'subscribe', events: ['snapshot'], snapshotDeltas: true });
+      else if (event !== 'connection') ipcRenderer.send(REQUEST_CHANNEL, { kind: 'subscribe', events: [event] });
     }
     set.add(listener);
     if (event === 'connection' && connection) listener(connection);

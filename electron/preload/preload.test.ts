@@ -41,7 +41,9 @@ test('the desktop preload forwards every event the API declares, each asked for 
   assert.deepEqual([...handlers.keys()], [IPC_MESSAGE_CHANNEL], 'it listens on the message channel only');
   const heard: Array<[string, unknown]> = [];
   for (const event of API_EVENTS) api.on(event, (data) => heard.push([event, data]));
-  assert.deepEqual(plain(sent), API_EVENTS.map((event) => ({ channel: IPC_REQUEST_CHANNEL, message: { kind: 'subscribe', events: [event] } })));
+  // a snapshot.delta listener asks for the snapshot event as deltas
+  const asked = (event: string) => (event === 'snapshot.delta' ? { kind: 'subscribe', events: ['snapshot'], snapshotDeltas: true } : { kind: 'subscribe', events: [event] });
+  assert.deepEqual(plain(sent), API_EVENTS.map((event) => ({ channel: IPC_REQUEST_CHANNEL, message: asked(event) })));
   for (const event of API_EVENTS) deliver({ kind: 'event', event, data: { about: event } });
   assert.deepEqual(plain(heard), API_EVENTS.map((event) => [event, { about: event }]));
 });

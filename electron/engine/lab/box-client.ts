@@ -26,10 +26,14 @@ export function streamClient(input: Readable, output: Writable, lost: (reason: s
     messages.failPending(reason);
     lost(reason);
   };
-  const messages = createMessageClient((message) => {
-    if (gone) throw new Error('the link is closed');
-    output.write(JSON.stringify(message) + '\n');
-  });
+  // the box sends snapshots as deltas after the first whole one; listeners hear each whole (a box too old to know sends them whole)
+  const messages = createMessageClient(
+    (message) => {
+      if (gone) throw new Error('the link is closed');
+      output.write(JSON.stringify(message) + '\n');
+    },
+    { snapshotDeltas: true },
+  );
   const lines = readLines(input, (line) => {
     if (!line.trim() || gone) return;
     let message: unknown;
@@ -56,7 +60,7 @@ export function streamClient(input: Readable, output: Writable, lost: (reason: s
   const subscribe = (events: readonly ApiEvent[]): void => {
     const fresh = events.filter((e) => !subscribed.has(e));
     for (const e of fresh) subscribed.add(e);
-    if (fresh.length && !gone) output.write(JSON.stringify({ kind: 'subscribe', events: fresh }) + '\n');
+    if (fresh.length && !gone) output.write(JSON.stringify({ kind: 'subscribe', events: fresh, ...(fresh.includes('snapshot') ? { snapshotDeltas: true } : {}) }) + '\n');
   };
   return {
     call: messages.api.call,

@@ -38,8 +38,9 @@ export interface Outbox {
 }
 
 // Events whose latest one says everything (the whole snapshot, job list, condition list); alerts are each news.
-// wireLine writes kind, then event, first.
-const STATE_EVENT = /^\{"kind":"event","event":"(snapshot|jobs|conditions)"/;
+// A snapshot delta stands in the snapshot's place: one held back breaks its client's chain, which then asks for
+// snapshot.latest (api-client.ts). wireLine writes kind, then event, first.
+const STATE_EVENT = /^\{"kind":"event","event":"(snapshot|jobs|conditions)(?:\.delta)?"/;
 /** The start of a line, long enough for STATE_EVENT, without decoding the rest. */
 const head = (line: Line): string => (typeof line === 'string' ? line : line.toString('latin1', 0, 48));
 

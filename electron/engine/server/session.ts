@@ -1,6 +1,8 @@
 // One client connection, whatever the transport: requests in, responses and events out.
 import { API_EVENTS, type ApiEvent, type EventMessage, type ResponseMessage } from '../../../shared/api.js';
 import type { Alert, JobView } from '../../../shared/jobs.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import { snapshotDelta, type SnapshotDelta } from '../../../shared/snapshot-delta.js';
 import { toErrorBody } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
 import type { Engine } from '../engine.js';
@@ -63,6 +65,20 @@ export function wireLine(message: Outgoing): Buffer {
   return line;
 }
 
+// Every published snapshot's delta from the one before, made once: each delta client was sent that one, so all share
+// the object, and wireLine its bytes. A snapshot is the same for every viewer (need-to-know withholds jobs and alerts only).
+// The base is held weakly: held strongly, each snapshot would keep every one before it alive.
+const deltas = new WeakMap<Snapshot, { base: WeakRef<Snapshot>; delta: SnapshotDelta | null }>();
+
+/** next's delta from base (null: send it whole), shared by every session that sent base. */
+export function sharedSnapshotDelta(base: Snapshot, next: Snapshot): SnapshotDelta | null {
+  const made = deltas.get(next);
+  if (made?.base.deref() === base) return made.delta;
+  const delta = snapshotDelta(base, next);
+  deltas.set(next, { base: new WeakRef(base), delta });
+  return delta;
+}
+
 export interface Session {
   /** Handle one parsed message from the client. */
   receive(message: unknown): void;
@@ -72,9 +88,22 @@ export interface Session {
 export function openSession(engine: Engine, caller: Caller, send: (message: Outgoing) => void, initialEvents: readonly ApiEvent[] = []): Session {
   const unsubscribers = new Map<ApiEvent, () => void>();
   let closed = false;
+  let wantsDeltas = false;
+  let lastSnapshot: Snapshot | null = null;
+  // a delta client gets each snapshot as its delta from the one it was sent before; the first, whole
+  const snapshotMessage = (snapshot: Snapshot): EventMessage => {
+    const delta = wantsDeltas && lastSnapshot ? sharedSnapshotDelta(lastSnapshot, snapshot) : null;
+    lastSnapshot = snapshot;
+    return delta ? { kind: 'event', event: 'snapshot.delta', data: delta } : { kind: 'event', event: 'snapshot', data: snapshot };
+  };
   const subscribe = (events: readonly ApiEvent[]): void => {
     for (const event of events) {
-      if (!API_EVENTS.includes(event) || unsubscribers.has(event)) continue;
+      // deltas are a form of the snapshot event (snapshotDeltas), never an event of their own
+      if (!API_EVENTS.includes(event) || event === 'snapshot.delta' || unsubscribers.has(event)) continue;
+      if (event === 'snapshot') {
+        unsubscribers.set(event, engine.events.on('snapshot', (data) => !closed && send(snapshotMessage(data))));
+        continue;
+      }
       // another user's jobs and alerts go out as this caller may see them (api/need-to-know.ts)
       const seen = (data: unknown): unknown => (event === 'jobs' ? engine.jobsSeenBy(data as JobView[], caller) : event === 'alert' ? engine.alertSeenBy(data as Alert, caller) : data);
       unsubscribers.set(event, engine.events.on(event, (data) => !closed && send({ kind: 'event', event, data: seen(data) })));
@@ -84,8 +113,9 @@ export function openSession(engine: Engine, caller: Caller, send: (message: Outg
   return {
     receive(message) {
       if (closed) return;
-      const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown };
+      const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown; snapshotDeltas?: unknown };
       if (m?.kind === 'subscribe' && Array.isArray(m.events)) {
+        if (m.snapshotDeltas === true) wantsDeltas = true;
         subscribe(m.events as ApiEvent[]);
         return;
       }

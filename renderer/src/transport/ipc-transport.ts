@@ -2,9 +2,28 @@
 import type { ApiEvent, ApiEvents, ApiMethod, ApiParams, ApiResults, GpushareApi } from '../../../shared/api.js';
 import { ApiCallError } from '../../../shared/api-client.js';
 import type { ConnectionMessage, GpushareBridge } from '../../../shared/bridge.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import type { SnapshotDelta } from '../../../shared/snapshot-delta.js';
+import { followSnapshots } from '../../../shared/snapshot-follower.js';
 import type { ConsoleTransport } from './transport.js';
 
 export function ipcTransport(bridge: GpushareBridge): ConsoleTransport {
+  // snapshots come as deltas after the first whole one; every snapshot listener hears each whole one rebuilt
+  const snapshotListeners = new Set<(snapshot: Snapshot) => void>();
+  let following = false;
+  const follow = (): void => {
+    if (following) return;
+    following = true;
+    const follower = followSnapshots(
+      () => api.call('snapshot.latest', {}),
+      (snapshot) => {
+        for (const listener of snapshotListeners) listener(snapshot);
+      },
+    );
+    bridge.on('connection', (data) => (data as { state?: unknown }).state !== 'open' && follower.reset());
+    bridge.on('snapshot.delta', (delta) => follower.delta(delta as SnapshotDelta));
+    bridge.on('snapshot', (snapshot) => follower.whole(snapshot as Snapshot));
+  };
   const api: GpushareApi = {
     async call<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiResults[M]> {
       const answer = await bridge.call(method, params);
@@ -12,6 +31,13 @@ export function ipcTransport(bridge: GpushareBridge): ConsoleTransport {
       return answer.result as ApiResults[M];
     },
     on<E extends ApiEvent>(event: E, listener: (data: ApiEvents[E]) => void): () => void {
+      if (event === 'snapshot') {
+        const heard = listener as (snapshot: Snapshot) => void;
+        snapshotListeners.add(heard);
+        follow();
+        return () => snapshotListeners.delete(heard);
+      }
+      if (event === 'snapshot.delta') return () => undefined; // applied here: listeners hear whole snapshots
       return bridge.on(event, listener as (data: unknown) => void);
     },
   };

@@ -37,10 +37,14 @@ export function websocketTransport(location: Location): ConsoleTransport {
     for (const listener of listeners) listener(state, detail);
   };
 
-  const client = createMessageClient((message) => {
-    if (!socket || socket.readyState !== WebSocket.OPEN) throw new Error('not connected');
-    socket.send(JSON.stringify(message));
-  });
+  // snapshots come as deltas after the first whole one (the client rebuilds each whole for its listeners)
+  const client = createMessageClient(
+    (message) => {
+      if (!socket || socket.readyState !== WebSocket.OPEN) throw new Error('not connected');
+      socket.send(JSON.stringify(message));
+    },
+    { snapshotDeltas: true },
+  );
 
   const connect = (): void => {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
@@ -48,7 +52,7 @@ export function websocketTransport(location: Location): ConsoleTransport {
     socket = ws;
     ws.onopen = () => {
       retryMs = RETRY_MIN_MS;
-      ws.send(JSON.stringify({ kind: 'subscribe', events: API_EVENTS }));
+      ws.send(JSON.stringify({ kind: 'subscribe', events: API_EVENTS, snapshotDeltas: true }));
       setState('open', null);
     };
     ws.onmessage = (event) => {

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { applySnapshotDelta, DeltaMismatch, snapshotDelta } from './snapshot-delta.js';
+import { simulatedProcess, simulatedRun } from './testing/snapshot-run.js';
+
+test('applying each delta to the previous snapshot gives exactly the next one over a simulated run', () => {
+  for (const seed of [1, 2, 3, 42]) {
+    const run = simulatedRun(seed, 200);
+    const seen = { added: 0, removed: 0, changed: 0, reordered: 0, gpuLists: 0, drivers: 0, unset: 0 };
+    let held = run[0];
+    for (let i = 1; i < run.length; i++) {
+      const delta = snapshotDelta(run[i - 1], run[i]);
+      assert.ok(delta, `seed ${seed} tick ${run[i].seq}: a delta`);
+      const wire = JSON.parse(JSON.stringify(delta)); // what a client receives
+      held = applySnapshotDelta(held, wire);
+      assert.deepEqual(held, run[i], `seed ${seed} tick ${run[i].seq}`);
+      seen.added += delta.processes.added.length;
+      seen.removed += delta.processes.removed.length;
+      seen.changed += delta.processes.changed.length;
+      seen.reordered += delta.processes.order ? 1 : 0;
+      seen.gpuLists += delta.gpus ? 1 : 0;
+      seen.drivers += delta.fields?.set?.driver ? 1 : 0;
+      seen.unset += [...delta.processes.changed.map((c) => c[2]), ...(delta.gpuChanges ?? []).map((c) => c[1])].filter((c) => c.unset).length;
+    }
+    // the run went through every kind of change the delta carries
+    for (const [kind, count] of Object.entries(seen)) assert.ok(count > 0, `seed ${seed}: no ${kind} in the run`);
+  }
+});
+
+test('a delta leaves the snapshot it is applied to as it was and reuses its unchanged rows', () => {
+  const [a, b] = simulatedRun(7, 2);
+  const frozen = structuredClone(a);
+  const next = applySnapshotDelta(a, snapshotDelta(a, b)!);
+  assert.deepEqual(a, frozen);
+  const kept = next.processes.filter((p) => a.processes.includes(p));
+  assert.equal(kept.length, b.processes.filter((p) => a.processes.includes(p)).length);
+});
+
+test('a delta from another snapshot than the one held is refused', () => {
+  const run = simulatedRun(5, 3);
+  const delta = snapshotDelta(run[1], run[2])!;
+  assert.equal(delta.baseSeq, 2);
+  assert.throws(() => applySnapshotDelta(run[0], delta), (e: unknown) => e instanceof DeltaMismatch && /from snapshot 2, not 1/.test(e.message));
+});
+
+test('two rows with one pid and GPU make no delta: the snapshot goes whole', () => {
+  const [a, b] = simulatedRun(9, 2);
+  const twice = { ...b, processes: [...b.processes, simulatedProcess(1, 0, 0), simulatedProcess(1, 0, 0)] };
+  assert.equal(snapshotDelta(a, twice), null);
+});
+
+test('a snapshot field the delta does not know by name still reaches the client', () => {
+  const [a, b] = simulatedRun(11, 2);
+  const later = { ...b, labelled: { box: 'box3' } } as typeof b;
+  assert.deepEqual(applySnapshotDelta(a, snapshotDelta(a, later)!), later);
+  assert.deepEqual(applySnapshotDelta(later, snapshotDelta(later, { ...b, seq: 3 })!), { ...b, seq: 3 });
+});
