@@ -61,6 +61,16 @@ test("a process joins a Slurm job only when Slurm says it is that job's and it r
   assert.equal(s.jobOf({ pid: process.ppid, uid: me.uid, startTicks: 3 }), null, 'a process Slurm does not place in it');
 });
 
+test("a process of a user with no live Slurm job here makes the root daemon run no scontrol: only a Slurm job's own user can cost it one", () => {
+  const asked: number[] = [];
+  const s = jobs((pid) => (asked.push(pid), null));
+  s.register({ jobId: '11', uid: me.uid, gpus: [0], node: 'gpu1' }, caller(true));
+  for (let i = 0; i < 50; i++) assert.equal(s.jobOf({ pid: process.pid, uid: me.uid + 1, startTicks: 100 + i }), null);
+  assert.deepEqual(asked, [], 'another user enrolling 50 processes asked slurmd nothing');
+  s.jobOf({ pid: process.pid, uid: me.uid, startTicks: 1 });
+  assert.deepEqual(asked, [process.pid], "the job's own user's process is asked about");
+});
+
 test('the epilog is root\'s too, and names a job never registered', async () => {
   const s = jobs();
   await assert.rejects(s.end('9', caller(false)), /Cannot end Slurm job 9: only root/);

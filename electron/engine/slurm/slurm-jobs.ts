@@ -167,14 +167,16 @@ export class SlurmJobs {
    * slurmd's own tracking through `scontrol pidinfo`; only a job of the process's own user. Null: none.
    */
   jobOf(proc: { pid: number; uid: number; startTicks: number }): SlurmJobView | null {
-    if (![...this.jobs.values()].some((j) => !j.ended)) return null; // no Slurm job here: no /proc reads, no scontrol
+    // only a live Slurm job of the process's own user can be its job: anyone else costs no /proc reads and no scontrol
+    const theirs = [...this.jobs.values()].filter((j) => !j.ended && j.view.uid === proc.uid);
+    if (theirs.length === 0) return null;
     const cgroup = readSmallText(join(this.options.procRoot ?? '/proc', String(proc.pid), 'cgroup'), 64 * 1024, 'utf8');
     let id = (cgroup ? parseCgroup(cgroup).slurmJobId : null) ?? this.stepdAbove(proc.pid);
     if (!id) {
       const key = `${proc.pid}:${proc.startTicks}`;
       if (!this.pidCache.has(key)) {
         if (this.pidCache.size > 4096) this.pidCache.clear();
-        const nodes = new Set([...this.jobs.values()].filter((j) => !j.ended).map((j) => j.view.node));
+        const nodes = new Set(theirs.map((j) => j.view.node));
         let found: string | null = null;
         for (const node of nodes) if ((found = (this.options.pidInfo ?? scontrolPidInfo)(proc.pid, node))) break;
         this.pidCache.set(key, found);
