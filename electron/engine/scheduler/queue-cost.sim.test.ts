@@ -2,13 +2,10 @@
 // made every command slower). Counted, not timed: the job-table rows a command visits before it
 // answers, with 10 and with 3,000 jobs queued; and a burst of commands shares evaluations.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { openNvml } from '../gpu/nvml-addon.js';
+import { test } from 'node:test';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver } from '../gpu/simulated-driver.js';
+import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { schedulerRig, type SchedulerRig } from '../testing/scheduler-rig.js';
 import { newJobView } from './job-table.js';
 
@@ -16,20 +13,7 @@ const GiB = 1024 ** 3;
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
-const cleanups: Array<() => unknown> = [];
-
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-queue-cost-'));
-  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
-  nvml = openNvml(driver.nvmlLibraryPath);
-});
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  nvml?.close();
-  await driver?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const cleanups = useSimulatedRig('a100-40gb', 'gpushare-queue-cost-', (rig) => ({ driver, nvml, dir } = rig));
 
 /** A running sleeper that declared 30 GiB of the A100's 40, and `queued` jobs of 20 GiB waiting behind it. */
 async function queueOf(name: string, queued: number): Promise<{ r: SchedulerRig; queuedIds: string[] }> {

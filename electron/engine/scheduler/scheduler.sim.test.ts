@@ -1,20 +1,18 @@
 // The scheduler in an engine on the simulated driver, ticks driven by the test:
 // suspend/resume of a process gpushare did not start, priority holds, bad input, the queue.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { untilWith } from '../../testing/until.js';
 import type { Alert, JobView } from '../../../shared/jobs.js';
 import type { Caller } from '../api/dispatcher.js';
 import { Engine } from '../engine.js';
-import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { readProcStatus } from '../proc/proc-status.js';
-import { fakejobFor } from '../testing/simulated-rig.js';
+import { fakejobFor, useSimulatedRig } from '../testing/simulated-rig.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './attach.js';
 import { simulatedBackend } from '../gpu/gpu-backend.js';
 
@@ -23,21 +21,7 @@ const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 let driver: SimulatedDriver;
 let nvml: NvmlBinding;
 let dir: string;
-const cleanups: Array<() => void | Promise<unknown>> = [];
-
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpushare-sched-'));
-  driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
-  process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
-  nvml = openNvml(driver.nvmlLibraryPath);
-});
-
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  nvml?.close();
-  await driver?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const cleanups = useSimulatedRig('a100-40gb', 'gpushare-sched-', (rig) => ({ driver, nvml, dir } = rig));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
