@@ -20,6 +20,11 @@ test("a job's QOS, partition, and this node's shards and GPU come from its own n
   assert.deepEqual(parseShowJob(JOB, 'n2'), { qos: 'high', partition: 'gpu', gpus: [1], shards: 1, mpsPercent: null });
 });
 
+test("a user's own words in the job (a name or comment holding QOS= or Partition=) never choose its QOS or partition", () => {
+  const text = JOB.replace('JobName=job.sh', 'JobName=x QOS=top Partition=vip').replace('   TresPerNode', '   Comment=QOS=top Partition=vip\n   TresPerNode');
+  assert.deepEqual(parseShowJob(text, 'n1'), { qos: 'high', partition: 'gpu', gpus: [0], shards: 2, mpsPercent: null });
+});
+
 test('(null) is no QOS; a gres/mps job has its share', () => {
   const text = JOB.replace('QOS=high', 'QOS=(null)').replace('GRES=shard:2(IDX:0)', 'GRES=mps:50(IDX:0)');
   assert.deepEqual(parseShowJob(text, 'n1'), { qos: null, partition: 'gpu', gpus: [0], shards: null, mpsPercent: 50 });

@@ -35,6 +35,9 @@ function gresOf(text: string): Map<string, { count: number; idx: number[] }> {
   return out;
 }
 
+/** The line Slurm starts with `first=`: a job's name or comment (the user's words, spaces and all) sits on other lines. */
+const slurmLine = (lines: string[], first: string): string => lines.find((l) => new RegExp(`^\\s*${first}=`).test(l)) ?? '';
+
 /** `scontrol show job -d ID`'s text, for node `node` (its own "Nodes=… GRES=…" line; the first where none names it). */
 export function parseShowJob(text: string, node: string | null): SlurmJobFacts {
   const lines = text.split('\n');
@@ -43,8 +46,8 @@ export function parseShowJob(text: string, node: string | null): SlurmJobFacts {
   const gres = gresOf(mine);
   const gpus = [...new Set([...(gres.get('gpu')?.idx ?? []), ...(gres.get('shard')?.idx ?? []), ...(gres.get('mps')?.idx ?? [])])].sort((a, b) => a - b);
   return {
-    qos: field(text, 'QOS'),
-    partition: field(text, 'Partition'),
+    qos: field(slurmLine(lines, 'Priority'), 'QOS'),
+    partition: field(slurmLine(lines, 'Partition'), 'Partition'),
     gpus,
     shards: gres.get('shard')?.count ?? null,
     mpsPercent: gres.get('mps') ? Math.min(100, gres.get('mps')!.count) : null,
