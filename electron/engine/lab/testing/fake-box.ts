@@ -15,6 +15,8 @@ export class FakeBox {
   frozen = false;
   /** Send this instead of the next snapshot line. */
   garbage: string | null = null;
+  /** Every request's method, in the order they came (a frozen box hears them too). */
+  readonly heard: string[] = [];
 
   constructor(
     readonly path: string,
@@ -46,8 +48,10 @@ export class FakeBox {
       socket.on('error', () => undefined);
       (socket as Socket & { subscribed?: boolean }).subscribed = false;
       readLines(socket, (line) => {
-        if (this.frozen || !line.trim()) return;
+        if (!line.trim()) return;
         const message = JSON.parse(line) as { kind: string; id: number; method: string };
+        if (message.kind === 'request') this.heard.push(message.method);
+        if (this.frozen) return;
         if (message.kind === 'subscribe') (socket as Socket & { subscribed?: boolean }).subscribed = true;
         if (message.kind !== 'request') return;
         const results: Record<string, unknown> = {
