@@ -14,7 +14,7 @@ import { LabHub } from '../engine/lab/lab-hub.js';
 import { loadLabList } from '../engine/lab/lab-list.js';
 import { FakeBox } from '../engine/lab/testing/fake-box.js';
 import { until } from '../testing/until.js';
-import { desktopLab, isLabPage, openConsoleRelay, type DesktopLab } from './lab-windows.js';
+import { desktopLab, isLabPage, openConsoleRelay, servedBy, type DesktopLab } from './lab-windows.js';
 import type { ToWindow, WindowRelay } from './window-relay.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-desktop-lab-'));
@@ -65,6 +65,7 @@ test('the page decides: the Lab view and a box of the lab are the hub\'s, any ot
   assert.equal(isLabPage(PAGE), false);
   assert.equal(isLabPage(`${PAGE}#reports`), false);
   assert.equal(isLabPage('not a url'), false);
+  assert.deepEqual([`${PAGE}?lab=1`, `${PAGE}?box=b1#reports`, `${PAGE}?lab=1&box=b2`, `${PAGE}#lab`].map(servedBy), ['lab', 'box:b1', 'box:b2', 'engine'], 'a page naming a box is that box\'s');
   const { lab, hubs } = labOver(specs('x'), 's0');
   const local = windowOn(`${PAGE}#reports`, lab);
   local.call('jobs.list');

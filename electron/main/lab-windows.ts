@@ -30,16 +30,20 @@ export interface DesktopLab {
   close(): void;
 }
 
-/** Does this page show the Lab view or a box of the lab (served by the hub here), not this box's console? */
-export function isLabPage(pageUrl: string): boolean {
+/** What of a page's URL decides who serves it: the Lab view, one box of the lab (the hub here), or this box's engine. */
+export function servedBy(pageUrl: string): 'lab' | `box:${string}` | 'engine' {
   let query: URLSearchParams;
   try {
     query = new URL(pageUrl).searchParams;
   } catch {
-    return false;
+    return 'engine';
   }
-  return query.has(LAB_PARAM) || query.has(BOX_PARAM);
+  const box = query.get(BOX_PARAM);
+  return box !== null ? `box:${box}` : query.has(LAB_PARAM) ? 'lab' : 'engine';
 }
+
+/** Does this page show the Lab view or a box of the lab (served by the hub here), not this box's console? */
+export const isLabPage = (pageUrl: string): boolean => servedBy(pageUrl) !== 'engine';
 
 /**
  * A window's relay, chosen by its page: the hub's session for the Lab view or a box, else this box's
