@@ -130,7 +130,7 @@ test('a box\'s console sends its requests to that box\'s daemon only, and hears 
   assert.equal(w.engineRelays(), 0);
 });
 
-test('a box going down ends its console with why, answering the request it had not answered; the Lab view shows it down', async (t) => {
+test('a box going down ends its console with why, answering the request it had not answered; the Lab view shows it down; back, its console reconnects', async (t) => {
   const box = new FakeBox(join(dir, 'e.sock'), 'alice');
   await box.start();
   const { lab } = labOver(specs('e'), 's3');
@@ -148,6 +148,7 @@ test('a box going down ends its console with why, answering the request it had n
   await box.stop();
   const closed = await until('the console told its connection closed', () => w.heard.find((m) => m.kind === 'connection' && m.state === 'closed') as Extract<ToWindow, { kind: 'connection' }> | undefined);
   assert.match(closed.detail ?? '', /^e: (down since|reconnecting)/, closed.detail ?? '');
+  assert.match(closed.detail ?? '', /; this console reconnects when e is back\.$/);
   const answered = await w.answer(waiting);
   assert.equal((answered as { error: { code: string } }).error.code, 'unavailable', 'the waiting request is answered: the link is gone');
   const after = await w.answer(w.call('jobs.list'));
@@ -157,7 +158,16 @@ test('a box going down ends its console with why, answering the request it had n
   const later = windowOn(`${PAGE}?box=e`, lab);
   const refused = await until('the new console closed', () => later.heard.find((m) => m.kind === 'connection' && m.state === 'closed') as Extract<ToWindow, { kind: 'connection' }> | undefined);
   assert.match(refused.detail ?? '', /^e is not connected: /);
+  // the box comes back: both consoles open again, and their requests reach it
+  box.frozen = false;
+  await box.start();
+  for (const console of [w, later]) {
+    await until('the console open again', () => console.heard.filter((m) => m.kind === 'connection').at(-1)?.kind === 'connection' && (console.heard.filter((m) => m.kind === 'connection').at(-1) as { state: string }).state === 'open');
+    const again = await console.answer(console.call('session.whoami'));
+    assert.equal(again.ok, true, JSON.stringify(again));
+  }
   later.relay.close();
+  w.relay.close();
 });
 
 test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view says the mistake; a Lab window without a list names the files', async () => {

@@ -135,12 +135,17 @@ function refusingRelay(why: string, toWindow: (message: ToWindow) => void): Wind
 /**
  * One window's session of the hub, as a WebSocket's in the browser: the window's messages go in as
  * they are, the session's lines come back parsed. A request still waiting when the session ends (its
- * box went down) is answered with why, so the window never waits on a box that is gone.
+ * box went down) is answered with why, so the window never waits on a box that is gone; once the box
+ * is connected again, a new session opens (the browser's console reconnects the same way).
  */
 function sessionRelay(hub: LabHub, sessions: LabConsoleSessions, query: URLSearchParams, toWindow: (message: ToWindow) => void): WindowRelay {
+  const box = query.get(BOX_PARAM);
   let session: Session | null = null;
   let queue: object[] = [];
+  /** The window's subscriptions, given again to a session opened after its box came back. */
+  const subscriptions: object[] = [];
   const inFlight = new Set<number>();
+  /** Why the window has no session now (its box is down); null while one is open or opening. */
   let ended: string | null = null;
   let closedByUs = false;
   let stopWaiting: (() => void) | null = null;
@@ -149,10 +154,13 @@ function sessionRelay(hub: LabHub, sessions: LabConsoleSessions, query: URLSearc
   const end = (why: string): void => {
     if (ended !== null) return;
     ended = why;
+    session = null;
     for (const id of inFlight) refuse(id, why);
     inFlight.clear();
     queue = [];
-    if (!closedByUs) toWindow({ kind: 'connection', state: 'closed', detail: why });
+    if (closedByUs) return;
+    toWindow({ kind: 'connection', state: 'closed', detail: box === null ? why : `${why.replace(/\.$/, '')}; this console reconnects when ${box} is back.` });
+    if (box !== null && stateOf(box) !== undefined) openWhen(connected); // a box no longer listed has nothing to wait for
   };
   const fromSession = (line: Line): void => {
     if (ended !== null || closedByUs) return;
@@ -161,33 +169,37 @@ function sessionRelay(hub: LabHub, sessions: LabConsoleSessions, query: URLSearc
     toWindow(message);
   };
   const open = (): void => {
+    ended = null;
     toWindow({ kind: 'connection', state: 'open', detail: null });
     const opened = sessions.open(fromSession, end, query);
     session = opened;
-    for (const message of queue) opened.receive(message);
+    for (const message of [...subscriptions, ...queue]) opened.receive(message);
     queue = [];
   };
-
-  // a box still on its first try (the hub has just started: its console reloaded, or opened first) is waited for, not refused
-  const box = query.get(BOX_PARAM);
-  const firstTry = (): boolean => box !== null && hub.client(box) === null && hub.snapshot().boxes.find((b) => b.name === box)?.connection.state === 'connecting';
-  if (firstTry()) {
+  /** Open a session once `ready` says so (checked on every change of the hub), unless the window closes first. */
+  const openWhen = (ready: () => boolean): void => {
     const off = hub.onUpdate(() => {
-      if (firstTry()) return;
+      if (!ready()) return;
       off();
       stopWaiting = null;
       open();
     });
     stopWaiting = off;
-  } else {
-    open();
-  }
+  };
+  const stateOf = (name: string) => hub.snapshot().boxes.find((b) => b.name === name)?.connection.state;
+  const connected = (): boolean => box !== null && hub.client(box) !== null;
+
+  // a box still on its first try (the hub has just started: its console reloaded, or opened first) is
+  // waited for, not refused; if that try fails, the session says how the box stands
+  if (box !== null && !connected() && stateOf(box) === 'connecting') openWhen(() => connected() || stateOf(box) !== 'connecting');
+  else open();
 
   return {
     receive(message) {
       // the Lab view's subscription is not relayable (its session sends the lab from the start)
       const checked = relayable(message);
       if (!checked) return;
+      if (!isRequest(checked)) subscriptions.push(checked);
       if (ended !== null) return isRequest(checked) ? refuse(checked.id, ended) : undefined;
       if (session === null && queue.length >= QUEUE_LIMIT) return isRequest(checked) ? refuse(checked.id, `${box} has not answered yet; try again in a moment.`) : undefined;
       if (isRequest(checked)) inFlight.add(checked.id);
