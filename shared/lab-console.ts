@@ -70,3 +70,12 @@ export function labConsoleHref(page: string, box: string | null): string {
   url.hash = '';
   return url.toString();
 }
+
+/** The URL of this box's own console (the desktop app's "This box"), beside `page`: no box, no Lab view. */
+export function thisBoxHref(page: string): string {
+  const url = new URL(page);
+  url.searchParams.delete(BOX_PARAM);
+  url.searchParams.delete(LAB_PARAM);
+  url.hash = '';
+  return url.toString();
+}

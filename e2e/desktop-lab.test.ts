@@ -1,0 +1,159 @@
+// The desktop app's Lab view, without an Electron binary: the built console in Chromium with the
+// real compiled preload (electron/preload/preload.cjs) run under a stand-in for Electron's
+// ipcRenderer and contextBridge, and on this side the main process's own relays (lab-windows.ts,
+// window-relay.ts) in place of ipc-bridge.ts. This box is a real engine on a simulated A100; the
+// lab is box1 (gpushare serve on two simulated H100s) and box2, which is down. Switching to Lab,
+// opening box1's console (box1's GPUs, not this box's), back to the Lab view, and to this box.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { DESKTOP_LAB_STATUS, IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '../shared/bridge.js';
+import { parseLabList, type LabBoxSpec } from '../shared/lab.js';
+import { startServeBox, type ServeBox } from '../electron/cli/testing/serve-box.js';
+import { LabHub } from '../electron/engine/lab/lab-hub.js';
+import { defaultSocketPath } from '../electron/engine/server/socket-server.js';
+import { packageRoot } from '../electron/engine/paths.js';
+import { desktopLab, openConsoleRelay, servedBy, type DesktopLab } from '../electron/main/lab-windows.js';
+import { openLineConnection } from '../electron/main/line-connection.js';
+import { openWindowRelay, type ToWindow, type WindowRelay } from '../electron/main/window-relay.js';
+import { browserMissing, eventually, openConsoleHarness, type ConsoleHarness } from './harness.js';
+
+const missing = browserMissing();
+const PRELOAD = join(packageRoot(), 'dist', 'electron', 'preload', 'preload.cjs');
+
+/** The preload as Electron runs it in a sandboxed page: `require('electron')` is all it has; each page load gets its own. */
+const preloadUnderStandIn = (source: string): string => `(() => {
+  const load = Math.random().toString(36).slice(2);
+  const handlers = new Map();
+  window.__standInLoad = load;
+  window.__standInDeliver = (forLoad, channel, message) => { if (forLoad === load) handlers.get(channel)?.({}, message); };
+  const electron = {
+    ipcRenderer: { send: (channel, message) => window.__standInSend(load, channel, message), on: (channel, handler) => handlers.set(channel, handler) },
+    contextBridge: { exposeInMainWorld: (name, api) => { window[name] = api; } },
+  };
+  const module = { exports: {} };
+  const exports = module.exports;
+  const require = (name) => { if (name === 'electron') return electron; throw new Error('a sandboxed preload cannot require ' + name); };
+  ${source}
+})();`;
+
+/**
+ * ipc-bridge.ts's part, for one page: each page load's first message opens its relay, chosen by the
+ * page's URL (lab-windows.ts), and a new load drops the last one's; the relay's messages go back to that load only.
+ */
+async function standInMain(page: Page, lab: DesktopLab, engineSocket: string, asked: string[]): Promise<{ close(): void; delivered(): Promise<void> }> {
+  let current: { load: string; servedBy: string; relay: WindowRelay } | null = null;
+  let delivering = Promise.resolve();
+  const toWindow = (load: string) => (message: ToWindow) => {
+    // one at a time, in order, as Electron's IPC delivers them
+    delivering = delivering.then(() => page.evaluate(([l, channel, m]) => (globalThis as unknown as { __standInDeliver(l: string, c: string, m: unknown): void }).__standInDeliver(l, channel, m), [load, IPC_MESSAGE_CHANNEL, message] as const)).catch(() => undefined);
+  };
+  await page.exposeBinding('__standInSend', (source, load: string, channel: string, message: { method?: string }) => {
+    if (channel !== IPC_REQUEST_CHANNEL) return;
+    const url = source.frame.url();
+    if (current?.load !== load || current.servedBy !== servedBy(url)) {
+      current?.relay.close();
+      const send = toWindow(load);
+      const engineRelay = (): WindowRelay => openWindowRelay(() => openLineConnection(engineSocket), send, () => 'this box\'s engine closed the connection');
+      current = { load, servedBy: servedBy(url), relay: openConsoleRelay(url, lab, engineRelay, send) };
+    }
+    if (typeof message?.method === 'string') asked.push(`${servedBy(url)} ${message.method}`);
+    current.relay.receive(message);
+  });
+  await page.addInitScript({ content: preloadUnderStandIn(readFileSync(PRELOAD, 'utf8')) });
+  return { close: () => current?.relay.close(), delivered: () => delivering };
+}
+
+describe('the desktop app\'s Lab view, the renderer driven through the preload under a stand-in for Electron', { skip: missing ?? false, timeout: 180_000 }, () => {
+  let h: ConsoleHarness;
+  let root: string;
+  let box1: ServeBox;
+  let lab: DesktopLab;
+  let specs: LabBoxSpec[];
+  let listed: LabBoxSpec[];
+  let main: Awaited<ReturnType<typeof standInMain>>;
+  const asked: string[] = [];
+  let home: string;
+
+  before(async () => {
+    h = await openConsoleHarness('a100-40gb');
+    const engineSocket = defaultSocketPath(); // the harness's engine: this box
+    root = mkdtempSync(join(tmpdir(), 'gpushare-e2e-desktop-lab-'));
+    box1 = await startServeBox(root, 'box1', 'h100x2-mig');
+    specs = parseLabList({ boxes: [{ name: 'box1', socket: box1.socketPath }, { name: 'box2', socket: join(root, 'box2-is-down.sock') }] });
+    listed = specs;
+    lab = desktopLab({
+      readList: () => ({ boxes: listed, files: listed.length > 0 ? ['lab.json'] : [], looked: { admin: '/etc/gpushare/lab.json', own: join(root, 'lab.json') } }),
+      openHub: (boxes) => new LabHub(boxes, { socketDir: join(root, 'lab'), firstRetryMs: 500, maxRetryMs: 2000 }),
+    });
+    main = await standInMain(h.page, lab, engineSocket, asked);
+    home = new URL('/index.html', h.web.url).toString(); // no token: the preload's bridge is the way in, as in the app
+  });
+  after(async () => {
+    main?.close();
+    lab?.close();
+    await box1?.stop();
+    await h?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  test('this box\'s console shows a Lab tab; the Lab view lists the boxes; opening box1 shows box1\'s console; back to the Lab view and to this box', async () => {
+    const page = h.page;
+    await page.goto(home);
+    const cards = page.locator('.gpu-card');
+    await cards.first().waitFor({ timeout: 30_000 });
+    assert.match(await page.locator('.top-bar-facts').innerText(), /desktop app/, 'the console runs on the preload bridge');
+    assert.match(await cards.first().locator('.gpu-name').innerText(), /A100/, 'this box: the simulated A100');
+    const labTab = page.locator('.view-tabs a.view-tab-link', { hasText: 'Lab' });
+    await labTab.waitFor();
+    assert.equal(await page.locator('.lab-box-crumb').count(), 0, 'this box\'s console names no box of the lab');
+
+    await labTab.click();
+    await page.waitForURL(/[?&]lab=1/);
+    const card = (name: string) => page.locator(`.lab-box[data-box="${name}"]`);
+    await card('box1').and(page.locator('[data-state="connected"]')).waitFor({ timeout: 30_000 });
+    await eventually(async () => (await card('box1').locator('.lab-gpu').count()) === 2, 15_000, 'box1\'s two GPUs in the Lab view');
+    await card('box2').and(page.locator('[data-state="down"], [data-state="reconnecting"]')).waitFor({ timeout: 15_000 });
+    assert.match(await card('box2').locator('.lab-box-status').innerText(), /box2: /, 'box2 is down, and why');
+    assert.match(await page.locator('.lab-totals').innerText(), /1 of 2 boxes connected · 2 GPUs/);
+    await h.screenshot('desktop-lab-view');
+
+    await card('box1').locator('a.lab-open').click();
+    await page.waitForURL(/[?&]box=box1/);
+    await eventually(async () => (await cards.count()) === 2, 30_000, 'box1\'s two GPU cards');
+    assert.match(await cards.first().locator('.gpu-name').innerText(), /H100/, 'box1\'s own GPUs, not this box\'s A100');
+    assert.match(await page.locator('.lab-box-crumb').innerText(), /box box1/);
+    await eventually(async () => /live/.test(await page.locator('.connection').innerText()), 15_000, 'box1\'s console live');
+    await h.screenshot('desktop-lab-box1-console');
+    assert.ok(asked.some((a) => a === 'box:box1 session.whoami'), 'box1\'s console asked box1 who it is');
+    assert.ok(!asked.some((a) => a.startsWith('engine ') && a !== `engine ${DESKTOP_LAB_STATUS}` && asked.indexOf(a) > asked.indexOf('box:box1 session.whoami')), 'nothing went to this box\'s engine from box1\'s console');
+
+    await page.locator('.lab-crumb').click();
+    await page.waitForURL(/[?&]lab=1/);
+    await card('box1').and(page.locator('[data-state="connected"]')).waitFor({ timeout: 15_000 });
+    await page.locator('.view-tabs a.view-tab-link', { hasText: 'This box' }).click();
+    await page.waitForURL((url) => !url.search.includes('lab') && !url.search.includes('box'));
+    await cards.first().waitFor({ timeout: 30_000 });
+    assert.equal(await cards.count(), 1);
+    assert.match(await cards.first().locator('.gpu-name').innerText(), /A100/, 'back on this box');
+  });
+
+  test('with no lab list, this box\'s console shows no Lab tab', async () => {
+    const page = h.page;
+    listed = [];
+    try {
+      const answered = asked.filter((a) => a === `engine ${DESKTOP_LAB_STATUS}`).length;
+      await page.goto(home);
+      await page.locator('.gpu-card').first().waitFor({ timeout: 30_000 });
+      await eventually(() => asked.filter((a) => a === `engine ${DESKTOP_LAB_STATUS}`).length > answered, 10_000, 'the console to ask about the lab');
+      await main.delivered(); // the answer is in the page
+      await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
+      assert.equal(await page.locator('.view-tabs a.view-tab-link').count(), 0);
+    } finally {
+      listed = specs;
+    }
+  });
+});
