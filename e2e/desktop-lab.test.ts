@@ -1,7 +1,7 @@
 // The desktop app's Lab view, without an Electron binary: the built console in Chromium with the
 // real compiled preload (electron/preload/preload.cjs) run under a stand-in for Electron's
-// ipcRenderer and contextBridge, and on this side the main process's own relays (lab-windows.ts,
-// window-relay.ts) in place of ipc-bridge.ts. This box is a real engine on a simulated A100; the
+// ipcRenderer and contextBridge, and on this side the main process's own relays (console-relays.ts,
+// lab-windows.ts, window-relay.ts) under a stand-in for ipc-bridge.ts. This box is a real engine on a simulated A100; the
 // lab is box1 (gpushare serve on two simulated H100s) and box2, which is down. Switching to Lab,
 // opening box1's console (box1's GPUs, not this box's), back to the Lab view, and to this box.
 import assert from 'node:assert/strict';
@@ -16,9 +16,10 @@ import { startServeBox, type ServeBox } from '../electron/cli/testing/serve-box.
 import { LabHub } from '../electron/engine/lab/lab-hub.js';
 import { defaultSocketPath } from '../electron/engine/server/socket-server.js';
 import { packageRoot } from '../electron/engine/paths.js';
-import { desktopLab, openConsoleRelay, servedBy, type DesktopLab } from '../electron/main/lab-windows.js';
+import { consoleRelays } from '../electron/main/console-relays.js';
+import { desktopLab, servedBy, type DesktopLab } from '../electron/main/lab-windows.js';
 import { openLineConnection } from '../electron/main/line-connection.js';
-import { openWindowRelay, type ToWindow, type WindowRelay } from '../electron/main/window-relay.js';
+import type { ToWindow } from '../electron/main/window-relay.js';
 import { browserMissing, eventually, openConsoleHarness, type ConsoleHarness } from './harness.js';
 
 const missing = browserMissing();
@@ -41,11 +42,12 @@ const preloadUnderStandIn = (source: string): string => `(() => {
 })();`;
 
 /**
- * ipc-bridge.ts's part, for one page: each page load's first message opens its relay, chosen by the
- * page's URL (lab-windows.ts), and a new load drops the last one's; the relay's messages go back to that load only.
+ * ipc-bridge.ts's part, for one page: its messages go to the main process's relays (console-relays.ts),
+ * each page load being a window's new page (the last one's relay dropped); the relay's messages go back to that load only.
  */
 async function standInMain(page: Page, lab: DesktopLab, engineSocket: string, asked: string[]): Promise<{ close(): void; delivered(): Promise<void> }> {
-  let current: { load: string; servedBy: string; relay: WindowRelay } | null = null;
+  const relays = consoleRelays<string>({ connect: () => openLineConnection(engineSocket), whyClosed: () => "this box's engine closed the connection" }, lab);
+  let lastLoad: string | null = null;
   let delivering = Promise.resolve();
   const toWindow = (load: string) => (message: ToWindow) => {
     // one at a time, in order, as Electron's IPC delivers them
@@ -53,18 +55,16 @@ async function standInMain(page: Page, lab: DesktopLab, engineSocket: string, as
   };
   await page.exposeBinding('__standInSend', (source, load: string, channel: string, message: { method?: string }) => {
     if (channel !== IPC_REQUEST_CHANNEL) return;
-    const url = source.frame.url();
-    if (current?.load !== load || current.servedBy !== servedBy(url)) {
-      current?.relay.close();
-      const send = toWindow(load);
-      const engineRelay = (): WindowRelay => openWindowRelay(() => openLineConnection(engineSocket), send, () => 'this box\'s engine closed the connection');
-      current = { load, servedBy: servedBy(url), relay: openConsoleRelay(url, lab, engineRelay, send) };
+    if (lastLoad !== load) {
+      if (lastLoad !== null) relays.drop(lastLoad); // did-start-navigation
+      lastLoad = load;
     }
+    const url = source.frame.url();
     if (typeof message?.method === 'string') asked.push(`${servedBy(url)} ${message.method}`);
-    current.relay.receive(message);
+    relays.receive(load, url, message, toWindow(load));
   });
   await page.addInitScript({ content: preloadUnderStandIn(readFileSync(PRELOAD, 'utf8')) });
-  return { close: () => current?.relay.close(), delivered: () => delivering };
+  return { close: () => relays.close(), delivered: () => delivering };
 }
 
 describe('the desktop app\'s Lab view, the renderer driven through the preload under a stand-in for Electron', { skip: missing ?? false, timeout: 180_000 }, () => {
