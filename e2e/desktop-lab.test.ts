@@ -3,7 +3,8 @@
 // ipcRenderer and contextBridge, and on this side the main process's own relays (console-relays.ts,
 // lab-windows.ts, window-relay.ts) under a stand-in for ipc-bridge.ts. This box is a real engine on a simulated A100; the
 // lab is box1 (gpushare serve on two simulated H100s) and box2, which is down. Switching to Lab,
-// opening box1's console (box1's GPUs, not this box's), back to the Lab view, and to this box.
+// asking where a job can run, opening box1's console (box1's GPUs, not this box's) and moving a job
+// there (box1's daemon moves it, this box's engine does not), back to the Lab view, and to this box.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { parseLabList, type LabBoxSpec } from '../shared/lab.js';
 import { startServeBox, type ServeBox } from '../electron/cli/testing/serve-box.js';
 import { LabHub } from '../electron/engine/lab/lab-hub.js';
 import { defaultSocketPath } from '../electron/engine/server/socket-server.js';
-import { packageRoot } from '../electron/engine/paths.js';
+import { fakegpuBuildDir, packageRoot } from '../electron/engine/paths.js';
 import { consoleRelays } from '../electron/main/console-relays.js';
 import { desktopLab, servedBy, type DesktopLab } from '../electron/main/lab-windows.js';
 import { openLineConnection } from '../electron/main/line-connection.js';
@@ -77,6 +78,9 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
   let main: Awaited<ReturnType<typeof standInMain>>;
   const asked: string[] = [];
   let home: string;
+  let testHub: LabHub;
+  let boxJob: string;
+  let localJob: string;
 
   before(async () => {
     h = await openConsoleHarness('a100-40gb');
@@ -90,9 +94,18 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
       openHub: (boxes) => new LabHub(boxes, { socketDir: join(root, 'lab'), firstRetryMs: 500, maxRetryMs: 2000 }),
     });
     main = await standInMain(h.page, lab, engineSocket, asked);
+    // a job on box1 (through a hub of the test's own, as the person) and one on this box, to act on
+    const fakejob = join(fakegpuBuildDir(), 'fakejob');
+    testHub = new LabHub(specs.slice(0, 1), { socketDir: join(root, 'test-hub') });
+    testHub.start();
+    await testHub.settled(30_000);
+    boxJob = (await testHub.client('box1')!.call('jobs.submit', { argv: [fakejob, '--mem', '1G', 'hold', '--duration', '300'], gpu: 0, priority: 'normal' })).id;
+    localJob = (await h.engine.call('jobs.submit', { argv: [fakejob, '--mem', '1G', 'hold', '--duration', '300'], gpu: 0, priority: 'normal' })).id;
     home = new URL('/index.html', h.web.url).toString(); // no token: the preload's bridge is the way in, as in the app
   });
   after(async () => {
+    await testHub?.client('box1')?.call('jobs.terminate', { job: boxJob }).catch(() => undefined);
+    testHub?.close();
     main?.close();
     lab?.close();
     await box1?.stop();
@@ -100,7 +113,7 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  test('this box\'s console shows a Lab tab; the Lab view lists the boxes; opening box1 shows box1\'s console; back to the Lab view and to this box', async () => {
+  test('this box\'s console shows a Lab tab; the Lab view lists the boxes and answers where to run; box1\'s console shows box1 and acts on box1 only; back to the Lab view and to this box', async () => {
     const page = h.page;
     await page.goto(home);
     const cards = page.locator('.gpu-card');
@@ -119,6 +132,14 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     await card('box2').and(page.locator('[data-state="down"], [data-state="reconnecting"]')).waitFor({ timeout: 15_000 });
     assert.match(await card('box2').locator('.lab-box-status').innerText(), /box2: /, 'box2 is down, and why');
     assert.match(await page.locator('.lab-totals').innerText(), /1 of 2 boxes connected · 2 GPUs/);
+    // where can I run: asked of the hub in the app's main process
+    const form = page.locator('.lab-where-form');
+    await form.locator('input[name="memory"]').fill('1G');
+    await form.locator('input[name="gpus"]').fill('1');
+    await form.getByRole('button', { name: 'Find' }).click();
+    await page.locator('.lab-places li').first().waitFor({ timeout: 10_000 });
+    assert.deepEqual(await page.locator('.lab-places li').evaluateAll((items) => [...new Set(items.map((i) => i.getAttribute('data-box')))]), ['box1']);
+    assert.match(await page.locator('.lab-not-now li[data-box="box2"]').innerText(), /^box2: (down since|reconnecting)/);
     await h.screenshot('desktop-lab-view');
 
     await card('box1').locator('a.lab-open').click();
@@ -129,6 +150,14 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     await eventually(async () => /live/.test(await page.locator('.connection').innerText()), 15_000, 'box1\'s console live');
     await h.screenshot('desktop-lab-box1-console');
     assert.ok(asked.some((a) => a === 'box:box1 session.whoami'), 'box1\'s console asked box1 who it is');
+    // an action in box1's console goes to box1's daemon, and not to this box's engine
+    const jobCard = page.locator(`.job-card[data-job="${boxJob}"]`);
+    await jobCard.waitFor({ timeout: 15_000 });
+    await jobCard.scrollIntoViewIfNeeded();
+    await jobCard.focus();
+    await page.keyboard.press('b');
+    await eventually(async () => (await testHub.client('box1')!.call('jobs.list', {})).find((j) => j.id === boxJob)?.priority === 'best-effort', 10_000, `box1's ${boxJob} best-effort after pressing B in box1's console`);
+    assert.equal((await h.engine.call('jobs.list', {})).find((j) => j.id === localJob)?.priority, 'normal', `this box's ${localJob} untouched`);
     assert.ok(!asked.some((a) => a.startsWith('engine ') && a !== `engine ${DESKTOP_LAB_STATUS}` && asked.indexOf(a) > asked.indexOf('box:box1 session.whoami')), 'nothing went to this box\'s engine from box1\'s console');
 
     await page.locator('.lab-crumb').click();
