@@ -170,7 +170,7 @@ test('a box going down ends its console with why, answering the request it had n
   w.relay.close();
 });
 
-test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view says the mistake; a Lab window without a list names the files', async () => {
+test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view says the mistake; a Lab window without a list names the files; a list written or changed while the app runs is read', async () => {
   const home = join(dir, 'home');
   mkdirSync(join(home, 'gpushare'), { recursive: true });
   chmodSync(home, 0o755);
@@ -192,5 +192,18 @@ test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view 
   writeFileSync(files.own, '{"boxes": [{"name": "box1", "socket": "/nowhere.sock"}]}', { mode: 0o600 });
   assert.deepEqual(lab.status(), { boxes: ['box1'], problem: null });
   assert.deepEqual(opened, [], 'no hub was started for a list that was not there');
+  w.relay.close();
+  // written while the app runs: the Lab view opened next has the list's boxes
+  const first = windowOn(`${PAGE}?lab=1`, lab);
+  assert.deepEqual(opened, ['box1']);
+  writeFileSync(files.own, '{"boxes": [{"name": "box1", "socket": "/nowhere.sock"}, {"name": "box2", "socket": "/nowhere2.sock"}]}', { mode: 0o600 });
+  const second = windowOn(`${PAGE}?box=box1`, lab);
+  assert.deepEqual(opened, ['box1'], 'while a window uses the hub, a changed list waits');
+  first.relay.close();
+  second.relay.close();
+  windowOn(`${PAGE}?lab=1`, lab);
+  assert.deepEqual(opened, ['box1', 'box1,box2'], 'with none, the Lab view opened next starts the hub on the changed list');
+  windowOn(`${PAGE}?box=box2`, lab);
+  assert.equal(opened.length, 2, 'an unchanged list keeps its hub');
   lab.close();
 });

@@ -68,7 +68,7 @@ export const noLabList = (list: Pick<LabList, 'looked'>): string =>
   `No lab boxes: neither ${list.looked.admin} nor ${list.looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}, then open the Lab view again.`;
 
 export function desktopLab(options: DesktopLabOptions): DesktopLab {
-  let running: { hub: LabHub; sessions: LabConsoleSessions } | null = null;
+  let running: { hub: LabHub; sessions: LabConsoleSessions; listed: string } | null = null;
   const relays = new Set<WindowRelay>();
 
   /** The list's boxes, or the mistake that keeps it from being read (a missing list is no boxes, no mistake). */
@@ -80,15 +80,26 @@ export function desktopLab(options: DesktopLabOptions): DesktopLab {
       return { boxes: [], problem: error instanceof Error ? error.message : String(error), looked: null };
     }
   };
-  /** The hub, started once from the list as it is then (a changed list is read when the app starts again). */
+  const stopHub = (): void => {
+    running?.sessions.close();
+    running?.hub.close();
+    running = null;
+  };
+  /**
+   * The hub over the list as it is now. While a window uses it, it stays as it is; with none (the app's
+   * window loading the Lab view: its last page's relay is gone), a list that changed starts it anew.
+   */
   const hubOrProblem = (): { hub: LabHub; sessions: LabConsoleSessions } | string => {
-    if (running) return running;
+    if (running && relays.size > 0) return running;
     const { boxes, problem, looked } = read();
+    const listed = JSON.stringify(boxes);
+    if (running?.listed === listed) return running;
+    stopHub();
     if (problem !== null) return problem;
     if (boxes.length === 0) return noLabList({ looked: looked! });
     const hub = options.openHub(boxes);
     hub.start();
-    running = { hub, sessions: labConsoleSessions(hub) };
+    running = { hub, sessions: labConsoleSessions(hub), listed };
     return running;
   };
 
@@ -113,9 +124,7 @@ export function desktopLab(options: DesktopLabOptions): DesktopLab {
     close() {
       for (const relay of relays) relay.close();
       relays.clear();
-      running?.sessions.close();
-      running?.hub.close();
-      running = null;
+      stopHub();
     },
   };
 }
