@@ -182,7 +182,7 @@ test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view 
   w.relay.receive({ kind: 'subscribe', events: [LAB_EVENT] });
   const closed = await until('the Lab window told why', () => w.heard.find((m) => m.kind === 'connection') as Extract<ToWindow, { kind: 'connection' }> | undefined);
   assert.equal(closed.state, 'closed');
-  assert.equal(closed.detail, `No lab boxes: neither ${files.admin} nor ${files.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}, then open the Lab view again.`);
+  assert.equal(closed.detail, `No lab boxes: neither ${files.admin} nor ${files.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`);
   const refused = await w.answer(w.call(LAB_WHERE, { memoryBytes: 0, gpus: 1, priority: 'normal' }));
   assert.equal((refused as { error: { message: string } }).error.message, closed.detail);
   writeFileSync(files.own, '{"boxes": [{"name": "box1", "shh": "box1"}]}', { mode: 0o600 });

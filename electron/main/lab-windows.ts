@@ -9,7 +9,7 @@ import type { LabBoxSpec } from '../../shared/lab.js';
 import { BOX_PARAM, LAB_PARAM } from '../../shared/lab-console.js';
 import { labConsoleSessions, type LabConsoleSessions } from '../engine/lab/lab-console-sessions.js';
 import type { LabHub } from '../engine/lab/lab-hub.js';
-import type { LabList } from '../engine/lab/lab-list.js';
+import { noLabBoxes, type LabList } from '../engine/lab/lab-list.js';
 import type { Session } from '../engine/server/session.js';
 import type { Line } from '../engine/server/outbox.js';
 import { isRequest, QUEUE_LIMIT, relayable, type ToWindow, type WindowRelay } from './window-relay.js';
@@ -63,10 +63,6 @@ export function openConsoleRelay(pageUrl: string, lab: DesktopLab, engineRelay: 
   };
 }
 
-/** What the person sees with no lab list: the files to write, as `gpushare lab` says it. */
-export const noLabList = (list: Pick<LabList, 'looked'>): string =>
-  `No lab boxes: neither ${list.looked.admin} nor ${list.looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}, then open the Lab view again.`;
-
 export function desktopLab(options: DesktopLabOptions): DesktopLab {
   let running: { hub: LabHub; sessions: LabConsoleSessions; listed: string } | null = null;
   const relays = new Set<WindowRelay>();
@@ -96,7 +92,7 @@ export function desktopLab(options: DesktopLabOptions): DesktopLab {
     if (running?.listed === listed) return running;
     stopHub();
     if (problem !== null) return problem;
-    if (boxes.length === 0) return noLabList({ looked: looked! });
+    if (boxes.length === 0) return noLabBoxes(looked!);
     const hub = options.openHub(boxes);
     hub.start();
     running = { hub, sessions: labConsoleSessions(hub), listed };

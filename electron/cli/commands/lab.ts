@@ -5,7 +5,7 @@ import { PRIORITIES, parseByteSize, type Priority } from '../../../shared/jobs.j
 import { labView, personTotals, whereCanIRun, type LabBoxSpec, type LabSnapshot } from '../../../shared/lab.js';
 import { LabHub } from '../../engine/lab/lab-hub.js';
 import { openBoxLink, LinkError } from '../../engine/lab/box-link.js';
-import { loadLabList } from '../../engine/lab/lab-list.js';
+import { loadLabList, noLabBoxes } from '../../engine/lab/lab-list.js';
 import { runtimeDir } from '../../engine/paths.js';
 import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
@@ -19,7 +19,7 @@ export const labSocketDir = (): string => join(runtimeDir(), 'lab');
 /** The lab list's boxes; none is an error naming the files looked at (gpushare lab, start --lab). */
 export function labBoxes(): LabBoxSpec[] {
   const list = loadLabList();
-  if (list.boxes.length === 0) throw new Error(`No lab boxes: neither ${list.looked.admin} nor ${list.looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`);
+  if (list.boxes.length === 0) throw new Error(noLabBoxes(list.looked));
   return list.boxes;
 }
 
