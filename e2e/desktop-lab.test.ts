@@ -15,6 +15,7 @@ import { DESKTOP_LAB_STATUS, IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '..
 import { parseLabList, type LabBoxSpec } from '../shared/lab.js';
 import { startServeBox, type ServeBox } from '../electron/cli/testing/serve-box.js';
 import { LabHub } from '../electron/engine/lab/lab-hub.js';
+import { LabListError } from '../electron/engine/lab/lab-list.js';
 import { defaultSocketPath } from '../electron/engine/server/socket-server.js';
 import { fakegpuBuildDir, packageRoot } from '../electron/engine/paths.js';
 import { consoleRelays } from '../electron/main/console-relays.js';
@@ -75,6 +76,7 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
   let lab: DesktopLab;
   let specs: LabBoxSpec[];
   let listed: LabBoxSpec[];
+  let mistake: LabListError | null = null;
   let main: Awaited<ReturnType<typeof standInMain>>;
   const asked: string[] = [];
   let home: string;
@@ -90,7 +92,10 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     specs = parseLabList({ boxes: [{ name: 'box1', socket: box1.socketPath }, { name: 'box2', socket: join(root, 'box2-is-down.sock') }] });
     listed = specs;
     lab = desktopLab({
-      readList: () => ({ boxes: listed, files: listed.length > 0 ? ['lab.json'] : [], looked: { admin: '/etc/gpushare/lab.json', own: join(root, 'lab.json') } }),
+      readList: () => {
+        if (mistake) throw mistake;
+        return { boxes: listed, files: listed.length > 0 ? ['lab.json'] : [], looked: { admin: '/etc/gpushare/lab.json', own: join(root, 'lab.json') } };
+      },
       openHub: (boxes) => new LabHub(boxes, { socketDir: join(root, 'lab'), firstRetryMs: 500, maxRetryMs: 2000 }),
     });
     main = await standInMain(h.page, lab, engineSocket, asked);
@@ -183,6 +188,26 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
       assert.equal(await page.locator('.view-tabs a.view-tab-link').count(), 0);
     } finally {
       listed = specs;
+    }
+  });
+
+  test('a lab list with a mistake: the Lab tab is there, and the Lab view says the mistake, with This box to go back', async () => {
+    const page = h.page;
+    mistake = new LabListError(join(root, 'lab.json'), 'boxes[0] ("box1"): unknown key "shh"');
+    try {
+      await page.goto(home);
+      const labTab = page.locator('.view-tabs a.view-tab-link', { hasText: 'Lab' });
+      await labTab.waitFor({ timeout: 30_000 });
+      assert.equal(await labTab.getAttribute('title'), mistake.message);
+      await labTab.click();
+      await page.waitForURL(/[?&]lab=1/);
+      const detail = page.locator('.connection-detail');
+      await detail.waitFor({ timeout: 10_000 });
+      assert.equal(await detail.innerText(), mistake.message);
+      await page.locator('.view-tabs a.view-tab-link', { hasText: 'This box' }).click();
+      await page.locator('.gpu-card').first().waitFor({ timeout: 30_000 });
+    } finally {
+      mistake = null;
     }
   });
 });
