@@ -147,8 +147,8 @@ function sessionRelay(hub: LabHub, sessions: LabConsoleSessions, query: URLSearc
   const box = query.get(BOX_PARAM);
   let session: Session | null = null;
   let queue: object[] = [];
-  /** The window's subscriptions, given again to a session opened after its box came back. */
-  const subscriptions: object[] = [];
+  /** The window's subscriptions (each once), given again to a session opened after its box came back. */
+  const subscriptions = new Map<string, object>();
   const inFlight = new Set<number>();
   /** Why the window has no session now (its box is down); null while one is open or opening. */
   let ended: string | null = null;
@@ -178,7 +178,7 @@ function sessionRelay(hub: LabHub, sessions: LabConsoleSessions, query: URLSearc
     toWindow({ kind: 'connection', state: 'open', detail: null });
     const opened = sessions.open(fromSession, end, query);
     session = opened;
-    for (const message of [...subscriptions, ...queue]) opened.receive(message);
+    for (const message of [...subscriptions.values(), ...queue]) opened.receive(message);
     queue = [];
   };
   /** Open a session once `ready` says so (checked on every change of the hub), unless the window closes first. */
@@ -204,9 +204,9 @@ function sessionRelay(hub: LabHub, sessions: LabConsoleSessions, query: URLSearc
       // the Lab view's subscription is not relayable (its session sends the lab from the start)
       const checked = relayable(message);
       if (!checked) return;
-      if (!isRequest(checked)) subscriptions.push(checked);
+      if (!isRequest(checked)) subscriptions.set(JSON.stringify(checked), checked);
       if (ended !== null) return isRequest(checked) ? refuse(checked.id, ended) : undefined;
-      if (session === null && queue.length >= QUEUE_LIMIT) return isRequest(checked) ? refuse(checked.id, `${box} has not answered yet; try again in a moment.`) : undefined;
+      if (session === null && queue.length >= QUEUE_LIMIT) return isRequest(checked) ? refuse(checked.id, `${box ?? 'The lab'} has not answered yet; try again in a moment.`) : undefined;
       if (isRequest(checked)) inFlight.add(checked.id);
       if (session) session.receive(checked);
       else queue.push(checked);
