@@ -13,10 +13,10 @@ export class FakeBox {
   private seq = 0;
   /** Accept connections but answer nothing and send nothing. */
   frozen = false;
-  /** Send this instead of the next snapshot line. */
-  garbage: string | null = null;
   /** Every request's method, in the order they came (a frozen box hears them too). */
   readonly heard: string[] = [];
+  /** Send this instead of the next snapshot line. */
+  garbage: string | null = null;
 
   constructor(
     readonly path: string,
