@@ -163,7 +163,7 @@ function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace
     const best = usable.sort((a, b) => b.free - a.free)[0];
     if (!best) return [...blocked.values(), ...migOut].join('; ');
     const where = usable.some((s) => s.slice) ? 'GPU or MIG slice' : 'GPU';
-    const short = `${fits.length === 0 ? `no ${where} has` : `only ${fits.length} GPU${fits.length === 1 ? '' : 's'} have`} ${formatByteSize(request.memoryBytes)} free now (the most: ${spotName(best)}, ${formatByteSize(Math.max(0, best.free))})`;
+    const short = `${fits.length === 0 ? `no ${where} has` : `only ${fits.length} GPU${fits.length === 1 ? ' has' : 's have'}`} ${formatByteSize(request.memoryBytes)} free now (the most: ${spotName(best)}, ${formatByteSize(Math.max(0, best.free))})`;
     return [short, ...migOut].join('; ');
   }
   const chosen = fits.slice(0, request.gpus);

@@ -75,7 +75,7 @@ test('lab where names the MIG slice a job fits only in, with the run flags that 
   assert.match(place.slice!.uuid, /^MIG-/);
   assert.deepEqual(place.run, ['--box', 'sim', '--mig-slice', place.slice!.uuid, '--mem', '15G']);
   const text = await gpushare(['lab', 'where', '--mem', '15G']);
-  assert.match(text.stdout, new RegExp(`^→ sim: GPU 1, MIG slice 3g\\.40gb \\(${place.slice!.uuid}\\) \\(`, 'm'));
+  assert.match(text.stdout, new RegExp(`^→ sim: GPU 1, MIG slice 3g\\.40gb ${place.slice!.uuid} \\(\\d+(\\.\\d)?G free; nothing queued ahead; utilization 0%\\)$`, 'm'));
   assert.match(text.stdout, new RegExp(`^Run it there: gpushare run --box sim --mig-slice ${place.slice!.uuid} --mem 15G -- COMMAND$`, 'm'));
 
   const run = await gpushare(['run', ...place.run, '--wait', '5', '--json', '--', ...train('1G')]);

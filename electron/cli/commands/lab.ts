@@ -130,7 +130,7 @@ async function labWhere(argv: string[]): Promise<number> {
   } else {
     const lines = answer.places.map(
       (p, i) =>
-        `${i === 0 ? '→' : ' '} ${p.box}: GPU${p.gpus.length > 1 ? 's' : ''} ${p.gpus.join(', ')}${p.slice ? `, MIG slice ${p.slice.profile ?? '?'} (${p.slice.uuid})` : ''} (${p.freeBytes.map((f) => `${formatBytes(f)} free`).join(', ')}; ${p.queueAhead === 0 ? 'nothing queued ahead' : `${p.queueAhead} queued ahead`}; utilization ${formatPercent(p.utilization)})`,
+        `${i === 0 ? '→' : ' '} ${p.box}: GPU${p.gpus.length > 1 ? 's' : ''} ${p.gpus.join(', ')}${p.slice ? `, MIG slice ${p.slice.profile ?? '?'} ${p.slice.uuid}` : ''} (${p.freeBytes.map((f) => `${formatBytes(f)} free`).join(', ')}; ${p.queueAhead === 0 ? 'nothing queued ahead' : `${p.queueAhead} queued ahead`}; utilization ${formatPercent(p.utilization)})`,
     );
     if (answer.places.length === 0) lines.push(`No box can start a ${formatBytes(memoryBytes)} job${gpus > 1 ? ` on ${gpus} GPUs` : ''} now.`);
     else lines.push('', `Run it there: gpushare run ${run(answer.places[0]!).join(' ')} -- COMMAND`);
