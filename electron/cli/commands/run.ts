@@ -76,7 +76,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     const watch = new JobWatch(engine); // before submitting: its first changes are not missed
     try {
       if (params.gpu !== 'auto') await checkGpuOnEngine(engine, params.gpu);
-      const submitted = await engine.call('jobs.submit', params);
+      const submitted = await engine.call('jobs.submit', params).catch((error: unknown) => {
+        // a box not yet updated: never fall back to sending this shell's environment there
+        if (box !== undefined && error instanceof Error && /\bloginEnv\b.*not a known field/.test(error.message))
+          throw new Error(`its gpushare daemon is older than this gpushare and cannot start a job in ${box}'s own login environment, so nothing was started: update gpushare on ${box}.`);
+        throw error;
+      });
       return await watch.follow(submitted, { waitMs: waitS * 1000, runningMs: waitS * 1000 });
     } finally {
       watch.close();
