@@ -4,7 +4,7 @@
 // record); a job sent to the box gets the box's login environment, not this shell's.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -12,6 +12,7 @@ import type { JobView } from '../../../shared/jobs.js';
 import type { WhereAnswer } from '../../../shared/lab-where.js';
 import { LOGIN_PATH } from '../../engine/scheduler/job-env.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
+import { processEnvironment } from '../../testing/proc-environ.js';
 import { until } from '../../testing/until.js';
 import { CLI_ENV } from '../testing/compiled-cli.js';
 
@@ -28,15 +29,6 @@ function gpushare(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ c
     execFile(process.execPath, [cli, ...args], { env: { ...env, ...extraEnv }, cwd: home }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
   });
 }
-
-/** The job's process environment as the kernel holds it. */
-const environOf = (pid: number): Record<string, string> =>
-  Object.fromEntries(
-    readFileSync(`/proc/${pid}/environ`, 'utf8')
-      .split('\0')
-      .filter(Boolean)
-      .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
-  );
 
 before(async () => {
   engine = spawn(process.execPath, [cli, 'serve', '--simulate', 'h100x2-mig', '--rate', '10'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -82,7 +74,7 @@ test('lab where names the MIG slice a job fits only in, with the run flags that 
   assert.equal(run.code, 0, run.stderr);
   const job = JSON.parse(run.stdout) as JobView;
   assert.deepEqual([job.state, job.gpu, job.mode, job.migSlice], ['running', 1, 'mig', place.slice!.uuid]);
-  const state = environOf(job.pid!).GPUSHARE_FAKEGPU_STATE;
+  const state = processEnvironment(job.pid!).GPUSHARE_FAKEGPU_STATE;
   assert.ok(state, 'a simulated job knows its driver state');
   const records = (gi: number): Array<{ pid: number }> =>
     execFileSync(join(fakegpuBuildDir(), 'fakegpu'), ['execlog', '--state', state, '--device', '1', '--mig', String(gi)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
@@ -100,7 +92,7 @@ test("run --box: the job gets the box's login environment for the person, LANG/L
   assert.equal(there.code, 0, there.stderr);
   const job = JSON.parse(there.stdout) as JobView;
   assert.equal(job.state, 'running');
-  const got = environOf(job.pid!);
+  const got = processEnvironment(job.pid!);
   const me = userInfo(); // this box's passwd entry for the caller's uid
   assert.deepEqual(
     Object.fromEntries(['HOME', 'USER', 'LOGNAME', 'SHELL', 'PATH', 'LANG', 'LC_TIME', 'TERM', 'TZ', 'KEEP_ME', 'SET_ME'].map((k) => [k, got[k]])),
@@ -112,7 +104,7 @@ test("run --box: the job gets the box's login environment for the person, LANG/L
   const here = await gpushare(['run', '--wait', '5', '--json', '--', ...train('1G')], local);
   assert.equal(here.code, 0, here.stderr);
   const hereJob = JSON.parse(here.stdout) as JobView;
-  const gotHere = environOf(hereJob.pid!);
+  const gotHere = processEnvironment(hereJob.pid!);
   assert.deepEqual([gotHere.LAB_TEST_SECRET, gotHere.VIRTUAL_ENV, gotHere.HOME], ['x', '/home/someone/venv', home], 'run without --box sends this shell as it is');
   for (const id of [job.id, hereJob.id]) assert.equal((await gpushare(['set', id, '--terminate'])).code, 0);
 });

@@ -12,6 +12,7 @@ import type { LabSnapshot } from '../../../shared/lab.js';
 import { forwardedSocketPath } from './box-link.js';
 import { LabHub } from './lab-hub.js';
 import { LOGIN_PATH } from '../scheduler/job-env.js';
+import { processEnvironment } from '../../testing/proc-environ.js';
 import { parseLabText } from './lab-list.js';
 import { SshLab, sshLabMissing, type LabPerson, type SshBox } from './testing/ssh-lab.js';
 
@@ -91,7 +92,7 @@ describe('a lab of boxes over ssh', { skip: missing ?? false }, () => {
     assert.equal(job.owner, alice.name);
     assert.equal(uidOf(job.pid!), alice.uid, "the job's process runs as alice");
     assert.equal(readlinkSync(`/proc/${job.pid}/ns/mnt`), box2.mountNamespace, 'the job runs in box2');
-    const environ = Object.fromEntries(readFileSync(`/proc/${job.pid}/environ`, 'utf8').split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    const environ = processEnvironment(job.pid!);
     assert.deepEqual(
       Object.fromEntries(['HOME', 'USER', 'LOGNAME', 'SHELL', 'PATH', 'LANG', 'TERM', 'WANDB_MODE'].map((k) => [k, environ[k]])),
       { HOME: alice.home, USER: alice.name, LOGNAME: alice.name, SHELL: '/bin/sh', PATH: LOGIN_PATH, LANG: 'C.UTF-8', TERM: 'xterm-here', WANDB_MODE: 'offline' },
