@@ -77,11 +77,14 @@ const spotName = (s: Spot): string => (s.slice ? `GPU ${s.gpu.index} slice ${s.s
  * A slice's utilization: its own SM activity (GPM, Hopper and later) where the driver gives it; with
  * no process in it, idle (nothing else can run there: slices are isolated); else unknown.
  */
-function sliceUtilization(snapshot: Snapshot, gpu: GpuView, slice: MigSliceView): number | null {
+function sliceUtilization(occupied: ReadonlySet<string>, gpu: GpuView, slice: MigSliceView): number | null {
   if (slice.smPercent !== undefined && slice.smPercent !== null) return slice.smPercent;
-  const inIt = snapshot.processes.some((p) => p.gpuIndex === gpu.index && p.gpuInstanceId === slice.gpuInstanceId && p.computeInstanceId === slice.computeInstanceId);
-  return inIt ? null : 0;
+  return occupied.has(instanceKey(gpu.index, slice.gpuInstanceId, slice.computeInstanceId)) ? null : 0;
 }
+
+const instanceKey = (gpu: number, gi: number | null, ci: number | null): string => `${gpu}/${gi}/${ci}`;
+/** The MIG instances some process runs in, once per box (a slice's processes, without a pass over them per slice). */
+const occupiedInstances = (snapshot: Snapshot): Set<string> => new Set(snapshot.processes.filter((p) => p.gpuInstanceId !== null).map((p) => instanceKey(p.gpuIndex, p.gpuInstanceId, p.computeInstanceId)));
 
 /**
  * The boxes and places that can start a job now, as each box's scheduler would decide from what it
@@ -123,11 +126,12 @@ function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace
   const spots = new Map<string, Spot>();
   /** GPU → why nothing more starts on it now (nor in any slice of it). */
   const blocked = new Map<number, string>();
+  const occupied = snapshot.gpus.some((g) => g.migEnabled) ? occupiedInstances(snapshot) : new Set<string>();
   for (const gpu of snapshot.gpus) {
     if (gpu.lost) blocked.set(gpu.index, `GPU ${gpu.index} is lost`);
     else if (gpu.migEnabled) {
       if (gpu.migSlices.length === 0) blocked.set(gpu.index, `GPU ${gpu.index} is in MIG mode with no slices`);
-      for (const slice of gpu.migSlices) spots.set(spotKey(gpu.index, slice.uuid), { gpu, slice, free: (slice.memoryTotal ?? 0) - (slice.memoryUsed ?? 0), utilization: sliceUtilization(snapshot, gpu, slice) });
+      for (const slice of gpu.migSlices) spots.set(spotKey(gpu.index, slice.uuid), { gpu, slice, free: (slice.memoryTotal ?? 0) - (slice.memoryUsed ?? 0), utilization: sliceUtilization(occupied, gpu, slice) });
     } else spots.set(spotKey(gpu.index, null), { gpu, slice: null, free: gpu.memoryFree ?? gpu.memoryTotal - (gpu.memoryUsed ?? 0), utilization: gpu.utilizationGpu });
   }
   for (const job of box.jobs) {
