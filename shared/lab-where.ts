@@ -152,9 +152,9 @@ function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace
     const gpu = job.mode === 'mig' ? (snapshot.gpus.find((g) => g.migSlices.some((s) => s.uuid === job.migSlice))?.index ?? job.requestedGpu) : job.requestedGpu;
     if (gpu === 'auto' || blocked.has(gpu)) continue;
     const spot = spots.get(jobSpot(job, gpu));
-    // a higher job waiting for a GPU holds back every job after it there, in any slice of it
     if (spot && spot.free >= need) spot.free -= need;
-    else blocked.set(gpu, `${job.id} (${job.owner}) waits for ${spot ? spotName(spot) : `GPU ${gpu}`} first`);
+    // a higher job waiting for a GPU holds back every lower job there, in any slice of it (planAdmission's blockedBelow)
+    else if (rank(job.priority) < rank(request.priority)) blocked.set(gpu, `${job.id} (${job.owner}) waits for ${spot ? spotName(spot) : `GPU ${gpu}`} first`);
   }
   // a job on several GPUs runs on whole ones: a slice is part of one GPU
   const usable = [...spots.values()].filter((s) => !blocked.has(s.gpu.index) && (request.gpus === 1 || s.slice === null));
@@ -168,7 +168,7 @@ function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace
     if (!best) return [...blocked.values(), ...migOut].join('; ');
     const where = usable.some((s) => s.slice) ? 'GPU or MIG slice' : 'GPU';
     const short = `${fits.length === 0 ? `no ${where} has` : `only ${fits.length} GPU${fits.length === 1 ? ' has' : 's have'}`} ${formatByteSize(request.memoryBytes)} free now (the most: ${spotName(best)}, ${formatByteSize(Math.max(0, best.free))})`;
-    return [short, ...migOut].join('; ');
+    return [short, ...blocked.values(), ...migOut].join('; ');
   }
   const chosen = fits.slice(0, request.gpus);
   const utils = chosen.map((s) => s.utilization).filter((u): u is number => u !== null);

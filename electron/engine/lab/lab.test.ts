@@ -177,6 +177,14 @@ test('where can I run: on a GPU in MIG mode the places are its slices, each by i
   assert.match(two.notNow[0]!.reason, /^only 1 GPU has 1G free now \(the most: GPU 0, 5(\.0)?G\); GPU 1 is in MIG mode: its slices take one-GPU jobs$/);
 });
 
+test("where can I run: a higher-priority job waiting for a slice that cannot hold it yet holds back that GPU's other slices; one of the same priority does not (as the box's scheduler)", () => {
+  const waiting = (priority: JobView['priority']): LabBox =>
+    migBox(`waits-${priority}`, [slice(1, '1g.10gb', 10, 0), slice(2, '3g.40gb', 40, 0)], [], [job('j1', 'bob', 'queued', { priority, mode: 'mig', migSlice: 'MIG-1', requestedGpu: 1, memoryQuotaBytes: 20 * G })]);
+  const answer = whereCanIRun(lab(waiting('high'), waiting('normal')), { memoryBytes: 15 * G, gpus: 1, priority: 'normal' });
+  assert.deepEqual(answer.places.map((p) => [p.box, p.slice?.profile, p.queueAhead]), [['waits-normal', '3g.40gb', 1]]);
+  assert.deepEqual(answer.notNow, [{ box: 'waits-high', reason: 'no GPU has 15G free now (the most: GPU 0, 5G); j1 (bob) waits for GPU 1 slice 1g.10gb first' }]);
+});
+
 test('where can I run: a slice that fits ranks with whole GPUs by the same rule: queue ahead, then its own busyness, then its free memory', () => {
   const idleSlice = migBox('slice', [slice(1, '3g.40gb', 40, 0, { smPercent: 0 })]);
   const busyWhole = box('busy', snapshot([gpu(0, 80, 10, { utilizationGpu: 100 })], []));
