@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JobView } from '../../../shared/jobs.js';
 import { describeBoxState, labView, mergeLabLists, personTotals, type LabBox, type LabSnapshot } from '../../../shared/lab.js';
-import { whereCanIRun } from '../../../shared/lab-where.js';
+import { runFlags, whereCanIRun } from '../../../shared/lab-where.js';
 import type { LabPolicyStatus } from '../../../shared/lab-policy.js';
 import type { GpuProcessView, GpuView, MigSliceView, Snapshot } from '../../../shared/snapshot.js';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -183,6 +183,13 @@ test("where can I run: a higher-priority job waiting for a slice that cannot hol
   const answer = whereCanIRun(lab(waiting('high'), waiting('normal')), { memoryBytes: 15 * G, gpus: 1, priority: 'normal' });
   assert.deepEqual(answer.places.map((p) => [p.box, p.slice?.profile, p.queueAhead]), [['waits-normal', '3g.40gb', 1]]);
   assert.deepEqual(answer.notNow, [{ box: 'waits-high', reason: 'no GPU has 15G free now (the most: GPU 0, 5G); j1 (bob) waits for GPU 1 slice 1g.10gb first' }]);
+});
+
+test("where can I run: each place's run flags start the job there (a slice by its UUID, the priority when not normal, the memory as asked)", () => {
+  const [inSlice] = whereCanIRun(lab(migBox('mig', [slice(1, '3g.40gb', 40, 0)])), { memoryBytes: 15 * G, gpus: 1, priority: 'high' }).places;
+  assert.deepEqual(runFlags(inSlice!, { memoryBytes: 15 * G, gpus: 1, priority: 'high' }, '15G'), ['--box', 'mig', '--mig-slice', 'MIG-1', '--mem', '15G', '--priority', 'high']);
+  const [whole] = whereCanIRun(lab(box('w', snapshot([gpu(0, 80, 0)], []))), { memoryBytes: 0, gpus: 1, priority: 'normal' }).places;
+  assert.deepEqual(runFlags(whole!, { memoryBytes: 0, gpus: 1, priority: 'normal' }, '0'), ['--box', 'w']);
 });
 
 test('where can I run: a slice that fits ranks with whole GPUs by the same rule: queue ahead, then its own busyness, then its free memory', () => {
