@@ -101,11 +101,11 @@ test("run --box: the job gets the box's login environment for the person, LANG/L
   for (const name of ['LAB_TEST_SECRET', 'VIRTUAL_ENV', 'SSH_AUTH_SOCK', 'DISPLAY', 'XDG_RUNTIME_DIR', 'XDG_STATE_HOME']) assert.equal(got[name], undefined, `${name} stays here`);
   assert.notEqual(got.LD_LIBRARY_PATH, '/opt/here/lib', "this shell's LD_LIBRARY_PATH stays here");
 
-  const here = await gpushare(['run', '--wait', '5', '--json', '--', ...train('1G')], local);
+  const here = await gpushare(['run', '--env', 'SET_HERE=1', '--wait', '5', '--json', '--', ...train('1G')], local);
   assert.equal(here.code, 0, here.stderr);
   const hereJob = JSON.parse(here.stdout) as JobView;
   const gotHere = processEnvironment(hereJob.pid!);
-  assert.deepEqual([gotHere.LAB_TEST_SECRET, gotHere.VIRTUAL_ENV, gotHere.HOME], ['x', '/home/someone/venv', home], 'run without --box sends this shell as it is');
+  assert.deepEqual([gotHere.LAB_TEST_SECRET, gotHere.VIRTUAL_ENV, gotHere.HOME, gotHere.SET_HERE], ['x', '/home/someone/venv', home, '1'], 'run without --box sends this shell as it is, and --env on top');
   for (const id of [job.id, hereJob.id]) assert.equal((await gpushare(['set', id, '--terminate'])).code, 0);
 });
 
