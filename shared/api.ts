@@ -113,6 +113,8 @@ export const API_METHODS = {
       keepResident: optional(boolean()),
       /** The submitter's environment as NAME=value entries (the CLI sends its own); default: the engine's. */
       env: optional(array(string({ max: ARGUMENT_MAX, pattern: /^[A-Za-z_][A-Za-z0-9_]*=/, describe: 'an environment entry NAME=value' }), { max: 4096 })),
+      /** `env` goes on top of this box's login environment for the caller (HOME, USER, LOGNAME, SHELL from its passwd, the login PATH), as ssh would start it: what `gpushare run --box` asks. */
+      loginEnv: optional(boolean()),
     }),
     result: returns<JobView>(),
     who: anyone,

@@ -2,7 +2,8 @@
 // console: the page and its WebSocket name a box (`?box=NAME`: that box's console, every request
 // to its daemon) or the lab (`?lab`: the Lab view, one `lab` event and the `lab.where` request).
 import { PRIORITIES } from './jobs.js';
-import type { LabBoxRow, LabView, PersonTotal, WhereAnswer } from './lab.js';
+import type { LabBoxRow, LabView, PersonTotal } from './lab.js';
+import type { WhereAnswer } from './lab-where.js';
 import { number, object, oneOf, type Infer } from './schema.js';
 
 /** The console URL's parameter naming the box whose console it shows. */

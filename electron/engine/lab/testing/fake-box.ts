@@ -17,6 +17,8 @@ export class FakeBox {
   readonly heard: string[] = [];
   /** Send this instead of the next snapshot line. */
   garbage: string | null = null;
+  /** Refuse these methods with this error, as the daemon's dispatcher would. */
+  refusals: Record<string, { code: string; message: string }> = {};
 
   constructor(
     readonly path: string,
@@ -60,6 +62,8 @@ export class FakeBox {
           'jobs.list': [],
           'policy.get': null,
         };
+        const refused = this.refusals[message.method];
+        if (refused) return void socket.write(JSON.stringify({ kind: 'response', id: message.id, ok: false, error: refused }) + '\n');
         const ok = Object.hasOwn(results, message.method);
         socket.write(JSON.stringify(ok ? { kind: 'response', id: message.id, ok: true, result: results[message.method] } : { kind: 'response', id: message.id, ok: false, error: { code: 'unsupported', message: message.method } }) + '\n');
       });
