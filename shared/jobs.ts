@@ -94,6 +94,21 @@ export interface EnrolledJob {
   sid: number;
   /** The Slurm job it is, as Slurm's prolog registered it (by: 'slurm'); absent: none registered. */
   slurm?: { jobId: string; partition: string | null; qos: string | null };
+  /**
+   * Whence its GPU (and MIG slice): 'driver', the driver's process list, once it lists one of its processes;
+   * until then a hint, its CUDA_VISIBLE_DEVICES at enrolment ('environment') or Slurm's allocation ('slurm'). Absent: a hint.
+   */
+  gpuFrom?: EnrolledGpuSource;
+  /** The other GPUs (or slices) the driver lists its processes on: a job has one GPU, the one where it holds most memory. */
+  alsoOn?: EnrolledPlace[];
+}
+
+export type EnrolledGpuSource = 'environment' | 'slurm' | 'driver';
+/** A GPU, or a MIG slice of it, and the memory an enrolled job's processes hold there. */
+export interface EnrolledPlace {
+  gpu: number;
+  migSlice: string | null;
+  usedMemory: number;
 }
 
 export type AlertKind = 'contention' | 'quota' | 'out-of-memory' | 'waiting' | 'finished' | 'failed' | 'suspended' | 'resumed' | 'parked' | 'gpu-lost' | 'idle';
@@ -131,4 +146,22 @@ export interface AuditEntry {
 }
 
 // sizes have one parser, shared with the console and the MIG job specs
+import { formatByteSize } from './byte-size.js';
 export { formatByteSize, parseByteSize } from './byte-size.js';
+
+/** An enrolled job's GPU as the GPU column shows it: "0?" while a hint (the driver lists none of its processes yet), "0+1" where it also runs on GPU 1. */
+export function enrolledGpuText(job: Pick<JobView, 'gpu' | 'enrolled'>): string {
+  const e = job.enrolled;
+  const others = [...new Set((e?.alsoOn ?? []).map((p) => p.gpu).filter((g) => g !== job.gpu))];
+  return `${job.gpu ?? '?'}${e && e.gpuFrom !== 'driver' ? '?' : ''}${others.map((g) => `+${g}`).join('')}`;
+}
+
+/** The same in words (a title, a tooltip); null for a job whose GPU is simply its own. */
+export function enrolledGpuNote(job: Pick<JobView, 'gpu' | 'migSlice' | 'enrolled'>): string | null {
+  const e = job.enrolled;
+  if (!e) return null;
+  if (e.gpuFrom !== 'driver') return `GPU ${job.gpu} as its ${e.gpuFrom === 'slurm' ? 'Slurm allocation' : 'CUDA_VISIBLE_DEVICES'} says: not yet confirmed by the driver`;
+  if (!e.alsoOn?.length) return null;
+  const where = (p: EnrolledPlace): string => `GPU ${p.gpu}${p.migSlice ? ` slice ${p.migSlice}` : ''} (${formatByteSize(p.usedMemory)})`;
+  return `shown on GPU ${job.gpu}${job.migSlice ? ` slice ${job.migSlice}` : ''}, where it holds most memory; also on ${e.alsoOn.map(where).join(', ')}`;
+}

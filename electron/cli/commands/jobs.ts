@@ -1,6 +1,6 @@
 // `gpushare jobs`: the jobs the engine knows, managed and unmanaged, as a table or JSON.
 import { slurmJobLabel } from '../../../shared/slurm.js';
-import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
+import { enrolledGpuText, FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import { connectToEngine, type EngineClient } from '../engine-client.js';
 import { clip, formatBytes, formatPercent, table } from '../format.js';
@@ -29,7 +29,7 @@ export function renderJobs(jobs: readonly JobView[], width = 120): string {
     j.id,
     stateText(j),
     j.priority,
-    j.gpu === null ? (j.requestedGpu === 'auto' ? 'auto' : String(j.requestedGpu)) : String(j.gpu),
+    j.gpu === null ? (j.requestedGpu === 'auto' ? 'auto' : String(j.requestedGpu)) : j.enrolled ? enrolledGpuText(j) : String(j.gpu),
     `${formatBytes(j.usedMemory)}/${j.memoryQuotaBytes === null ? '-' : formatBytes(j.memoryQuotaBytes)}`,
     formatPercent(j.smPercent),
     j.owner,

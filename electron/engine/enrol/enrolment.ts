@@ -12,6 +12,7 @@ import type { Caller } from '../api/dispatcher.js';
 import { readProcStatus, sameProcessAlive } from '../proc/proc-status.js';
 import { readHead } from '../proc/bounded-read.js';
 import { cutArgv } from '../proc/text-bounds.js';
+import { placeName } from '../scheduler/enrolled-placement.js';
 import type { JobRecord } from '../scheduler/job-table.js';
 import { newJobView } from '../scheduler/job-table.js';
 import type { EnrolledFiles, Scheduler } from '../scheduler/scheduler.js';
@@ -166,7 +167,9 @@ export class Enrolment {
     const group = this.groupOf(proc);
     const reg = group.registration;
     const slurm = group.slurm ?? null;
-    const gpu = slurm && slurm.gpus.length > 0 ? slurm.gpus[0] : this.gpuFor(proc.pid);
+    // a hint until the driver lists one of its processes (scheduler/enrolled-placement.ts): it has no context yet
+    const hint = slurm && slurm.gpus.length > 0 ? { gpu: slurm.gpus[0], migSlice: null, from: 'slurm' as const } : { ...this.hintFor(proc.pid), from: 'environment' as const };
+    const gpu = hint.gpu;
     const argv = readArgv(proc.pid, this.options.procRoot) ?? [proc.comm];
     const { argv: shown, cut } = cutArgv(argv);
     const lab = s.lab;
@@ -185,16 +188,17 @@ export class Enrolment {
         ...(cut ? { argvCut: { bytes: argv.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0), args: argv.length } } : {}),
         gpu,
         requestedGpu: gpu,
+        migSlice: hint.migSlice,
         pid: proc.pid,
         priority,
         memoryQuotaBytes: quota,
         ...(slurm ? (this.options.slurm?.sharingOf(slurm.jobId) ?? {}) : {}), // gres/mps: an MPS client (its task prolog exported the daemon's variables)
         ...(reg?.keepResident ? { keepResident: true } : {}),
         ...(limited.fromPolicy ? { memoryQuotaFromPolicy: true } : {}),
-        enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid, ...(slurm ? { slurm: { jobId: slurm.jobId, partition: slurm.partition, qos: slurm.qos } } : {}) },
+        enrolled: { by: group.kind, group: group.key, name: group.name, pgid: proc.pgid, sid: proc.sid, gpuFrom: hint.from, ...(slurm ? { slurm: { jobId: slurm.jobId, partition: slurm.partition, qos: slurm.qos } } : {}) },
       },
       'starting',
-      `enrolled ${how} at its first CUDA call, on GPU ${gpu}${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}${limited.fromPolicy ? ` (the lab policy's memory limit: what ${account.name} has left)` : ''}` : ''}`,
+      `enrolled ${how} at its first CUDA call, on ${placeName(gpu, hint.migSlice)} as its ${hint.from === 'slurm' ? 'Slurm allocation' : 'CUDA_VISIBLE_DEVICES'} says until the driver lists it${quota !== null ? ` with a hard memory quota of ${formatByteSize(quota)}${limited.fromPolicy ? ` (the lab policy's memory limit: what ${account.name} has left)` : ''}` : ''}`,
     );
     const record = s.table.add(view, { startTicks: proc.startTicks, runAs: account });
     if (reg?.priority && reg.priority !== priority) {
@@ -258,13 +262,19 @@ export class Enrolment {
     lab.checkPriority({ view: probe } as JobRecord, priority, this.scheduler.table.placed().map((r) => r.view));
   }
 
-  /** The GPU the process asked for (CUDA_VISIBLE_DEVICES: an index or a UUID), else GPU 0. */
-  private gpuFor(pid: number): number {
+  /**
+   * Where the process's CUDA_VISIBLE_DEVICES at exec points (an index, a GPU UUID or its prefix, a MIG UUID; unset: the
+   * first device, as the driver enumerates them): only a hint, its owner's to set, until the driver lists it.
+   */
+  private hintFor(pid: number): { gpu: number; migSlice: string | null } {
     const asked = requestedDevice(pid, this.options.procRoot);
     const gpus = this.scheduler.snapshot().gpus;
     const byIndex = asked !== null && /^\d+$/.test(asked) ? gpus.find((g) => g.index === Number(asked)) : undefined;
-    const byUuid = asked !== null ? gpus.find((g) => g.uuid === asked || g.migSlices.some((s) => s.uuid === asked)) : undefined;
-    return (byIndex ?? byUuid ?? gpus[0])?.index ?? 0;
+    const bySlice = asked?.startsWith('MIG-') ? gpus.find((g) => g.migSlices.some((s) => s.uuid === asked)) : undefined;
+    if (bySlice) return { gpu: bySlice.index, migSlice: asked };
+    const byUuid = asked?.startsWith('GPU-') ? gpus.find((g) => g.uuid.startsWith(asked)) : undefined;
+    const gpu = byIndex ?? byUuid ?? gpus[0];
+    return { gpu: gpu?.index ?? 0, migSlice: gpu?.migEnabled ? (gpu.migSlices[0]?.uuid ?? null) : null }; // a MIG GPU shows its first slice
   }
 
   /** The enrolled processes of a job (pids), for its accounting. */

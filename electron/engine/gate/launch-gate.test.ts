@@ -256,6 +256,25 @@ describe('gate domains (a GPU, or one MIG slice of it)', () => {
     assert.equal(new Set(slots.map(domainOf)).size, 64);
   });
 
+  test('moveSlot takes a slot into the domain of the GPU or slice it runs on, out of its old one, which is freed with its last slot', () => {
+    const moving = gate.allocateSlot({ gpu: 0, priority: 'best-effort' }).slot;
+    const high = gate.allocateSlot({ gpu: 1, priority: 'high', migSlice: 'MIG-aaaa' }).slot;
+    const old = domainOf(moving);
+    gate.moveSlot(moving, 1, 'MIG-aaaa');
+    assert.equal(domainOf(moving), domainOf(high), 'in the slice\'s domain, beside the high job there');
+    assert.deepEqual(members(domainOf(high)), [1n << BigInt(high), 0n, 1n << BigInt(moving)]);
+    assert.deepEqual(members(old), [0n, 0n, 0n], 'out of GPU 0\'s');
+    assert.deepEqual([gate.readSlot(moving).gpu, gate.readSlot(moving).migSlice, slotAt(moving).readUInt32LE(L.SLOT.gpu)], [1, 'MIG-aaaa', 1]);
+    const next = gate.allocateSlot({ gpu: 5, priority: 'normal' }).slot;
+    assert.equal(domainOf(next), old, 'GPU 0\'s domain had no slot left: numbered afresh for the next');
+    gate.setMember(moving, false);
+    gate.moveSlot(moving, 2); // out of its domain (parked, stopped): it stays out in the new one
+    assert.deepEqual(members(domainOf(moving)), [0n, 0n, 0n]);
+    gate.setMember(moving, true);
+    assert.deepEqual(members(domainOf(moving)), [0n, 0n, 1n << BigInt(moving)]);
+    assert.throws(() => gate.moveSlot(moving, -1), LaunchGateError);
+  });
+
   test('setMember takes a slot out of its domain and puts it back, at its current priority', () => {
     const { slot } = gate.allocateSlot({ gpu: 2, priority: 'best-effort', migSlice: 'MIG-x' });
     const d = domainOf(slot);

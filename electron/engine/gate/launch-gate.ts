@@ -311,6 +311,26 @@ export class LaunchGate {
     rec.member = member;
   }
 
+  /**
+   * The job runs elsewhere than its slot said (an enrolled job, placed by the driver's process list): its slot
+   * counts in the domain of `gpu` (or its slice) from now. In the new domain before out of the old one, so it
+   * is never in none; the library reads its domain at every launch.
+   */
+  moveSlot(slot: number, gpu: number, migSlice?: string | null): void {
+    const rec = this.inUse(slot);
+    const [to, slice] = [checkGpu(gpu), checkMigSlice(migSlice)];
+    if (rec.gpu === to && rec.migSlice === slice) return;
+    const from = rec.domain;
+    const domain = this.domains.take(slice === null ? `${to}` : `${to}/${slice}`);
+    if (rec.member) this.domains.setMember(domain, rec.priority, slot, true);
+    this.writeU32(slotBase(slot) + L.SLOT.gpu, to);
+    this.writeU32(slotBase(slot) + L.SLOT.domain, domain);
+    if (rec.member) this.domains.setMember(from, rec.priority, slot, false);
+    if (rec.stuck) this.domains.setStuck(from, slot, false); // judged against the old domain's jobs
+    Object.assign(rec, { gpu: to, migSlice: slice, domain, stuck: false });
+    this.domains.drop(from);
+  }
+
   /** Takes effect at the job's next allocation; null removes the quota. */
   setQuota(slot: number, quotaBytes: number | bigint | null): void {
     this.inUse(slot);

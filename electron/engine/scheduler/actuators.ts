@@ -301,7 +301,7 @@ export class JobActuators {
     const job = record.view;
     const engineUid = process.geteuid?.() ?? -1;
     const owner = record.runAs && record.runAs.uid !== engineUid ? { uid: record.runAs.uid, gid: record.runAs.gid } : null;
-    const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
+    const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.migSlice, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
     record.slot = slot.slot;
     try {
       const park = this.options.parkRequests ? this.options.parkRequests.create(job.id, owner) : null;
@@ -311,6 +311,11 @@ export class JobActuators {
       this.releaseSlot(record);
       throw error;
     }
+  }
+
+  /** An enrolled job the driver lists elsewhere than its slot said: its slot follows it (the library reads its domain at every launch). */
+  moveSlot(record: JobRecord): void {
+    if (record.slot !== null && record.view.gpu !== null) this.options.gate?.moveSlot?.(record.slot, record.view.gpu, record.view.migSlice);
   }
 
   /** The job's park file, where auto-park made one (null: none). */

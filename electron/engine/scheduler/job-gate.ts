@@ -69,6 +69,8 @@ export interface JobGate {
   setMember(slot: number, member: boolean): void;
   /** True: the driver has not confirmed the activity the job claims (scheduler/activity-claims.ts): its claims hold nobody back. */
   setUnconfirmed?(slot: number, unconfirmed: boolean): void;
+  /** The job runs on another GPU (or slice) than its slot said: its slot counts in that one's domain from now. */
+  moveSlot?(slot: number, gpu: number, migSlice?: string | null): void;
   /** What the job's processes published: used bytes, refused allocations. */
   readSlot?(slot: number): GateSlotUsage;
   releaseSlot(slot: number): void;

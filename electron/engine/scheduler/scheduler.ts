@@ -8,7 +8,7 @@
 // quota, holds a person asks for and termination reach the actuators from those methods at once.
 // The jobs of an earlier engine are found (takeBack) and adopted by steps (adoption.ts decides);
 // an enrolled job's end is a wish for the next step; only an enrolment's start acts at once.
-import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, type Alert, type EnrolledPlace, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
 import { UnavailableCheckpointer, type ProcessCheckpointer } from '../holds/checkpointer.js';
@@ -23,7 +23,8 @@ import { sliceActivity, sliceKey } from './mig-activity.js';
 import { JobOwnership } from './ownership.js';
 import { SchedulerCounters } from './scheduler-counters.js';
 import type { GateSlotUsage, JobGate } from './job-gate.js';
-import { JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
+import { addHistory, JobStateMachine, PARK_STATES, type JobEvent } from './job-state.js';
+import { addPlace, applyPlacement, decidePlacement, placeOfProcess } from './enrolled-placement.js';
 import { JobTable, newJobView, noteSuspension, type HoldReason, type JobRecord } from './job-table.js';
 import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js';
 import { lookupAccount } from '../accounts.js';
@@ -526,6 +527,7 @@ export class Scheduler {
     const mpsServersBusy = new Set<number>(); // GPUs whose MPS server the driver shows computing (it may be credited with its clients' work)
     const unsplit = new Map<string, Set<JobRecord>>(); // MIG slices whose SM % the sampler could not split
     const seen = new Set<number>();
+    const enrolledPlaces = new Map<JobRecord, EnrolledPlace[]>(); // where the driver lists each enrolled job's processes
     this.ownership.retainOnly(new Set(snapshot.processes.map((p) => p.pid)));
     this.gateSights.clear();
 
@@ -541,6 +543,7 @@ export class Scheduler {
         if (!record) continue;
         seen.add(p.pid);
       }
+      if (record.view.enrolled) addPlace(enrolledPlaces.get(record) ?? enrolledPlaces.set(record, []).get(record)!, placeOfProcess(snapshot, p));
       const reading = readings.get(record) ?? { mem: 0, sm: null };
       reading.mem += p.usedMemory ?? 0;
       if (p.smPercent !== null) reading.sm = Math.min(100, (reading.sm ?? 0) + p.smPercent);
@@ -575,6 +578,7 @@ export class Scheduler {
         r.view.smPercent = 0;
         continue;
       }
+      if (r.view.enrolled) this.placeEnrolled(r, enrolledPlaces.get(r) ?? [], snapshot.takenAt);
       this.followOutsideStops(r);
       const gate = this.act.readGate(r); // read once a snapshot: refusals, waits and claims all come from it
       this.noteRefusedAllocations(r, snapshot.takenAt, gate);
@@ -587,6 +591,19 @@ export class Scheduler {
       if ((r.view.smPercent ?? 0) > 0 || slice === 'possibly') r.lastActiveAt = snapshot.takenAt;
       this.judgeClaims(r, snapshot, () => ({ sliceBusy: slice === 'possibly', mpsServerBusy: mpsDaemonKey(r.view) !== null && mpsServersBusy.has(r.view.gpu!), blind: driverBlind(snapshot, r.view.gpu) }), gate);
     }
+  }
+
+  /** An enrolled job is where the driver lists its processes (enrolled-placement.ts decides); its gate slot follows it. */
+  private placeEnrolled(record: JobRecord, places: EnrolledPlace[], at: number): void {
+    if (mpsDaemonKey(record.view) !== null) return; // an MPS client's GPU is its daemon's, fixed when it joined
+    const decided = decidePlacement(places, record.view);
+    if (!decided) return; // not listed (yet): its hint, or where the driver last listed it, stands
+    const { changed, moved } = applyPlacement(record.view, decided);
+    if (moved) {
+      this.act.moveSlot(record);
+      addHistory(record.view, { state: record.view.state, at, reason: moved });
+    }
+    if (changed) void this.kept(record);
   }
 
   /** Jobs whose claims on the gate the driver does not confirm: said, so that an administrator sees who games the gate. */

@@ -1,6 +1,7 @@
 /* preload_probe: a scripted CUDA driver-API user for the preload tests. It
  * resolves entry points like fakejob (dlsym or cuGetProcAddress_v2) and runs
- * the steps given on the command line, one JSON line per step:
+ * the steps given on the command line, one JSON line per step (before them: --resolve symbol|procaddress,
+ * --device N, --visible LIST: CUDA_VISIBLE_DEVICES set in its own environment before the first CUDA call):
  *   alloc:SIZE pitch:W:H managed:SIZE async:SIZE pool:SIZE vmm:SIZE
  *   free:I (the I-th allocation, with its matching free/release)
  *   meminfo totalmem nvml self wait (reads one line from stdin)
@@ -217,6 +218,8 @@ int main(int argc, char **argv) {
   for (; first + 1 < argc && !strncmp(argv[first], "--", 2); first += 2) {
     if (!strcmp(argv[first], "--resolve")) g_by_proc = strcmp(argv[first + 1], "symbol") != 0;
     else if (!strcmp(argv[first], "--device")) device = atoi(argv[first + 1]);
+    /* as a Python program's os.environ does before its first CUDA call: /proc/PID/environ keeps what it started with */
+    else if (!strcmp(argv[first], "--visible")) setenv("CUDA_VISIBLE_DEVICES", argv[first + 1], 1);
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   g_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);

@@ -2,7 +2,7 @@
 // ←/→ (or H, N, B, P) to change lanes, a digit to place it on that GPU, K to park or unpark it.
 import { slurmJobLabel } from '../../../shared/slurm.js';
 import { memo, useState, type KeyboardEvent } from 'react';
-import type { JobView } from '../../../shared/jobs.js';
+import { enrolledGpuNote, enrolledGpuText, type JobView } from '../../../shared/jobs.js';
 import { moveJobToLane, parkJob, placeJob, unparkJob } from '../actions/job-actions.js';
 import { processColor } from '../colors.js';
 import { laneOf, MOVABLE_LANES, parkActionOf } from '../data/board-jobs.js';
@@ -96,7 +96,7 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
             enrolled{job.enrolled.slurm ? ` · ${slurmJobLabel(job.enrolled.slurm)}` : job.enrolled.name ? ` · ${job.enrolled.name}` : ''}
           </span>
         )}
-        <span>{job.gpu === null ? (job.requestedGpu === 'auto' ? 'any GPU' : `GPU ${job.requestedGpu}`) : `GPU ${job.gpu}`}</span>
+        <span title={enrolledGpuNote(job) ?? undefined}>{job.gpu === null ? (job.requestedGpu === 'auto' ? 'any GPU' : `GPU ${job.requestedGpu}`) : job.enrolled ? `GPU ${enrolledGpuText(job)}` : `GPU ${job.gpu}`}</span>
         {waiting ? (
           <span className="job-waiting" title={waiting}>
             waiting: {waiting.replace(/^.*? is queued: /, '').replace(/\.$/, '')}

@@ -1,0 +1,50 @@
+// Where an enrolled job runs, from where the driver lists its processes: most memory first, no flapping between equals.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { newJobView } from './job-table.js';
+import { addPlace, applyPlacement, decidePlacement } from './enrolled-placement.js';
+import { enrolledGpuNote, enrolledGpuText, type EnrolledPlace } from '../../../shared/jobs.js';
+
+const enrolledJob = (gpu: number) =>
+  newJobView({ id: 'j1', managed: true, owner: 'alice', uid: 1000, argv: ['python'], gpu, requestedGpu: gpu, enrolled: { by: 'tree', group: 'tree:1000:1:1', name: null, pgid: 1, sid: 1, gpuFrom: 'environment' } }, 'running', 'enrolled');
+
+test('a job on two GPUs is placed where its processes hold most memory, the other shown beside it', () => {
+  const places: EnrolledPlace[] = [];
+  addPlace(places, { gpu: 0, migSlice: null, usedMemory: 100 });
+  addPlace(places, { gpu: 1, migSlice: null, usedMemory: 300 });
+  addPlace(places, { gpu: 0, migSlice: null, usedMemory: 250 }); // a second process on GPU 0: 350 there in all
+  const job = enrolledJob(1);
+  const decided = decidePlacement(places, job)!;
+  assert.deepEqual(decided.place, { gpu: 0, migSlice: null, usedMemory: 350 });
+  const { changed, moved } = applyPlacement(job, decided);
+  assert.ok(changed);
+  assert.match(moved!, /on GPU 0 \(its CUDA_VISIBLE_DEVICES named GPU 1\)/);
+  assert.deepEqual([job.gpu, job.requestedGpu, job.enrolled!.gpuFrom, job.enrolled!.alsoOn], [0, 0, 'driver', [{ gpu: 1, migSlice: null, usedMemory: 300 }]]);
+});
+
+test('between equal places the job stays where it is; listed nowhere, its place stands', () => {
+  const job = enrolledJob(1);
+  const equal = [{ gpu: 0, migSlice: null, usedMemory: 64 }, { gpu: 1, migSlice: null, usedMemory: 64 }];
+  assert.equal(decidePlacement(equal, job)!.place.gpu, 1);
+  assert.equal(decidePlacement(equal, enrolledJob(3))!.place.gpu, 0, 'else the lowest GPU');
+  assert.equal(decidePlacement([], job), null);
+  const { changed, moved } = applyPlacement(job, decidePlacement(equal, job)!);
+  assert.deepEqual([changed, moved], [true, null], 'confirmed by the driver: its view says so, no move');
+  assert.deepEqual(applyPlacement(job, decidePlacement(equal, job)!), { changed: false, moved: null }, 'nothing new: no change to keep');
+});
+
+test('a MIG slice is a place of its own, apart from its GPU', () => {
+  const job = enrolledJob(1);
+  const decided = decidePlacement([{ gpu: 1, migSlice: 'MIG-a', usedMemory: 10 }, { gpu: 1, migSlice: null, usedMemory: 5 }], job)!;
+  applyPlacement(job, decided);
+  assert.deepEqual([job.gpu, job.migSlice, job.enrolled!.alsoOn], [1, 'MIG-a', [{ gpu: 1, migSlice: null, usedMemory: 5 }]]);
+});
+
+test('the GPU column and the board say when a GPU is only a hint, and where else the job runs', () => {
+  const job = enrolledJob(1);
+  assert.equal(enrolledGpuText(job), '1?');
+  assert.match(enrolledGpuNote(job)!, /GPU 1 as its CUDA_VISIBLE_DEVICES says: not yet confirmed by the driver/);
+  applyPlacement(job, decidePlacement([{ gpu: 0, migSlice: null, usedMemory: 2 * 1024 ** 3 }, { gpu: 3, migSlice: null, usedMemory: 1024 ** 3 }], job)!);
+  assert.equal(enrolledGpuText(job), '0+3');
+  assert.equal(enrolledGpuNote(job), 'shown on GPU 0, where it holds most memory; also on GPU 3 (1G)');
+});

@@ -1,0 +1,57 @@
+// Where an enrolled job runs is the driver's word. Enrolment places it by a hint, before it has a context the
+// driver could list: its CUDA_VISIBLE_DEVICES at exec (its owner's to set, changeable before the first CUDA
+// call, and an index, a UUID, a MIG UUID or nothing) or Slurm's allocation. A hint, not "GPU not yet known":
+// its gate slot needs a domain before the library's first launch, and a job must count on some GPU meanwhile;
+// the driver's process list overrides it at the first snapshot that lists one of the job's processes.
+// A job has one GPU (JobView.gpu): the one where its processes hold most memory; the others are shown beside it.
+import type { EnrolledPlace, JobView } from '../../../shared/jobs.js';
+import type { GpuProcessView, Snapshot } from '../../../shared/snapshot.js';
+
+/** The GPU, or MIG slice of it, the driver lists `p` on, with its memory there. */
+export function placeOfProcess(snapshot: Snapshot, p: GpuProcessView): EnrolledPlace {
+  const gpu = snapshot.gpus.find((g) => g.index === p.gpuIndex);
+  const slice = p.gpuInstanceId === null ? undefined : gpu?.migSlices.find((s) => s.gpuInstanceId === p.gpuInstanceId && s.computeInstanceId === p.computeInstanceId);
+  return { gpu: p.gpuIndex, migSlice: slice?.uuid ?? null, usedMemory: p.usedMemory ?? 0 };
+}
+
+/** Adds a process's place to a job's places (memory summed per GPU or slice). */
+export function addPlace(places: EnrolledPlace[], place: EnrolledPlace): void {
+  const same = places.find((q) => q.gpu === place.gpu && q.migSlice === place.migSlice);
+  if (same) same.usedMemory += place.usedMemory;
+  else places.push({ ...place });
+}
+
+/**
+ * The job's place from where the driver lists its processes: most memory first, then where it is now (no
+ * flapping between equals), then the lowest GPU. Null: the driver lists none of them (not yet, or parked).
+ */
+export function decidePlacement(places: readonly EnrolledPlace[], now: Pick<JobView, 'gpu' | 'migSlice'>): { place: EnrolledPlace; alsoOn: EnrolledPlace[] } | null {
+  if (places.length === 0) return null;
+  const here = (p: EnrolledPlace): number => (p.gpu === now.gpu && p.migSlice === now.migSlice ? 1 : 0);
+  const sorted = [...places].sort((a, b) => b.usedMemory - a.usedMemory || here(b) - here(a) || a.gpu - b.gpu || (a.migSlice ?? '').localeCompare(b.migSlice ?? ''));
+  return { place: sorted[0], alsoOn: sorted.slice(1) };
+}
+
+/**
+ * Puts the decision into the job's view; returns why it moved (for its history and gate slot), or null when it
+ * stays where it was. Its view changed either way when it returns `changed`.
+ */
+export function applyPlacement(job: JobView, decided: { place: EnrolledPlace; alsoOn: EnrolledPlace[] }): { changed: boolean; moved: string | null } {
+  const e = job.enrolled!;
+  const { gpu, migSlice } = decided.place;
+  const moved = gpu !== job.gpu || migSlice !== job.migSlice;
+  const alsoOn = decided.alsoOn.length > 0 ? decided.alsoOn : undefined;
+  const changed = moved || e.gpuFrom !== 'driver' || JSON.stringify(e.alsoOn) !== JSON.stringify(alsoOn);
+  const was = e.gpuFrom === 'driver' ? 'the driver showed it on' : `its ${e.gpuFrom === 'slurm' ? 'Slurm allocation' : 'CUDA_VISIBLE_DEVICES'} named`;
+  const from = `${was} ${placeName(job.gpu, job.migSlice)}`;
+  e.gpuFrom = 'driver';
+  if (alsoOn) e.alsoOn = alsoOn;
+  else delete e.alsoOn;
+  if (!moved) return { changed, moved: null };
+  Object.assign(job, { gpu, requestedGpu: gpu, migSlice });
+  return { changed: true, moved: `the driver lists its processes on ${placeName(gpu, migSlice)} (${from})` };
+}
+
+export function placeName(gpu: number | null, migSlice: string | null): string {
+  return `GPU ${gpu ?? '?'}${migSlice ? ` (MIG slice ${migSlice})` : ''}`;
+}
