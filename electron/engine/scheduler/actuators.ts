@@ -388,43 +388,72 @@ export class JobActuators {
     }
   }
 
-  /** Park: lock, then checkpoint; the guardian knows before the first driver call. Undone (unlocked) when the checkpoint fails. */
-  async park(record: JobRecord): Promise<void> {
-    const pid = record.view.pid!;
+  /**
+   * Park every process of the job that holds GPU memory (`pids`): all locked, then all checkpointed, so none runs
+   * while another is off the GPU; the guardian knows each before its first driver call. A failure part-way undoes
+   * the rest (what moved comes back, what was locked is unlocked): the job is as it was, never half-parked.
+   */
+  async park(record: JobRecord, pids: readonly number[]): Promise<void> {
     const checkpointer = this.options.checkpointer;
-    this.options.freezer.noteParked(pid, record.view.id);
-    try {
-      await checkpointer.lock(pid);
-    } catch (error) {
-      this.options.freezer.forgetParked(pid);
-      throw new ParkStepError('lock', error, null);
+    const locked: number[] = [];
+    const moved: number[] = [];
+    const fail = async (step: 'lock' | 'checkpoint', pid: number, error: unknown): Promise<never> => {
+      const failures: string[] = [];
+      for (const p of moved) await checkpointer.restore(p).catch((e: unknown) => failures.push(`restoring pid ${p}: ${message(e)}`));
+      for (const p of locked) {
+        await checkpointer.unlock(p).then(
+          () => this.options.freezer.forgetParked(p),
+          (e: unknown) => failures.push(`unlocking pid ${p}: ${message(e)}`),
+        );
+      }
+      if (!locked.includes(pid)) this.options.freezer.forgetParked(pid);
+      throw new ParkStepError(step, pids.length > 1 ? new Error(`pid ${pid}: ${message(error)}`) : error, failures.length > 0 ? failures.join('; ') : null);
+    };
+    for (const pid of pids) {
+      try {
+        this.options.freezer.noteParked(pid, record.view.id);
+        await checkpointer.lock(pid);
+      } catch (error) {
+        return fail('lock', pid, error);
+      }
+      locked.push(pid);
     }
-    try {
-      await checkpointer.checkpoint(pid);
-    } catch (error) {
-      const undo = await checkpointer.unlock(pid).then(
-        () => null,
-        (e: unknown) => (e instanceof Error ? e.message : String(e)),
-      );
-      if (undo === null) this.options.freezer.forgetParked(pid);
-      throw new ParkStepError('checkpoint', error, undo);
+    for (const pid of pids) {
+      try {
+        await checkpointer.checkpoint(pid);
+      } catch (error) {
+        return fail('checkpoint', pid, error);
+      }
+      moved.push(pid);
     }
   }
 
-  /** Unpark: restore, then unlock. A refused restore leaves it parked; the guardian keeps it on record until it runs. */
+  /**
+   * Unpark: restore every parked process, then unlock them all. A restore refused part-way (no room) checkpoints
+   * again those already back (still locked): the job stays parked as a whole. The guardian keeps them on record until they run.
+   */
   async unpark(record: JobRecord): Promise<void> {
-    const pid = record.view.pid!;
-    try {
-      await this.options.checkpointer.restore(pid);
-    } catch (error) {
-      throw new ParkStepError('restore', error, null);
+    const pids = record.parked?.pids ?? [record.view.pid!]; // parked by an engine that parked one process only
+    const checkpointer = this.options.checkpointer;
+    const back: number[] = [];
+    for (const pid of pids) {
+      try {
+        await checkpointer.restore(pid);
+      } catch (error) {
+        const failures: string[] = [];
+        for (const p of back) await checkpointer.checkpoint(p).catch((e: unknown) => failures.push(`checkpointing pid ${p} again: ${message(e)}`));
+        throw new ParkStepError('restore', error, failures.length > 0 ? failures.join('; ') : null);
+      }
+      back.push(pid);
     }
-    try {
-      await this.options.checkpointer.unlock(pid);
-    } catch (error) {
-      throw new ParkStepError('unlock', error, null);
+    for (const pid of pids) {
+      try {
+        await checkpointer.unlock(pid);
+      } catch (error) {
+        throw new ParkStepError('unlock', pids.length > 1 ? new Error(`pid ${pid}: ${message(error)}`) : error, null);
+      }
+      this.options.freezer.forgetParked(pid);
     }
-    this.options.freezer.forgetParked(pid);
   }
 
   /** A job of an earlier engine gets its gate slot back (the same slot, still its pid's); false: it runs ungated. */
@@ -464,6 +493,8 @@ export class ParkStepError extends Error {
     super(cause instanceof Error ? cause.message : String(cause));
   }
 }
+
+const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function currentNice(pid: number): number | null {
   try {

@@ -11,6 +11,8 @@ export interface ParkedJob {
   /** GPU memory it held when parked (the last reading), bytes. */
   bytes: number;
   at: number;
+  /** Its processes whose memory was checkpointed, in the order they were; absent: its main process alone (an earlier engine's park). */
+  pids?: number[];
 }
 
 /** A park or unpark someone asked for (a person, auto-park, the lab policy): the control loop carries it out and settles its promise. */

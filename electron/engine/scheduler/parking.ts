@@ -8,6 +8,7 @@ import { checkpointErrorName, type ProcessCheckpointer } from '../holds/checkpoi
 import type { JobActuators, ParkStepError } from './actuators.js';
 import type { JobEvent } from './job-state.js';
 import type { JobRecord } from './job-table.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
 
 /** What a park step needs of the loop that runs it. */
 export interface ParkStepContext {
@@ -19,6 +20,17 @@ export interface ParkStepContext {
   raiseAlert(alert: Omit<Alert, 'id' | 'at'>): void;
   /** Free memory on a GPU as the latest published snapshot shows it. */
   memoryFree(gpu: number): number | null | undefined;
+  /** The job's processes that hold GPU memory, as the driver lists them (a job's workers, an enrolled job's members). */
+  gpuPids(record: JobRecord): number[];
+}
+
+/** The job's processes in the snapshot's driver list (`jobOf`: the job a pid belongs to), its main one first; none listed: its main one. */
+export function jobGpuPids(snapshot: Snapshot | null, record: JobRecord, jobOf: (pid: number) => string | null | undefined): number[] {
+  const main = record.view.pid!;
+  const listed = new Set<number>();
+  for (const p of snapshot?.processes ?? []) if (p.command !== 'nvidia-cuda-mps-server' && (p.pid === main || jobOf(p.pid) === record.view.id)) listed.add(p.pid);
+  if (listed.size === 0) return [main];
+  return [...listed].sort((a, b) => Number(b === main) - Number(a === main) || a - b);
 }
 
 const why = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -57,21 +69,19 @@ export async function parkJob(loop: ParkStepContext, record: JobRecord, by: stri
   const job = record.view;
   const gpu = job.gpu!;
   const bytes = job.usedMemory ?? 0;
+  const pids = loop.gpuPids(record);
   loop.fire(record, 'park', `parking, asked by ${by}`);
   loop.act.setGateMember(record, false); // a checkpoint-locked job must not hold higher jobs back mid-launch
   try {
-    await loop.act.park(record);
+    await loop.act.park(record, pids);
   } catch (error) {
     loop.act.setGateMember(record, true);
     const step = error as ParkStepError;
-    const message =
-      step.step === 'lock'
-        ? `Could not park ${job.id}: ${why(error)}. It keeps running on GPU ${gpu}.`
-        : `Could not park ${job.id}: ${why(error)}. ${step.undoFailure === null ? 'It keeps running' : `Unlocking it failed too (${step.undoFailure})`} on GPU ${gpu}.`;
+    const message = `Could not park ${job.id}: ${why(error)}. ${step.undoFailure === null ? 'It keeps running' : `Undoing the rest failed too (${step.undoFailure})`} on GPU ${gpu}.`;
     loop.fire(record, 'park-failed', message); // the loop's next step decides its gating again
     throw new ApiError('conflict', message);
   }
-  record.parked = { gpu, bytes, at: Date.now() };
+  record.parked = { gpu, bytes, at: Date.now(), pids };
   job.usedMemory = 0;
   job.smPercent = 0;
   if (!loop.fire(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of GPU ${gpu} memory moved to host memory`)) return; // it ended meanwhile
@@ -102,6 +112,7 @@ export async function unparkJob(loop: ParkStepContext, record: JobRecord, by: st
     } else {
       message = `Could not unpark ${job.id}: its memory is back on GPU ${gpu} but unlocking failed: ${why(error)}.`;
     }
+    if (step.step === 'restore' && step.undoFailure !== null) message += ` Some of its processes came back and could not be moved out again (${step.undoFailure}).`;
     loop.fire(record, 'unpark-failed', message);
     throw new ApiError('conflict', message);
   }

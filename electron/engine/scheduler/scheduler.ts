@@ -30,6 +30,7 @@ import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { ParkWishes } from './park-wishes.js';
+import { jobGpuPids } from './parking.js';
 import { decideAdoption, staysParked } from './adoption.js';
 import { mpsDaemonUsers } from './mps-leftovers.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
@@ -137,6 +138,7 @@ export class Scheduler {
       settle: (record, why) => this.settle(record, why),
       raiseAlert: (alert) => this.options.engine.raiseAlert(alert),
       memoryFree: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree,
+      gpuPids: (record) => jobGpuPids(this.options.engine.sampler.latest, record, (pid) => this.ownership.jobOf(pid)?.jobId),
       stepping: () => this.evaluating,
       step: () => this.requestEvaluation('now'),
       freshSample: () => this.options.engine.sampler.sampleNow(), // published: its step follows, and the usage store sees it
