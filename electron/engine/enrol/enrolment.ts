@@ -18,14 +18,13 @@ import { newJobView } from '../scheduler/job-table.js';
 import type { EnrolledFiles, Scheduler } from '../scheduler/scheduler.js';
 import type { SlurmJobs } from '../slurm/slurm-jobs.js';
 import type { SlurmJobView } from '../../../shared/slurm.js';
+import { MAX_REGISTRATIONS_PER_USER, Registrations, type EnrolOptions, type Registration } from './registrations.js';
 import { kernelGroup, readEnrolling, requestedDevice, type EnrolGroupKind, type EnrollingProcess } from './grouping.js';
 
 /** Live enrolled jobs one user may have: each holds a gate slot, of which the box has 64. */
 export const MAX_ENROLLED_JOBS_PER_USER = 16;
 /** Live enrolled jobs of all users together: the rest of the 64 gate slots stay for `gpushare run` jobs. */
 export const MAX_ENROLLED_JOBS_TOTAL = 48;
-/** `gpushare enrol` registrations one user may hold at once (one per running `gpushare enrol`). */
-export const MAX_REGISTRATIONS_PER_USER = 32;
 /** Enrolled processes remembered per job (forks that never exec are the job's without asking). */
 export const MAX_MEMBERS_PER_JOB = 256;
 
@@ -52,25 +51,15 @@ export interface EnrolPeer {
   gid: number;
 }
 
-/** How `gpushare enrol` asked its command to be enrolled, kept for the process that asked (its pid and start time). */
-export interface EnrolOptions {
-  priority?: Priority;
-  memoryQuotaBytes?: number | null;
-  keepResident?: boolean;
-}
-interface Registration extends EnrolOptions {
-  uid: number;
-  pid: number;
-  startTicks: number;
-}
+export { MAX_REGISTRATIONS_PER_USER, type EnrolOptions } from './registrations.js';
 
 const refuse = (code: string, message: string): EnrolRefusal => ({ ok: false, code, message });
 
 export class Enrolment {
   /** jobId → enrolled pid → its start time. */
   private readonly members = new Map<string, Map<number, number>>();
-  /** `pid:startTicks` → registration. */
-  private readonly registrations = new Map<string, Registration>();
+  /** `gpushare enrol` registrations, kept across engine restarts. */
+  private readonly registrations: Registrations;
   /** Users told (by an alert) that they are over a bound, until they are under it again. */
   private readonly alerted = new Set<string>();
   /** Answers given, by outcome (tests and the bench read them). */
@@ -78,9 +67,10 @@ export class Enrolment {
 
   constructor(
     private readonly scheduler: Scheduler,
-    private readonly options: { enginePid?: number; procRoot?: string; slurm?: SlurmJobs } = {},
+    private readonly options: { enginePid?: number; procRoot?: string; slurm?: SlurmJobs; registrationsDir?: string | null } = {},
   ) {
     scheduler.enrolledAlive = (record) => this.alive(record);
+    this.registrations = new Registrations({ dir: options.registrationsDir ?? null, procRoot: options.procRoot });
   }
 
   /** `gpushare enrol` registers its own process (the kernel's pid) before it starts the command. */
@@ -88,11 +78,10 @@ export class Enrolment {
     const pid = caller.pid;
     const status = pid === undefined || pid === null ? null : readProcStatus(pid, this.options.procRoot);
     if (!status || status.uid !== caller.uid) throw new ApiError('invalid-request', 'enrol.register needs a connection whose process the engine can see (the unix socket); nothing was registered.');
-    for (const [key, r] of this.registrations) if (!sameProcessAlive(r.pid, r.startTicks, this.options.procRoot)) this.registrations.delete(key);
-    const mine = [...this.registrations.values()].filter((r) => r.uid === caller.uid).length;
+    const mine = this.registrations.liveCountOf(caller.uid);
     if (mine >= MAX_REGISTRATIONS_PER_USER) throw new ApiError('conflict', `${caller.user} already has ${mine} commands waiting to enrol (gpushare enrol), the most one user may: let some end first. Nothing was registered.`);
     if (options.priority && options.priority !== 'normal') this.checkPriority(caller.uid, options.priority);
-    this.registrations.set(`${pid}:${status.startTicks}`, { ...options, uid: caller.uid, pid: pid!, startTicks: status.startTicks });
+    this.registrations.add({ ...options, uid: caller.uid, pid: pid!, startTicks: status.startTicks });
     return { pid: pid! };
   }
 
@@ -142,7 +131,7 @@ export class Enrolment {
     const slurm = this.options.slurm?.jobOf(proc); // a Slurm job the prolog registered: its quota and lane, whatever runs inside it
     if (slurm) return { key: `slurm:${proc.uid}:${slurm.jobId}`, kind: 'slurm', name: `slurm job ${slurm.jobId}`, registration: null, slurm };
     for (const p of [{ pid: proc.pid, startTicks: proc.startTicks, uid: proc.uid }, ...proc.ancestors]) {
-      const r = this.registrations.get(`${p.pid}:${p.startTicks}`);
+      const r = this.registrations.get(p.pid, p.startTicks);
       if (!r || r.uid !== proc.uid) continue;
       const kernel = kernelGroup(proc, this.options.procRoot);
       if (kernel?.kind === 'notebook') return { ...kernel, registration: r }; // a kernel from gpushare's kernelspec: its notebook, with its options
@@ -164,6 +153,7 @@ export class Enrolment {
     if (all >= MAX_ENROLLED_JOBS_TOTAL)
       return this.overBound('total', refuse('full', `process ${proc.pid} (${account.name}, ${proc.comm}) could not enrol and runs unmanaged: ${all} enrolled jobs run, the most this box takes (the other gate slots stay for gpushare run jobs)`));
     this.alerted.delete('total');
+    this.registrations.prune(); // a new job: registrations of commands that ended go now
     const group = this.groupOf(proc);
     const reg = group.registration;
     const slurm = group.slurm ?? null;

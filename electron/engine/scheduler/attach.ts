@@ -177,7 +177,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   if (gate) {
     let enrolment: Enrolment | null = null;
     slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [], ...(options.slurmPidInfo ? { pidInfo: options.slurmPidInfo } : {}), usageFile: join(stateDir, SLURM_USAGE_FILE) });
-    enrolment = new Enrolment(scheduler, { slurm: slurmJobs });
+    enrolment = new Enrolment(scheduler, { slurm: slurmJobs, registrationsDir: runDir }); // registrations outlive an engine restart there
     engine.enroller = enrolment;
     engine.dispatcher.register('enrol.register', (params, caller) => enrolment!.register(caller, params));
     registerSlurmCommands(engine.dispatcher, slurmJobs);
