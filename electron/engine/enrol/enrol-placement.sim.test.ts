@@ -84,6 +84,7 @@ test('a process enrolled with CUDA_VISIBLE_DEVICES naming a slice of GPU 1 that 
   const placed = await placedByDriver(r, job.id);
   assert.equal(placed.gpu, 0, 'on GPU 0, where the driver lists it');
   assert.equal(placed.migSlice, null, 'in no slice');
+  assert.equal(placed.mode, 'shared', 'out of the slice its hint named');
   assert.equal(placed.usedMemory, 64 * MiB);
   const slot = gate.slotsInUse().find((s) => gate.readSlot(s).processes.some((p) => p.pid === pid))!;
   assert.equal(gate.readSlot(slot).gpu, 0, 'its gate slot is on GPU 0');
@@ -111,6 +112,7 @@ test('a process enrolled with CUDA_VISIBLE_DEVICES=0 that allocates on a MIG sli
   const placed = await placedByDriver(r, job.id);
   assert.equal(placed.gpu, 1, 'on GPU 1');
   assert.equal(placed.migSlice, slice.uuid, `in slice ${slice.profileName}`);
+  assert.equal(placed.mode, 'mig', 'in a slice as a job gpushare started there is');
   const slot = gate.slotsInUse().find((s) => gate.readSlot(s).processes.some((p) => p.pid === pid))!;
   assert.equal(gate.readSlot(slot).gpu, 1, 'its gate slot is on GPU 1');
   assert.equal(gate.readSlot(slot).migSlice, slice.uuid, 'in the slice\'s own gate domain');

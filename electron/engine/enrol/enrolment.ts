@@ -179,6 +179,7 @@ export class Enrolment {
         gpu,
         requestedGpu: gpu,
         migSlice: hint.migSlice,
+        ...(hint.migSlice ? { mode: 'mig' as const } : {}),
         pid: proc.pid,
         priority,
         memoryQuotaBytes: quota,

@@ -48,7 +48,7 @@ export function applyPlacement(job: JobView, decided: { place: EnrolledPlace; al
   if (alsoOn) e.alsoOn = alsoOn;
   else delete e.alsoOn;
   if (!moved) return { changed, moved: null };
-  Object.assign(job, { gpu, requestedGpu: gpu, migSlice });
+  Object.assign(job, { gpu, requestedGpu: gpu, migSlice, mode: migSlice ? 'mig' : job.mode === 'mig' ? 'shared' : job.mode }); // in a slice as a job started there is (its quota spoken for in the slice)
   return { changed: true, moved: `the driver lists its processes on ${placeName(gpu, migSlice)} (${from})` };
 }
 
