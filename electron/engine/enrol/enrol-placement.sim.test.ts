@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import type { JobView } from '../../../shared/jobs.js';
+import { enrolledGpuText, type JobView } from '../../../shared/jobs.js';
 import { ensurePreloadBuilt, preloadProbePath } from '../gate/testing/launch-gate-sim.js';
 import { LaunchGate, preloadLibraryPath } from '../gate/launch-gate.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
@@ -118,4 +118,30 @@ test('a process enrolled with CUDA_VISIBLE_DEVICES=0 that allocates on a MIG sli
   assert.equal(gate.readSlot(slot).migSlice, slice.uuid, 'in the slice\'s own gate domain');
   const listed = await r.engine.call('jobs.list', {});
   assert.equal(listed.filter((j) => j.enrolled).length, 1, 'one job');
+});
+
+test('an enrolled job whose processes use GPU 0 and a slice of GPU 1 is shown where it holds most memory, the other beside it', { skip }, async () => {
+  const { r, socketPath } = await engineWithSocket('two');
+  const slice = r.engine.sampler.sampleNow().gpus[1].migSlices[2];
+  const env = { PATH: '/usr/bin:/bin', HOME: dir, ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000' };
+  const probe = preloadProbePath();
+  // one process group: the first on GPU 0 (32 MiB), its worker in the slice (96 MiB)
+  const script = `${shellLine('bash', preloadLibraryPath())}\n"${probe}" --visible 0 alloc:${32 * MiB} sleep:60000000 &\n"${probe}" --visible ${slice.uuid} alloc:${96 * MiB} sleep:60000000 &\nwait`;
+  const child = spawn('bash', ['-c', script], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  cleanups.push(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  const steps = await firstLines(child, 4);
+  assert.deepEqual(steps.filter((s) => s.op === 'alloc').map((s) => s.code), [0, 0]);
+  const job = await r.until('one job holding 128 MiB', async () => {
+    const j = (await r.engine.call('jobs.list', {})).filter((v) => v.enrolled);
+    return j.length === 1 && j[0].usedMemory === 128 * MiB && j[0].enrolled?.alsoOn ? j[0] : undefined;
+  });
+  assert.deepEqual([job.gpu, job.migSlice], [1, slice.uuid], 'where it holds 96 of its 128 MiB');
+  assert.deepEqual(job.enrolled!.alsoOn, [{ gpu: 0, migSlice: null, usedMemory: 32 * MiB }]);
+  assert.equal(enrolledGpuText(job), '1+0');
 });
