@@ -125,3 +125,14 @@ test('a park that fails part-way (the driver refuses the worker\'s checkpoint) l
   assert.match(after!.history.at(-1)!.reason, /CUDA_ERROR_NOT_SUPPORTED/);
   await r.until('its 3 GiB are on GPU 0', async () => ((await r.job(job.id))?.usedMemory === 3 * GiB ? true : undefined));
 });
+
+test('a worker that exits while its job is parked does not keep the job parked: the rest are restored', { skip }, async (t) => {
+  const { r, socketPath } = await engineWithSocket('worker-gone', DriverCheckpointer.open({ libraryPath: driver.cudaLibraryPath }));
+  const pids = await twoProcessScript(t, socketPath).ready;
+  const job = await enrolledJob(r, pids);
+  await r.engine.call('jobs.park', { job: job.id });
+  process.kill(pids[1], 'SIGKILL');
+  await r.until('the worker is gone', async () => ((await checkpointStates([pids[1]]))[0] === 'gone' ? true : undefined));
+  assert.equal((await r.engine.call('jobs.unpark', { job: job.id })).state, 'running');
+  assert.deepEqual(await checkpointStates(pids), ['running', 'gone']);
+});

@@ -433,7 +433,9 @@ export class JobActuators {
    * again those already back (still locked): the job stays parked as a whole. The guardian keeps them on record until they run.
    */
   async unpark(record: JobRecord): Promise<void> {
-    const pids = record.parked?.pids ?? [record.view.pid!]; // parked by an engine that parked one process only
+    const parked = record.parked?.pids ?? [record.view.pid!]; // parked by an engine that parked one process only
+    const pids = parked.filter((pid) => pid === record.view.pid || alive(pid)); // a worker that exited meanwhile has nothing to restore
+    for (const pid of parked) if (!pids.includes(pid)) this.options.freezer.forgetParked(pid);
     const checkpointer = this.options.checkpointer;
     const back: number[] = [];
     for (const pid of pids) {
@@ -494,6 +496,10 @@ export class ParkStepError extends Error {
   }
 }
 
+const alive = (pid: number): boolean => {
+  const state = readProcStatus(pid)?.state;
+  return state !== undefined && state !== 'Z' && state !== 'X';
+};
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function currentNice(pid: number): number | null {
