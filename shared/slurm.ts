@@ -13,7 +13,7 @@ export const slurmPrologSchema = object({
   jobId: slurmJobIdSchema,
   /** SLURM_JOB_UID: the daemon checks the account exists, and joins only that user's processes to it. */
   uid: number({ integer: true, min: 0, max: 2 ** 32 - 2 }),
-  /** The node's GPU indices Slurm gave it (SLURM_JOB_GPUS, or the IDX of its gres in `scontrol show job -d`). */
+  /** The node's GPU indices Slurm gave it (SLURM_JOB_GPUS, or the IDX of its gres in `squeue --json`'s gres_detail). */
   gpus: array(number({ integer: true, min: 0, max: 63 }), { max: 64 }),
   /** gres/shard it holds on this node, and shards configured per GPU here (`scontrol show node`): its memory quota is their ratio of the GPU. */
   shards: optional(nullable(number({ integer: true, min: 1, max: 100_000 }))),

@@ -97,7 +97,7 @@ export class SlurmJobs {
     const mpsPercent = params.mpsPercent ?? null;
     if (mpsPercent !== null) {
       if (params.shards) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds both gres/shard and gres/mps: Slurm allows one sharing type per node (gres.conf names shard or mps, not both); nothing was registered.`);
-      if (!gpu) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds gres/mps but Slurm named no GPU of this node for it (no IDX in \`scontrol show job -d\`, no SLURM_JOB_GPUS); nothing was registered.`);
+      if (!gpu) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds gres/mps but Slurm named no GPU of this node for it (no IDX in \`squeue --json\`'s gres_detail, no SLURM_JOB_GPUS); nothing was registered.`);
     }
     const sharing = mpsPercent !== null ? 'mps' : params.shards ? 'shard' : null;
     const other = gpu && sharing ? [...this.jobs.values()].find((j) => !j.ended && j.view.jobId !== params.jobId && j.view.gpus[0] === gpu.index && j.sharing !== null && j.sharing !== sharing) : undefined;
