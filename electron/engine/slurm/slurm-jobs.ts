@@ -4,7 +4,7 @@
 // owns the gpushare jobs their tasks become (enrol/enrolment.ts asks jobOf for their quota and lane).
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { FINAL_STATES } from '../../../shared/jobs.js';
+import { FINAL_STATES, type MpsClientPriority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv } from '../../../shared/slurm.js';
 import { isNamedAccount, lookupAccount } from '../accounts.js';
@@ -153,9 +153,10 @@ export class SlurmJobs {
   }
 
   /** How a task of Slurm job `jobId` shares its GPU: an MPS client at its share (gres/mps), else shared as any process. */
-  sharingOf(jobId: string): { mode: 'mps'; mpsSharePercent: number } | null {
+  sharingOf(jobId: string): { mode: 'mps'; mpsSharePercent: number; mpsClientPriority: MpsClientPriority } | null {
     const job = this.jobs.get(jobId);
-    return job?.mps && job.view.mpsPercent !== null ? { mode: 'mps', mpsSharePercent: job.view.mpsPercent } : null;
+    // the priority its task prolog exported, from its lane at the prolog: the clients keep it whatever the lane becomes
+    return job?.mps && job.view.mpsPercent !== null ? { mode: 'mps', mpsSharePercent: job.view.mpsPercent, mpsClientPriority: job.mps.env.CUDA_MPS_CLIENT_PRIORITY === '1' ? 'below-normal' : 'normal' } : null;
   }
 
   list(): SlurmJobView[] {

@@ -183,7 +183,7 @@ test("a job given --gres=mps:25 on the mps node runs as a client of its GPU's MP
   assert.equal(mpsDaemon().running, false, 'no MPS daemon before the job');
   const id = rig.submit(alice, ['-p', 'mps', '-w', rig.mpsNode!, '--gres=mps:25', '-o', '%j.out', batch('mps', 'echo "share=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE pipe=$CUDA_MPS_PIPE_DIRECTORY"\n"$FAKEJOB" train --kernel-ms 2 --duration 10')]);
   const view = await until('the mps job enrolled', async () => ((await ofSlurm(id))?.pid ? ofSlurm(id) : undefined));
-  assert.deepEqual([view.owner, view.mode, view.mpsSharePercent], [alice.name, 'mps', 25]);
+  assert.deepEqual([view.owner, view.mode, view.mpsSharePercent, view.mpsClientPriority], [alice.name, 'mps', 25, 'normal'], 'its client priority: its lane at the prolog');
   const daemon = mpsDaemon();
   assert.equal(daemon.running, true, "the prolog started GPU 0's daemon");
   await untilWith({ intervalMs: 200, timeoutMs: 20_000, detail: () => `daemon ${JSON.stringify(mpsDaemon())}; the job printed: ${rig.output(id)}; ${readFileSync(slurmLog, 'utf8')}` })('the task is a client of the daemon at 25 %', async () => mpsDaemon().clients.some((c) => c.pid === view.pid && c.share === 25) || undefined);
