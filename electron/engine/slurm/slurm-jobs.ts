@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { FINAL_STATES } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv } from '../../../shared/slurm.js';
+import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv, type SlurmUsageRow } from '../../../shared/slurm.js';
 import { isNamedAccount, lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
@@ -15,7 +15,6 @@ import type { MpsDaemonRef } from '../mps/mps-daemons.js';
 import { readSmallText } from '../proc/bounded-read.js';
 import { readProcStatus } from '../proc/proc-status.js';
 import { parseCgroup } from '../proc/process-context.js';
-import { appendSlurmUsage } from '../reports/slurm-usage.js';
 import { mpsDaemonKey } from '../scheduler/actuators.js';
 import type { JobRecord } from '../scheduler/job-table.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
@@ -44,6 +43,12 @@ interface SlurmJob {
   sharing: 'shard' | 'mps' | null;
 }
 
+/** Where the epilog's usage rows go: the usage store (its slurm_usage table, written with its next flush). */
+export interface SlurmUsageSink {
+  recordSlurmUsage(row: SlurmUsageRow): void;
+  flush(): Promise<void>;
+}
+
 /** How the daemon asks Slurm which job a pid is in (proctrack/linuxproc), of the slurmd of `node`; replaceable in tests. */
 export type PidInfo = (pid: number, node: string | null) => string | null;
 
@@ -68,7 +73,7 @@ export class SlurmJobs {
 
   constructor(
     private readonly scheduler: Scheduler,
-    private readonly options: { config: () => SlurmConfig; pidInfo?: PidInfo; procRoot?: string; membersOf?: (jobId: string) => number[]; usageFile?: string | null },
+    private readonly options: { config: () => SlurmConfig; pidInfo?: PidInfo; procRoot?: string; membersOf?: (jobId: string) => number[]; usage?: SlurmUsageSink | null },
   ) {
     scheduler.laneCap = (record) => {
       const id = record.view.enrolled?.slurm?.jobId;
@@ -269,13 +274,14 @@ export class SlurmJobs {
     const snapshot = s.snapshot(); // already integrated by its tick: integrating it again would count one interval twice
     const leftOnGpu = snapshot.processes.filter((p) => pids.has(p.pid) || (p.uid === job.view.uid && p.context?.slurmJobId === jobId)).map((p) => ({ pid: p.pid, gpu: p.gpuIndex }));
     const usage = { ...job.usage, gatedSeconds: gatedNs / 1e9, parkedSeconds: parkedMs / 1000 };
-    if (this.options.usageFile) {
+    if (this.options.usage) {
       const { view } = job;
-      appendSlurmUsage(this.options.usageFile, {
+      this.options.usage.recordSlurmUsage({
         jobId, user: view.user, partition: view.partition, qos: view.qos, start: view.since, end: Date.now(),
         gpuHours: usage.gpuSeconds / 3600, smHours: usage.smSeconds / 3600, memoryGiBHours: usage.memoryGiBHours, peakMemoryBytes: usage.peakMemoryBytes,
         gatedSeconds: usage.gatedSeconds, parkedSeconds: usage.parkedSeconds,
       });
+      await this.options.usage.flush(); // in the store when the epilog returns: a report run after it lists the job (a store in trouble keeps it and retries)
     }
     return {
       jobId,
