@@ -249,7 +249,10 @@ export class SlurmJobs {
     }
   }
 
-  /** The epilog's call: let go of its holds, end its gpushare jobs, and settle its usage. */
+  /**
+   * The epilog's call: settle its usage and let go of its holds (a stopped process resumed, a parked one brought back);
+   * its gpushare jobs end with their last processes, in their lanes until then.
+   */
   async end(jobId: string, caller: Caller): Promise<SlurmEpilogResult> {
     if (!caller.admin) throw new ApiError('forbidden', `Cannot end Slurm job ${jobId}: only root (Slurm's epilog) or an administrator may; ${caller.user} (uid ${caller.uid}) is not.`);
     const job = this.jobs.get(jobId);
@@ -266,8 +269,16 @@ export class SlurmJobs {
       gatedNs += FINAL_STATES.has(record.view.state) ? (job.gatedNs.get(record.view.id) ?? 0) : Math.max(job.gatedNs.get(record.view.id) ?? 0, this.gatedNs(record));
       parkedMs += timeIn(record, 'parked');
       if (FINAL_STATES.has(record.view.state)) continue;
-      if (record.view.state === 'suspended' || record.view.state === 'parked') released++;
-      s.endEnrolled(record, `Slurm job ${jobId} ended (epilog)`); // its gate slot freed, holds let go, parked memory given up
+      // a process outliving its Slurm job (a SIGTERM handler, a task proctrack/linuxproc lost) keeps its lane and slot,
+      // ending with its last process: a freed slot would let a held launch run ungated, under a higher job
+      if (record.holds.has('user') || record.holds.has('quota')) {
+        s.resume(record, `Slurm job ${jobId}'s epilog`); // stopped processes could not die of Slurm's signals
+        released++;
+      }
+      if (record.view.state === 'parked') {
+        s.requestPark(record, 'unpark', `Slurm job ${jobId}'s epilog`).catch(() => undefined); // refused (no room): it stays parked, still in its lane
+        released++;
+      }
     }
     job.ended = true;
     const mpsFailure = job.mps ? this.leaveMps(job.mps) : null;
