@@ -132,3 +132,41 @@ test("a scavenger Slurm job held back by an urgent one, sent SIGTERM (its handle
     return;
   }
 });
+
+test("a Slurm job's task its owner suspended is resumed by the epilog, so Slurm's signals can end it, and stays in its job until it exits", { skip }, async () => {
+  let jobSession = -1;
+  const gate = LaunchGate.create({ dir: join(dir, 'gate-suspended'), heartbeatIntervalMs: 200 });
+  const r = schedulerRig({ driver, nvml, dir }, 'epilog-suspended', { gate, slurmPidInfo: (pid) => (sessionOf(pid) === jobSession ? '71' : null) }, cleanups);
+  const socketPath = join(dir, 'epilog-suspended', 'engine.sock');
+  const server = await listenOnSocket(r.engine, socketPath);
+  cleanups.push(() => server.close());
+  await r.engine.call('slurm.prolog', { jobId: '71', uid: process.getuid!(), gpus: [0], partition: 'gpu', node: 'n1' });
+  const child = spawn('sh', ['-c', '"$0" "$@" & wait', FAKEJOB, 'train', '--kernel-ms', '2', '--duration', '120'], {
+    env: { PATH: '/usr/bin:/bin', HOME: dir, ...driver.env, LD_PRELOAD: preloadLibraryPath(), GPUSHARE_SOCKET: socketPath },
+    detached: true,
+    stdio: 'ignore',
+  });
+  jobSession = child.pid!;
+  cleanups.push(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  const view = await r.until("the task enrolled as Slurm job 71's", async () => (await r.engine.call('jobs.list', {})).find((j) => j.enrolled?.slurm?.jobId === '71' && j.pid !== null));
+  await r.engine.call('jobs.suspend', { job: view.id });
+  await r.until('its owner suspended it', async () => (await r.job(view.id))?.state === 'suspended' || undefined);
+
+  const ended = await r.engine.call('slurm.epilog', { jobId: '71' });
+  assert.equal(ended.released, 1, 'its hold was let go');
+  const after = await r.until('resumed, still its job', async () => {
+    const job = await r.job(view.id);
+    return job && job.state !== 'suspended' ? job : undefined;
+  });
+  assert.ok(['running', 'gated'].includes(after.state), `its job lives on with its process: ${after.state}`);
+  assert.match(after.history.at(-1)!.reason, /resumed by Slurm job 71's epilog/);
+  process.kill(-child.pid!, 'SIGTERM'); // Slurm's signal reaches a process that runs
+  await r.until('its job ended with its last process', async () => ['finished', 'failed', 'lost'].includes((await r.job(view.id))?.state ?? '') || undefined, 200);
+  assert.match((await r.job(view.id))!.history.at(-1)!.reason, /last process exited/);
+});
