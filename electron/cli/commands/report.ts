@@ -1,6 +1,6 @@
 // `gpushare report`: usage by user, job, GPU, container or Slurm job from the usage store, as CSV, JSON, HTML or PDF:
 // a store this user reads, or the box daemon's (root's alone) through the daemon's API.
-import { accessSync, constants, existsSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import type { SlurmUsageReport } from '../../../shared/slurm.js';
 import { REPORT_GROUPINGS, type ReportGrouping, type UsageReport } from '../../../shared/usage-report.js';
@@ -43,6 +43,16 @@ const readable = (path: string): boolean => {
   }
 };
 
+/** One file by two names (a link, a relative path): stat needs no read permission on it. */
+const sameFile = (a: string, b: string): boolean => {
+  try {
+    const [x, y] = [statSync(a), statSync(b)];
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+};
+
 /** The box daemon, when one answers here, and the store it keeps; null: none answers. */
 async function boxDaemon(): Promise<{ client: EngineClient; storePath: string | null } | null> {
   let client: EngineClient;
@@ -68,7 +78,7 @@ async function reportSource(db: string | undefined, slurm: boolean): Promise<Rep
   const daemon = await boxDaemon();
   const path = db !== undefined ? resolve(db) : (daemon?.storePath ?? (slurm && existsSync(DAEMON_DB) ? DAEMON_DB : defaultUsageDbPath()));
   const unreadable = existsSync(path) && !readable(path);
-  if (daemon && unreadable && daemon.storePath === path) return { kind: 'daemon', client: daemon.client, path };
+  if (daemon && unreadable && daemon.storePath !== null && sameFile(daemon.storePath, path)) return { kind: 'daemon', client: daemon.client, path };
   daemon?.client.close();
   if (!existsSync(path)) {
     const hint = db !== undefined ? '' : slurm ? '; --db PATH names another store' : '; --db PATH reads another database';
@@ -79,7 +89,7 @@ async function reportSource(db: string | undefined, slurm: boolean): Promise<Rep
     );
   }
   if (unreadable) {
-    const why = daemon ? `the box daemon answering at ${daemonSocketPath()} keeps ${daemon.storePath ?? "no store"}, not this one` : `no box daemon answers at ${daemonSocketPath()} to ask instead`;
+    const why = daemon ? `the box daemon answering at ${daemonSocketPath()} keeps ${daemon.storePath ?? 'no store'}, not this one` : `no box daemon answers at ${daemonSocketPath()} to ask instead`;
     throw new Error(`You (uid ${process.getuid?.()}) may not read ${path}, and ${why}. The box daemon's store is root's alone: run the report as root, or while the daemon runs.`);
   }
   return { kind: 'file', path };
