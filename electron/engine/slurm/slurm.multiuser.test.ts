@@ -149,9 +149,11 @@ test("a job of QOS high holds back a scavenger-QOS job on the same GPU (executio
   const log = JSON.parse(`[${execFileSync(join(box.nativeCopy, 'fakegpu', 'build', 'fakegpu'), ['execlog', '--state', join(box.dir, 'run', `sim-${SCENARIO}.state`), '--device', '0'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).trim().split('\n').join(',')}]`) as KernelRecord[];
   assert.ok(recordsOf(log, high.pid!).length > 0, 'the QOS-high job ran kernels');
   assert.ok(recordsOf(log, low.pid!).length > 0, 'the scavenger job ran kernels');
-  // while it was held back; the one launch it makes as Slurm kills it (seen in 4 runs of 4) is an open defect of the gate's signal handling, not asserted here
-  const heldBack = recordsOf(log, low.pid!).filter((r) => r.enqueueNs < killedAtNs);
-  assert.deepEqual(enqueuedUnderHigh(recordsOf(log, high.pid!), heldBack), [], 'no scavenger kernel was enqueued under a QOS-high one while it was held back');
+  // over its whole life: scancel's SIGTERM is caught by fakejob's handler, the shell's death ends the step
+  // (proctrack/linuxproc), and the epilog runs while the task still waits at the gate; it keeps its lane until it exits
+  const lows = recordsOf(log, low.pid!);
+  assert.deepEqual(enqueuedUnderHigh(recordsOf(log, high.pid!), lows), [], 'no scavenger kernel was enqueued under a QOS-high one, before the cancel or after it');
+  assert.ok(lows.filter((r) => r.enqueueNs >= killedAtNs).length <= 1, 'after the cancel, at most the launch it was held in');
   assert.ok(runStates.length > 0 && !runStates.some((s) => s === 'T' || s === 't'), `the scavenger was never stopped: ${runStates.join('')}`);
   const lines = readFileSync(slurmLog, 'utf8').split('\n');
   const usage = lines.find((l) => l.includes(`epilog job ${scav}: usage `));

@@ -12,7 +12,8 @@ import { LabPeople } from './LabPeople.js';
 import { LabWhere } from './LabWhere.js';
 import './lab.css';
 
-function LabHeader() {
+/** `home`: this box's own console, where there is one (the desktop app); the browser's lab console has none. */
+function LabHeader({ home }: { home?: string }) {
   const connection = useStore(labStore, (s) => s.connection);
   const detail = useStore(labStore, (s) => s.connectionDetail);
   const takenAt = useStore(labStore, (s) => s.update?.takenAt ?? null);
@@ -28,6 +29,11 @@ function LabHeader() {
           <span className="dot" aria-hidden="true" /> {stateText}
         </div>
         <nav className="view-tabs" aria-label="Views">
+          {home && (
+            <a className="view-tab-link" href={home}>
+              This box
+            </a>
+          )}
           <button type="button" className="on" aria-current="page">
             Lab
           </button>
@@ -85,10 +91,10 @@ function LabPeopleSection() {
   return people ? <LabPeople people={people} /> : null;
 }
 
-export function LabApp() {
+export function LabApp({ home }: { home?: string }) {
   return (
     <>
-      <LabHeader />
+      <LabHeader home={home} />
       <main className="layout lab-layout">
         <LabTotals />
         <LabBoxes />
