@@ -232,22 +232,27 @@ ${c ? `PartitionName=mps Nodes=${c} MaxTime=INFINITE State=UP\n` : ''}${(this.op
         await new Promise((r) => setTimeout(r, 250));
       }
     }
-    const pidFiles = [...this.allNodes.map((n) => join(dir, 'spool', `slurmd.${n}.pid`)), join(dir, 'state', 'slurmctld.pid'), ...(this.accounting?.pidFiles ?? []), join(dir, 'munge', 'pid')];
-    for (const file of pidFiles) {
-      const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : file.endsWith('mariadbd.pid') ? (this.accounting?.spawnedPid ?? 0) : 0;
-      if (!(pid > 1)) continue;
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        continue; // gone
-      }
-      for (let i = 0; i < 40 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 100));
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // ended on SIGTERM
-      }
-    }
+    // in stages, each stage's daemons at once (each takes 1-3 s to stop): slurmctld reports to slurmdbd as it stops, slurmdbd to MariaDB
+    const [slurmdbd, mariadbd] = this.accounting?.pidFiles ?? [];
+    const stages = [[...this.allNodes.map((n) => join(dir, 'spool', `slurmd.${n}.pid`)), join(dir, 'state', 'slurmctld.pid')], ...(slurmdbd ? [[slurmdbd]] : []), [...(mariadbd ? [mariadbd] : []), join(dir, 'munge', 'pid')]];
+    for (const stage of stages) await Promise.all(stage.map((file) => stopByPidFile(file, file === mariadbd ? (this.accounting?.spawnedPid ?? 0) : 0)));
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** SIGTERM to the pid in `file` (or `fallback` where it has none), SIGKILL if it still runs after 4 s. */
+async function stopByPidFile(file: string, fallback: number): Promise<void> {
+  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : fallback;
+  if (!(pid > 1)) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return; // gone
+  }
+  for (let i = 0; i < 40 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 100));
+  try {
+    if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL');
+  } catch {
+    // ended meanwhile
   }
 }
