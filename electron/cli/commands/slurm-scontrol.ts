@@ -21,10 +21,11 @@ export type SlurmClient = (command: 'scontrol' | 'squeue', args: string[]) => st
 /**
  * What the prolog knows of job `jobId` on `node`, from Slurm's structured output: `squeue --json` escapes every
  * string, so a name or comment holding newlines cannot fake a field, as it could in `scontrol show job`'s text.
- * 22.05 has no `scontrol --json`, and its `squeue --json` ignores -j, listing every job: one load per job start.
+ * 22.05 has no `scontrol --json`, and its `squeue --json` ignores -j, listing every job (one load per job start);
+ * -j is asked all the same, for releases that honour it, and the job is picked by its id either way.
  */
 export function readJobFacts(jobId: string, node: string | null, slurm: SlurmClient): SlurmJobFacts {
-  return parseSqueueJson(slurm('squeue', ['--json']), jobId, node);
+  return parseSqueueJson(slurm('squeue', ['--json', '-j', jobId]), jobId, node);
 }
 
 /** "0-1,3" → [0, 1, 3]. */
