@@ -6,7 +6,7 @@
 // requestEvaluation() and never inside another. Commands ask through the methods under
 // "requests": a park or unpark is a wish the next step carries out (parking.ts); priority,
 // quota, holds a person asks for and termination reach the actuators from those methods at once.
-// The jobs of an earlier engine are found (takeBack) and adopted by steps (adoption.ts decides);
+// The jobs of an earlier engine are taken back by steps (take-back.ts; adoption.ts decides);
 // an enrolled job's end is a wish for the next step; only an enrolment's start acts at once.
 import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
@@ -29,8 +29,7 @@ import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { ParkWishes } from './park-wishes.js';
-import { decideAdoption, staysParked } from './adoption.js';
-import { mpsDaemonUsers } from './mps-leftovers.js';
+import { TakeBack, type KeptJobs } from './take-back.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
@@ -111,7 +110,7 @@ export class Scheduler {
   /** Set while steps are paused (pauseEvaluation): a request meanwhile runs one step after. */
   private holdEvaluation = false;
   /** The jobs of an earlier engine while they are taken back (takeBack): until all are known, a step decides nothing else. */
-  private takingBack: TakingBack | null = null;
+  private takingBack: TakeBack | null = null;
 
   constructor(readonly options: SchedulerOptions) {
     this.quotaPolicy = options.unmanagedQuota ?? DEFAULT_UNMANAGED_QUOTA;
@@ -223,7 +222,7 @@ export class Scheduler {
     this.evaluateAgain = false;
     this.lastEvaluationAt = Date.now();
     try {
-      if (this.takingBack) this.takeBackStep();
+      if (this.takingBack?.step()) this.takingBack = null;
       if (!this.takingBack && snapshot) {
         this.counters.evaluations++;
         this.evaluateOnce(snapshot);
@@ -277,101 +276,29 @@ export class Scheduler {
     this.changed();
   }
 
-  // ---- jobs of an earlier engine (adoption.ts decides, mps-leftovers.ts counts) ----------------
+  // ---- jobs of an earlier engine (take-back.ts) ------------------------------------------
 
   /**
-   * The jobs an earlier engine kept (`load`: from the job store; null: no store, none) are found: each goes into the table, and
-   * steps adopt, lose or keep waiting one after another (adoption.ts decides) before they decide anything
-   * else. Resolves once all are back, the earlier engine's leftover gate slots (with a store) and unused MPS daemons released.
+   * The jobs an earlier engine kept (`load`: from the job store; null: no store, none) are taken back by
+   * steps, one after another (take-back.ts), before they decide anything else. Resolves once all are back,
+   * the earlier engine's leftover gate slots (with a store) and unused MPS daemons released.
    */
-  takeBack(load: Promise<ReadonlyArray<{ view: JobRecord['view']; kept: Partial<JobRecord> }>> | null): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const taking: TakingBack = { found: null, restoring: null, restored: null, fromStore: load !== null, resolve, reject };
-      this.takingBack = taking;
-      (load ?? Promise.resolve([])).then(
-        (jobs) => {
-          taking.found = jobs.map(({ view, kept }) => this.table.add(view, kept)); // observed: what the store kept
-          this.requestEvaluation('now');
-        },
-        (error: unknown) => {
-          if (this.takingBack === taking) this.takingBack = null;
-          reject(error);
-          this.requestEvaluation('now');
-        },
-      );
-    });
-  }
-
-  /** A step while jobs are taken back: the next found job is adopted (a parked one's restore is awaited by later steps); when all are, leftovers go. */
-  private takeBackStep(): void {
-    const taking = this.takingBack!;
-    if (taking.found === null) return; // the store is still read
-    if (taking.restored) this.adoptedAfterRestore(taking.restored.record, taking.restored.parked);
-    taking.restored = null;
-    while (!taking.restoring) {
-      const record = taking.found.shift();
-      if (!record) break;
-      this.adopt(record, taking);
-    }
-    if (taking.restoring) return; // its restore's end asks for the next step
-    this.takingBack = null;
-    if (taking.fromStore) this.act.releaseLeftoverSlots(); // slots no job kept in the store took back
-    this.releaseUnusedMps();
-    taking.resolve();
-  }
-
-  /** A job of an earlier engine: lost, adopted with its gate slot, or (parked) adopted once its memory's restore ends. */
-  private adopt(record: JobRecord, taking: TakingBack): void {
-    const adoption = decideAdoption(record.view, () => this.processAlive(record));
-    if (adoption.kind === 'wait') return;
-    if (adoption.kind === 'lose') {
-      this.fire(record, 'lose', adoption.reason);
-      return;
-    }
-    record.adopted = true;
-    record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
-    const keptSlot = record.slot;
-    record.slot = null;
-    this.act.adoptSlot(record, keptSlot); // gated again where its slot is still its own
-    this.ownership.claim(record.view.id, record.view.owner, record.view.pid!, record.startTicks);
-    if (!adoption.restore) return this.adoptedAfterRestore(record, false);
-    taking.restoring = record;
-    this.act.unpark(record).then(
-      () => this.restoreEnded(taking, record, false),
-      (error: unknown) => this.restoreEnded(taking, record, staysParked(error)),
+  takeBack(load: Promise<KeptJobs> | null): Promise<void> {
+    const taking = new TakeBack(
+      {
+        table: this.table,
+        act: this.act,
+        ownership: this.ownership,
+        fire: (record, event, reason) => this.fire(record, event, reason),
+        processAlive: (record) => this.processAlive(record),
+        snapshot: () => this.snapshot(),
+        raiseAlert: (alert) => this.options.engine.raiseAlert(alert),
+        step: () => this.requestEvaluation('now'),
+      },
+      load,
     );
-  }
-
-  /** An adopted parked job's restore ended (observed): the next step adopts it. */
-  private restoreEnded(taking: TakingBack, record: JobRecord, parked: boolean): void {
-    taking.restoring = null;
-    taking.restored = { record, parked };
-    this.requestEvaluation('now');
-  }
-
-  private adoptedAfterRestore(record: JobRecord, parked: boolean): void {
-    if (parked) {
-      this.act.setGateMember(record, false); // checkpointed: it holds nobody back
-      this.fire(record, 'adopt-parked', `re-adopted by a new engine, still parked (not enough free memory on GPU ${record.view.gpu})`);
-      return;
-    }
-    this.fire(record, 'adopt', `re-adopted by a new engine (pid ${record.view.pid})`);
-    this.act.attach(record);
-  }
-
-  /** Stop each daemon an earlier engine started for jobs that no live job and no running MPS process on its GPU (or slice) uses. */
-  private releaseUnusedMps(): void {
-    if (!this.act.mpsStartedForJobs()) return; // nothing to judge: no snapshot taken for it
-    let snapshot: Snapshot;
-    try {
-      snapshot = this.snapshot();
-    } catch {
-      return; // no GPU to read: no daemon of ours to judge
-    }
-    for (const { gpu, daemon, users } of mpsDaemonUsers(snapshot, this.table.live().filter((r) => r.view.state !== 'queued'))) {
-      const failure = this.act.releaseUnusedMps(daemon, users);
-      if (failure) this.options.engine.raiseAlert({ kind: 'failed', severity: 'warning', gpu, jobId: null, message: `The MPS daemon an earlier engine started for jobs on GPU ${gpu} is unused and could not be stopped: ${failure}` });
-    }
+    this.takingBack = taking;
+    return taking.done;
   }
 
   /** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): the next step takes it in. */
@@ -892,7 +819,7 @@ export class Scheduler {
     this.autoPark?.stop();
     this.options.parkRequests?.close();
     this.parkWishes.dropAll();
-    if (this.takingBack) this.takingBack.reject(new Error('the engine stopped before the jobs of an earlier engine were all taken back'));
+    this.takingBack?.abandon(new Error('the engine stopped before the jobs of an earlier engine were all taken back'));
     this.takingBack = null;
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
     const restores = parked.map(async (r) => {
@@ -917,16 +844,6 @@ export class Scheduler {
     for (const r of this.table.live()) r.child?.removeAllListeners(); // a job's exit after this is the next engine's to see
     return left;
   }
-}
-
-/** The jobs of an earlier engine being taken back: found (null while the store is read), the one whose restore runs, the one whose restore ended. */
-interface TakingBack {
-  found: JobRecord[] | null;
-  restoring: JobRecord | null;
-  restored: { record: JobRecord; parked: boolean } | null;
-  fromStore: boolean;
-  resolve: () => void;
-  reject: (error: unknown) => void;
 }
 
 /** What an enrolled process maps (enrol/enrolment.ts hands it over as descriptors): its job's gate slot files and park file. */
