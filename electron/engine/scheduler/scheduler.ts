@@ -4,8 +4,9 @@
 // auto-park.ts, the lab policy) decide from it; state changes go through the state machine
 // (job-state.ts); the actuators (actuators.ts) act. A step starts only through
 // requestEvaluation() and never inside another. Commands ask through the methods under
-// "requests": a park or unpark is a wish the next step carries out (parking.ts); priority,
-// quota, holds a person asks for and termination reach the actuators from those methods at once.
+// "requests": a park or unpark is a wish the next step carries out (parking.ts); a move (priority,
+// quota, holds a person asks for) is a wish the step it starts applies (change-wishes.ts);
+// only termination and a queued job's cancel reach the actuators from those methods at once.
 // The jobs of an earlier engine are taken back by steps (take-back.ts; adoption.ts decides);
 // an enrolled job's end is a wish for the next step; only an enrolment's start acts at once.
 import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
@@ -29,6 +30,7 @@ import type { LabPolicyEnforcer, Submission } from './lab/lab-policy-enforcer.js
 import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { ParkWishes } from './park-wishes.js';
+import { ChangeWishes, type CheckedMove } from './change-wishes.js';
 import { TakeBack, type KeptJobs } from './take-back.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
@@ -97,6 +99,8 @@ export class Scheduler {
   private evaluateAgain = false;
   /** Parks and unparks asked for and not begun: this loop's steps begin them. */
   private readonly parkWishes: ParkWishes;
+  /** Moves people asked for (priority, quota, suspend, resume, placement): the step each starts applies it. */
+  private readonly changeWishes: ChangeWishes;
   /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
   /** Enrolled jobs whose last member is gone, and why: the next step ends them. */
@@ -140,6 +144,7 @@ export class Scheduler {
       freshSample: () => this.options.engine.sampler.sampleNow(), // published: its step follows, and the usage store sees it
       stopped: () => this.stopped,
     });
+    this.changeWishes = new ChangeWishes({ step: () => this.requestEvaluation('apply'), stopped: () => this.stopped });
   }
 
   get checkpointer(): ProcessCheckpointer {
@@ -189,16 +194,22 @@ export class Scheduler {
   /**
    * Ask for a step of the loop: the one way a step starts. 'now' (a published snapshot, a job's end, a
    * park done): at once. 'soon' (commands): shared, at most one every COMMAND_EVALUATION_MS, so a burst
-   * of commands costs one pass over the queue, not one each. Never re-entrant: a request during a step
-   * (or while the jobs of an earlier engine are restored) runs one more step after it.
+   * of commands costs one pass over the queue, not one each. 'apply' (a person's move): a step at once
+   * that only applies the moves asked for, so the command answers with the new state, and a shared one
+   * 'soon' in which the policies decide: a move costs no pass over the queue either. Never re-entrant: a
+   * request during a step (or while the jobs of an earlier engine are restored) runs one more step after it.
    */
-  requestEvaluation(when: 'now' | 'soon' = 'soon'): void {
+  requestEvaluation(when: 'now' | 'soon' | 'apply' = 'soon'): void {
     if (this.stopped) return;
     if (this.evaluating || this.holdEvaluation) {
       this.evaluateAgain = true;
       return;
     }
-    if (when === 'now') return this.step();
+    if (when === 'now') return this.step(true);
+    if (when === 'apply') {
+      this.step(false);
+      return this.requestEvaluation('soon');
+    }
     if (this.evaluationTimer) return;
     const wait = Math.max(0, this.lastEvaluationAt + COMMAND_EVALUATION_MS - Date.now());
     this.evaluationTimer = setTimeout(() => {
@@ -214,16 +225,23 @@ export class Scheduler {
     if (!paused && this.evaluateAgain) this.stepAgainSoon();
   }
 
-  /** One step of the loop on the latest published snapshot. */
-  private step(): void {
+  /**
+   * One step of the loop: the jobs of an earlier engine taken back, then people's moves applied, then
+   * (`decide`) the policies' decisions on the latest published snapshot.
+   */
+  private step(decide: boolean): void {
     const snapshot = this.options.engine.sampler.latest;
-    if (!snapshot && !this.takingBack) return; // taking jobs back needs no published snapshot: the engine's start waits for it
+    if (!decide && this.takingBack) return; // moves wait: the step that takes the last job back applies them
+    if (!snapshot && !this.takingBack && !this.changeWishes.pending) return; // taking jobs back and applying moves need no published snapshot: the engine's start waits for it
     this.evaluating = true;
-    this.evaluateAgain = false;
-    this.lastEvaluationAt = Date.now();
+    if (decide) {
+      this.evaluateAgain = false; // a step asked for during an apply-only one still decides after it
+      this.lastEvaluationAt = Date.now();
+    }
     try {
       if (this.takingBack?.step()) this.takingBack = null;
-      if (!this.takingBack && snapshot) {
+      if (!this.takingBack) this.changeWishes.carryOut(); // before the policies decide: they see the moved jobs
+      if (decide && !this.takingBack && snapshot) {
         this.counters.evaluations++;
         this.evaluateOnce(snapshot);
       }
@@ -390,7 +408,21 @@ export class Scheduler {
     if (record.view.priority !== priority) this.lab?.checkPriority(record, priority, this.table.placed().map((r) => r.view), state); // queued jobs count for no limit
   }
 
+  /**
+   * Ask for a move (`check`: the command's check of it, whose appliers call the methods below): the step
+   * this starts checks it again and applies it whole. Resolves once applied, rejects with its refusal.
+   */
+  requestMove(check: CheckedMove): Promise<void> {
+    return this.changeWishes.request(check);
+  }
+
+  /** A person's change is applied only by a step (requestMove): never one inside a command, interleaved with the loop. */
+  private inStep(what: string, record: JobRecord): void {
+    if (!this.evaluating) throw new Error(`${what} ${record.view.id} outside a step of the control loop: ask through requestMove`);
+  }
+
   setPriority(record: JobRecord, priority: Priority): void {
+    this.inStep('Cannot set the priority of', record);
     if (record.view.priority === priority) return;
     this.checkPriority(record, priority);
     record.view.priority = priority;
@@ -404,6 +436,7 @@ export class Scheduler {
   }
 
   setQuota(record: JobRecord, bytes: number | null): void {
+    this.inStep('Cannot set the memory quota of', record);
     this.checkQuota(record, bytes);
     record.view.memoryQuotaBytes = bytes;
     delete record.view.memoryQuotaFromPolicy; // its own now
@@ -414,16 +447,19 @@ export class Scheduler {
 
   /** Settings of a job that has not started (placement, mode): no actuator is involved. */
   configure(record: JobRecord, change: Partial<Pick<JobRecord['view'], 'requestedGpu' | 'gpu' | 'mode' | 'mpsSharePercent' | 'migSlice'>>): void {
+    this.inStep('Cannot place or configure', record);
     Object.assign(record.view, change);
     void this.kept(record);
   }
 
   suspend(record: JobRecord, by: string): void {
+    this.inStep('Cannot suspend', record);
     this.hold(record, 'user', `suspended by ${by}`);
   }
 
   /** Drops the holds a person may drop (theirs and the quota's); a priority hold stays. */
   resume(record: JobRecord, by: string): void {
+    this.inStep('Cannot resume', record);
     if (record.holds.has('quota')) record.overQuotaSince = Date.now(); // a fresh grace period
     for (const reason of ['quota', 'user'] as const) this.release(record, reason, `resumed by ${by}`);
   }
@@ -819,6 +855,7 @@ export class Scheduler {
     this.autoPark?.stop();
     this.options.parkRequests?.close();
     this.parkWishes.dropAll();
+    this.changeWishes.dropAll();
     this.takingBack?.abandon(new Error('the engine stopped before the jobs of an earlier engine were all taken back'));
     this.takingBack = null;
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
