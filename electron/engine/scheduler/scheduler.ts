@@ -32,6 +32,7 @@ import { ApiError } from '../api/api-error.js';
 import { ParkWishes } from './park-wishes.js';
 import { ChangeWishes, type CheckedMove } from './change-wishes.js';
 import { TakeBack, type KeptJobs } from './take-back.js';
+import { EnrolledJobs, type EnrolledFiles } from './enrolled-jobs.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
@@ -68,6 +69,8 @@ export interface SchedulerOptions {
   parkRequests?: ParkRequests | null;
 }
 
+export type { EnrolledFiles } from './enrolled-jobs.js'; // enrolment's files, as the scheduler hands them
+
 export const DEFAULT_UNMANAGED_QUOTA: UnmanagedQuotaPolicy = { graceMs: 30_000, action: 'suspend' };
 const JOBS_EVENT_INTERVAL_MS = 100;
 /** Commands share evaluations: at most one for them every this many ms (ticks evaluate as they come). */
@@ -103,8 +106,8 @@ export class Scheduler {
   private readonly changeWishes: ChangeWishes;
   /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
-  /** Enrolled jobs whose last member is gone, and why: the next step ends them. */
-  private readonly enrolledEnds = new Map<JobRecord, string>();
+  /** Enrolled jobs' starts and ends (enrolled-jobs.ts): an end waits for the next step. */
+  private readonly enrolledJobs: EnrolledJobs;
   /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
   enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** The highest lane a job's owner may drag it to, and why (a Slurm job's QOS: slurm/slurm-jobs.ts sets it); null: the lab policy alone. */
@@ -143,6 +146,14 @@ export class Scheduler {
       step: () => this.requestEvaluation('now'),
       freshSample: () => this.options.engine.sampler.sampleNow(), // published: its step follows, and the usage store sees it
       stopped: () => this.stopped,
+    });
+    this.enrolledJobs = new EnrolledJobs({
+      table: this.table,
+      act: this.act,
+      ownership: this.ownership,
+      fire: (record, event, reason) => this.fire(record, event, reason),
+      ended: (record, event, reason) => this.ended(record, event, reason),
+      requestEvaluation: (when) => this.requestEvaluation(when),
     });
     this.changeWishes = new ChangeWishes({ step: () => this.requestEvaluation('apply'), stopped: () => this.stopped });
   }
@@ -262,7 +273,7 @@ export class Scheduler {
 
   private evaluateOnce(snapshot: Snapshot): void {
     this.takeInGuardianReleases();
-    this.takeInEnrolledEnds();
+    this.enrolledJobs.takeInEnds();
     if (snapshot.seq !== this.lastSeq) {
       this.lastSeq = snapshot.seq;
       this.ingest(snapshot);
@@ -648,37 +659,17 @@ export class Scheduler {
    * removed) when no slot is left.
    */
   startEnrolled(record: JobRecord, gpu: number): EnrolledFiles {
-    let files: Omit<EnrolledFiles, 'slot' | 'generation'>;
-    try {
-      files = this.act.enrolSlot(record, gpu);
-    } catch (error) {
-      this.table.remove(record.view.id);
-      throw error;
-    }
-    this.act.attach(record);
-    this.ownership.claim(record.view.id, record.view.owner, record.view.pid!, record.startTicks);
-    this.fire(record, 'started', `running as pid ${record.view.pid} (enrolled)`);
-    this.requestEvaluation();
-    return { ...files, slot: record.slot!, generation: this.gate!.slotFiles!(record.slot!).generation };
+    return this.enrolledJobs.start(record, gpu);
   }
 
   /** The files a process joining the enrolled job maps: its slot's, and its park file while it has one. */
   enrolledFiles(record: JobRecord): EnrolledFiles {
-    const files = this.gate!.slotFiles!(record.slot!);
-    return { dir: files.dir, control: files.control, activity: files.activity, park: this.act.parkFileOf(record), slot: record.slot!, generation: files.generation };
+    return this.enrolledJobs.files(record);
   }
 
   /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts, the Slurm epilog): the next step ends it. */
   endEnrolled(record: JobRecord, reason: string): void {
-    if (!this.enrolledEnds.has(record)) this.enrolledEnds.set(record, reason);
-    this.requestEvaluation('now');
-  }
-
-  /** Enrolled jobs asked to end since the last step: they end now, their slots and holds given back. */
-  private takeInEnrolledEnds(): void {
-    const ends = [...this.enrolledEnds];
-    this.enrolledEnds.clear();
-    for (const [record, reason] of ends) this.ended(record, 'exit', reason);
+    this.enrolledJobs.end(record, reason);
   }
 
   /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
@@ -881,16 +872,6 @@ export class Scheduler {
     for (const r of this.table.live()) r.child?.removeAllListeners(); // a job's exit after this is the next engine's to see
     return left;
   }
-}
-
-/** What an enrolled process maps (enrol/enrolment.ts hands it over as descriptors): its job's gate slot files and park file. */
-export interface EnrolledFiles {
-  slot: number;
-  generation: number;
-  dir: string;
-  control: string;
-  activity: string;
-  park: string | null;
 }
 
 /** What clients see of a condition: the alert it raises, or the active condition it is (its key stays ours). */
