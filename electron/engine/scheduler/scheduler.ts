@@ -6,9 +6,10 @@
 // requestEvaluation() and never inside another. Commands ask through the methods under
 // "requests": a park or unpark is a wish the next step carries out (parking.ts); a move (priority,
 // quota, holds a person asks for) is a wish the step it starts applies (change-wishes.ts);
-// only termination and a queued job's cancel reach the actuators from those methods at once.
+// only termination and a queued job's cancel act from those methods at once.
 // The jobs of an earlier engine are taken back by steps (take-back.ts; adoption.ts decides);
-// an enrolled job's end is a wish for the next step; only an enrolment's start acts at once.
+// an enrolled job's end is a wish for the next step; only an enrolment's start acts at once
+// (enrolled-jobs.ts).
 import { FINAL_STATES, formatByteSize, type Alert, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
