@@ -313,12 +313,13 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   dispatcher.register('jobs.move', async ({ job, priority, memoryQuotaBytes, action, gpu, mode, mpsSharePercent, migSlice }, caller) => {
     const r = find(job);
     if (mode === undefined && (mpsSharePercent !== undefined || migSlice !== undefined)) throw new ApiError('invalid-request', `An MPS share or a MIG slice comes with a mode (mps or mig) for ${job}.`);
+    // the suspend or resume applies first: a signal is the one change the actuators may still refuse, and then nothing else is applied
     const changes = (state?: JobState): Change[] => [
+      action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
       gpu === undefined ? null : placeChange(r, gpu, memoryQuotaBytes === undefined ? r.view.memoryQuotaBytes : memoryQuotaBytes),
       mode === undefined ? null : modeChange(r, { mode, mpsSharePercent, migSlice }, gpu),
       priority === undefined ? null : priorityChange(r, priority, caller, state),
       memoryQuotaBytes === undefined ? null : quotaChange(r, memoryQuotaBytes, state, gpu),
-      action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
     ];
     if (action === 'park' || action === 'unpark') {
       changes(action === 'park' ? 'parked' : 'running'); // checked as the job will be once its memory has moved

@@ -149,12 +149,12 @@ test('while the jobs of an earlier engine are taken back, steps decide nothing; 
 });
 
 /** The loop with the job commands on a dispatcher, on a box with one GPU, and one running job of ours (a real process, so a suspend stops it). */
-async function loopWithCommands(t: { after: (fn: () => unknown) => void }, duringStep: (scheduler: Scheduler, depth: number) => void = () => undefined) {
+async function loopWithCommands(t: { after: (fn: () => unknown) => void }, duringStep: (scheduler: Scheduler, depth: number) => void = () => undefined, ownGroup = true) {
   const { scheduler, deepest } = loop(duringStep, { ...snapshot, gpus: [fakeGpu(0)] });
   const dispatcher = new Dispatcher();
   const me = userInfo();
   registerJobCommands(dispatcher, scheduler, { logPath: (id) => join(dir, `${id}.log`), ready: Promise.resolve(), rights: { engineUid: me.uid, engineUser: me.username, adminGroup: null }, engineKind: 'personal' });
-  const child = spawn('sleep', ['60'], { stdio: 'ignore', detached: true }); // its own process group, as a job's
+  const child = spawn('sleep', ['60'], { stdio: 'ignore', detached: ownGroup }); // its own process group, as a job's (unless the test says not)
   await new Promise((resolve) => child.once('spawn', resolve));
   t.after(() => {
     child.kill('SIGKILL');
@@ -201,5 +201,13 @@ test('a move asked while steps wait is applied by the step after them, checked a
   assert.equal((await raised).priority, 'high', 'the step after the pause applied it; the answer shows it');
   await assert.rejects(refused, { code: 'conflict', message: /j1 is being parked; unpark it first/ });
   assert.equal(job.view.priority, 'high', 'the refused move changed nothing: not its priority either');
+  assert.deepEqual([...job.holds], []);
+});
+
+test('a move whose suspend the actuators refuse (its process leads no group of its own) is refused whole: its priority and quota stay', async (t) => {
+  const { job, call } = await loopWithCommands(t, undefined, false);
+  const before = structuredClone(job.view);
+  await assert.rejects(call('jobs.move', { job: 'j1', priority: 'best-effort', memoryQuotaBytes: 1024, action: 'suspend' }), { code: 'conflict', message: /does not lead one/ });
+  assert.deepEqual([job.view.state, job.view.priority, job.view.memoryQuotaBytes], [before.state, before.priority, before.memoryQuotaBytes]);
   assert.deepEqual([...job.holds], []);
 });
