@@ -7,6 +7,7 @@
 //     (CDP Performance metrics around one update, less the harness alone), fed by a stand-in WebSocket:
 //     every box changed in each update (the worst case) and two boxes changed (20 boxes at 1 Hz,
 //     coalesced to at most ten updates a second).
+// BENCH_TRACE=1 adds where the main thread's time goes; BENCH_TRACE=DIR also keeps the traces there.
 // Budget (DESIGN.md §7): < 8 ms per update, median and p95. Never fails on time.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -212,9 +213,14 @@ try {
       console.log(`  ${''.padEnd(30)} of which script ${part('script')}, layout ${part('layout')}, style ${part('style')} ms (medians); an update is ${lineKiB.toFixed(0)} KiB of JSON`);
     }
     if (process.env.BENCH_TRACE) {
-      // where the main thread's time goes in the two-boxes updates: exclusive time per trace event name
+      // where the main thread's time goes, per case: exclusive time per trace event name; BENCH_TRACE=DIR
+      // (a directory) also keeps each case's whole trace there, for Chrome's performance panel
       const traced = 20;
-      printExclusiveTimes(await traceMainThread(cdp, () => measure(traced, 2)), traced);
+      const keep = existsSync(process.env.BENCH_TRACE) ? process.env.BENCH_TRACE : null;
+      for (const changed of [BOXES, 2]) {
+        console.log(`where the time goes, ${changed} of ${BOXES} boxes changed:`);
+        printExclusiveTimes(await traceMainThread(cdp, () => measure(traced, changed), keep ? join(keep, `lab-trace-${changed}-changed.json`) : undefined), traced);
+      }
     }
     await fed.close();
   }
