@@ -14,7 +14,7 @@ export interface TraceEvent {
   args?: Record<string, unknown>;
 }
 
-const CATEGORIES = 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8';
+const CATEGORIES = process.env.BENCH_TRACE_CATEGORIES ?? 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8';
 
 /**
  * The complete events of the busiest thread while `run` ran, in order (parents before their children).

@@ -40,19 +40,20 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
       </div>
       <div className="lab-meter" title={`utilization ${formatPercent(gpu.utilization)}`}>
         <span className="lab-meter-label">util</span>
-        <span className="lab-meter-bar"><span className="lab-meter-fill util" style={{ transform: `scaleX(${(gpu.utilization ?? 0) / 100})` }} /></span>
+        <span className="lab-meter-bar util" style={{ backgroundSize: `${gpu.utilization ?? 0}% 100%` }} />
         <span className="lab-meter-value lab-util">{formatPercent(gpu.utilization)}</span>
       </div>
       <div className="lab-meter" title={`memory ${formatBytes(gpu.memoryUsed)} of ${formatBytes(gpu.memoryTotal)}`}>
         <span className="lab-meter-label">mem</span>
-        <span className="lab-meter-bar"><span className="lab-meter-fill mem" style={{ transform: `scaleX(${memoryShare / 100})` }} /></span>
-        <span className="lab-meter-value lab-mem">{formatBytes(gpu.memoryUsed)} / {formatBytes(gpu.memoryTotal)}</span>
+        <span className="lab-meter-bar mem" style={{ backgroundSize: `${memoryShare}% 100%` }} />
+        <span className="lab-meter-value lab-mem">{`${formatBytes(gpu.memoryUsed)} / ${formatBytes(gpu.memoryTotal)}`}</span>
       </div>
       <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
         {gpu.users.length === 0 && <li className="muted">no processes</li>}
-        {gpu.users.slice(0, USERS_SHOWN).map((u) => (
-          <li key={u.user} className="lab-user">
-            <span className="lab-user-name">{u.user}</span> <span className="muted">{formatBytes(u.memoryBytes)} · {u.processes} proc</span>
+        {/* keyed by place: a new order rewrites the lines' words rather than moving the lines */}
+        {gpu.users.slice(0, USERS_SHOWN).map((u, place) => (
+          <li key={place} className="lab-user">
+            <span className="lab-user-name">{u.user}</span> <span className="muted">{`${formatBytes(u.memoryBytes)} · ${u.processes} proc`}</span>
           </li>
         ))}
         {rest > 0 && <li className="muted">+{rest} more</li>}

@@ -80,8 +80,9 @@ function LabBoxes() {
   );
 }
 
-function LabPeopleSection() {
-  const people = useStore(labStore, (s) => s.update?.people ?? null);
+/** The people's table, fed only while it is on screen: below twenty boxes, it mostly is not. */
+function LivePeople() {
+  const people = useVisibleSlice(labStore, (s) => s.update?.people ?? null);
   return people ? <LabPeople people={people} /> : null;
 }
 
@@ -93,7 +94,9 @@ export function LabApp() {
         <LabTotals />
         <LabBoxes />
         <div className="row">
-          <LabPeopleSection />
+          <InView>
+            <LivePeople />
+          </InView>
           <LabWhere />
         </div>
       </main>
