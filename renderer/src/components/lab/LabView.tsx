@@ -1,12 +1,12 @@
 // The Lab view (`gpushare start --lab`): every box of the lab list at a glance, each person's use
 // across the boxes, and where a job can start now. Opening a box loads that box's own console.
 import { useStore } from 'zustand';
-import appIcon from '../../../../assets/tray-ok.svg';
 import { formatBytes } from '../../format.js';
 import { utcClock } from './LabBoxCard.js';
 import { useVisibleSlice } from '../../stores/in-view.js';
 import { labStore } from '../../stores/lab-store.js';
 import { InView } from '../InView.js';
+import { TopBar } from '../TopBar.js';
 import { LabBoxCard } from './LabBoxCard.js';
 import { LabPeople } from './LabPeople.js';
 import { LabWhere } from './LabWhere.js';
@@ -16,33 +16,18 @@ function LabHeader() {
   const connection = useStore(labStore, (s) => s.connection);
   const detail = useStore(labStore, (s) => s.connectionDetail);
   const takenAt = useStore(labStore, (s) => s.update?.takenAt ?? null);
-  const stateText = connection === 'open' ? 'live' : connection === 'connecting' ? 'connecting…' : 'disconnected';
   return (
-    <>
-      <header className="top-bar">
-        <div className="brand">
-          <img src={appIcon} alt="" width={20} height={20} />
-          <span>gpushare</span>
-        </div>
-        <div className={`connection connection-${connection}`} title={detail ?? undefined}>
-          <span className="dot" aria-hidden="true" /> {stateText}
-        </div>
-        <nav className="view-tabs" aria-label="Views">
-          <button type="button" className="on" aria-current="page">
-            Lab
-          </button>
-        </nav>
-        <div className="top-bar-facts">
-          {takenAt !== null && <span>updated {utcClock(takenAt)}</span>}
-          <span>lab console</span>
-        </div>
-      </header>
-      {detail && (
-        <div className="connection-detail" role="alert">
-          {detail}
-        </div>
-      )}
-    </>
+    <TopBar connection={connection} detail={detail}>
+      <nav className="view-tabs" aria-label="Views">
+        <button type="button" className="on" aria-current="page">
+          Lab
+        </button>
+      </nav>
+      <div className="top-bar-facts">
+        {takenAt !== null && <span>updated {utcClock(takenAt)}</span>}
+        <span>lab console</span>
+      </div>
+    </TopBar>
   );
 }
 
