@@ -1,7 +1,7 @@
 // One box of the lab: its state in words (connected; reconnecting; down since when, and why), a
 // link to its own console, and its GPUs at a glance: utilization, memory, whose processes, MIG
 // slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
-import { memo } from 'react';
+import { memo, useMemo } from 'react';
 import type { LabBoxRow, LabGpuRow } from '../../../../shared/lab.js';
 import { labConsoleHref } from '../../../../shared/lab-console.js';
 import { formatBytes, formatPercent } from '../../format.js';
@@ -70,6 +70,8 @@ interface BoxProps {
 
 export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps) {
   const live = box.state === 'connected';
+  // the page's address does not change while the Lab view is open: parse it once per box, not per update
+  const consoleHref = useMemo(() => labConsoleHref(window.location.href, box.name), [box.name]);
   return (
     <section className={`lab-box panel state-${box.state}`} data-box={box.name} data-state={box.state} data-updated={box.updatedAt ?? undefined} data-sampled={sampledAt ?? undefined} aria-label={`box ${box.name}`}>
       <div className="lab-box-head">
@@ -80,7 +82,7 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
         {box.queued > 0 && <span className="lab-flag queue">{box.queued} queued{box.queuedAnyGpu > 0 ? ` (${box.queuedAnyGpu} for any GPU)` : ''}</span>}
         <span className="lab-box-spacer" />
         {live ? (
-          <a className="lab-open" href={labConsoleHref(window.location.href, box.name)}>
+          <a className="lab-open" href={consoleHref}>
             Open {box.name}'s console →
           </a>
         ) : (
