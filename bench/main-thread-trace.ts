@@ -14,6 +14,7 @@ export interface TraceEvent {
   args?: Record<string, unknown>;
 }
 
+/** BENCH_TRACE_CATEGORIES replaces them, e.g. adding disabled-by-default-devtools.timeline.invalidationTracking to see why layout and style ran. */
 const CATEGORIES = process.env.BENCH_TRACE_CATEGORIES ?? 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8';
 
 /**
