@@ -42,6 +42,12 @@ function LabTotals() {
   );
 }
 
+/**
+ * A box is fed only while some of it is on screen, with no margin: the box just below the screen took a
+ * third of an update that changed every box (bench/lab); one scrolling in catches up a frame later.
+ */
+const BOX_MARGIN = '0px';
+
 /** One box's card, fed only while it is on screen (a lab of twenty boxes is several screens long). */
 function LiveLabBox({ name }: { name: string }) {
   const box = useVisibleSlice(labStore, (s) => s.update?.view.boxes.find((b) => b.name === name) ?? null);
@@ -57,7 +63,7 @@ function LabBoxes() {
   return (
     <div className="lab-boxes">
       {names.split('\n').map((name) => (
-        <InView key={name}>
+        <InView key={name} margin={BOX_MARGIN}>
           <LiveLabBox name={name} />
         </InView>
       ))}
