@@ -1,7 +1,8 @@
 // What the Electron preload script exposes to the renderer as `window.gpushare`:
 // two narrow functions, nothing else. Results come back as values because errors
 // lose their fields when they cross the context bridge.
-import type { ApiErrorBody, ApiEvent, ApiMethod } from './api.js';
+import { API_EVENTS, type ApiErrorBody, type ApiEvent, type ApiMethod } from './api.js';
+import { LAB_EVENT, LAB_WHERE } from './lab-console.js';
 
 export type BridgeResult = { ok: true; result: unknown } | { ok: false; error: ApiErrorBody };
 
@@ -12,11 +13,34 @@ export interface ConnectionMessage {
   detail: string | null;
 }
 
-/** What a window may listen to: the engine's events, and ('connection') its own connection's ConnectionMessage. */
-export type BridgeEvent = ApiEvent | 'connection';
+/**
+ * The desktop app's Lab view: its hub runs in the main process, which serves a Lab window (`?lab`)
+ * the Lab view's event and request, as `gpushare start --lab` serves them over its WebSocket.
+ */
+export const LAB_BRIDGE_EVENTS = [LAB_EVENT] as const;
+export type LabBridgeEvent = (typeof LAB_BRIDGE_EVENTS)[number];
+
+/** Answered by the desktop's main process itself, for any window: is there a lab list (the Lab tab), or why not. */
+export const DESKTOP_LAB_STATUS = 'desktop.lab';
+export interface DesktopLabStatus {
+  /** The lab list's box names, in order; empty: no Lab tab. */
+  boxes: string[];
+  /** The lab list could not be read: the sentence naming the file and the mistake (the Lab view shows it). */
+  problem: string | null;
+}
+
+/** The requests a window may make beside the API's: the Lab view's one, and the Lab tab's. */
+export const LAB_BRIDGE_METHODS = [LAB_WHERE, DESKTOP_LAB_STATUS] as const;
+export type LabBridgeMethod = (typeof LAB_BRIDGE_METHODS)[number];
+
+/** Every event a window may listen to besides 'connection': the engine's, then the Lab view's. */
+export const BRIDGE_EVENTS = [...API_EVENTS, ...LAB_BRIDGE_EVENTS] as const;
+
+/** What a window may listen to: the engine's events, the Lab view's, and ('connection') its own connection's ConnectionMessage. */
+export type BridgeEvent = ApiEvent | LabBridgeEvent | 'connection';
 
 export interface GpushareBridge {
-  call(method: ApiMethod, params: unknown): Promise<BridgeResult>;
+  call(method: ApiMethod | LabBridgeMethod, params: unknown): Promise<BridgeResult>;
   /** An engine event's first listener subscribes the window to it; 'connection' hears the current state at once. */
   on(event: BridgeEvent, listener: (data: unknown) => void): () => void;
 }

@@ -2,7 +2,8 @@
 // console: the page and its WebSocket name a box (`?box=NAME`: that box's console, every request
 // to its daemon) or the lab (`?lab`: the Lab view, one `lab` event and the `lab.where` request).
 import { PRIORITIES } from './jobs.js';
-import type { LabBoxRow, LabView, PersonTotal, WhereAnswer } from './lab.js';
+import type { LabBoxRow, LabView, PersonTotal } from './lab.js';
+import type { WhereAnswer } from './lab-where.js';
 import { number, object, oneOf, type Infer } from './schema.js';
 
 /** The console URL's parameter naming the box whose console it shows. */
@@ -67,6 +68,15 @@ export function labConsoleHref(page: string, box: string | null): string {
   url.searchParams.delete(LAB_PARAM);
   if (box === null) url.searchParams.set(LAB_PARAM, '1');
   else url.searchParams.set(BOX_PARAM, box);
+  url.hash = '';
+  return url.toString();
+}
+
+/** The URL of this box's own console (the desktop app's "This box"), beside `page`: no box, no Lab view. */
+export function thisBoxHref(page: string): string {
+  const url = new URL(page);
+  url.searchParams.delete(BOX_PARAM);
+  url.searchParams.delete(LAB_PARAM);
   url.hash = '';
   return url.toString();
 }

@@ -1,9 +1,9 @@
 // The lab: several boxes, each with its own daemon, seen together. The hub (electron/engine/lab/)
 // keeps one connection per box and publishes a LabSnapshot; everything here is plain data and pure
 // functions over it, so the console, the CLI and the tests read the same lab the same way.
-import { FINAL_STATES, PRIORITIES, formatByteSize, type JobView, type Priority } from './jobs.js';
+import { FINAL_STATES, type JobView } from './jobs.js';
 import type { LabPolicyStatus } from './lab-policy.js';
-import type { GpuView, Snapshot } from './snapshot.js';
+import type { Snapshot } from './snapshot.js';
 import { array, object, optional, string, ValidationError, type Infer } from './schema.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ export interface LabView {
   totals: { boxes: number; connected: number; gpus: number; processes: number; memoryUsed: number; memoryTotal: number };
 }
 
-const isQueued = (job: JobView): boolean => job.state === 'queued';
+export const isQueued = (job: JobView): boolean => job.state === 'queued';
 
 /** Merge every box's latest snapshot and jobs into one view (a down box keeps its last figures, marked by its state). */
 export function labView(lab: LabSnapshot, now: number = lab.takenAt): LabView {
@@ -267,136 +267,4 @@ export function personTotals(lab: LabSnapshot): PersonTotal[] {
   return [...people.values()]
     .map(({ gpuKeys, ...p }) => ({ ...p, gpus: gpuKeys.size }))
     .sort((a, b) => b.memoryBytes - a.memoryBytes || b.processes - a.processes || a.user.localeCompare(b.user));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Where can I run now
-
-export interface WhereRequest {
-  /** GPU memory the job needs on each GPU (bytes; 0: not said). */
-  memoryBytes: number;
-  /** GPUs it needs on one box. */
-  gpus: number;
-  priority: Priority;
-}
-
-export interface WherePlace {
-  box: string;
-  /** The GPUs that can start it now, the most free memory first (as many as it asked for). */
-  gpus: number[];
-  /** Their free memory once the queue ahead of it took its share, in the same order. */
-  freeBytes: number[];
-  /** Queued jobs on the box that go before it (same or higher priority). */
-  queueAhead: number;
-  /** Mean utilization of the chosen GPUs now (null: unknown). */
-  utilization: number | null;
-}
-
-export interface WhereAnswer {
-  /** Best first: the fewest queued ahead, then the idlest (in quarters of utilization), then the most free memory on its tightest GPU. */
-  places: WherePlace[];
-  /** Every other box, and why it cannot start the job now. */
-  notNow: Array<{ box: string; reason: string }>;
-}
-
-const rank = (p: Priority): number => PRIORITIES.indexOf(p);
-/** How busy a GPU is, in quarters of its utilization (unknown: the busiest): a job that fits runs faster on an idle GPU than on a busy one with more memory free; within a quarter, more free memory wins. */
-const busyness = (utilization: number | null): number => (utilization === null ? 4 : Math.min(3, Math.floor(utilization / 25)));
-/** Memory a job declared: its quota, else its request. */
-const declared = (job: JobView): number => job.memoryQuotaBytes ?? job.memoryRequestBytes ?? 0;
-const liveOnGpu = (job: JobView): boolean => !FINAL_STATES.has(job.state) && job.state !== 'queued' && job.state !== 'parked' && job.gpu !== null;
-
-/**
- * The boxes and GPUs that can start a job now, as each box's scheduler would decide from what it
- * published: a GPU fits when its free memory (less what started jobs declared and have not
- * allocated yet, and less what the jobs queued ahead take first) holds the job, it is neither
- * lost, in MIG mode, nor held exclusively, and the person's limits on that box (GPUs, memory,
- * high-priority jobs) leave room.
- */
-export function whereCanIRun(lab: LabSnapshot, request: WhereRequest): WhereAnswer {
-  const places: WherePlace[] = [];
-  const notNow: WhereAnswer['notNow'] = [];
-  for (const box of lab.boxes) {
-    const verdict = placeOnBox(box, request, lab.takenAt);
-    if (typeof verdict === 'string') notNow.push({ box: box.name, reason: verdict });
-    else places.push(verdict);
-  }
-  places.sort(
-    (a, b) =>
-      a.queueAhead - b.queueAhead ||
-      busyness(a.utilization) - busyness(b.utilization) ||
-      Math.min(...b.freeBytes) - Math.min(...a.freeBytes) ||
-      a.box.localeCompare(b.box),
-  );
-  return { places, notNow };
-}
-
-function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace | string {
-  if (box.connection.state === 'connecting') return 'not connected yet';
-  if (box.connection.state !== 'connected') return describeBoxState(box, now);
-  const snapshot = box.snapshot;
-  if (!snapshot) return 'no snapshot yet';
-  const free = new Map<number, number>();
-  const blocked = new Map<number, string>();
-  for (const gpu of snapshot.gpus) {
-    free.set(gpu.index, gpu.memoryFree ?? gpu.memoryTotal - (gpu.memoryUsed ?? 0));
-    if (gpu.lost) blocked.set(gpu.index, `GPU ${gpu.index} is lost`);
-    else if (gpu.migEnabled) blocked.set(gpu.index, `GPU ${gpu.index} is in MIG mode`);
-  }
-  for (const job of box.jobs) {
-    if (!liveOnGpu(job)) continue;
-    if (job.managed) free.set(job.gpu!, (free.get(job.gpu!) ?? 0) - Math.max(0, declared(job) - (job.usedMemory ?? 0)));
-    if (job.mode === 'exclusive') blocked.set(job.gpu!, `GPU ${job.gpu} runs ${job.id} exclusively`);
-  }
-  // the jobs queued ahead take their GPUs first, as the box's scheduler would start them
-  const ahead = box.jobs.filter((j) => isQueued(j) && rank(j.priority) <= rank(request.priority)).sort((a, b) => rank(a.priority) - rank(b.priority) || a.history[0]!.at - b.history[0]!.at);
-  for (const job of ahead) {
-    const need = declared(job);
-    if (job.requestedGpu === 'auto') {
-      const target = [...free.entries()].filter(([g, f]) => !blocked.has(g) && f >= need).sort((a, b) => b[1] - a[1])[0];
-      if (target) free.set(target[0], target[1] - need);
-    } else if (!blocked.has(job.requestedGpu)) {
-      const f = free.get(job.requestedGpu) ?? 0;
-      if (f >= need) free.set(job.requestedGpu, f - need);
-      else blocked.set(job.requestedGpu, `${job.id} (${job.owner}) waits for GPU ${job.requestedGpu} first`);
-    }
-  }
-  const usable = snapshot.gpus.filter((g) => !blocked.has(g.index));
-  const fits = usable.filter((g) => (free.get(g.index) ?? 0) >= request.memoryBytes).sort((a, b) => busyness(a.utilizationGpu) - busyness(b.utilizationGpu) || (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index);
-  const policyReason = limitReason(box, request, fits);
-  if (policyReason) return policyReason;
-  if (fits.length < request.gpus) {
-    if (snapshot.gpus.length < request.gpus) return `has ${snapshot.gpus.length} GPU${snapshot.gpus.length === 1 ? '' : 's'}`;
-    const best = usable.sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0))[0];
-    if (!best) return [...blocked.values()].join('; ');
-    return `${fits.length === 0 ? 'no GPU has' : `only ${fits.length} GPU${fits.length === 1 ? '' : 's'} have`} ${formatByteSize(request.memoryBytes)} free now (the most: GPU ${best.index}, ${formatByteSize(Math.max(0, free.get(best.index) ?? 0))})`;
-  }
-  const chosen: GpuView[] = fits.slice(0, request.gpus);
-  const utils = chosen.map((g) => g.utilizationGpu).filter((u): u is number => u !== null);
-  return {
-    box: box.name,
-    gpus: chosen.map((g) => g.index),
-    freeBytes: chosen.map((g) => free.get(g.index) ?? 0),
-    queueAhead: ahead.length,
-    utilization: utils.length ? utils.reduce((s, u) => s + u, 0) / utils.length : null,
-  };
-}
-
-/** Why the person's limits on this box keep the job from starting now, or null. */
-function limitReason(box: LabBox, request: WhereRequest, fits: readonly GpuView[]): string | null {
-  const you = box.policy?.enforced ? box.policy.you : null;
-  if (!you) return null;
-  const { limits, using } = you;
-  const rule = (from: string): string => `(lab policy on ${box.name}, ${from})`;
-  if (limits.maxGpus) {
-    // GPUs the person already uses cost nothing more; prefer them when counting
-    const mine = new Set(box.jobs.filter((j) => j.owner === you.user && liveOnGpu(j)).map((j) => j.gpu!));
-    const extra = Math.max(0, request.gpus - fits.filter((g) => mine.has(g.index)).length);
-    if (using.gpus + extra > limits.maxGpus.value) return `${you.user} may use at most ${limits.maxGpus.value} GPU${limits.maxGpus.value === 1 ? '' : 's'} at once ${rule(limits.maxGpus.from)} and already uses ${using.gpus}`;
-  }
-  if (limits.maxMemory && request.memoryBytes * request.gpus + using.memoryBytes > limits.maxMemory.value)
-    return `${you.user} may hold at most ${formatByteSize(limits.maxMemory.value)} of GPU memory ${rule(limits.maxMemory.from)} and holds ${formatByteSize(using.memoryBytes)}`;
-  if (request.priority === 'high' && limits.maxHighPriorityJobs && using.highPriorityJobs + request.gpus > limits.maxHighPriorityJobs.value)
-    return `${you.user} may run at most ${limits.maxHighPriorityJobs.value} high-priority job${limits.maxHighPriorityJobs.value === 1 ? '' : 's'} at once ${rule(limits.maxHighPriorityJobs.from)}`;
-  return null;
 }

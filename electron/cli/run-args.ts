@@ -3,19 +3,21 @@
 // `gpushare run --help` without loading the command's module.
 import { UsageError } from './usage-error.js';
 
-/** A wrapping command's flags: those that take no value, and those that take one. */
+/** A wrapping command's flags: those that take no value, those that take one, and those that may be given again (each value kept). */
 export interface WrapperFlags {
   command: string;
   switches: readonly string[];
   values: readonly string[];
+  repeated?: readonly string[];
 }
 
-const RUN_FLAGS: WrapperFlags = { command: 'run', switches: ['json', 'help', 'keep-resident'], values: ['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait', 'box'] };
+const RUN_FLAGS: WrapperFlags = { command: 'run', switches: ['json', 'help', 'keep-resident'], values: ['gpu', 'priority', 'mem', 'request', 'mode', 'mps-share', 'mig-slice', 'wait', 'box'], repeated: ['env'] };
 const ENROL_FLAGS: WrapperFlags = { command: 'enrol', switches: ['help', 'keep-resident', 'install'], values: ['priority', 'mem', 'shell'] };
 
 /** Flags until "--" (or the first word that is not a flag); the rest is the command, untouched. */
-export function splitWrapperArgs(argv: readonly string[], known: WrapperFlags): { flags: Map<string, string | true>; command: string[] } {
+export function splitWrapperArgs(argv: readonly string[], known: WrapperFlags): { flags: Map<string, string | true>; lists: Map<string, string[]>; command: string[] } {
   const flags = new Map<string, string | true>();
+  const lists = new Map<string, string[]>();
   let i = 0;
   for (; i < argv.length; i++) {
     const arg = argv[i];
@@ -35,12 +37,14 @@ export function splitWrapperArgs(argv: readonly string[], known: WrapperFlags): 
       flags.set(name, true);
       continue;
     }
-    if (!known.values.includes(name)) throw new UsageError(`Unknown option --${name} for gpushare ${known.command} (put the command after --).`);
+    const repeated = known.repeated?.includes(name) ?? false;
+    if (!repeated && !known.values.includes(name)) throw new UsageError(`Unknown option --${name} for gpushare ${known.command} (put the command after --).`);
     const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value.`);
-    flags.set(name, value);
+    if (repeated) lists.set(name, [...(lists.get(name) ?? []), value]);
+    else flags.set(name, value);
   }
-  return { flags, command: argv.slice(i) };
+  return { flags, lists, command: argv.slice(i) };
 }
 
 export const splitRunArgs = (argv: readonly string[]) => splitWrapperArgs(argv, RUN_FLAGS);

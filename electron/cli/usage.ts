@@ -113,15 +113,17 @@ export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [
   --since, --until     a duration back from now (90m, 12h, 7d, 2w) or an ISO date (2026-11-01, 2026-11-01T09:00Z);
                        default: the last 7 days up to now
   --by                 one row per user (default), job or GPU; slurm-job: one per Slurm job this box ran
-                       (CSV or JSON; its JobID column joins \`sacct -P\`), from the box daemon's store
+                       (CSV or JSON; its JobID column joins \`sacct -P\`'s JobIDRaw)
   --format             csv (default, or from -o's extension), json, html (charts), pdf (needs Chromium)
   -o FILE              write to FILE instead of standard output (required for pdf)
-  --db PATH            the usage database (default $XDG_DATA_HOME/gpushare/usage.db)`;
+  --db PATH            the usage database (default: the box daemon's where one answers, asked of the daemon
+                       when you may not read it; else $XDG_DATA_HOME/gpushare/usage.db)`;
 
 // gpushare run
 export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
                     [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
-                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--box NAME] [--json] -- COMMAND [ARGS…]
+                    [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--box NAME]
+                    [--env NAME[=VALUE]]… [--json] -- COMMAND [ARGS…]
   Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
   free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
   --request (default: the quota) free. Output goes to the job's log file.
@@ -133,8 +135,15 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|nor
   --keep-resident: never park it to give its memory to another job while it is idle.
   SIZE like 20G (20 GiB: K, M, G, T are powers of 1024). Without --priority: engine.defaultPriority
   in $XDG_CONFIG_HOME/gpushare/config.json, else normal.
+  The job gets your environment here.
   --box NAME: on that box of the lab list (see gpushare lab), as you there, in the same working
-  directory (refused when it does not exist there) and with your environment.`;
+  directory (refused when it does not exist there), with that box's login environment for you (HOME,
+  USER, LOGNAME, SHELL from its passwd, its default PATH) as ssh would give it, plus LANG, LC_*, TERM,
+  COLORTERM, NO_COLOR and TZ from here: not your PATH, LD_LIBRARY_PATH, VIRTUAL_ENV and the rest,
+  which are this machine's.
+  --env NAME passes NAME's value here, --env NAME=VALUE that value (repeatable; they win over the
+  rest). gpushare's own variables (LD_PRELOAD, GPUSHARE_*, CUDA_VISIBLE_DEVICES, CUDA_MPS_*) are
+  set for every job and cannot be passed.`;
 
 // gpushare serve
 export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simulate [SCENARIO]] [--db PATH] [--metrics [ADDR:]PORT]
@@ -211,8 +220,11 @@ export const labPsUsage = `Usage: gpushare lab ps [--json] [--watch] [--wait SEC
 
 export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [--priority high|normal|best-effort] [--json] [--wait SECONDS]
   The boxes and GPUs that can start a job now (free memory, your limits under each box's lab
-  policy, the jobs queued ahead of it), best first; then why each other box cannot. Run it on
-  the first with \`gpushare run --box NAME --mem SIZE -- COMMAND\`.`;
+  policy, the jobs queued ahead of it), best first; then why each other box cannot. On a GPU
+  in MIG mode the places are its slices (a one-GPU job runs in one). Ranked by the queue ahead,
+  then how busy (in quarters of utilization; a slice by its own SMs, idle when nothing runs in it),
+  then free memory. It prints the \`gpushare run --box NAME [--mig-slice MIG-UUID] --mem SIZE\`
+  that starts it in the first; --json gives each place's box, GPUs, slice and \`run\` flags.`;
 
 export const labUsage = `Usage: gpushare lab ps|where …
   The lab's boxes in one view, each reached as you: over ssh (your keys, agent and

@@ -8,6 +8,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { POINTED_BOX } from '../engine/gpu/simulated-box-names.js';
 import { engineSockets } from '../cli/engine-client.js';
+import { labSocketDir } from '../cli/commands/lab.js';
+import { LabHub } from '../engine/lab/lab-hub.js';
+import { loadLabList } from '../engine/lab/lab-list.js';
 import { packageRoot } from '../engine/paths.js';
 import { defaultSocketPath } from '../engine/server/socket-server.js';
 import { appFlags, personalEngineCommand } from './app-args.js';
@@ -15,6 +18,7 @@ import { CONSOLE_URL, registerAppScheme, serveRenderer } from './app-protocol.js
 import { openEngineLink, type EngineLink } from './engine-link.js';
 import { openEngineView, type EngineView } from './engine-view.js';
 import { bridgeIpcToEngine, type IpcBridge } from './ipc-bridge.js';
+import { desktopLab } from './lab-windows.js';
 import { notifyOnAlerts, showNotice } from './notifications.js';
 import { printHtmlToPdf } from './pdf-printer.js';
 import { quitSequence } from './quit-sequence.js';
@@ -41,6 +45,8 @@ const cleanups: Array<() => void> = [];
 let quitting = false;
 /** A tray icon is shown: closing the window leaves the app running there. */
 let inTray = false;
+// the Lab view's hub, here as the person (their ssh, keys and agent); started when a Lab window first opens
+const lab = desktopLab({ readList: () => loadLabList(), openHub: (boxes) => new LabHub(boxes, { socketDir: labSocketDir() }) });
 
 function showWindow(): void {
   if (!window || window.isDestroyed()) {
@@ -95,7 +101,7 @@ function openEngine(): Promise<EngineLink> {
   }, () => undefined);
   const isConsole = (contents: WebContents): boolean => window !== null && !window.isDestroyed() && contents === window.webContents;
   // reports.export "pdf" from the window: the engine writes the HTML, Chromium here prints it
-  bridge = bridgeIpcToEngine({ connect: () => ready.then((answering) => answering.connect()), whyClosed }, isConsole, { printPdf: printHtmlToPdf });
+  bridge = bridgeIpcToEngine({ connect: () => ready.then((answering) => answering.connect()), whyClosed }, lab, isConsole, { printPdf: printHtmlToPdf });
   return ready;
 }
 
@@ -120,6 +126,7 @@ const onBeforeQuit = quitSequence({
     quitting = true;
     for (const cleanup of cleanups.splice(0)) cleanup();
     bridge?.close();
+    lab.close(); // its ssh links
     view?.close();
   },
   // a personal engine we started stops cleanly first (it resumes what it suspended, restores what it parked), even one still starting

@@ -1,64 +1,49 @@
-// IPC from the console window to the engine, which runs in its own process: one socket connection
-// per window (window-relay.ts) carries its requests and the events it listens to. Every message's
-// sender is checked first (trust.ts).
+// IPC from the console windows: each window's messages go to its relay (console-relays.ts: to the
+// engine, which runs in its own process, or for the Lab view and a box of the lab to the hub here),
+// and the relay's answers and events come back to it. Every message's sender is checked first (trust.ts).
 import { ipcMain, type IpcMainEvent, type WebContents } from 'electron';
 import { IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '../../shared/bridge.js';
-import type { LineConnection } from './line-connection.js';
+import { consoleRelays, type EngineSide } from './console-relays.js';
+import type { DesktopLab } from './lab-windows.js';
 import { isTrustedSender } from './trust.js';
-import { openWindowRelay, type RelayOptions, type ToWindow, type WindowRelay } from './window-relay.js';
+import type { RelayOptions, ToWindow } from './window-relay.js';
 
-export interface EngineSide {
-  /** A new connection to the engine (waits while the engine is still starting). */
-  connect(): Promise<LineConnection>;
-  /** Why the windows lost the engine, in a sentence. */
-  whyClosed(): string;
-}
+export type { EngineSide };
 
 export interface IpcBridge {
-  /** Tell every window its connection has ended, and why (the engine this app started has stopped). */
+  /** Tell every window on the engine its connection has ended, and why (the engine this app started has stopped). */
   engineLost(why: string): void;
   close(): void;
 }
 
-export function bridgeIpcToEngine(engine: EngineSide, isConsole: (contents: WebContents) => boolean, relayOptions: RelayOptions = {}): IpcBridge {
-  const relays = new Map<number, { relay: WindowRelay; contents: WebContents }>();
+export function bridgeIpcToEngine(engine: EngineSide, lab: DesktopLab, isConsole: (contents: WebContents) => boolean, relayOptions: RelayOptions = {}): IpcBridge {
+  const relays = consoleRelays<number>(engine, lab, relayOptions);
   const toWindow = (contents: WebContents) => (message: ToWindow) => void (!contents.isDestroyed() && contents.send(IPC_MESSAGE_CHANNEL, message));
-  const drop = (id: number): void => {
-    relays.get(id)?.relay.close();
-    relays.delete(id);
-  };
   const watched = new Set<number>();
-  const relayFor = (contents: WebContents): WindowRelay => {
+  const watch = (contents: WebContents): void => {
     const id = contents.id;
-    const known = relays.get(id);
-    if (known) return known.relay;
-    const relay = openWindowRelay(() => engine.connect(), toWindow(contents), () => engine.whyClosed(), relayOptions);
-    relays.set(id, { relay, contents });
-    if (!watched.has(id)) {
-      watched.add(id);
-      contents.once('destroyed', () => {
-        watched.delete(id);
-        drop(id);
-      });
-      // a reload or a new page starts over with its own connection (its request ids start again at 1)
-      contents.on('did-start-navigation', (details) => {
-        if (details.isMainFrame && !details.isSameDocument) drop(id);
-      });
-    }
-    return relay;
+    if (watched.has(id)) return;
+    watched.add(id);
+    contents.once('destroyed', () => {
+      watched.delete(id);
+      relays.drop(id);
+    });
+    // a reload or a new page starts over with its own connection (its request ids start again at 1)
+    contents.on('did-start-navigation', (details) => {
+      if (details.isMainFrame && !details.isSameDocument) relays.drop(id);
+    });
   };
   const onRequest = (event: IpcMainEvent, message: unknown): void => {
     if (!isTrustedSender(event.senderFrame, isConsole(event.sender))) return;
-    relayFor(event.sender).receive(message);
+    watch(event.sender);
+    relays.receive(event.sender.id, event.senderFrame!.url, message, toWindow(event.sender));
   };
   ipcMain.on(IPC_REQUEST_CHANNEL, onRequest);
   return {
-    engineLost(why) {
-      for (const { contents } of relays.values()) toWindow(contents)({ kind: 'connection', state: 'closed', detail: why });
-    },
+    engineLost: (why) => relays.engineLost(why),
     close() {
       ipcMain.off(IPC_REQUEST_CHANNEL, onRequest);
-      for (const id of [...relays.keys()]) drop(id);
+      relays.close();
     },
   };
 }

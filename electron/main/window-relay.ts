@@ -16,7 +16,7 @@ export interface WindowRelay {
 }
 
 /** Requests the window may make before the connection is open; past this they are refused. */
-const QUEUE_LIMIT = 1000;
+export const QUEUE_LIMIT = 1000;
 
 export interface RelayOptions {
   /** Prints a report the window asked for as a PDF (webContents.printToPDF); without it the engine refuses format "pdf". */
@@ -100,10 +100,10 @@ export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow
   };
 }
 
-const isRequest = (message: object): message is { kind: 'request'; id: number } => (message as { kind?: unknown }).kind === 'request';
+export const isRequest = (message: object): message is { kind: 'request'; id: number } => (message as { kind?: unknown }).kind === 'request';
 
 /** The two messages a window may send, rebuilt from their fields so nothing else rides along. */
-function relayable(message: unknown): object | null {
+export function relayable(message: unknown): object | null {
   const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown; snapshotDeltas?: unknown } | null;
   if (m?.kind === 'request' && typeof m.id === 'number' && Number.isSafeInteger(m.id) && m.id >= 0 && typeof m.method === 'string') {
     return { kind: 'request', id: m.id, method: m.method, params: m.params };

@@ -1,10 +1,10 @@
 // The renderer's only door to the main process: two narrow functions on window.gpushare.
 // Sandboxed preloads cannot import our modules, so the channel names are repeated here
 // (they are IPC_REQUEST_CHANNEL and IPC_MESSAGE_CHANNEL of shared/bridge.ts), and the API's
-// events too; preload.test.ts runs this file and holds both to shared/.
+// events and the Lab view's too; preload.test.ts runs this file and holds them to shared/.
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import type { ApiEvent, ApiMethod, EventMessage, ResponseMessage } from '../../shared/api.js' with { 'resolution-mode': 'import' };
-import type { BridgeEvent, BridgeResult, ConnectionMessage, GpushareBridge } from '../../shared/bridge.js' with { 'resolution-mode': 'import' };
+import type { BridgeEvent, BridgeResult, ConnectionMessage, GpushareBridge, LabBridgeEvent, LabBridgeMethod } from '../../shared/bridge.js' with { 'resolution-mode': 'import' };
 
 const REQUEST_CHANNEL = 'gpushare:request';
 const MESSAGE_CHANNEL = 'gpushare:message';
@@ -12,6 +12,10 @@ const ENGINE_EVENTS = ['snapshot', 'snapshot.delta', 'jobs', 'alert', 'condition
 // repeated here (no imports in a sandboxed preload), so the compiler holds it to shared/api.ts: an event left out fails the build
 const everyEngineEventListed: [Exclude<ApiEvent, (typeof ENGINE_EVENTS)[number]>] extends [never] ? true : false = true;
 void everyEngineEventListed;
+// the Lab view's event (a Lab window's main-process hub sends it), held to shared/bridge.ts the same way
+const LAB_EVENTS = ['lab'] as const satisfies readonly LabBridgeEvent[];
+const everyLabEventListed: [Exclude<LabBridgeEvent, (typeof LAB_EVENTS)[number]>] extends [never] ? true : false = true;
+void everyLabEventListed;
 
 let nextId = 1;
 const pending = new Map<number, (result: BridgeResult) => void>();
@@ -36,7 +40,7 @@ ipcRenderer.on(MESSAGE_CHANNEL, (_event: IpcRendererEvent, message: ResponseMess
 });
 
 const bridge: GpushareBridge = {
-  call(method: ApiMethod, params: unknown): Promise<BridgeResult> {
+  call(method: ApiMethod | LabBridgeMethod, params: unknown): Promise<BridgeResult> {
     if (typeof method !== 'string') return Promise.resolve({ ok: false, error: { code: 'invalid-request', message: 'The method must be a name.' } });
     const id = nextId++;
     return new Promise((resolve) => {
@@ -45,7 +49,7 @@ const bridge: GpushareBridge = {
     });
   },
   on(event: BridgeEvent, listener: (data: unknown) => void): () => void {
-    const known = event === 'connection' || (ENGINE_EVENTS as readonly string[]).includes(event);
+    const known = event === 'connection' || (ENGINE_EVENTS as readonly string[]).includes(event) || (LAB_EVENTS as readonly string[]).includes(event);
     if (!known || typeof listener !== 'function') return () => undefined;
     let set = listeners.get(event);
     if (!set) {

@@ -1,11 +1,11 @@
-// The desktop preload (a sandboxed script that cannot import our modules) repeats the API's event list
-// and the IPC channel names: run as Electron runs it, it must forward every event the API declares.
+// The desktop preload (a sandboxed script that cannot import our modules) repeats the API's event list,
+// the Lab view's and the IPC channel names: run as Electron runs it, it must forward every event
+// shared/bridge.ts declares, and no other.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { runInNewContext } from 'node:vm';
-import { API_EVENTS } from '../../shared/api.js';
-import { IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL, type GpushareBridge } from '../../shared/bridge.js';
+import { BRIDGE_EVENTS, DESKTOP_LAB_STATUS, IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL, LAB_BRIDGE_EVENTS, type GpushareBridge } from '../../shared/bridge.js';
 
 const PRELOAD = new URL('./preload.cjs', import.meta.url);
 /** A value made in the preload's own context, as plain data of this one (the comparison checks prototypes). */
@@ -35,17 +35,18 @@ function loadPreload() {
   return { name, api, sent, handlers, deliver };
 }
 
-test('the desktop preload forwards every event the API declares, each asked for on the request channel', () => {
+test('the desktop preload forwards every event the API and the Lab view declare, each asked for on the request channel', () => {
   const { name, api, sent, handlers, deliver } = loadPreload();
   assert.equal(name, 'gpushare');
   assert.deepEqual([...handlers.keys()], [IPC_MESSAGE_CHANNEL], 'it listens on the message channel only');
+  assert.ok(LAB_BRIDGE_EVENTS.every((event) => BRIDGE_EVENTS.includes(event)), "the Lab view's events are among the bridge's");
   const heard: Array<[string, unknown]> = [];
-  for (const event of API_EVENTS) api.on(event, (data) => heard.push([event, data]));
+  for (const event of BRIDGE_EVENTS) api.on(event, (data) => heard.push([event, data]));
   // a snapshot.delta listener asks for the snapshot event as deltas
   const asked = (event: string) => (event === 'snapshot.delta' ? { kind: 'subscribe', events: ['snapshot'], snapshotDeltas: true } : { kind: 'subscribe', events: [event] });
-  assert.deepEqual(plain(sent), API_EVENTS.map((event) => ({ channel: IPC_REQUEST_CHANNEL, message: asked(event) })));
-  for (const event of API_EVENTS) deliver({ kind: 'event', event, data: { about: event } });
-  assert.deepEqual(plain(heard), API_EVENTS.map((event) => [event, { about: event }]));
+  assert.deepEqual(plain(sent), BRIDGE_EVENTS.map((event) => ({ channel: IPC_REQUEST_CHANNEL, message: asked(event) })));
+  for (const event of BRIDGE_EVENTS) deliver({ kind: 'event', event, data: { about: event } });
+  assert.deepEqual(plain(heard), BRIDGE_EVENTS.map((event) => [event, { about: event }]));
 });
 
 test('the desktop preload sends requests on the request channel and answers them from the message channel', async () => {
@@ -54,9 +55,14 @@ test('the desktop preload sends requests on the request channel and answers them
   assert.deepEqual(plain(sent), [{ channel: IPC_REQUEST_CHANNEL, message: { kind: 'request', id: 1, method: 'settings.get', params: {} } }]);
   deliver({ kind: 'response', id: 1, ok: true, result: { timelineMinutes: 5 } });
   assert.deepEqual(plain(await answer), { ok: true, result: { timelineMinutes: 5 } });
+  // the Lab tab's question goes the same way: the main process answers it
+  const lab = api.call(DESKTOP_LAB_STATUS, {});
+  assert.deepEqual(plain(sent[1]), { channel: IPC_REQUEST_CHANNEL, message: { kind: 'request', id: 2, method: DESKTOP_LAB_STATUS, params: {} } });
+  deliver({ kind: 'response', id: 2, ok: true, result: { boxes: ['box1'], problem: null } });
+  assert.deepEqual(plain(await lab), { ok: true, result: { boxes: ['box1'], problem: null } });
   let told = false;
-  api.on('no-such-event' as never, () => (told = true));
-  deliver({ kind: 'event', event: 'no-such-event', data: 1 });
-  assert.equal(told, false, 'an event the API does not declare is not listened for');
-  assert.equal(sent.length, 1, 'and not subscribed to');
+  for (const undeclared of ['no-such-event', 'lab.where', 'labs']) api.on(undeclared as never, () => (told = true));
+  for (const undeclared of ['no-such-event', 'lab.where', 'labs']) deliver({ kind: 'event', event: undeclared, data: 1 });
+  assert.equal(told, false, 'an event neither the API nor the Lab view declares is not listened for');
+  assert.equal(sent.length, 2, 'and not subscribed to');
 });

@@ -81,3 +81,14 @@ test('lab ps --watch redraws: a box whose daemon dies shows down, the other stay
   child.kill('SIGINT');
   assert.equal(await status, 0);
 });
+
+test("run --box to a box whose daemon predates loginEnv says so and what to do, starting nothing (never falls back to sending this shell's environment)", async (t) => {
+  const old = new FakeBox(join(home, 'old.sock'), 'alice');
+  old.refusals['jobs.submit'] = { code: 'invalid-request', message: 'params.loginEnv is not a known field (known: argv, cwd, gpu, priority, memoryQuotaBytes, memoryRequestBytes, mode, mpsSharePercent, migSlice, keepResident, env)' };
+  await old.start();
+  t.after(() => old.stop());
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'old', socket: old.path }] }));
+  const out = await gpushare(['run', '--box', 'old', '--', '/bin/true']);
+  assert.equal(out.status, 1, out.stderr);
+  assert.equal(out.stderr, "gpushare run: old: its gpushare daemon is older than this gpushare and cannot start a job in old's own login environment, so nothing was started: update gpushare on old.\n");
+});

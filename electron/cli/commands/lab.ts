@@ -2,10 +2,11 @@
 // SSH as the person, or a socket on this machine); and `gpushare run --box NAME`'s link to one box.
 import { join } from 'node:path';
 import { PRIORITIES, parseByteSize, type Priority } from '../../../shared/jobs.js';
-import { labView, personTotals, whereCanIRun, type LabBoxSpec, type LabSnapshot } from '../../../shared/lab.js';
+import { labView, personTotals, type LabBoxSpec, type LabSnapshot } from '../../../shared/lab.js';
+import { runFlags, whereCanIRun, type WherePlace } from '../../../shared/lab-where.js';
 import { LabHub } from '../../engine/lab/lab-hub.js';
 import { openBoxLink, LinkError } from '../../engine/lab/box-link.js';
-import { loadLabList } from '../../engine/lab/lab-list.js';
+import { loadLabList, noLabBoxes } from '../../engine/lab/lab-list.js';
 import { runtimeDir } from '../../engine/paths.js';
 import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
@@ -19,7 +20,7 @@ export const labSocketDir = (): string => join(runtimeDir(), 'lab');
 /** The lab list's boxes; none is an error naming the files looked at (gpushare lab, start --lab). */
 export function labBoxes(): LabBoxSpec[] {
   const list = loadLabList();
-  if (list.boxes.length === 0) throw new Error(`No lab boxes: neither ${list.looked.admin} nor ${list.looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`);
+  if (list.boxes.length === 0) throw new Error(noLabBoxes(list.looked));
   return list.boxes;
 }
 
@@ -120,15 +121,19 @@ async function labWhere(argv: string[]): Promise<number> {
   const priority = (values.priority ?? 'normal') as Priority;
   if (!(PRIORITIES as readonly string[]).includes(priority)) throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}; got "${values.priority}".`);
   const lab = await readLab(waitSeconds(values.wait));
-  const answer = whereCanIRun(lab, { memoryBytes, gpus, priority });
+  const request = { memoryBytes, gpus, priority };
+  const answer = whereCanIRun(lab, request);
+  const run = (p: WherePlace): string[] => runFlags(p, request, values.mem!);
   if (values.json) {
-    process.stdout.write(JSON.stringify({ request: { memoryBytes, gpus, priority }, ...answer }, null, 2) + '\n');
+    // each place with the `gpushare run` flags that start the job there
+    process.stdout.write(JSON.stringify({ request, places: answer.places.map((p) => ({ ...p, run: run(p) })), notNow: answer.notNow }, null, 2) + '\n');
   } else {
     const lines = answer.places.map(
-      (p, i) => `${i === 0 ? '→' : ' '} ${p.box}: GPU${p.gpus.length > 1 ? 's' : ''} ${p.gpus.join(', ')} (${p.freeBytes.map((f) => `${formatBytes(f)} free`).join(', ')}; ${p.queueAhead === 0 ? 'nothing queued ahead' : `${p.queueAhead} queued ahead`}; utilization ${formatPercent(p.utilization)})`,
+      (p, i) =>
+        `${i === 0 ? '→' : ' '} ${p.box}: GPU${p.gpus.length > 1 ? 's' : ''} ${p.gpus.join(', ')}${p.slice ? `, MIG slice ${p.slice.profile ?? '?'} ${p.slice.uuid}` : ''} (${p.freeBytes.map((f) => `${formatBytes(f)} free`).join(', ')}; ${p.queueAhead === 0 ? 'nothing queued ahead' : `${p.queueAhead} queued ahead`}; utilization ${formatPercent(p.utilization)})`,
     );
     if (answer.places.length === 0) lines.push(`No box can start a ${formatBytes(memoryBytes)} job${gpus > 1 ? ` on ${gpus} GPUs` : ''} now.`);
-    else lines.push('', `Run it there: gpushare run --box ${answer.places[0]!.box} --mem ${values.mem}${priority === 'normal' ? '' : ` --priority ${priority}`} -- COMMAND`);
+    else lines.push('', `Run it there: gpushare run ${run(answer.places[0]!).join(' ')} -- COMMAND`);
     if (answer.notNow.length) lines.push('', 'Not now:', ...answer.notNow.map((n) => `  ${n.box}: ${n.reason}`));
     process.stdout.write(lines.join('\n') + '\n');
   }

@@ -2,6 +2,7 @@
 import { PRIORITIES, SHARING_MODES, parseByteSize, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { UsageError } from '../args.js';
 import { splitRunArgs } from '../run-args.js';
+import { namedEnv, sentEnv } from '../job-env-flags.js';
 import { checkGpuOnEngine } from '../engine-snapshot.js';
 import { engineDefaults } from '../user-settings.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
@@ -28,7 +29,7 @@ const DEFAULT_WAIT_S = 1;
 const MAX_WAIT_S = 600;
 
 export async function runCommand(argv: string[]): Promise<number> {
-  const { flags, command } = splitRunArgs(argv);
+  const { flags, lists, command } = splitRunArgs(argv);
   if (command.length === 0) throw new UsageError('Which command? Give it after --, e.g. gpushare run --gpu 0 -- python train.py');
   const text = (name: string): string | undefined => (typeof flags.get(name) === 'string' ? (flags.get(name) as string) : undefined);
   const gpuText = text('gpu') ?? 'auto';
@@ -53,6 +54,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       throw new UsageError(`--${name}: ${(error as Error).message}`);
     }
   };
+  const box = text('box');
+  const named = namedEnv(lists.get('env') ?? [], process.env);
   const params = {
     argv: command,
     cwd: process.cwd(),
@@ -64,15 +67,21 @@ export async function runCommand(argv: string[]): Promise<number> {
     mpsSharePercent: shareText === undefined ? undefined : Number(shareText),
     migSlice: text('mig-slice'),
     keepResident: flags.get('keep-resident') === true ? true : undefined,
-    env: Object.entries(process.env).filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)).map(([k, v]) => `${k}=${v}`),
+    // another box gets its own login environment for you, as ssh gives: this one's PATH, HOME, VIRTUAL_ENV… are wrong there
+    env: sentEnv(process.env, named, box !== undefined),
+    ...(box === undefined ? {} : { loginEnv: true }),
   };
-  const box = text('box');
   const onEngine = box === undefined ? withEngine : withBox(box);
   const outcome = await onEngine(async (engine) => {
     const watch = new JobWatch(engine); // before submitting: its first changes are not missed
     try {
       if (params.gpu !== 'auto') await checkGpuOnEngine(engine, params.gpu);
-      const submitted = await engine.call('jobs.submit', params);
+      const submitted = await engine.call('jobs.submit', params).catch((error: unknown) => {
+        // a box not yet updated: never fall back to sending this shell's environment there
+        if (box !== undefined && error instanceof Error && /\bloginEnv\b.*not a known field/.test(error.message))
+          throw new Error(`its gpushare daemon is older than this gpushare and cannot start a job in ${box}'s own login environment, so nothing was started: update gpushare on ${box}.`);
+        throw error;
+      });
       return await watch.follow(submitted, { waitMs: waitS * 1000, runningMs: waitS * 1000 });
     } finally {
       watch.close();

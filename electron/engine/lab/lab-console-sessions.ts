@@ -4,7 +4,8 @@
 // gets the Lab view's: the `lab` event (built once for every such session, at most every
 // LAB_UPDATE_MS however many boxes changed) and the `lab.where` request.
 import { API_EVENTS, type ApiEvent } from '../../../shared/api.js';
-import { whereCanIRun, describeBoxState } from '../../../shared/lab.js';
+import { describeBoxState } from '../../../shared/lab.js';
+import { whereCanIRun } from '../../../shared/lab-where.js';
 import type { LabBoxRow } from '../../../shared/lab.js';
 import { BOX_PARAM, LAB_EVENT, LAB_WHERE, labUpdateOf, labWhereSchema, type LabConsoleState, type LabConsoleUpdate } from '../../../shared/lab-console.js';
 import { toErrorBody } from '../api/api-error.js';

@@ -90,6 +90,10 @@ export interface LabList {
   looked: { admin: string; own: string };
 }
 
+/** Why there is no lab: the files looked at, and what to write in one (`gpushare lab`, `start --lab`, the desktop's Lab view). */
+export const noLabBoxes = (looked: LabList['looked']): string =>
+  `No lab boxes: neither ${looked.admin} nor ${looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`;
+
 /** The admin's list and the person's own, merged (an own entry of the same name wins). */
 export function loadLabList(files: { admin?: string; own?: string } = {}): LabList {
   const admin = files.admin ?? process.env.GPUSHARE_LAB_FILE ?? ADMIN_LAB_FILE;

@@ -11,6 +11,8 @@ import type { JobView } from '../../../shared/jobs.js';
 import type { LabSnapshot } from '../../../shared/lab.js';
 import { forwardedSocketPath } from './box-link.js';
 import { LabHub } from './lab-hub.js';
+import { LOGIN_PATH } from '../scheduler/job-env.js';
+import { processEnvironment } from '../../testing/proc-environ.js';
 import { parseLabText } from './lab-list.js';
 import { SshLab, sshLabMissing, type LabPerson, type SshBox } from './testing/ssh-lab.js';
 
@@ -81,14 +83,22 @@ describe('a lab of boxes over ssh', { skip: missing ?? false }, () => {
     assert.equal((boxOf(down, 'box4').connection as { lastError: string }).lastError, 'box4: ssh: Permission denied (publickey)');
   });
 
-  test("`gpushare run --box` starts the job on that box as the person; a working directory missing there is refused", async () => {
-    const out = await lab.cliAs(alice, ['run', '--box', 'box2', '--wait', '3', '--json', '--', ...train(lab.fakejob)]);
+  test("`gpushare run --box` starts the job on that box as the person, in the box's environment for them; a working directory missing there is refused", async () => {
+    const shell = { LAB_TEST_SECRET: 'x', VIRTUAL_ENV: '/opt/venv-here', LANG: 'C.UTF-8', TERM: 'xterm-here', WANDB_MODE: 'offline' };
+    const out = await lab.cliAs(alice, ['run', '--box', 'box2', '--env', 'WANDB_MODE', '--wait', '3', '--json', '--', ...train(lab.fakejob)], { env: shell });
     assert.equal(out.status, 0, out.stderr);
     const job = JSON.parse(out.stdout) as JobView;
     assert.equal(job.state, 'running');
     assert.equal(job.owner, alice.name);
     assert.equal(uidOf(job.pid!), alice.uid, "the job's process runs as alice");
     assert.equal(readlinkSync(`/proc/${job.pid}/ns/mnt`), box2.mountNamespace, 'the job runs in box2');
+    const environ = processEnvironment(job.pid!);
+    assert.deepEqual(
+      Object.fromEntries(['HOME', 'USER', 'LOGNAME', 'SHELL', 'PATH', 'LANG', 'TERM', 'WANDB_MODE'].map((k) => [k, environ[k]])),
+      { HOME: alice.home, USER: alice.name, LOGNAME: alice.name, SHELL: '/bin/sh', PATH: LOGIN_PATH, LANG: 'C.UTF-8', TERM: 'xterm-here', WANDB_MODE: 'offline' },
+      "box2's login environment for alice (its passwd), what ssh carries, and what --env named",
+    );
+    for (const name of ['LAB_TEST_SECRET', 'VIRTUAL_ENV', 'XDG_RUNTIME_DIR', 'GPUSHARE_LAB_FILE']) assert.equal(environ[name], undefined, `${name} stays on alice's machine`);
     await until(hub, "alice's job in the hub's view of box2", (l) => boxOf(l, 'box2').jobs.some((j) => j.id === job.id && j.state === 'running'));
 
     const here = join(lab.dir, 'only-here');
@@ -131,6 +141,32 @@ describe('a lab of boxes over ssh', { skip: missing ?? false }, () => {
     // down, or already trying again (the one-shot hub's backoff may have come round): either way with the last error
     assert.match(ps.stdout, /^box4 \(ssh .*@box1\): (down since|reconnecting \(down since) .*: box4: ssh: Permission denied \(publickey\)$/m);
     assert.match(ps.stdout, new RegExp(`^\\s+${alice.name}\\s+1\\s+2\\s`, 'm'), "alice's totals: one GPU, two processes (both on box2's GPU 0)");
+  });
+
+  test('`gpushare lab where` names a MIG slice where only a slice has the room, and its run line starts the job in that slice', async () => {
+    // the roomiest slice against every whole GPU, with the jobs of the tests before on them
+    const roomiestOf = (l: LabSnapshot) => boxOf(l, 'box2').snapshot?.gpus[1]?.migSlices.reduce((a, b) => ((b.memoryTotal ?? 0) - (b.memoryUsed ?? 0) > (a.memoryTotal ?? 0) - (a.memoryUsed ?? 0) ? b : a));
+    const requestOf = (l: LabSnapshot): number => Math.floor(((roomiestOf(l)?.memoryTotal ?? 0) - (roomiestOf(l)?.memoryUsed ?? 0)) / 2 ** 20) - 256;
+    // a whole GPU's free memory less what running managed jobs declared and have not allocated (alice's 50G job holds 1G)
+    const promised = (b: LabSnapshot['boxes'][number], gpu: number): number => b.jobs.filter((j) => j.managed && j.state === 'running' && j.gpu === gpu).reduce((sum, j) => sum + Math.max(0, (j.memoryQuotaBytes ?? 0) - (j.usedMemory ?? 0)), 0);
+    const wholeFree = (l: LabSnapshot) => l.boxes.flatMap((b) => (b.snapshot?.gpus ?? []).filter((g) => !g.migEnabled).map((g) => [b.name, g.index, ((g.memoryFree ?? 0) - promised(b, g.index)) / 2 ** 20] as const));
+    const lab0 = await until(hub, 'a MIG slice roomier than every whole GPU', (l) => roomiestOf(l) !== undefined && wholeFree(l).length === 3 && wholeFree(l).every(([, , free]) => free < requestOf(l)));
+    const roomiest = roomiestOf(lab0)!;
+    const slices = boxOf(lab0, 'box2').snapshot!.gpus[1]!.migSlices;
+    const requestMiB = requestOf(lab0);
+    const where = await lab.cliAs(alice, ['lab', 'where', '--mem', `${requestMiB}M`, '--json']);
+    assert.equal(where.status, 0, where.stderr);
+    const answer = JSON.parse(where.stdout) as { places: Array<{ box: string; gpus: number[]; slice: { uuid: string; profile: string; gpuInstanceId: number } | null; run: string[] }> };
+    assert.deepEqual(answer.places.map((p) => [p.box, p.gpus, p.slice?.uuid]), [['box2', [1], roomiest.uuid]]);
+    const out = await lab.cliAs(alice, ['run', ...answer.places[0]!.run, '--wait', '3', '--json', '--', ...train(lab.fakejob)]);
+    assert.equal(out.status, 0, out.stderr);
+    const job = JSON.parse(out.stdout) as JobView;
+    assert.deepEqual([job.state, job.gpu, job.mode, job.migSlice], ['running', 1, 'mig', roomiest.uuid]);
+    assert.equal(readlinkSync(`/proc/${job.pid}/ns/mnt`), box2.mountNamespace);
+    const ran = async (): Promise<boolean> => box2.kernelRecords(1, roomiest.gpuInstanceId).some((r) => r.pid === job.pid);
+    for (let i = 0; i < 100 && !(await ran()); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(await ran(), "its kernels ran in the slice's GPU instance (the simulated driver's record)");
+    for (const other of slices.filter((s) => s.uuid !== roomiest.uuid)) assert.ok(!box2.kernelRecords(1, other.gpuInstanceId).some((r) => r.pid === job.pid), `none in ${other.profileName}`);
   });
 
   test("a box whose daemon dies is down within 5 s while the others keep updating, and comes back when it restarts, the hub running on", async () => {

@@ -3,9 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JobView } from '../../../shared/jobs.js';
-import { describeBoxState, labView, mergeLabLists, personTotals, whereCanIRun, type LabBox, type LabSnapshot } from '../../../shared/lab.js';
+import { describeBoxState, labView, mergeLabLists, personTotals, type LabBox, type LabSnapshot } from '../../../shared/lab.js';
+import { runFlags, whereCanIRun } from '../../../shared/lab-where.js';
 import type { LabPolicyStatus } from '../../../shared/lab-policy.js';
-import type { GpuProcessView, GpuView, Snapshot } from '../../../shared/snapshot.js';
+import type { GpuProcessView, GpuView, MigSliceView, Snapshot } from '../../../shared/snapshot.js';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,16 +129,80 @@ test('where can I run: among places the job fits, an idle GPU comes before a bus
   assert.deepEqual(whereCanIRun(lab(mixed), { memoryBytes: 10 * G, gpus: 1, priority: 'normal' }).places.map((p) => p.gpus), [[1]]);
 });
 
-test('where can I run: a job queued ahead takes its memory first; a lower-priority one queued does not count; exclusive, lost and MIG GPUs are out', () => {
+test('where can I run: a job queued ahead takes its memory first; a lower-priority one queued does not count; exclusive and lost GPUs are out, and a GPU in MIG mode with no slice', () => {
   const queuedBig = box('b1', snapshot([gpu(0, 80, 0)], []), [job('j1', 'bob', 'queued', { memoryQuotaBytes: 70 * G, priority: 'high' }), job('j2', 'bob', 'queued', { memoryQuotaBytes: 70 * G, priority: 'best-effort' })]);
   const odd = box('b2', snapshot([gpu(0, 80, 0, { lost: true }), gpu(1, 80, 0, { migEnabled: true }), gpu(2, 80, 1)], []), [job('j5', 'carol', 'running', { gpu: 2, mode: 'exclusive', memoryQuotaBytes: 1 * G, usedMemory: 1 * G })]);
   const answer = whereCanIRun(lab(queuedBig, odd), { memoryBytes: 20 * G, gpus: 1, priority: 'normal' });
   assert.deepEqual(answer.places, []);
   assert.match(answer.notNow[0]!.reason, /no GPU has 20G free now \(the most: GPU 0, 10(\.0)?G\)/);
-  assert.match(answer.notNow[1]!.reason, /GPU 0 is lost; GPU 1 is in MIG mode; GPU 2 runs j5 exclusively/);
+  assert.match(answer.notNow[1]!.reason, /GPU 0 is lost; GPU 1 is in MIG mode with no slices; GPU 2 runs j5 exclusively/);
   // started jobs' declared memory not yet allocated is spoken for
   const promised = box('b3', snapshot([gpu(0, 80, 10)], []), [job('j7', 'bob', 'running', { gpu: 0, memoryQuotaBytes: 60 * G, usedMemory: 10 * G })]);
   assert.match(whereCanIRun(lab(promised), { memoryBytes: 21 * G, gpus: 1, priority: 'high' }).notNow[0]!.reason, /the most: GPU 0, 20(\.0)?G/);
+});
+
+function slice(gi: number, profile: string, totalG: number, usedG: number, extra: Partial<MigSliceView> = {}): MigSliceView {
+  return { uuid: `MIG-${gi}`, name: `H100 MIG ${profile}`, profileName: profile, gpuInstanceId: gi, computeInstanceId: 0, smCount: null, placement: null, memoryTotal: totalG * G, memoryUsed: usedG * G, ...extra };
+}
+
+function sliceProc(pid: number, gpuIndex: number, gi: number, user: string, usedG: number): GpuProcessView {
+  return { ...proc(pid, gpuIndex, user, usedG), smPercent: null, gpuInstanceId: gi, computeInstanceId: 0 };
+}
+
+/** An H100 in MIG mode (the whole GPU's utilization unknown, as NVML says in MIG mode) beside a nearly full whole one. */
+const migBox = (name: string, slices: MigSliceView[], processes: GpuProcessView[] = [], jobs: JobView[] = []): LabBox =>
+  box(name, snapshot([gpu(0, 80, 75, { utilizationGpu: 0 }), gpu(1, 80, 30, { migEnabled: true, utilizationGpu: null, migSlices: slices })], processes), jobs);
+
+test('where can I run: on a GPU in MIG mode the places are its slices, each by its own free memory, processes and queue', () => {
+  // 15G fits no whole GPU here (GPU 0 has 5G free), only the idle 3g.40gb and the 2g.20gb bob runs in
+  const mig = migBox('mig', [slice(1, '3g.40gb', 40, 0), slice(2, '2g.20gb', 20, 1), slice(3, '1g.10gb', 10, 0)], [sliceProc(7, 1, 2, 'bob', 1)]);
+  const answer = whereCanIRun(lab(mig), { memoryBytes: 15 * G, gpus: 1, priority: 'normal' });
+  assert.deepEqual(answer.notNow, []);
+  assert.deepEqual(
+    answer.places.map((p) => [p.box, p.gpus, p.slice, p.freeBytes.map((f) => f / G), p.utilization]),
+    [['mig', [1], { uuid: 'MIG-1', profile: '3g.40gb', gpuInstanceId: 1, computeInstanceId: 0 }, [40], 0]],
+    'the idle slice with room (no process in it: idle), not the busy-unknown one',
+  );
+  // a job queued ahead for the 3g.40gb takes 30G of it first; a running job's declared, unallocated memory is spoken for in its slice
+  const queued = migBox('queued', [slice(1, '3g.40gb', 40, 0), slice(2, '2g.20gb', 20, 0)], [], [job('j1', 'bob', 'queued', { mode: 'mig', migSlice: 'MIG-1', requestedGpu: 1, memoryQuotaBytes: 30 * G })]);
+  const running = migBox('running', [slice(1, '3g.40gb', 40, 2), slice(2, '2g.20gb', 20, 0)], [sliceProc(8, 1, 1, 'bob', 2)], [job('j2', 'bob', 'running', { mode: 'mig', migSlice: 'MIG-1', gpu: 1, memoryQuotaBytes: 30 * G, usedMemory: 2 * G })]);
+  const both = whereCanIRun(lab(queued, running), { memoryBytes: 15 * G, gpus: 1, priority: 'normal' });
+  assert.deepEqual(both.places.map((p) => [p.box, p.slice?.profile, p.freeBytes.map((f) => f / G), p.queueAhead]), [['running', '2g.20gb', [20], 0], ['queued', '2g.20gb', [20], 1]]);
+  // nothing fits: the reason names the roomiest slice
+  const tight = whereCanIRun(lab(mig), { memoryBytes: 50 * G, gpus: 1, priority: 'normal' });
+  assert.match(tight.notNow[0]!.reason, /no GPU or MIG slice has 50G free now \(the most: GPU 1 slice 3g\.40gb, 40(\.0)?G\)/);
+  // a job on several GPUs cannot run in slices
+  const two = whereCanIRun(lab(migBox('mig', [slice(1, '3g.40gb', 40, 0)])), { memoryBytes: 1 * G, gpus: 2, priority: 'normal' });
+  assert.deepEqual(two.places.map((p) => [p.gpus, p.slice]), []);
+  assert.match(two.notNow[0]!.reason, /^only 1 GPU has 1G free now \(the most: GPU 0, 5(\.0)?G\); GPU 1 is in MIG mode: its slices take one-GPU jobs$/);
+});
+
+test("where can I run: a higher-priority job waiting for a slice that cannot hold it yet holds back that GPU's other slices; one of the same priority does not (as the box's scheduler)", () => {
+  const waiting = (priority: JobView['priority']): LabBox =>
+    migBox(`waits-${priority}`, [slice(1, '1g.10gb', 10, 0), slice(2, '3g.40gb', 40, 0)], [], [job('j1', 'bob', 'queued', { priority, mode: 'mig', migSlice: 'MIG-1', requestedGpu: 1, memoryQuotaBytes: 20 * G })]);
+  const answer = whereCanIRun(lab(waiting('high'), waiting('normal')), { memoryBytes: 15 * G, gpus: 1, priority: 'normal' });
+  assert.deepEqual(answer.places.map((p) => [p.box, p.slice?.profile, p.queueAhead]), [['waits-normal', '3g.40gb', 1]]);
+  assert.deepEqual(answer.notNow, [{ box: 'waits-high', reason: 'no GPU has 15G free now (the most: GPU 0, 5G); j1 (bob) waits for GPU 1 slice 1g.10gb first' }]);
+});
+
+test("where can I run: each place's run flags start the job there (a slice by its UUID, the priority when not normal, the memory as asked)", () => {
+  const [inSlice] = whereCanIRun(lab(migBox('mig', [slice(1, '3g.40gb', 40, 0)])), { memoryBytes: 15 * G, gpus: 1, priority: 'high' }).places;
+  assert.deepEqual(runFlags(inSlice!, { memoryBytes: 15 * G, gpus: 1, priority: 'high' }, '15G'), ['--box', 'mig', '--mig-slice', 'MIG-1', '--mem', '15G', '--priority', 'high']);
+  const [whole] = whereCanIRun(lab(box('w', snapshot([gpu(0, 80, 0)], []))), { memoryBytes: 0, gpus: 1, priority: 'normal' }).places;
+  assert.deepEqual(runFlags(whole!, { memoryBytes: 0, gpus: 1, priority: 'normal' }, '0'), ['--box', 'w']);
+});
+
+test('where can I run: a slice that fits ranks with whole GPUs by the same rule: queue ahead, then its own busyness, then its free memory', () => {
+  const idleSlice = migBox('slice', [slice(1, '3g.40gb', 40, 0, { smPercent: 0 })]);
+  const busyWhole = box('busy', snapshot([gpu(0, 80, 10, { utilizationGpu: 100 })], []));
+  const idleWhole = box('idle', snapshot([gpu(0, 80, 50, { utilizationGpu: 0 })], []));
+  const roomyWhole = box('roomy', snapshot([gpu(0, 80, 10, { utilizationGpu: 0 })], []));
+  const busySlice = migBox('busy-slice', [slice(1, '3g.40gb', 40, 0, { smPercent: 90 })]);
+  const answer = whereCanIRun(lab(busyWhole, idleWhole, roomyWhole, busySlice, idleSlice), { memoryBytes: 20 * G, gpus: 1, priority: 'normal' });
+  assert.deepEqual(
+    answer.places.map((p) => [p.box, p.slice === null ? 'whole' : p.slice.profile, Math.min(...p.freeBytes) / G]),
+    [['roomy', 'whole', 70], ['slice', '3g.40gb', 40], ['idle', 'whole', 30], ['busy', 'whole', 70], ['busy-slice', '3g.40gb', 40]],
+  );
 });
 
 test("where can I run: the person's limits on a box keep it out, naming the rule", () => {

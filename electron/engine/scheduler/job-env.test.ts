@@ -31,3 +31,20 @@ test("with nothing sent, a personal engine's job gets the engine's environment (
   const engineEnv = { PATH: '/home/alice/.local/bin:/usr/bin', EDITOR: 'vim', UNSET: undefined, ...Object.fromEntries(ENGINE_SET.map((e) => e.split('='))) };
   assert.deepEqual(jobEnvironment({ sent: undefined, account: alice, engineEnv, engineIsTheUsers: true }), { PATH: '/home/alice/.local/bin:/usr/bin', EDITOR: 'vim' });
 });
+
+test("a job from another box (loginEnv) starts from this box's login environment for its user, with only what was sent on top, less the engine's variables", () => {
+  const sent = ['LANG=C.UTF-8', 'TERM=xterm-256color', 'WANDB_PROJECT=p1', 'HOME=/home/alice/elsewhere', ...ENGINE_SET, 'LD_PRELOAD=/home/alice/evil.so'];
+  const daemon = { PATH: '/usr/sbin:/usr/bin', LANG: 'de_DE.UTF-8', NOTIFY_SOCKET: '/run/systemd/notify' };
+  assert.deepEqual(jobEnvironment({ sent, loginEnv: true, account: alice, engineEnv: daemon, engineIsTheUsers: false }), {
+    HOME: '/home/alice/elsewhere', // named by the person: theirs to choose, as with ssh's SendEnv
+    USER: 'alice',
+    LOGNAME: 'alice',
+    SHELL: '/bin/zsh',
+    PATH: LOGIN_PATH,
+    LANG: 'C.UTF-8',
+    TERM: 'xterm-256color',
+    WANDB_PROJECT: 'p1',
+  });
+  // nothing sent: the login environment alone, with the box's LANG; a personal engine's own environment is not used either
+  assert.deepEqual(jobEnvironment({ sent: [], loginEnv: true, account: alice, engineEnv: { ...daemon, EDITOR: 'vim' }, engineIsTheUsers: true }), { HOME: '/home/alice', USER: 'alice', LOGNAME: 'alice', SHELL: '/bin/zsh', PATH: LOGIN_PATH, LANG: 'de_DE.UTF-8' });
+});

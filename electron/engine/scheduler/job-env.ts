@@ -33,6 +33,8 @@ export function loginEnvironment(account: Account, lang: string | undefined): Re
 export interface JobEnvSource {
   /** What the client sent (the CLI sends its own); absent for the browser console and the desktop. */
   sent: readonly string[] | undefined;
+  /** `sent` goes on top of this box's login environment for the user (a job sent from another box, as ssh would start it). */
+  loginEnv?: boolean;
   /** Whom the job runs as. */
   account: Account;
   /** The engine's own environment: the job's default only where it is the user's own (a personal engine). */
@@ -43,7 +45,9 @@ export interface JobEnvSource {
 
 /** The job's environment as submitted: the engine's own variables removed, to be set at launch. */
 export function jobEnvironment(source: JobEnvSource): Record<string, string> {
-  const env = source.sent
+  const env = source.loginEnv
+    ? { ...loginEnvironment(source.account, source.engineEnv.LANG), ...envFromEntries(source.sent ?? []) }
+    : source.sent
     ? envFromEntries(source.sent)
     : source.engineIsTheUsers
       ? definedOnly(source.engineEnv)

@@ -140,6 +140,27 @@ test("with no directory or environment sent (the browser console), a job runs in
   assert.equal(report.env.get('GPUSHARE_JOB_ID'), submitted.id);
 });
 
+test("a job sent from another box (loginEnv) runs in this box's login environment for its user with what was sent on top, the engine's own variables never the caller's", { skip: SKIP }, async () => {
+  const submitted = await submit({
+    argv: REPORT,
+    cwd: dir,
+    loginEnv: true,
+    env: ['LANG=C.UTF-8', 'TERM=xterm-other', 'GPST_NAMED=by the person', 'GPUSHARE_JOB_ID=forged', 'GPUSHARE_FAKEGPU_STATE=/forged', 'LD_PRELOAD=/forged.so', 'CUDA_VISIBLE_DEVICES=7', 'CUDA_MPS_PIPE_DIRECTORY=/forged'],
+  });
+  const report = readReport((await finished(submitted.id)).logPath!);
+  assert.deepEqual([report.uid, report.cwd], [user.uid, dir]);
+  assert.deepEqual(
+    ['HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TERM', 'GPST_NAMED'].map((k) => report.env.get(k)),
+    [user.home, userName, userName, '/usr/sbin/nologin', 'C.UTF-8', 'xterm-other', 'by the person'],
+  );
+  assert.match(report.env.get('PATH') ?? '', /^\/usr\/local\/bin:\/usr\/bin:\/bin/);
+  assert.equal(report.env.get('GPUSHARE_JOB_ID'), submitted.id);
+  assert.equal(report.env.get('GPUSHARE_FAKEGPU_STATE'), driver.statePath);
+  assert.notEqual(report.env.get('CUDA_VISIBLE_DEVICES'), '7');
+  assert.equal(report.env.has('LD_PRELOAD'), false, "no gate here, so no LD_PRELOAD at all: not the caller's");
+  assert.equal(report.env.has('CUDA_MPS_PIPE_DIRECTORY'), false);
+});
+
 test('a working directory its user cannot enter is refused naming it and the user, said as a missing one would be (issue 24); nothing is started or kept', { skip: SKIP }, async () => {
   const closed = join(dir, 'closed');
   mkdirSync(closed, { mode: 0o700 });

@@ -146,7 +146,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     }
     scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request }); // the lab policy's limits
     const engineIsTheUsers = options.engineKind !== 'daemon' && !asUser;
-    const submitted = jobEnvironment({ sent: params.env, account: runAs ?? account, engineEnv: process.env, engineIsTheUsers });
+    const submitted = jobEnvironment({ sent: params.env, loginEnv: params.loginEnv, account: runAs ?? account, engineEnv: process.env, engineIsTheUsers });
     const executable = resolveCommand(params.argv[0], { path: submitted.PATH, cwd, as: asUser });
 
     const id = table.nextManagedId();

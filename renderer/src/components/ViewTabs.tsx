@@ -1,9 +1,13 @@
-// Switch between the live console, usage reports, the MIG planner and the lab policy.
+// Switch between the live console, usage reports, the MIG planner and the lab policy; in the desktop
+// app with a lab list, the Lab view too (another page: the hub in the app's main process serves it).
+import { labConsoleHref } from '../../../shared/lab-console.js';
 import { useNavigation } from '../stores/hooks.js';
 import { showView, VIEWS } from '../stores/navigation-store.js';
 
 export function ViewTabs() {
   const current = useNavigation((s) => s.view);
+  const lab = useNavigation((s) => s.lab);
+  const showLab = lab !== null && (lab.boxes.length > 0 || lab.problem !== null);
   return (
     <nav className="view-tabs" aria-label="Views">
       {VIEWS.map(({ view, title }) => (
@@ -11,6 +15,11 @@ export function ViewTabs() {
           {title}
         </button>
       ))}
+      {showLab && (
+        <a className="view-tab-link" href={labConsoleHref(window.location.href, null)} title={lab.problem ?? `every box of the lab: ${lab.boxes.join(', ')}`}>
+          Lab
+        </a>
+      )}
     </nav>
   );
 }

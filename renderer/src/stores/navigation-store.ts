@@ -1,6 +1,7 @@
 // Which view the console shows: the live console, usage reports, the MIG planner or the lab policy.
 // Kept in the URL hash (#reports, #mig-plan, #lab-policy) so a view survives a reload and can be linked.
 import { createStore } from 'zustand/vanilla';
+import type { DesktopLabStatus } from '../../../shared/bridge.js';
 
 export const VIEWS = [
   { view: 'console', title: 'Console' },
@@ -12,11 +13,13 @@ export type ConsoleView = (typeof VIEWS)[number]['view'];
 
 export interface NavigationState {
   view: ConsoleView;
+  /** The desktop app's lab list (its Lab tab); null in a browser, or with no list. */
+  lab: DesktopLabStatus | null;
 }
 
 const viewOfHash = (hash: string): ConsoleView => VIEWS.find((v) => `#${v.view}` === hash)?.view ?? 'console';
 
-export const navigationStore = createStore<NavigationState>(() => ({ view: viewOfHash(window.location.hash) }));
+export const navigationStore = createStore<NavigationState>(() => ({ view: viewOfHash(window.location.hash), lab: null }));
 
 export function showView(view: ConsoleView): void {
   navigationStore.setState({ view });

@@ -1,7 +1,7 @@
 // Electron: the preload script's two narrow functions, turned into the typed API.
 import type { ApiEvent, ApiEvents, ApiMethod, ApiParams, ApiResults, GpushareApi } from '../../../shared/api.js';
 import { ApiCallError } from '../../../shared/api-client.js';
-import type { ConnectionMessage, GpushareBridge } from '../../../shared/bridge.js';
+import { DESKTOP_LAB_STATUS, type ConnectionMessage, type DesktopLabStatus, type GpushareBridge } from '../../../shared/bridge.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { SnapshotDelta } from '../../../shared/snapshot-delta.js';
 import { followSnapshots } from '../../../shared/snapshot-follower.js';
@@ -44,6 +44,10 @@ export function ipcTransport(bridge: GpushareBridge): ConsoleTransport {
   return {
     kind: 'desktop',
     api,
+    async labStatus() {
+      const answer = await bridge.call(DESKTOP_LAB_STATUS, {});
+      return answer.ok ? (answer.result as DesktopLabStatus) : null;
+    },
     onConnection(listener) {
       // the engine runs in its own process: the main process says when the window's connection opens or ends
       let heard = false;

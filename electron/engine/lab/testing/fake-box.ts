@@ -13,8 +13,12 @@ export class FakeBox {
   private seq = 0;
   /** Accept connections but answer nothing and send nothing. */
   frozen = false;
+  /** Every request's method, in the order they came (a frozen box hears them too). */
+  readonly heard: string[] = [];
   /** Send this instead of the next snapshot line. */
   garbage: string | null = null;
+  /** Refuse these methods with this error, as the daemon's dispatcher would. */
+  refusals: Record<string, { code: string; message: string }> = {};
 
   constructor(
     readonly path: string,
@@ -46,8 +50,10 @@ export class FakeBox {
       socket.on('error', () => undefined);
       (socket as Socket & { subscribed?: boolean }).subscribed = false;
       readLines(socket, (line) => {
-        if (this.frozen || !line.trim()) return;
+        if (!line.trim()) return;
         const message = JSON.parse(line) as { kind: string; id: number; method: string };
+        if (message.kind === 'request') this.heard.push(message.method);
+        if (this.frozen) return;
         if (message.kind === 'subscribe') (socket as Socket & { subscribed?: boolean }).subscribed = true;
         if (message.kind !== 'request') return;
         const results: Record<string, unknown> = {
@@ -56,6 +62,8 @@ export class FakeBox {
           'jobs.list': [],
           'policy.get': null,
         };
+        const refused = this.refusals[message.method];
+        if (refused) return void socket.write(JSON.stringify({ kind: 'response', id: message.id, ok: false, error: refused }) + '\n');
         const ok = Object.hasOwn(results, message.method);
         socket.write(JSON.stringify(ok ? { kind: 'response', id: message.id, ok: true, result: results[message.method] } : { kind: 'response', id: message.id, ok: false, error: { code: 'unsupported', message: message.method } }) + '\n');
       });

@@ -131,8 +131,8 @@ export class SshLab {
   }
 
   /** Run `gpushare ARGS` as the person, in their own environment (HOME, their ssh config and lab list); never throws. */
-  cliAs(person: LabPerson, args: string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<{ status: number; stdout: string; stderr: string }> {
-    const env = { PATH: '/usr/bin:/bin', HOME: person.home, USER: person.name, LOGNAME: person.name, XDG_RUNTIME_DIR: join(person.home, 'rt'), GPUSHARE_LAB_FILE: join(this.dir, 'no-admin-lab.json'), ...CLI_ENV };
+  cliAs(person: LabPerson, args: string[], options: { cwd?: string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+    const env = { PATH: '/usr/bin:/bin', HOME: person.home, USER: person.name, LOGNAME: person.name, XDG_RUNTIME_DIR: join(person.home, 'rt'), GPUSHARE_LAB_FILE: join(this.dir, 'no-admin-lab.json'), ...CLI_ENV, ...options.env };
     mkdirSync(join(person.home, 'rt'), { recursive: true, mode: 0o700 });
     chownSync(join(person.home, 'rt'), person.uid, person.gid);
     return new Promise((resolve) => {
@@ -300,6 +300,15 @@ export class SshBox {
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
     });
+  }
+
+  /** The simulated driver's execution record of one GPU (one GPU instance of it with `gi`), as fakegpu prints it. */
+  kernelRecords(device: number, gi?: number): Array<{ pid: number; enqueueNs: number; startNs: number; endNs: number }> {
+    const args = ['execlog', '--state', `/run/gpushare/sim-${this.options.scenario}.state`, '--device', String(device), ...(gi === undefined ? [] : ['--mig', String(gi)])];
+    return execFileSync('nsenter', ['-t', String(this.pid), '-m', '--', join(this.lab.nativeCopy, 'fakegpu', 'build', 'fakegpu'), ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { pid: number; enqueueNs: number; startNs: number; endNs: number });
   }
 
   /** Hide `dir` inside the box (an empty tmpfs over it): a path that exists here and not there. */

@@ -12,13 +12,19 @@ import { LabPeople } from './LabPeople.js';
 import { LabWhere } from './LabWhere.js';
 import './lab.css';
 
-function LabHeader() {
+/** `home`: this box's own console, where there is one (the desktop app); the browser's lab console has none. */
+function LabHeader({ home }: { home?: string }) {
   const connection = useStore(labStore, (s) => s.connection);
   const detail = useStore(labStore, (s) => s.connectionDetail);
   const takenAt = useStore(labStore, (s) => s.update?.takenAt ?? null);
   return (
     <TopBar connection={connection} detail={detail}>
       <nav className="view-tabs" aria-label="Views">
+        {home && (
+          <a className="view-tab-link" href={home}>
+            This box
+          </a>
+        )}
         <button type="button" className="on" aria-current="page">
           Lab
         </button>
@@ -77,10 +83,10 @@ function LivePeople() {
   return people ? <LabPeople people={people} /> : null;
 }
 
-export function LabApp() {
+export function LabApp({ home }: { home?: string }) {
   return (
     <>
-      <LabHeader />
+      <LabHeader home={home} />
       <main className="layout lab-layout">
         <LabTotals />
         <LabBoxes />

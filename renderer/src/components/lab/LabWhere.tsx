@@ -72,6 +72,7 @@ export function LabWhere() {
               {answer.places.map((place, rank) => (
                 <li key={place.box} data-box={place.box} className={rank === 0 ? 'best' : ''}>
                   <strong>{place.box}</strong> GPU{place.gpus.length === 1 ? '' : 's'} {place.gpus.join(', ')}
+                  {place.slice && <span title={place.slice.uuid}> · MIG slice {place.slice.profile ?? place.slice.uuid}</span>}
                   <span className="muted">
                     {' '}
                     · free {place.freeBytes.map(formatBytes).join(', ')} · {place.queueAhead === 0 ? 'nothing queued ahead' : `${place.queueAhead} queued ahead`} · util {formatPercent(place.utilization)}

@@ -1,0 +1,61 @@
+// The main process's table of window relays: a page's first message opens its relay, chosen by the
+// page (this box's engine, the Lab view, a box); a window that shows another page gets a new one
+// even when a message of the old page comes first; the engine's loss is told to engine windows only.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { consoleRelays } from './console-relays.js';
+import type { DesktopLab } from './lab-windows.js';
+import type { LineConnection } from './line-connection.js';
+import type { ToWindow } from './window-relay.js';
+
+const PAGE = 'app://console/index.html';
+
+/** A stand-in engine connection that records what it was sent, and a stand-in lab whose relays do the same. */
+function standIns() {
+  const toEngine: unknown[] = [];
+  const toLab: Array<{ query: string; message: unknown }> = [];
+  const closed: string[] = [];
+  const connection: LineConnection = { send: (m) => void toEngine.push(m), onMessage: () => () => undefined, onClose: () => () => undefined, closed: false, close: () => void closed.push('engine') };
+  const lab: DesktopLab = {
+    status: () => ({ boxes: ['box1'], problem: null }),
+    openRelay: (query) => ({ receive: (message) => void toLab.push({ query: query.toString(), message }), close: () => void closed.push(`lab ${query}`) }),
+    close: () => undefined,
+  };
+  const relays = consoleRelays<number>({ connect: async () => connection, whyClosed: () => 'gone' }, lab);
+  return { relays, toEngine, toLab, closed };
+}
+const request = (id: number, method: string) => ({ kind: 'request', id, method, params: {} });
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+test('each window\'s page chooses its relay; loading another page (a message of it first) replaces the relay', async () => {
+  const { relays, toEngine, toLab, closed } = standIns();
+  const heard: ToWindow[] = [];
+  relays.receive(1, PAGE, request(1, 'jobs.list'), (m) => heard.push(m));
+  relays.receive(1, `${PAGE}#reports`, request(2, 'reports.query'), (m) => heard.push(m)); // same page, another tab
+  await settle();
+  assert.deepEqual(toEngine.map((m) => (m as { method: string }).method), ['jobs.list', 'reports.query']);
+  relays.receive(1, `${PAGE}?lab=1`, request(1, 'lab.where'), (m) => heard.push(m));
+  assert.deepEqual(closed, ['engine'], 'the engine relay of the page before is closed');
+  relays.receive(1, `${PAGE}?box=box1`, request(1, 'jobs.list'), (m) => heard.push(m));
+  relays.receive(2, `${PAGE}?box=box1`, request(1, 'jobs.list'), (m) => heard.push(m));
+  assert.deepEqual(toLab.map((l) => l.query), ['lab=1', 'box=box1', 'box=box1']);
+  assert.deepEqual(closed, ['engine', 'lab lab=1']);
+  assert.equal(toEngine.length, 2, 'no Lab or box page reached this box\'s engine');
+  relays.close();
+  assert.deepEqual(closed, ['engine', 'lab lab=1', 'lab box=box1', 'lab box=box1']);
+});
+
+test('the engine stopping is told to the windows on it, not to a Lab window or a box\'s console', async () => {
+  const { relays } = standIns();
+  const heard = new Map<number, ToWindow[]>();
+  const to = (id: number) => (m: ToWindow) => heard.set(id, [...(heard.get(id) ?? []), m]);
+  relays.receive(1, PAGE, request(1, 'jobs.list'), to(1));
+  relays.receive(2, `${PAGE}?lab=1`, request(1, 'lab.where'), to(2));
+  relays.receive(3, `${PAGE}?box=box1`, request(1, 'jobs.list'), to(3));
+  await settle();
+  heard.clear();
+  relays.engineLost('The engine stopped.');
+  assert.deepEqual([...heard.keys()], [1]);
+  assert.deepEqual(heard.get(1)!.at(-1), { kind: 'connection', state: 'closed', detail: 'The engine stopped.' });
+  relays.close();
+});
