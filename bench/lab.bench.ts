@@ -7,6 +7,9 @@
 //     (CDP Performance metrics around one update, less the harness alone), fed by a stand-in WebSocket:
 //     every box changed in each update (the worst case) and two boxes changed (20 boxes at 1 Hz,
 //     coalesced to at most ten updates a second).
+// BENCH_VIEW_ONLY=1 measures the Lab view alone (3); BENCH_RENDERER=DIR takes the console built there;
+// BENCH_SCREENSHOT=PREFIX keeps the fed page's top and bottom after the updates (the same on every run).
+// BENCH_TRACE=1 adds where the main thread's time goes; BENCH_TRACE=DIR also keeps the traces there.
 // Budget (DESIGN.md §7): < 8 ms per update, median and p95. Never fails on time.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,7 +36,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const MEASURED_UPDATES = Number(process.env.BENCH_UPDATES ?? 40);
 const CHROMIUM = '/usr/bin/chromium';
 const here = fileURLToPath(new URL('.', import.meta.url));
-const rendererRoot = join(packageRoot(), 'dist', 'renderer');
+const rendererRoot = process.env.BENCH_RENDERER ?? join(packageRoot(), 'dist', 'renderer');
 const browserReady = existsSync(CHROMIUM) && existsSync(join(rendererRoot, 'index.html'));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -73,43 +76,49 @@ const children: ChildProcess[] = [];
 const browser = browserReady ? await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] }) : null;
 try {
   console.log(`bench/lab: ${BOXES} boxes × ${LAB_GPUS} GPUs × ${LAB_PROCESSES_PER_GPU} processes, 1 Hz each, their ticks spread over the second; direct sockets; Node ${process.version}`);
-  const boxes = startChild('lab-boxes.js', [dir, String(BOXES)]);
-  children.push(boxes.child);
-  await boxes.firstLine;
-  const hub = startChild('lab-hub.js', [dir, String(BOXES)]);
-  children.push(hub.child);
-  const [labUrl, connected] = (await hub.firstLine).split(' ');
-  console.log(`hub: ${connected} of ${BOXES} boxes connected`);
-  await sleep(3000); // past the first snapshots and the JIT's warm-up
-  console.log(`hub CPU, no Lab view open:        ${(await cpuPerSecond(hub.child.pid!, SECONDS)).toFixed(1).padStart(6)} ms per second (${SECONDS} s)`);
+  let hub: { child: ChildProcess; labUrl: string } | null = null;
+  if (process.env.BENCH_VIEW_ONLY !== '1') {
+    const boxes = startChild('lab-boxes.js', [dir, String(BOXES)]);
+    children.push(boxes.child);
+    await boxes.firstLine;
+    const hubChild = startChild('lab-hub.js', [dir, String(BOXES)]);
+    children.push(hubChild.child);
+    const [labUrl, connected] = (await hubChild.firstLine).split(' ');
+    console.log(`hub: ${connected} of ${BOXES} boxes connected`);
+    await sleep(3000); // past the first snapshots and the JIT's warm-up
+    console.log(`hub CPU, no Lab view open:        ${(await cpuPerSecond(hubChild.child.pid!, SECONDS)).toFixed(1).padStart(6)} ms per second (${SECONDS} s)`);
+    hub = { child: hubChild.child, labUrl };
+  }
 
   if (!browser) {
     console.log(`Lab view figures skipped: needs ${CHROMIUM} and a built console (npm run build:renderer).`);
   } else {
-    // 1 and 2: the real page on the hub's console, its repaints timed against each box's sample time
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.on('pageerror', (error) => console.error('page error:', error.message));
-    await page.goto(labUrl);
-    await page.waitForFunction((n) => document.querySelector(`.lab-box[data-box="box${n}"][data-sampled]`) !== null, BOXES, { timeout: 60_000 });
-    await page.evaluate(() => {
-      const delays: number[] = [];
-      (window as unknown as { labDelays: number[] }).labDelays = delays;
-      // a box's card takes a new sample time at React's commit; the delay counts to the frame after it
-      new MutationObserver((records) => {
-        const sampled = records.map((r) => Number(r.target.getAttribute('data-sampled')));
-        requestAnimationFrame(() => setTimeout(() => {
-          const now = Date.now();
-          for (const s of sampled) delays.push(now - s);
-        }, 0));
-      }).observe((document as unknown as { body: unknown }).body, { subtree: true, attributes: true, attributeFilter: ['data-sampled'] });
-    });
-    await sleep(2000);
-    await page.evaluate(() => ((window as unknown as { labDelays: number[] }).labDelays.length = 0));
-    const withView = await cpuPerSecond(hub.child.pid!, SECONDS);
-    const delays = await page.evaluate(() => (window as unknown as { labDelays: number[] }).labDelays.slice());
-    console.log(`hub CPU, one Lab view open:       ${withView.toFixed(1).padStart(6)} ms per second (${SECONDS} s)`);
-    console.log(`box to screen (sample → repaint): p50 ${pct(delays, 50)} ms, p99 ${pct(delays, 99)} ms, max ${pct(delays, 100)} ms (${delays.length} box updates shown; ${BOXES * SECONDS} sampled)`);
-    await page.close();
+    if (hub) {
+      // 1 and 2: the real page on the hub's console, its repaints timed against each box's sample time
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+      page.on('pageerror', (error) => console.error('page error:', error.message));
+      await page.goto(hub.labUrl);
+      await page.waitForFunction((n) => document.querySelector(`.lab-box[data-box="box${n}"][data-sampled]`) !== null, BOXES, { timeout: 60_000 });
+      await page.evaluate(() => {
+        const delays: number[] = [];
+        (window as unknown as { labDelays: number[] }).labDelays = delays;
+        // a box's card takes a new sample time at React's commit; the delay counts to the frame after it
+        new MutationObserver((records) => {
+          const sampled = records.map((r) => Number(r.target.getAttribute('data-sampled')));
+          requestAnimationFrame(() => setTimeout(() => {
+            const now = Date.now();
+            for (const s of sampled) delays.push(now - s);
+          }, 0));
+        }).observe((document as unknown as { body: unknown }).body, { subtree: true, attributes: true, attributeFilter: ['data-sampled'] });
+      });
+      await sleep(2000);
+      await page.evaluate(() => ((window as unknown as { labDelays: number[] }).labDelays.length = 0));
+      const withView = await cpuPerSecond(hub.child.pid!, SECONDS);
+      const delays = await page.evaluate(() => (window as unknown as { labDelays: number[] }).labDelays.slice());
+      console.log(`hub CPU, one Lab view open:       ${withView.toFixed(1).padStart(6)} ms per second (${SECONDS} s)`);
+      console.log(`box to screen (sample → repaint): p50 ${pct(delays, 50)} ms, p99 ${pct(delays, 99)} ms, max ${pct(delays, 100)} ms (${delays.length} box updates shown; ${BOXES * SECONDS} sampled)`);
+      await page.close();
+    }
 
     // 3: the Lab view's main-thread cost per update, fed one update at a time as bench/ui feeds the console
     const fed = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
@@ -212,9 +221,25 @@ try {
       console.log(`  ${''.padEnd(30)} of which script ${part('script')}, layout ${part('layout')}, style ${part('style')} ms (medians); an update is ${lineKiB.toFixed(0)} KiB of JSON`);
     }
     if (process.env.BENCH_TRACE) {
-      // where the main thread's time goes in the two-boxes updates: exclusive time per trace event name
+      // where the main thread's time goes, per case: exclusive time per trace event name; BENCH_TRACE=DIR
+      // (a directory) also keeps each case's whole trace there, for Chrome's performance panel
       const traced = 20;
-      printExclusiveTimes(await traceMainThread(cdp, () => measure(traced, 2)), traced);
+      const keep = existsSync(process.env.BENCH_TRACE) ? process.env.BENCH_TRACE : null;
+      for (const changed of [BOXES, 2]) {
+        console.log(`where the time goes, ${changed} of ${BOXES} boxes changed:`);
+        printExclusiveTimes(await traceMainThread(cdp, () => measure(traced, changed), keep ? join(keep, `lab-trace-${changed}-changed.json`) : undefined), traced);
+      }
+    }
+    if (process.env.BENCH_SCREENSHOT) {
+      // the page after the updates above, which are the same on every run: the top, then the bottom (the people)
+      await fed.screenshot({ path: `${process.env.BENCH_SCREENSHOT}-top.png` });
+      // boxes coming into view take their real height, so the bottom moves until every box has been seen
+      for (let k = 0; k < 20; k++) {
+        await fed.evaluate(() => (window as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 1e6));
+        await feed(null);
+      }
+      await sleep(500);
+      await fed.screenshot({ path: `${process.env.BENCH_SCREENSHOT}-bottom.png` });
     }
     await fed.close();
   }

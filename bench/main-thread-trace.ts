@@ -1,5 +1,6 @@
 // Where a page's main thread spends its time while `run` drives updates: a Chrome trace over CDP, its
 // busiest thread's events, and each event name's exclusive time. The console's benches share it.
+import { writeFileSync } from 'node:fs';
 import type { CDPSession } from 'playwright-core';
 
 export interface TraceEvent {
@@ -9,12 +10,18 @@ export interface TraceEvent {
   dur?: number;
   tid: number;
   pid: number;
+  /** What the event carries (a layout's dirty objects, a function's source), as Chrome wrote it. */
+  args?: Record<string, unknown>;
 }
 
-const CATEGORIES = 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8';
+/** BENCH_TRACE_CATEGORIES replaces them, e.g. adding disabled-by-default-devtools.timeline.invalidationTracking to see why layout and style ran. */
+const CATEGORIES = process.env.BENCH_TRACE_CATEGORIES ?? 'devtools.timeline,disabled-by-default-devtools.timeline,blink,cc,toplevel,v8';
 
-/** The complete events of the busiest thread while `run` ran, in order (parents before their children). */
-export async function traceMainThread(cdp: CDPSession, run: () => Promise<unknown>): Promise<TraceEvent[]> {
+/**
+ * The complete events of the busiest thread while `run` ran, in order (parents before their children).
+ * With `saveTo`, the whole trace is also written there, for Chrome's performance panel to load.
+ */
+export async function traceMainThread(cdp: CDPSession, run: () => Promise<unknown>, saveTo?: string): Promise<TraceEvent[]> {
   const events: TraceEvent[] = [];
   cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as TraceEvent[])));
   const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
@@ -22,6 +29,7 @@ export async function traceMainThread(cdp: CDPSession, run: () => Promise<unknow
   await run();
   await cdp.send('Tracing.end');
   await done;
+  if (saveTo) writeFileSync(saveTo, JSON.stringify({ traceEvents: events }));
   const busiest = new Map<string, number>();
   for (const e of events) if (e.name === 'RunTask' && e.dur) busiest.set(`${e.pid}:${e.tid}`, (busiest.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
   const thread = [...busiest].sort((a, b) => b[1] - a[1])[0]?.[0];

@@ -198,4 +198,22 @@ describe('MPS inside MIG slices in the console (simulated h100x2-mig)', { skip: 
     await zone.getByRole('button', { name: 'Stop MPS' }).click();
     await eventually(async () => (await zone.getAttribute('data-mps-state')) === 'off', 15_000, 'the zone to show off after Stop MPS');
   });
+
+  test("a running best-effort MPS job dragged onto High moves its lane in the engine, and a notice says its MPS clients keep client priority below normal (CUDA reads it only when a client connects)", async () => {
+    const job = await h.engine.call('jobs.submit', { argv: [h.driver.libDir + '/fakejob', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '120'], gpu: 0, mode: 'mps', mpsSharePercent: 30, priority: 'best-effort' });
+    await eventually(async () => (await jobById(job.id))?.pid, 15_000, `${job.id} to start under MPS`);
+    assert.equal((await jobById(job.id))?.mpsClientPriority, 'below-normal');
+    await h.page.locator('.job-board').scrollIntoViewIfNeeded();
+    const card = h.page.locator(`.job-card[data-job="${job.id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    await card.dragTo(h.page.locator('.lane[data-lane="high"]'));
+    const notice = h.page.locator('.notice.notice-info', { hasText: `${job.id}'s MPS clients keep client priority below normal` });
+    await notice.waitFor({ timeout: 10_000 });
+    assert.match(await notice.innerText(), /CUDA MPS reads CUDA_MPS_CLIENT_PRIORITY only when a client connects\. Its lane \(the gate\) and CPU priority are high now/);
+    const moved = await jobById(job.id);
+    assert.deepEqual([moved?.priority, moved?.mpsClientPriority], ['high', 'below-normal']);
+    await h.screenshot('mps-priority-kept-notice');
+    await h.engine.call('jobs.terminate', { job: job.id });
+    await eventually(async () => !(await jobById(job.id)) || ['finished', 'failed'].includes((await jobById(job.id))!.state), 15_000, `${job.id} to end`);
+  });
 });

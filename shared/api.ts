@@ -10,7 +10,7 @@ import type { Snapshot } from './snapshot.js';
 import type { SnapshotDelta } from './snapshot-delta.js';
 import type { StoreStatus } from './store-status.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
-import { slurmEpilogSchema, slurmPrologSchema, type SlurmEpilogResult, type SlurmJobView, type SlurmTaskEnv } from './slurm.js';
+import { slurmEpilogSchema, slurmPrologSchema, type SlurmEpilogResult, type SlurmJobView, type SlurmTaskEnv, type SlurmUsageReport } from './slurm.js';
 import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
 /** The most audit entries one audit.list answers (a page of rows of at most ~3 KB each). */
@@ -197,7 +197,9 @@ export const API_METHODS = {
     cli: ['mig apply'],
   }),
   /** Usage by user, job, GPU or container over [since, until) (ms since the epoch; until defaults to now); another's job by its program only. */
-  'reports.query': read({ params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS) }), result: returns<UsageReport>(), who: anyone }),
+  'reports.query': read({ params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS) }), result: returns<UsageReport>(), who: anyone, cli: ['report'] }),
+  /** Usage per Slurm job whose epilog ran in [since, until), as reports are, lab-wide: Slurm shows every job's id, user and partition to all (squeue). */
+  'reports.slurmJobs': read({ params: object({ since: reportTime, until: optional(reportTime) }), result: returns<SlurmUsageReport>(), who: anyone, cli: ['report --by'] }),
   /** The same report as a file (HTML with charts, CSV or JSON), for the console to save. */
   'reports.export': read({
     params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS), format: oneOf(REPORT_EXPORT_FORMATS) }),

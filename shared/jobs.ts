@@ -2,6 +2,10 @@
 
 export const PRIORITIES = ['high', 'normal', 'best-effort'] as const;
 export type Priority = (typeof PRIORITIES)[number];
+
+/** CUDA MPS's two client priorities (CUDA_MPS_CLIENT_PRIORITY 0 and 1): best-effort runs below normal, the other lanes normal. */
+export type MpsClientPriority = 'normal' | 'below-normal';
+export const mpsClientPriorityOf = (priority: Priority): MpsClientPriority => (priority === 'best-effort' ? 'below-normal' : 'normal');
 /** A priority's place in PRIORITIES, highest first: the launch gate's GATE_PRIORITY_* value too (checked against gate_abi.h). */
 export const PRIORITY_RANK = Object.fromEntries(PRIORITIES.map((p, rank) => [p, rank])) as Record<Priority, number>;
 
@@ -56,6 +60,8 @@ export interface JobView {
   mpsSharePercent: number | null;
   /** MIG slice UUID, in MIG mode. */
   migSlice: string | null;
+  /** The MPS client priority (CUDA_MPS_CLIENT_PRIORITY) its clients started with: CUDA reads it only when a client connects. Absent: no MPS client. */
+  mpsClientPriority?: MpsClientPriority;
   /**
    * A process gpushare did not start that enrolled through the preload library, and how its job was found: by a
    * `gpushare enrol` command, as a notebook kernel, a Slurm job, a systemd unit, a container, or the process tree
@@ -164,4 +170,13 @@ export function enrolledGpuNote(job: Pick<JobView, 'gpu' | 'migSlice' | 'enrolle
   if (!e.alsoOn?.length) return null;
   const where = (p: EnrolledPlace): string => `GPU ${p.gpu}${p.migSlice ? ` slice ${p.migSlice}` : ''} (${formatByteSize(p.usedMemory)})`;
   return `shown on GPU ${job.gpu}${job.migSlice ? ` slice ${job.migSlice}` : ''}, where it holds most memory; also on ${e.alsoOn.map(where).join(', ')}`;
+}
+
+/**
+ * What a lane change of a live MPS job cannot reach, in one sentence: its clients keep the MPS client priority they
+ * started with (CUDA reads it only when a client connects), while the gate and CPU priority follow the lane. Null: they agree.
+ */
+export function mpsPriorityNote(view: Pick<JobView, 'id' | 'priority' | 'state' | 'mpsClientPriority'>): string | null {
+  if (!view.mpsClientPriority || FINAL_STATES.has(view.state) || view.mpsClientPriority === mpsClientPriorityOf(view.priority)) return null;
+  return `${view.id}'s MPS clients keep client priority ${view.mpsClientPriority.replace('-', ' ')}, which they started with: CUDA MPS reads CUDA_MPS_CLIENT_PRIORITY only when a client connects. Its lane (the gate) and CPU priority are ${view.priority} now; restart the job to change its MPS priority too.`;
 }

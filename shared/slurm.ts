@@ -13,7 +13,7 @@ export const slurmPrologSchema = object({
   jobId: slurmJobIdSchema,
   /** SLURM_JOB_UID: the daemon checks the account exists, and joins only that user's processes to it. */
   uid: number({ integer: true, min: 0, max: 2 ** 32 - 2 }),
-  /** The node's GPU indices Slurm gave it (SLURM_JOB_GPUS, or the IDX of its gres in `scontrol show job -d`). */
+  /** The node's GPU indices Slurm gave it (SLURM_JOB_GPUS, or the IDX of its gres in `squeue --json`'s gres_detail). */
   gpus: array(number({ integer: true, min: 0, max: 63 }), { max: 64 }),
   /** gres/shard it holds on this node, and shards configured per GPU here (`scontrol show node`): its memory quota is their ratio of the GPU. */
   shards: optional(nullable(number({ integer: true, min: 1, max: 100_000 }))),
@@ -109,3 +109,35 @@ export interface SlurmEpilogResult {
   /** Held processes let go and parked ones brought back at its end. */
   released: number;
 }
+
+/** One Slurm job's usage as its epilog settled it: a row of `gpushare report --by slurm-job` (and `reports.slurmJobs`). */
+export interface SlurmUsageRow {
+  /** Slurm's job id (SLURM_JOB_ID, the raw id): sacct's JobIDRaw. */
+  jobId: string;
+  user: string;
+  partition: string | null;
+  qos: string | null;
+  /** Milliseconds since the epoch: the prolog's call and the epilog's. */
+  start: number;
+  end: number;
+  gpuHours: number;
+  smHours: number;
+  memoryGiBHours: number;
+  peakMemoryBytes: number;
+  gatedSeconds: number;
+  parkedSeconds: number;
+}
+
+/** What `reports.slurmJobs` answers: the rows of Slurm jobs that ended in [since, until). */
+export interface SlurmUsageReport {
+  by: 'slurm-job';
+  since: number;
+  until: number;
+  /** Oldest end first; at most SLURM_REPORT_MAX_ROWS, the newest kept. */
+  rows: SlurmUsageRow[];
+  /** Rows left out past SLURM_REPORT_MAX_ROWS (the oldest): a shorter range lists them. */
+  leftOut: number;
+}
+
+/** The most rows one `reports.slurmJobs` answers (about 300 bytes each). */
+export const SLURM_REPORT_MAX_ROWS = 50_000;

@@ -113,10 +113,11 @@ export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [
   --since, --until     a duration back from now (90m, 12h, 7d, 2w) or an ISO date (2026-11-01, 2026-11-01T09:00Z);
                        default: the last 7 days up to now
   --by                 one row per user (default), job or GPU; slurm-job: one per Slurm job this box ran
-                       (CSV or JSON; its JobID column joins \`sacct -P\`), from the box daemon's store
+                       (CSV or JSON; its JobID column joins \`sacct -P\`'s JobIDRaw)
   --format             csv (default, or from -o's extension), json, html (charts), pdf (needs Chromium)
   -o FILE              write to FILE instead of standard output (required for pdf)
-  --db PATH            the usage database (default $XDG_DATA_HOME/gpushare/usage.db)`;
+  --db PATH            the usage database (default: the box daemon's where one answers, asked of the daemon
+                       when you may not read it; else $XDG_DATA_HOME/gpushare/usage.db)`;
 
 // gpushare run
 export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]

@@ -1,6 +1,7 @@
 // The one composition root: every host (the personal engine of `gpushare start`/`engine`, `gpushare
 // serve`, the box daemon, the end-to-end harness) builds its engine here from a profile, so the order
 // of construction and of shutdown is decided once. What differs between hosts is data, in the profile.
+import { join } from 'node:path';
 import { Engine } from './engine.js';
 import type { GpuBackend } from './gpu/gpu-backend.js';
 import { openGpuBackend, type OpenBackendOptions } from './gpu/open-backend.js';
@@ -9,7 +10,8 @@ import { attachMetrics } from './metrics/attach-metrics.js';
 import type { MetricsAddress } from './metrics/metrics-address.js';
 import type { MetricsListener } from './metrics/metrics-server.js';
 import { otherEnginesWarning, otherUsersEngines } from './other-engines.js';
-import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './scheduler/attach.js';
+import { attachScheduler, defaultStateDir, type AttachedScheduler, type AttachSchedulerOptions } from './scheduler/attach.js';
+import { importLegacySlurmUsage, LEGACY_SLURM_USAGE_FILE, legacySlurmUsageFileFor } from './reports/slurm-usage.js';
 import { listenOnSocket, refuseBesideRunningEngine, defaultSocketPath, type SocketOptions, type SocketServer } from './server/socket-server.js';
 import { listenOnLoopback, type WebServer } from './server/web-server.js';
 import { ownerConfigFile, perUserFiles, registerSettingsCommands } from './settings/settings-commands.js';
@@ -95,7 +97,8 @@ export async function assembleEngine(profile: EngineProfile): Promise<AssembledE
       if (others) say(others);
     }
     const { policyReadsUsage, ...schedulerOptions } = profile.scheduler;
-    const scheduler = attachScheduler(engine, { ...schedulerOptions, jobStore: jobStore ?? undefined, usage: policyReadsUsage && store ? store : undefined });
+    if (store) await importLegacySlurmRows(store, [legacySlurmUsageFileFor(store.path), join(profile.scheduler.stateDir ?? defaultStateDir(), LEGACY_SLURM_USAGE_FILE)], say); // before any epilog writes a row
+    const scheduler = attachScheduler(engine, { ...schedulerOptions, jobStore: jobStore ?? undefined, usage: policyReadsUsage && store ? store : undefined, slurmUsage: store ?? undefined });
     undo.push(() => scheduler.stop());
     // at once after the scheduler, before any event: a job's child processes are the job's
     if (store) attachUsageStore(engine, store, { ownership: scheduler.scheduler.ownership, jobStore });
@@ -132,6 +135,22 @@ export async function assembleEngine(profile: EngineProfile): Promise<AssembledE
   } catch (error) {
     await unwind();
     throw error;
+  }
+}
+
+/**
+ * Slurm usage rows an earlier gpushare appended to a JSON-lines file (beside the store on a box, in the state
+ * folder of a personal engine) go into the store once; a store not open yet, or a failed import, leaves the file for the next start.
+ */
+async function importLegacySlurmRows(store: UsageStore, files: string[], say: (line: string) => void): Promise<void> {
+  if (!store.status().recording) return;
+  for (const file of new Set(files)) {
+    try {
+      const done = await importLegacySlurmUsage(store, file);
+      if (done) say(done);
+    } catch (error) {
+      say(`The Slurm usage rows in ${file} were not imported into the usage store (${error instanceof Error ? error.message : String(error)}); the file is left as it was and tried again at the next start.`);
+    }
   }
 }
 

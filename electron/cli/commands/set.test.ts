@@ -49,3 +49,24 @@ test('a move that is accepted applies every change and prints one line for it', 
   assert.deepEqual([after?.state, after?.priority, after?.memoryQuotaBytes], ['running', 'best-effort', 1024 ** 3]);
   await rig.gpushare(['set', id, '--terminate']);
 });
+
+test("dragging a running MPS job out of best-effort says its MPS clients keep the client priority they started with (CUDA reads it only at client start); a drag that keeps it says nothing more", async () => {
+  const run = await rig.gpushare(['run', '--gpu', '0', '--mode', 'mps', '--mps-share', '50', '--priority', 'best-effort', '--', fakejob, '--mem', '256M', 'train', '--kernel-ms', '2', '--duration', '60']);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const id = run.stdout.split(/[ :]/)[0];
+  await until(`${id} running`, async () => (await jobOf(id))?.state === 'running', { intervalMs: 100 });
+  assert.equal((await jobOf(id))?.mpsClientPriority, 'below-normal');
+  const up = await rig.gpushare(['set', id, '--priority', 'high']);
+  assert.equal(up.code, 0, up.stderr);
+  const [line, note, ...rest] = up.stdout.trimEnd().split('\n');
+  assert.match(line, new RegExp(`^${id} running \\(priority high set\\)$`));
+  assert.equal(note, `${id}'s MPS clients keep client priority below normal, which they started with: CUDA MPS reads CUDA_MPS_CLIENT_PRIORITY only when a client connects. Its lane (the gate) and CPU priority are high now; restart the job to change its MPS priority too.`);
+  assert.deepEqual(rest, []);
+  const after = await jobOf(id);
+  assert.deepEqual([after?.priority, after?.mpsClientPriority], ['high', 'below-normal']);
+  const sideways = await rig.gpushare(['set', id, '--priority', 'normal']);
+  assert.equal(sideways.stdout.trimEnd().split('\n').length, 2, 'still below normal: still said');
+  const back = await rig.gpushare(['set', id, '--priority', 'best-effort']);
+  assert.match(back.stdout, new RegExp(`^${id} running \\(priority best-effort set\\)\n$`), 'back where its clients are: nothing more to say');
+  await rig.gpushare(['set', id, '--terminate']);
+});

@@ -1,6 +1,6 @@
 // `gpushare set`: change a job's priority or quota, and suspend, resume, park or unpark it, in one
 // lane move (all or nothing); or terminate it. Then it prints the job's state.
-import { PRIORITIES, parseByteSize, type JobView, type Priority } from '../../../shared/jobs.js';
+import { PRIORITIES, mpsPriorityNote, parseByteSize, type JobView, type Priority } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
 import { formatBytes } from '../format.js';
@@ -66,6 +66,8 @@ export async function setCommand(argv: string[]): Promise<number> {
       // a park or unpark takes a moment: say where it ended up, not that it began
       if (PASSING_STATES.has(view.state) && view.state !== 'queued') view = (await watch.follow(view, { waitMs, runningMs: 0 })).job;
       process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${stateLine(view, settings, action ?? null, before)}\n`);
+      const note = priority !== undefined && !values.json ? mpsPriorityNote(view) : null;
+      if (note) process.stdout.write(`${note}\n`);
       if (PASSING_STATES.has(view.state) && view.state !== 'queued') unfinished = true;
     } finally {
       watch.close();

@@ -1,33 +1,39 @@
-// What the prolog reads of Slurm's own words: `scontrol show job -d` (as Slurm 22.05 prints it) and `scontrol show node`.
+// What the prolog reads of Slurm's own words: `squeue --json` as Debian's Slurm 22.05 prints it (captured on the
+// real rig: testing/slurm-captured.ts) and `scontrol show node`.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { expandHostlist, parseIndexList, parseShardsPerGpu, parseShowJob } from './slurm-scontrol.js';
+import { parseIndexList, parseShardsPerGpu, parseSqueueJson, readJobFacts, type SlurmClient } from './slurm-scontrol.js';
+import { SHOW_JOB_1, SQUEUE_JSON } from '../testing/slurm-captured.js';
 
-const JOB = `JobId=2 JobName=job.sh
-   UserId=gsx1(1001) GroupId=gsx1(1001) MCS_label=N/A
-   Priority=4294901758 Nice=0 Account=(null) QOS=high
-   JobState=RUNNING Reason=None Dependency=(null)
-   Partition=gpu AllocNode:Sid=localhost:17743
-   NodeList=n[1-2]
-   JOB_GRES=shard:2
-     Nodes=n1 CPU_IDs=1 Mem=0 GRES=shard:2(IDX:0)
-     Nodes=n2 CPU_IDs=0 Mem=0 GRES=gpu:a100:1(IDX:1),shard:1(IDX:1)
-   TresPerNode=gres:shard:2
-`;
+/** Slurm as the rig printed it; any other command is a test failure. */
+const captured: SlurmClient = (command, args) => {
+  if (command === 'scontrol' && args.join(' ') === 'show job -d 1') return SHOW_JOB_1;
+  if (command === 'squeue' && args.join(' ') === '--json -j 1') return SQUEUE_JSON; // 22.05 lists every job all the same
+  throw new Error(`no captured output for ${command} ${args.join(' ')}`);
+};
 
-test("a job's QOS, partition, and this node's shards and GPU come from its own node line", () => {
-  assert.deepEqual(parseShowJob(JOB, 'n1'), { qos: 'high', partition: 'gpu', gpus: [0], shards: 2, mpsPercent: null });
-  assert.deepEqual(parseShowJob(JOB, 'n2'), { qos: 'high', partition: 'gpu', gpus: [1], shards: 1, mpsPercent: null });
+test("a job whose name and comment hold newlines copying Slurm's own lines (QOS=top, Partition=vip, a GPU line without shards, UserId=root) changes nothing the prolog reads (real 22.05 output)", () => {
+  assert.match(SHOW_JOB_1, /^ {3}Priority=1 Nice=0 Account=\(null\) QOS=top$/m, "the capture holds the user's fake line");
+  assert.deepEqual(readJobFacts('1', 'gspqa', captured), { uid: 1001, qos: 'scavenger', partition: 'gpu', gpus: [0], shards: 1, mpsPercent: null });
 });
 
-test("a user's own words in the job (a name or comment holding QOS= or Partition=) never choose its QOS or partition", () => {
-  const text = JOB.replace('JobName=job.sh', 'JobName=x QOS=top Partition=vip').replace('   TresPerNode', '   Comment=QOS=top Partition=vip\n   TresPerNode');
-  assert.deepEqual(parseShowJob(text, 'n1'), { qos: 'high', partition: 'gpu', gpus: [0], shards: 2, mpsPercent: null });
+test("each job of squeue --json's whole list by its own id: its QOS, partition, and this node's shards, gres/mps share or whole GPU (real 22.05 output)", () => {
+  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '2', 'gspqa'), { uid: 1001, qos: 'high', partition: 'gpu', gpus: [0], shards: 2, mpsPercent: null });
+  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '3', 'gspqc'), { uid: 1001, qos: 'normal', partition: 'mps', gpus: [0], shards: null, mpsPercent: 25 });
+  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '4', 'gspqb'), { uid: 1001, qos: 'normal', partition: 'gpu', gpus: [0], shards: null, mpsPercent: null });
 });
 
-test('(null) is no QOS; a gres/mps job has its share', () => {
-  const text = JOB.replace('QOS=high', 'QOS=(null)').replace('GRES=shard:2(IDX:0)', 'GRES=mps:50(IDX:0)');
-  assert.deepEqual(parseShowJob(text, 'n1'), { qos: null, partition: 'gpu', gpus: [0], shards: null, mpsPercent: 50 });
+test("a job over two nodes: this node's own gres detail, in job_resources' node order; no QOS without accounting", () => {
+  const doc = { jobs: [{ job_id: 7, user_id: 1002, qos: '', partition: 'gpu', gres_detail: ['shard:2(IDX:0)', 'gpu:a100:1(IDX:1),shard:1(IDX:1)'], job_resources: { allocated_nodes: [{ nodename: 'n1' }, { nodename: 'n2' }] } }] };
+  assert.deepEqual(parseSqueueJson(JSON.stringify(doc), '7', 'n1'), { uid: 1002, qos: null, partition: 'gpu', gpus: [0], shards: 2, mpsPercent: null });
+  assert.deepEqual(parseSqueueJson(JSON.stringify(doc), '7', 'n2'), { uid: 1002, qos: null, partition: 'gpu', gpus: [1], shards: 1, mpsPercent: null });
+});
+
+test('squeue output that is not JSON, lacks the job or its user is an error naming the problem', () => {
+  assert.throws(() => parseSqueueJson('JobId=1 QOS=high', '1', null), /squeue --json did not print JSON/);
+  assert.throws(() => parseSqueueJson(SQUEUE_JSON, '99', null), /does not list job 99/);
+  assert.throws(() => parseSqueueJson('{"jobs":[{"job_id":5,"user_id":"root"}]}', '5', null), /no numeric user_id/);
+  assert.throws(() => parseSqueueJson('{"errors":[]}', '5', null), /no "jobs" list/);
 });
 
 test("shards per GPU from a node's Gres (typed GPUs too); none without shards", () => {
@@ -36,8 +42,7 @@ test("shards per GPU from a node's Gres (typed GPUs too); none without shards", 
   assert.equal(parseShardsPerGpu('   Gres=gpu:2\n'), null);
 });
 
-test('index and host lists as Slurm prints them', () => {
+test('index lists as Slurm prints them', () => {
   assert.deepEqual(parseIndexList('0-2,5'), [0, 1, 2, 5]);
   assert.deepEqual(parseIndexList(''), []);
-  assert.deepEqual(expandHostlist('n[01-03],gpu7'), ['n01', 'n02', 'n03', 'gpu7']);
 });

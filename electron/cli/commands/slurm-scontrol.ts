@@ -1,7 +1,9 @@
-// What the prolog reads of a job from Slurm itself (`scontrol show job -d`, `scontrol show node`): the
-// prolog does not see SLURM_SHARDS_ON_NODE, and a job's QOS is in no prolog variable.
+// What the prolog reads of a job from Slurm itself (`squeue --json`, `scontrol show node`): the prolog does not see
+// SLURM_SHARDS_ON_NODE, and a job's QOS is in no prolog variable.
 
 export interface SlurmJobFacts {
+  /** The job's user as slurmctld records it. */
+  uid: number;
   qos: string | null;
   partition: string | null;
   /** This node's GPU indices for the job (IDX of its gpu, shard or mps gres). */
@@ -11,10 +13,20 @@ export interface SlurmJobFacts {
 }
 
 const NONE = new Set(['(null)', 'N/A', '']);
-const field = (text: string, name: string): string | null => {
-  const value = new RegExp(`(?:^|\\s)${name}=(\\S*)`).exec(text)?.[1] ?? null;
-  return value === null || NONE.has(value) ? null : value;
-};
+const named = (value: unknown): string | null => (typeof value === 'string' && !NONE.has(value) ? value : null);
+
+/** A Slurm client command run as root on the node: its stdout. */
+export type SlurmClient = (command: 'scontrol' | 'squeue', args: string[]) => string;
+
+/**
+ * What the prolog knows of job `jobId` on `node`, from Slurm's structured output: `squeue --json` escapes every
+ * string, so a name or comment holding newlines cannot fake a field, as it could in `scontrol show job`'s text.
+ * 22.05 has no `scontrol --json`, and its `squeue --json` ignores -j, listing every job (one load per job start);
+ * -j is asked all the same, for releases that honour it, and the job is picked by its id either way.
+ */
+export function readJobFacts(jobId: string, node: string | null, slurm: SlurmClient): SlurmJobFacts {
+  return parseSqueueJson(slurm('squeue', ['--json', '-j', jobId]), jobId, node);
+}
 
 /** "0-1,3" → [0, 1, 3]. */
 export function parseIndexList(text: string): number[] {
@@ -27,27 +39,40 @@ export function parseIndexList(text: string): number[] {
   return out;
 }
 
-/** One gres of a job's node line: "GRES=gpu:1(IDX:0),shard:2(IDX:0)" → count and indices per name. */
-function gresOf(text: string): Map<string, { count: number; idx: number[] }> {
+/** One node's gres detail, "gpu:a100:1(IDX:0),shard:2(IDX:0)" → count and indices per name. */
+function gresOf(detail: string): Map<string, { count: number; idx: number[] }> {
   const out = new Map<string, { count: number; idx: number[] }>();
-  const gres = /\sGRES=(\S+)/.exec(text)?.[1] ?? '';
-  for (const m of gres.matchAll(/(?:^|,)(\w+)(?::[\w.-]+)*?:(\d+)(?:\(IDX:([\d,-]+)\))?/g)) out.set(m[1], { count: Number(m[2]), idx: m[3] ? parseIndexList(m[3]) : [] });
+  for (const m of detail.matchAll(/(?:^|,)(\w+)(?::[\w.-]+)*?:(\d+)(?:\(IDX:([\d,-]+)\))?/g)) out.set(m[1], { count: Number(m[2]), idx: m[3] ? parseIndexList(m[3]) : [] });
   return out;
 }
 
-/** The line Slurm starts with `first=`: a job's name or comment (the user's words, spaces and all) sits on other lines. */
-const slurmLine = (lines: string[], first: string): string => lines.find((l) => new RegExp(`^\\s*${first}=`).test(l)) ?? '';
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** `scontrol show job -d ID`'s text, for node `node` (its own "Nodes=… GRES=…" line; the first where none names it). */
-export function parseShowJob(text: string, node: string | null): SlurmJobFacts {
-  const lines = text.split('\n');
-  const nodeLines = lines.filter((l) => /^\s*Nodes=\S+\s/.test(l) && /\sGRES=/.test(l));
-  const mine = nodeLines.find((l) => node !== null && expandHostlist(/Nodes=(\S+)/.exec(l)![1]).includes(node)) ?? nodeLines[0] ?? '';
-  const gres = gresOf(mine);
+/**
+ * `squeue --json`'s text: job `jobId` on `node`. Its gres_detail holds one entry per node of the job, in the order of
+ * job_resources.allocated_nodes (the first where none names `node`).
+ */
+export function parseSqueueJson(text: string, jobId: string, node: string | null): SlurmJobFacts {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`squeue --json did not print JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const jobs = isRecord(doc) && Array.isArray(doc.jobs) ? doc.jobs : null;
+  if (!jobs) throw new Error('squeue --json printed no "jobs" list');
+  const job = jobs.find((j): j is Record<string, unknown> => isRecord(j) && String(j.job_id) === jobId);
+  if (!job) throw new Error(`squeue --json does not list job ${jobId}`);
+  if (typeof job.user_id !== 'number' || !Number.isInteger(job.user_id)) throw new Error(`squeue --json gives job ${jobId} no numeric user_id`);
+  const details = Array.isArray(job.gres_detail) ? job.gres_detail.filter((d): d is string => typeof d === 'string') : [];
+  const resources = isRecord(job.job_resources) && Array.isArray(job.job_resources.allocated_nodes) ? job.job_resources.allocated_nodes : [];
+  const at = node === null ? -1 : resources.findIndex((n) => isRecord(n) && n.nodename === node);
+  const gres = gresOf(details[Math.max(0, at)] ?? '');
   const gpus = [...new Set([...(gres.get('gpu')?.idx ?? []), ...(gres.get('shard')?.idx ?? []), ...(gres.get('mps')?.idx ?? [])])].sort((a, b) => a - b);
   return {
-    qos: field(slurmLine(lines, 'Priority'), 'QOS'),
-    partition: field(slurmLine(lines, 'Partition'), 'Partition'),
+    uid: job.user_id,
+    qos: named(job.qos),
+    partition: named(job.partition),
     gpus,
     shards: gres.get('shard')?.count ?? null,
     mpsPercent: gres.get('mps') ? Math.min(100, gres.get('mps')!.count) : null,
@@ -64,22 +89,4 @@ export function parseShardsPerGpu(text: string): number | null {
     if (m[1] === 'shard') shards += Number(m[2]);
   }
   return gpus > 0 && shards > 0 ? Math.max(1, Math.floor(shards / gpus)) : null;
-}
-
-/** "n[1-3],gpu7" → ["n1","n2","n3","gpu7"] (one level of brackets, as Slurm prints node lists). */
-export function expandHostlist(list: string): string[] {
-  const out: string[] = [];
-  for (const m of list.matchAll(/([^,[]+)(?:\[([^\]]+)\])?/g)) {
-    if (!m[2]) {
-      out.push(m[1]);
-      continue;
-    }
-    for (const part of m[2].split(',')) {
-      const r = /^(\d+)(?:-(\d+))?$/.exec(part);
-      if (!r) continue;
-      const width = r[1].length;
-      for (let i = Number(r[1]); i <= Number(r[2] ?? r[1]) && out.length < 4096; i++) out.push(m[1] + String(i).padStart(width, '0'));
-    }
-  }
-  return out;
 }

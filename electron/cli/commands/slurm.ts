@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { preloadLibraryPath } from '../../engine/gate/launch-gate.js';
 import { parseFlags, UsageError } from '../args.js';
 import { callWithin, connectToEngine, daemonSocketPath } from '../engine-client.js';
-import { parseShardsPerGpu, parseShowJob, parseIndexList } from './slurm-scontrol.js';
+import { parseShardsPerGpu, parseIndexList, readJobFacts } from './slurm-scontrol.js';
 
 export { SLURM_LOG, slurmUsage } from '../usage.js';
 import { SLURM_LOG } from '../usage.js';
@@ -22,8 +22,8 @@ function logLine(file: string, line: string): void {
   }
 }
 
-function scontrol(args: string[]): string {
-  return execFileSync('scontrol', args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
+function slurmClient(command: 'scontrol' | 'squeue', args: string[]): string {
+  return execFileSync(command, args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
 }
 
 export async function slurmCommand(argv: string[]): Promise<number> {
@@ -42,12 +42,13 @@ export async function slurmCommand(argv: string[]): Promise<number> {
     try {
       if (what === 'prolog') {
         const node = env.SLURMD_NODENAME ?? null;
-        const job = parseShowJob(scontrol(['show', 'job', '-d', jobId]), node);
-        const shardsPerGpu = job.shards !== null && node ? parseShardsPerGpu(scontrol(['show', 'node', node])) : null;
+        const job = readJobFacts(jobId, node, slurmClient);
+        if (String(job.uid) !== env.SLURM_JOB_UID) throw new Error(`Slurm records job ${jobId} for uid ${job.uid}, slurmd runs its prolog for uid ${env.SLURM_JOB_UID ?? '(unset)'}`);
+        const shardsPerGpu = job.shards !== null && node ? parseShardsPerGpu(slurmClient('scontrol', ['show', 'node', node])) : null;
         const fromEnv = parseIndexList(env.SLURM_JOB_GPUS ?? env.CUDA_VISIBLE_DEVICES ?? '');
         const view = await callWithin(engine, 'slurm.prolog', {
           jobId,
-          uid: Number(env.SLURM_JOB_UID),
+          uid: job.uid,
           gpus: job.gpus.length > 0 ? job.gpus : fromEnv,
           shards: job.shards,
           shardsPerGpu,

@@ -2,7 +2,7 @@
 // end a client the safe way (terminate_client before any kill). Real (nvidia-cuda-mps-control) and
 // simulated (the fakegpu state) implementations; the scheduler never knows which.
 import { join } from 'node:path';
-import type { Priority } from '../../../shared/jobs.js';
+import { mpsClientPriorityOf, type Priority } from '../../../shared/jobs.js';
 import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 
 export interface GpuRef {
@@ -72,7 +72,7 @@ export function pinnedMemLimit(bytes: number, device = 0): string {
  * once, when the client connects, so a later priority change of a running client does not reach it.
  */
 // docs.nvidia.com/deploy/mps 4.2.8: 0 NORMAL, 1 BELOW_NORMAL; a preference for normal clients' waiting thread blocks, no preemption of running ones.
-export const mpsClientPriority = (priority: Priority): string => (priority === 'best-effort' ? '1' : '0');
+export const mpsClientPriority = (priority: Priority): string => (mpsClientPriorityOf(priority) === 'below-normal' ? '1' : '0');
 
 /** The environment of a managed job in MPS mode: its daemon, its SM share, its priority, its memory quota as the pinned limit. */
 export function mpsJobEnv(control: MpsControl, gpu: number, sharePercent: number, quotaBytes: number | null, priority: Priority): Record<string, string> {

@@ -4,6 +4,7 @@
 // Nothing here changes a job's state: that is the state machine's (job-state.ts).
 import type { ChildProcess } from 'node:child_process';
 import { getPriority } from 'node:os';
+import { mpsClientPriorityOf } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { ProcessCheckpointer } from '../holds/checkpointer.js';
 import type { Freezer } from '../holds/freezer.js';
@@ -162,6 +163,7 @@ export class JobActuators {
       if (gate && this.options.parkRequests) env.GPUSHARE_PARK_FILE = this.options.parkRequests.create(job.id, record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null);
       const child = launch({ executable: record.executable!, argv: record.launchArgv ?? job.argv, cwd: job.cwd!, env, logPath: job.logPath!, runAs: record.runAs });
       child.unref(); // a stopping engine leaves its jobs running
+      if (mpsClient) job.mpsClientPriority = mpsClientPriorityOf(job.priority); // what its env said: MPS keeps it for the client's life
       return child;
     } catch (error) {
       this.releaseSlot(record);

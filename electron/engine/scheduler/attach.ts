@@ -30,13 +30,14 @@ import type { AutoParkPolicy } from './auto-park.js';
 import { ParkRequests } from './park-requests.js';
 import { Enrolment } from '../enrol/enrolment.js';
 import { registerSlurmCommands } from '../slurm/slurm-commands.js';
-import { SlurmJobs, type PidInfo } from '../slurm/slurm-jobs.js';
-import { SLURM_USAGE_FILE } from '../reports/slurm-usage.js';
+import { SlurmJobs, type PidInfo, type SlurmUsageSink } from '../slurm/slurm-jobs.js';
 import { DEFAULT_SLURM_CONFIG, type SlurmConfig } from '../../../shared/slurm.js';
 
 export interface AttachSchedulerOptions {
   /** Slurm jobs' lanes by QOS and partition (the daemon's config). */
   slurm?: SlurmConfig;
+  /** Where the Slurm epilog's usage rows go (the usage store); absent: nowhere but the epilog's answer. */
+  slurmUsage?: SlurmUsageSink;
   /** Which Slurm job a pid is in where no Slurm cgroup says (default `scontrol pidinfo`); a test's own. */
   slurmPidInfo?: PidInfo;
   /** Logs and other per-user state; default $XDG_STATE_HOME/gpushare. */
@@ -176,7 +177,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   let slurmJobs: SlurmJobs | null = null;
   if (gate) {
     let enrolment: Enrolment | null = null;
-    slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [], ...(options.slurmPidInfo ? { pidInfo: options.slurmPidInfo } : {}), usageFile: join(stateDir, SLURM_USAGE_FILE) });
+    slurmJobs = new SlurmJobs(scheduler, { config: () => options.slurm ?? DEFAULT_SLURM_CONFIG, membersOf: (id) => enrolment?.membersOf(id) ?? [], ...(options.slurmPidInfo ? { pidInfo: options.slurmPidInfo } : {}), usage: options.slurmUsage ?? null });
     enrolment = new Enrolment(scheduler, { slurm: slurmJobs, registrationsDir: runDir }); // registrations outlive an engine restart there
     engine.enroller = enrolment;
     engine.dispatcher.register('enrol.register', (params, caller) => enrolment!.register(caller, params));

@@ -223,20 +223,24 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     }
     return () => scheduler.resume(r, by);
   };
-  const applied = (r: JobRecord, change: Change): JobView => {
-    if (!change) return view(r);
-    change();
-    return after(r);
+  /**
+   * A move, checked here (a refusal, or nothing to change, needs no step), then asked of the loop: the step
+   * it starts checks it again and applies it whole, and the answer, sent after that step, shows the new state.
+   */
+  const moved = async (r: JobRecord, changes: () => Change[]): Promise<JobView> => {
+    if (changes().every((change) => change === null)) return view(r);
+    await scheduler.requestMove(changes);
+    return view(r);
   };
 
   dispatcher.register('jobs.setPriority', ({ job, priority }, caller) => {
     const r = find(job);
-    return applied(r, priorityChange(r, priority, caller));
+    return moved(r, () => [priorityChange(r, priority, caller)]);
   });
 
   dispatcher.register('jobs.setQuota', ({ job, bytes }) => {
     const r = find(job);
-    return applied(r, quotaChange(r, bytes));
+    return moved(r, () => [quotaChange(r, bytes)]);
   });
 
   /** `gpu`: the GPU the same move places it on (a queued job), else where it is asked to run. */
@@ -278,22 +282,22 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
 
   dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }) => {
     const r = find(job);
-    return applied(r, modeChange(r, { mode, mpsSharePercent, migSlice }));
+    return moved(r, () => [modeChange(r, { mode, mpsSharePercent, migSlice })]);
   });
 
   dispatcher.register('jobs.place', ({ job, gpu }) => {
     const r = find(job);
-    return applied(r, placeChange(r, gpu, r.view.memoryQuotaBytes));
+    return moved(r, () => [placeChange(r, gpu, r.view.memoryQuotaBytes)]);
   });
 
   dispatcher.register('jobs.suspend', ({ job }, caller) => {
     const r = find(job);
-    return applied(r, suspendChange(r, caller.user));
+    return moved(r, () => [suspendChange(r, caller.user)]);
   });
 
   dispatcher.register('jobs.resume', ({ job }, caller) => {
     const r = find(job);
-    return applied(r, resumeChange(r, caller.user, false));
+    return moved(r, () => [resumeChange(r, caller.user, false)]);
   });
 
   const park = async (params: { job: string }, caller: Caller, action: 'park' | 'unpark'): Promise<JobView> => {
@@ -309,12 +313,13 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   dispatcher.register('jobs.move', async ({ job, priority, memoryQuotaBytes, action, gpu, mode, mpsSharePercent, migSlice }, caller) => {
     const r = find(job);
     if (mode === undefined && (mpsSharePercent !== undefined || migSlice !== undefined)) throw new ApiError('invalid-request', `An MPS share or a MIG slice comes with a mode (mps or mig) for ${job}.`);
+    // the suspend or resume applies first: a signal is the one change the actuators may still refuse, and then nothing else is applied
     const changes = (state?: JobState): Change[] => [
+      action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
       gpu === undefined ? null : placeChange(r, gpu, memoryQuotaBytes === undefined ? r.view.memoryQuotaBytes : memoryQuotaBytes),
       mode === undefined ? null : modeChange(r, { mode, mpsSharePercent, migSlice }, gpu),
       priority === undefined ? null : priorityChange(r, priority, caller, state),
       memoryQuotaBytes === undefined ? null : quotaChange(r, memoryQuotaBytes, state, gpu),
-      action === 'suspend' ? suspendChange(r, caller.user) : action === 'resume' ? resumeChange(r, caller.user, priority !== undefined && priority !== r.view.priority) : null,
     ];
     if (action === 'park' || action === 'unpark') {
       changes(action === 'park' ? 'parked' : 'running'); // checked as the job will be once its memory has moved
@@ -322,17 +327,14 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
       // a park or unpark that is refused or fails leaves the job as it was, and nothing else is applied yet
       await scheduler.requestPark(r, action, caller.user); // the loop's next step carries it out
       try {
-        for (const change of changes()) change?.(); // checked again: the box may have changed while the memory moved
+        await scheduler.requestMove(() => changes()); // checked again: the box may have changed while the memory moved
       } catch (error) {
         if (error instanceof ApiError) throw new ApiError(error.code, `${job} is ${action}ed, but the rest of the move was refused meanwhile: ${error.message}`);
         throw error;
       }
-      return after(r);
+      return view(r);
     }
-    const checked = changes();
-    if (checked.every((change) => change === null)) return view(r);
-    for (const change of checked) change?.();
-    return after(r);
+    return moved(r, () => changes());
   });
 
   dispatcher.register('jobs.terminate', ({ job }, caller) => {

@@ -4,10 +4,12 @@
 // auto-park.ts, the lab policy) decide from it; state changes go through the state machine
 // (job-state.ts); the actuators (actuators.ts) act. A step starts only through
 // requestEvaluation() and never inside another. Commands ask through the methods under
-// "requests": a park or unpark is a wish the next step carries out (parking.ts); priority,
-// quota, holds a person asks for and termination reach the actuators from those methods at once.
-// The jobs of an earlier engine are found (takeBack) and adopted by steps (adoption.ts decides);
-// an enrolled job's end is a wish for the next step; only an enrolment's start acts at once.
+// "requests": a park or unpark is a wish the next step carries out (parking.ts); a move (priority,
+// quota, holds a person asks for) is a wish the step it starts applies (change-wishes.ts);
+// only termination and a queued job's cancel act from those methods at once.
+// The jobs of an earlier engine are taken back by steps (take-back.ts; adoption.ts decides);
+// an enrolled job's end is a wish for the next step; only an enrolment's start acts at once
+// (enrolled-jobs.ts).
 import { FINAL_STATES, formatByteSize, type Alert, type EnrolledPlace, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
@@ -31,8 +33,9 @@ import { lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import { ParkWishes } from './park-wishes.js';
 import { jobGpuPids } from './parking.js';
-import { decideAdoption, staysParked } from './adoption.js';
-import { mpsDaemonUsers } from './mps-leftovers.js';
+import { ChangeWishes, type CheckedMove } from './change-wishes.js';
+import { TakeBack, type KeptJobs } from './take-back.js';
+import { EnrolledJobs, type EnrolledFiles } from './enrolled-jobs.js';
 import { ActivityClaims, driverBlind, driverEvidence, unconfirmedCondition, type DriverSight } from './activity-claims.js';
 import { ACTIVE_HOLD_MS, ConditionTracker, decideGating, decidePriority, detectContention, outOfMemoryCondition, planAdmission, type Condition, type GateSight } from './policies.js';
 
@@ -69,6 +72,8 @@ export interface SchedulerOptions {
   parkRequests?: ParkRequests | null;
 }
 
+export type { EnrolledFiles } from './enrolled-jobs.js'; // enrolment's files, as the scheduler hands them
+
 export const DEFAULT_UNMANAGED_QUOTA: UnmanagedQuotaPolicy = { graceMs: 30_000, action: 'suspend' };
 const JOBS_EVENT_INTERVAL_MS = 100;
 /** Commands share evaluations: at most one for them every this many ms (ticks evaluate as they come). */
@@ -100,10 +105,12 @@ export class Scheduler {
   private evaluateAgain = false;
   /** Parks and unparks asked for and not begun: this loop's steps begin them. */
   private readonly parkWishes: ParkWishes;
+  /** Moves people asked for (priority, quota, suspend, resume, placement): the step each starts applies it. */
+  private readonly changeWishes: ChangeWishes;
   /** What the guardian let go of while this engine was stopped or hung, for the next step to take in. */
   private guardianReleases: Array<{ jobId: string; hold?: string }> = [];
-  /** Enrolled jobs whose last member is gone, and why: the next step ends them. */
-  private readonly enrolledEnds = new Map<JobRecord, string>();
+  /** Enrolled jobs' starts and ends (enrolled-jobs.ts): an end waits for the next step. */
+  private readonly enrolledJobs: EnrolledJobs;
   /** Whether an enrolled job still has a live process (enrol/enrolment.ts sets it); its last one gone, the job ends. */
   enrolledAlive: ((record: JobRecord) => boolean) | null = null;
   /** The highest lane a job's owner may drag it to, and why (a Slurm job's QOS: slurm/slurm-jobs.ts sets it); null: the lab policy alone. */
@@ -113,7 +120,7 @@ export class Scheduler {
   /** Set while steps are paused (pauseEvaluation): a request meanwhile runs one step after. */
   private holdEvaluation = false;
   /** The jobs of an earlier engine while they are taken back (takeBack): until all are known, a step decides nothing else. */
-  private takingBack: TakingBack | null = null;
+  private takingBack: TakeBack | null = null;
 
   constructor(readonly options: SchedulerOptions) {
     this.quotaPolicy = options.unmanagedQuota ?? DEFAULT_UNMANAGED_QUOTA;
@@ -144,6 +151,15 @@ export class Scheduler {
       freshSample: () => this.options.engine.sampler.sampleNow(), // published: its step follows, and the usage store sees it
       stopped: () => this.stopped,
     });
+    this.enrolledJobs = new EnrolledJobs({
+      table: this.table,
+      act: this.act,
+      ownership: this.ownership,
+      fire: (record, event, reason) => this.fire(record, event, reason),
+      ended: (record, event, reason) => this.ended(record, event, reason),
+      requestEvaluation: (when) => this.requestEvaluation(when),
+    });
+    this.changeWishes = new ChangeWishes({ step: () => this.requestEvaluation('apply'), stopped: () => this.stopped });
   }
 
   get checkpointer(): ProcessCheckpointer {
@@ -193,16 +209,22 @@ export class Scheduler {
   /**
    * Ask for a step of the loop: the one way a step starts. 'now' (a published snapshot, a job's end, a
    * park done): at once. 'soon' (commands): shared, at most one every COMMAND_EVALUATION_MS, so a burst
-   * of commands costs one pass over the queue, not one each. Never re-entrant: a request during a step
-   * (or while the jobs of an earlier engine are restored) runs one more step after it.
+   * of commands costs one pass over the queue, not one each. 'apply' (a person's move): a step at once
+   * that only applies the moves asked for, so the command answers with the new state, and a shared one
+   * 'soon' in which the policies decide: a move costs no pass over the queue either. Never re-entrant: a
+   * request during a step (or while the jobs of an earlier engine are restored) runs one more step after it.
    */
-  requestEvaluation(when: 'now' | 'soon' = 'soon'): void {
+  requestEvaluation(when: 'now' | 'soon' | 'apply' = 'soon'): void {
     if (this.stopped) return;
     if (this.evaluating || this.holdEvaluation) {
       this.evaluateAgain = true;
       return;
     }
-    if (when === 'now') return this.step();
+    if (when === 'now') return this.step(true);
+    if (when === 'apply') {
+      this.step(false);
+      return this.requestEvaluation('soon');
+    }
     if (this.evaluationTimer) return;
     const wait = Math.max(0, this.lastEvaluationAt + COMMAND_EVALUATION_MS - Date.now());
     this.evaluationTimer = setTimeout(() => {
@@ -218,16 +240,23 @@ export class Scheduler {
     if (!paused && this.evaluateAgain) this.stepAgainSoon();
   }
 
-  /** One step of the loop on the latest published snapshot. */
-  private step(): void {
+  /**
+   * One step of the loop: the jobs of an earlier engine taken back, then people's moves applied, then
+   * (`decide`) the policies' decisions on the latest published snapshot.
+   */
+  private step(decide: boolean): void {
     const snapshot = this.options.engine.sampler.latest;
-    if (!snapshot && !this.takingBack) return; // taking jobs back needs no published snapshot: the engine's start waits for it
+    if (!decide && this.takingBack) return; // moves wait: the step that takes the last job back applies them
+    if (!snapshot && !this.takingBack && !this.changeWishes.pending) return; // taking jobs back and applying moves need no published snapshot: the engine's start waits for it
     this.evaluating = true;
-    this.evaluateAgain = false;
-    this.lastEvaluationAt = Date.now();
+    if (decide) {
+      this.evaluateAgain = false; // a step asked for during an apply-only one still decides after it
+      this.lastEvaluationAt = Date.now();
+    }
     try {
-      if (this.takingBack) this.takeBackStep();
-      if (!this.takingBack && snapshot) {
+      if (this.takingBack?.step()) this.takingBack = null;
+      if (!this.takingBack) this.changeWishes.carryOut(); // before the policies decide: they see the moved jobs
+      if (decide && !this.takingBack && snapshot) {
         this.counters.evaluations++;
         this.evaluateOnce(snapshot);
       }
@@ -248,7 +277,7 @@ export class Scheduler {
 
   private evaluateOnce(snapshot: Snapshot): void {
     this.takeInGuardianReleases();
-    this.takeInEnrolledEnds();
+    this.enrolledJobs.takeInEnds();
     if (snapshot.seq !== this.lastSeq) {
       this.lastSeq = snapshot.seq;
       this.ingest(snapshot);
@@ -280,101 +309,29 @@ export class Scheduler {
     this.changed();
   }
 
-  // ---- jobs of an earlier engine (adoption.ts decides, mps-leftovers.ts counts) ----------------
+  // ---- jobs of an earlier engine (take-back.ts) ------------------------------------------
 
   /**
-   * The jobs an earlier engine kept (`load`: from the job store; null: no store, none) are found: each goes into the table, and
-   * steps adopt, lose or keep waiting one after another (adoption.ts decides) before they decide anything
-   * else. Resolves once all are back, the earlier engine's leftover gate slots (with a store) and unused MPS daemons released.
+   * The jobs an earlier engine kept (`load`: from the job store; null: no store, none) are taken back by
+   * steps, one after another (take-back.ts), before they decide anything else. Resolves once all are back,
+   * the earlier engine's leftover gate slots (with a store) and unused MPS daemons released.
    */
-  takeBack(load: Promise<ReadonlyArray<{ view: JobRecord['view']; kept: Partial<JobRecord> }>> | null): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const taking: TakingBack = { found: null, restoring: null, restored: null, fromStore: load !== null, resolve, reject };
-      this.takingBack = taking;
-      (load ?? Promise.resolve([])).then(
-        (jobs) => {
-          taking.found = jobs.map(({ view, kept }) => this.table.add(view, kept)); // observed: what the store kept
-          this.requestEvaluation('now');
-        },
-        (error: unknown) => {
-          if (this.takingBack === taking) this.takingBack = null;
-          reject(error);
-          this.requestEvaluation('now');
-        },
-      );
-    });
-  }
-
-  /** A step while jobs are taken back: the next found job is adopted (a parked one's restore is awaited by later steps); when all are, leftovers go. */
-  private takeBackStep(): void {
-    const taking = this.takingBack!;
-    if (taking.found === null) return; // the store is still read
-    if (taking.restored) this.adoptedAfterRestore(taking.restored.record, taking.restored.parked);
-    taking.restored = null;
-    while (!taking.restoring) {
-      const record = taking.found.shift();
-      if (!record) break;
-      this.adopt(record, taking);
-    }
-    if (taking.restoring) return; // its restore's end asks for the next step
-    this.takingBack = null;
-    if (taking.fromStore) this.act.releaseLeftoverSlots(); // slots no job kept in the store took back
-    this.releaseUnusedMps();
-    taking.resolve();
-  }
-
-  /** A job of an earlier engine: lost, adopted with its gate slot, or (parked) adopted once its memory's restore ends. */
-  private adopt(record: JobRecord, taking: TakingBack): void {
-    const adoption = decideAdoption(record.view, () => this.processAlive(record));
-    if (adoption.kind === 'wait') return;
-    if (adoption.kind === 'lose') {
-      this.fire(record, 'lose', adoption.reason);
-      return;
-    }
-    record.adopted = true;
-    record.holds.clear(); // the earlier engine let go of every hold when it stopped (or its guardian did)
-    const keptSlot = record.slot;
-    record.slot = null;
-    this.act.adoptSlot(record, keptSlot); // gated again where its slot is still its own
-    this.ownership.claim(record.view.id, record.view.owner, record.view.pid!, record.startTicks);
-    if (!adoption.restore) return this.adoptedAfterRestore(record, false);
-    taking.restoring = record;
-    this.act.unpark(record).then(
-      () => this.restoreEnded(taking, record, false),
-      (error: unknown) => this.restoreEnded(taking, record, staysParked(error)),
+  takeBack(load: Promise<KeptJobs> | null): Promise<void> {
+    const taking = new TakeBack(
+      {
+        table: this.table,
+        act: this.act,
+        ownership: this.ownership,
+        fire: (record, event, reason) => this.fire(record, event, reason),
+        processAlive: (record) => this.processAlive(record),
+        snapshot: () => this.snapshot(),
+        raiseAlert: (alert) => this.options.engine.raiseAlert(alert),
+        step: () => this.requestEvaluation('now'),
+      },
+      load,
     );
-  }
-
-  /** An adopted parked job's restore ended (observed): the next step adopts it. */
-  private restoreEnded(taking: TakingBack, record: JobRecord, parked: boolean): void {
-    taking.restoring = null;
-    taking.restored = { record, parked };
-    this.requestEvaluation('now');
-  }
-
-  private adoptedAfterRestore(record: JobRecord, parked: boolean): void {
-    if (parked) {
-      this.act.setGateMember(record, false); // checkpointed: it holds nobody back
-      this.fire(record, 'adopt-parked', `re-adopted by a new engine, still parked (not enough free memory on GPU ${record.view.gpu})`);
-      return;
-    }
-    this.fire(record, 'adopt', `re-adopted by a new engine (pid ${record.view.pid})`);
-    this.act.attach(record);
-  }
-
-  /** Stop each daemon an earlier engine started for jobs that no live job and no running MPS process on its GPU (or slice) uses. */
-  private releaseUnusedMps(): void {
-    if (!this.act.mpsStartedForJobs()) return; // nothing to judge: no snapshot taken for it
-    let snapshot: Snapshot;
-    try {
-      snapshot = this.snapshot();
-    } catch {
-      return; // no GPU to read: no daemon of ours to judge
-    }
-    for (const { gpu, daemon, users } of mpsDaemonUsers(snapshot, this.table.live().filter((r) => r.view.state !== 'queued'))) {
-      const failure = this.act.releaseUnusedMps(daemon, users);
-      if (failure) this.options.engine.raiseAlert({ kind: 'failed', severity: 'warning', gpu, jobId: null, message: `The MPS daemon an earlier engine started for jobs on GPU ${gpu} is unused and could not be stopped: ${failure}` });
-    }
+    this.takingBack = taking;
+    return taking.done;
   }
 
   /** The guardian let these go while this engine was stopped or hung (continued, or restored and unlocked): the next step takes it in. */
@@ -466,7 +423,21 @@ export class Scheduler {
     if (record.view.priority !== priority) this.lab?.checkPriority(record, priority, this.table.placed().map((r) => r.view), state); // queued jobs count for no limit
   }
 
+  /**
+   * Ask for a move (`check`: the command's check of it, whose appliers call the methods below): the step
+   * this starts checks it again and applies it whole. Resolves once applied, rejects with its refusal.
+   */
+  requestMove(check: CheckedMove): Promise<void> {
+    return this.changeWishes.request(check);
+  }
+
+  /** A person's change is applied only by a step (requestMove): never one inside a command, interleaved with the loop. */
+  private inStep(what: string, record: JobRecord): void {
+    if (!this.evaluating) throw new Error(`${what} ${record.view.id} outside a step of the control loop: ask through requestMove`);
+  }
+
   setPriority(record: JobRecord, priority: Priority): void {
+    this.inStep('Cannot set the priority of', record);
     if (record.view.priority === priority) return;
     this.checkPriority(record, priority);
     record.view.priority = priority;
@@ -480,6 +451,7 @@ export class Scheduler {
   }
 
   setQuota(record: JobRecord, bytes: number | null): void {
+    this.inStep('Cannot set the memory quota of', record);
     this.checkQuota(record, bytes);
     record.view.memoryQuotaBytes = bytes;
     delete record.view.memoryQuotaFromPolicy; // its own now
@@ -490,16 +462,19 @@ export class Scheduler {
 
   /** Settings of a job that has not started (placement, mode): no actuator is involved. */
   configure(record: JobRecord, change: Partial<Pick<JobRecord['view'], 'requestedGpu' | 'gpu' | 'mode' | 'mpsSharePercent' | 'migSlice'>>): void {
+    this.inStep('Cannot place or configure', record);
     Object.assign(record.view, change);
     void this.kept(record);
   }
 
   suspend(record: JobRecord, by: string): void {
+    this.inStep('Cannot suspend', record);
     this.hold(record, 'user', `suspended by ${by}`);
   }
 
   /** Drops the holds a person may drop (theirs and the quota's); a priority hold stays. */
   resume(record: JobRecord, by: string): void {
+    this.inStep('Cannot resume', record);
     if (record.holds.has('quota')) record.overQuotaSince = Date.now(); // a fresh grace period
     for (const reason of ['quota', 'user'] as const) this.release(record, reason, `resumed by ${by}`);
   }
@@ -704,37 +679,17 @@ export class Scheduler {
    * removed) when no slot is left.
    */
   startEnrolled(record: JobRecord, gpu: number): EnrolledFiles {
-    let files: Omit<EnrolledFiles, 'slot' | 'generation'>;
-    try {
-      files = this.act.enrolSlot(record, gpu);
-    } catch (error) {
-      this.table.remove(record.view.id);
-      throw error;
-    }
-    this.act.attach(record);
-    this.ownership.claim(record.view.id, record.view.owner, record.view.pid!, record.startTicks);
-    this.fire(record, 'started', `running as pid ${record.view.pid} (enrolled)`);
-    this.requestEvaluation();
-    return { ...files, slot: record.slot!, generation: this.gate!.slotFiles!(record.slot!).generation };
+    return this.enrolledJobs.start(record, gpu);
   }
 
   /** The files a process joining the enrolled job maps: its slot's, and its park file while it has one. */
   enrolledFiles(record: JobRecord): EnrolledFiles {
-    const files = this.gate!.slotFiles!(record.slot!);
-    return { dir: files.dir, control: files.control, activity: files.activity, park: this.act.parkFileOf(record), slot: record.slot!, generation: files.generation };
+    return this.enrolledJobs.files(record);
   }
 
   /** An enrolled job none of whose processes is a member any more (enrol/enrolment.ts, the Slurm epilog): the next step ends it. */
   endEnrolled(record: JobRecord, reason: string): void {
-    if (!this.enrolledEnds.has(record)) this.enrolledEnds.set(record, reason);
-    this.requestEvaluation('now');
-  }
-
-  /** Enrolled jobs asked to end since the last step: they end now, their slots and holds given back. */
-  private takeInEnrolledEnds(): void {
-    const ends = [...this.enrolledEnds];
-    this.enrolledEnds.clear();
-    for (const [record, reason] of ends) this.ended(record, 'exit', reason);
+    this.enrolledJobs.end(record, reason);
   }
 
   /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
@@ -911,7 +866,8 @@ export class Scheduler {
     this.autoPark?.stop();
     this.options.parkRequests?.close();
     this.parkWishes.dropAll();
-    if (this.takingBack) this.takingBack.reject(new Error('the engine stopped before the jobs of an earlier engine were all taken back'));
+    this.changeWishes.dropAll();
+    this.takingBack?.abandon(new Error('the engine stopped before the jobs of an earlier engine were all taken back'));
     this.takingBack = null;
     const parked = this.table.live().filter((r) => r.view.state === 'parked' && r.view.pid !== null);
     const restores = parked.map(async (r) => {
@@ -936,26 +892,6 @@ export class Scheduler {
     for (const r of this.table.live()) r.child?.removeAllListeners(); // a job's exit after this is the next engine's to see
     return left;
   }
-}
-
-/** The jobs of an earlier engine being taken back: found (null while the store is read), the one whose restore runs, the one whose restore ended. */
-interface TakingBack {
-  found: JobRecord[] | null;
-  restoring: JobRecord | null;
-  restored: { record: JobRecord; parked: boolean } | null;
-  fromStore: boolean;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-/** What an enrolled process maps (enrol/enrolment.ts hands it over as descriptors): its job's gate slot files and park file. */
-export interface EnrolledFiles {
-  slot: number;
-  generation: number;
-  dir: string;
-  control: string;
-  activity: string;
-  park: string | null;
 }
 
 /** What clients see of a condition: the alert it raises, or the active condition it is (its key stays ours). */

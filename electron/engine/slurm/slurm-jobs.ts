@@ -4,9 +4,9 @@
 // owns the gpushare jobs their tasks become (enrol/enrolment.ts asks jobOf for their quota and lane).
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { FINAL_STATES } from '../../../shared/jobs.js';
+import { FINAL_STATES, type MpsClientPriority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv } from '../../../shared/slurm.js';
+import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv, type SlurmUsageRow } from '../../../shared/slurm.js';
 import { isNamedAccount, lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
@@ -15,7 +15,6 @@ import type { MpsDaemonRef } from '../mps/mps-daemons.js';
 import { readSmallText } from '../proc/bounded-read.js';
 import { readProcStatus } from '../proc/proc-status.js';
 import { parseCgroup } from '../proc/process-context.js';
-import { appendSlurmUsage } from '../reports/slurm-usage.js';
 import { mpsDaemonKey } from '../scheduler/actuators.js';
 import type { JobRecord } from '../scheduler/job-table.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
@@ -44,6 +43,12 @@ interface SlurmJob {
   sharing: 'shard' | 'mps' | null;
 }
 
+/** Where the epilog's usage rows go: the usage store (its slurm_usage table, written with its next flush). */
+export interface SlurmUsageSink {
+  recordSlurmUsage(row: SlurmUsageRow): void;
+  flush(): Promise<void>;
+}
+
 /** How the daemon asks Slurm which job a pid is in (proctrack/linuxproc), of the slurmd of `node`; replaceable in tests. */
 export type PidInfo = (pid: number, node: string | null) => string | null;
 
@@ -68,7 +73,7 @@ export class SlurmJobs {
 
   constructor(
     private readonly scheduler: Scheduler,
-    private readonly options: { config: () => SlurmConfig; pidInfo?: PidInfo; procRoot?: string; membersOf?: (jobId: string) => number[]; usageFile?: string | null },
+    private readonly options: { config: () => SlurmConfig; pidInfo?: PidInfo; procRoot?: string; membersOf?: (jobId: string) => number[]; usage?: SlurmUsageSink | null },
   ) {
     scheduler.laneCap = (record) => {
       const id = record.view.enrolled?.slurm?.jobId;
@@ -97,7 +102,7 @@ export class SlurmJobs {
     const mpsPercent = params.mpsPercent ?? null;
     if (mpsPercent !== null) {
       if (params.shards) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds both gres/shard and gres/mps: Slurm allows one sharing type per node (gres.conf names shard or mps, not both); nothing was registered.`);
-      if (!gpu) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds gres/mps but Slurm named no GPU of this node for it (no IDX in \`scontrol show job -d\`, no SLURM_JOB_GPUS); nothing was registered.`);
+      if (!gpu) throw new ApiError('invalid-request', `Slurm job ${params.jobId} holds gres/mps but Slurm named no GPU of this node for it (no IDX in \`squeue --json\`'s gres_detail, no SLURM_JOB_GPUS); nothing was registered.`);
     }
     const sharing = mpsPercent !== null ? 'mps' : params.shards ? 'shard' : null;
     const other = gpu && sharing ? [...this.jobs.values()].find((j) => !j.ended && j.view.jobId !== params.jobId && j.view.gpus[0] === gpu.index && j.sharing !== null && j.sharing !== sharing) : undefined;
@@ -153,9 +158,10 @@ export class SlurmJobs {
   }
 
   /** How a task of Slurm job `jobId` shares its GPU: an MPS client at its share (gres/mps), else shared as any process. */
-  sharingOf(jobId: string): { mode: 'mps'; mpsSharePercent: number } | null {
+  sharingOf(jobId: string): { mode: 'mps'; mpsSharePercent: number; mpsClientPriority: MpsClientPriority } | null {
     const job = this.jobs.get(jobId);
-    return job?.mps && job.view.mpsPercent !== null ? { mode: 'mps', mpsSharePercent: job.view.mpsPercent } : null;
+    // the priority its task prolog exported, from its lane at the prolog: the clients keep it whatever the lane becomes
+    return job?.mps && job.view.mpsPercent !== null ? { mode: 'mps', mpsSharePercent: job.view.mpsPercent, mpsClientPriority: job.mps.env.CUDA_MPS_CLIENT_PRIORITY === '1' ? 'below-normal' : 'normal' } : null;
   }
 
   list(): SlurmJobView[] {
@@ -244,7 +250,10 @@ export class SlurmJobs {
     }
   }
 
-  /** The epilog's call: let go of its holds, end its gpushare jobs, and settle its usage. */
+  /**
+   * The epilog's call: settle its usage and let go of its holds (a stopped process resumed, a parked one brought back);
+   * its gpushare jobs end with their last processes, in their lanes until then.
+   */
   async end(jobId: string, caller: Caller): Promise<SlurmEpilogResult> {
     if (!caller.admin) throw new ApiError('forbidden', `Cannot end Slurm job ${jobId}: only root (Slurm's epilog) or an administrator may; ${caller.user} (uid ${caller.uid}) is not.`);
     const job = this.jobs.get(jobId);
@@ -261,21 +270,30 @@ export class SlurmJobs {
       gatedNs += FINAL_STATES.has(record.view.state) ? (job.gatedNs.get(record.view.id) ?? 0) : Math.max(job.gatedNs.get(record.view.id) ?? 0, this.gatedNs(record));
       parkedMs += timeIn(record, 'parked');
       if (FINAL_STATES.has(record.view.state)) continue;
-      if (record.view.state === 'suspended' || record.view.state === 'parked') released++;
-      s.endEnrolled(record, `Slurm job ${jobId} ended (epilog)`); // its gate slot freed, holds let go, parked memory given up
+      // a process outliving its Slurm job (a SIGTERM handler, a task proctrack/linuxproc lost) keeps its lane and slot,
+      // ending with its last process: a freed slot would let a held launch run ungated, under a higher job
+      if (record.holds.has('user') || record.holds.has('quota')) {
+        s.resume(record, `Slurm job ${jobId}'s epilog`); // stopped processes could not die of Slurm's signals
+        released++;
+      }
+      if (record.view.state === 'parked') {
+        s.requestPark(record, 'unpark', `Slurm job ${jobId}'s epilog`).catch(() => undefined); // refused (no room): it stays parked, still in its lane
+        released++;
+      }
     }
     job.ended = true;
     const mpsFailure = job.mps ? this.leaveMps(job.mps) : null;
     const snapshot = s.snapshot(); // already integrated by its tick: integrating it again would count one interval twice
     const leftOnGpu = snapshot.processes.filter((p) => pids.has(p.pid) || (p.uid === job.view.uid && p.context?.slurmJobId === jobId)).map((p) => ({ pid: p.pid, gpu: p.gpuIndex }));
     const usage = { ...job.usage, gatedSeconds: gatedNs / 1e9, parkedSeconds: parkedMs / 1000 };
-    if (this.options.usageFile) {
+    if (this.options.usage) {
       const { view } = job;
-      appendSlurmUsage(this.options.usageFile, {
+      this.options.usage.recordSlurmUsage({
         jobId, user: view.user, partition: view.partition, qos: view.qos, start: view.since, end: Date.now(),
         gpuHours: usage.gpuSeconds / 3600, smHours: usage.smSeconds / 3600, memoryGiBHours: usage.memoryGiBHours, peakMemoryBytes: usage.peakMemoryBytes,
         gatedSeconds: usage.gatedSeconds, parkedSeconds: usage.parkedSeconds,
       });
+      await this.options.usage.flush(); // in the store when the epilog returns: a report run after it lists the job (a store in trouble keeps it and retries)
     }
     return {
       jobId,

@@ -1,4 +1,5 @@
-// Under a real Slurm (Debian's slurmctld, slurmd, munge; testing/slurm-rig.ts) with the box daemon on the
+// Under a real Slurm (Debian's slurmctld, slurmd, munge, and slurmdbd over MariaDB for real QOS;
+// testing/slurm-rig.ts) with the box daemon on the
 // simulated driver (one 40 GiB GPU): jobs users submit with sbatch run the prolog, task prolog and epilog of
 // `gpushare slurm`, and their tasks enrol. Asserts what the jobs printed, the daemon's jobs, the simulated
 // driver's execution record, /proc run states and sinfo; never a latency.
@@ -14,12 +15,13 @@ import { enqueuedUnderHigh, recordsOf } from '../gate/testing/launch-gate-sim.js
 import { untilWith } from '../../testing/until.js';
 import { isRoot, LabBox, type LabUser } from '../daemon/testing/lab-box.js';
 import { SlurmRig, slurmMissing } from './testing/slurm-rig.js';
+import { accountingMissing } from './testing/slurm-accounting.js';
 
 const SCENARIO = 'a100-40gb';
 const GiB = 1024 ** 3;
 const RATE_HZ = 2;
 const SAMPLE_INTERVAL_S = 1 / RATE_HZ;
-const SKIP = !isRoot() ? 'needs root: Slurm, munge and the box daemon run as root and the test creates users' : slurmMissing();
+const SKIP = !isRoot() ? 'needs root: Slurm, munge, MariaDB and the box daemon run as root and the test creates users' : slurmMissing() || accountingMissing();
 
 let box: LabBox;
 let rig: SlurmRig;
@@ -53,8 +55,9 @@ before(async () => {
   alice = box.user('alice');
   bob = box.user('bob');
   process.env.SLURM_CONF = join(box.dir, 'slurm', 'etc', 'slurm.conf'); // the daemon's scontrol (pidinfo) finds this Slurm, as /etc/slurm/slurm.conf on a node
-  await box.start({ rateHz: RATE_HZ, slurm: { partitionLanes: [{ name: 'urgent', lane: 'high' }, { name: 'scavenger', lane: 'best-effort', maxLane: 'normal' }], qosLanes: [{ name: 'high', lane: 'high' }] } }, SCENARIO);
-  rig = new SlurmRig({ dir: join(box.dir, 'slurm'), tag, prolog: hook('prolog'), epilog: hook('epilog'), taskProlog: hook('task-prolog'), partitions: ['urgent', 'scavenger'], mpsNode: true });
+  await box.start({ rateHz: RATE_HZ, slurm: { partitionLanes: [{ name: 'urgent', lane: 'high' }], qosLanes: [{ name: 'high', lane: 'high' }, { name: 'scavenger', lane: 'best-effort', maxLane: 'normal' }] } }, SCENARIO);
+  const accounting = { qos: [{ name: 'high', priority: 100 }, { name: 'scavenger', priority: 0 }], users: [alice.name, bob.name] }; // sacctmgr, as a lab would: QOS normal is every user's default
+  rig = new SlurmRig({ dir: join(box.dir, 'slurm'), tag, prolog: hook('prolog'), epilog: hook('epilog'), taskProlog: hook('task-prolog'), partitions: ['urgent'], mpsNode: true, accounting });
   await rig.start();
 });
 after(async () => {
@@ -76,11 +79,11 @@ const jobs = async (): Promise<JobView[]> => box.ok(null, 'jobs.list', { include
 const ofSlurm = async (id: string): Promise<JobView | undefined> => (await jobs()).find((j) => j.enrolled?.slurm?.jobId === id);
 const allocLines = (out: string) => out.split('\n').filter((l) => l.startsWith('{"event":"alloc"')).map((l) => JSON.parse(l) as { i: number; result: string; total: number });
 
-test('a 1-shard job of a 4-shard 40 GiB GPU is refused CUDA_ERROR_OUT_OF_MEMORY past 10 GiB in its own output, while a 2-shard job of another user beside it keeps its 20 GiB', { skip: SKIP }, async () => {
+test('a 1-shard job of a 4-shard 40 GiB GPU is refused CUDA_ERROR_OUT_OF_MEMORY past 10 GiB in its own output, while a 2-shard job of another user beside it keeps its 20 GiB; of QOS normal (no lane mapped), its lane comes from its partition', { skip: SKIP }, async () => {
   const [node] = rig.nodes;
   const big = rig.submit(bob, ['-w', node, '--gres=shard:2', '-o', '%j.out', batch('two-shards', '"$FAKEJOB" alloc --chunk 1G --count 20 --hold & sleep 12; kill -INT $!; wait')]);
   await until('the 2-shard job holds its memory', async () => allocLines(rig.output(big)).length === 20 || undefined);
-  const small = rig.submit(alice, ['-w', node, '--gres=shard:1', '-o', '%j.out', batch('one-shard', '"$FAKEJOB" alloc --chunk 1G --count 12')]);
+  const small = rig.submit(alice, ['-w', node, '-p', 'urgent', '--gres=shard:1', '-o', '%j.out', batch('one-shard', '"$FAKEJOB" alloc --chunk 1G --count 12')]);
   assert.equal(await rig.finished(small), 'COMPLETED');
   const mine = allocLines(rig.output(small));
   assert.deepEqual(mine.map((a) => a.result), [...Array(10).fill('CUDA_SUCCESS'), 'CUDA_ERROR_OUT_OF_MEMORY', 'CUDA_ERROR_OUT_OF_MEMORY'], rig.output(small));
@@ -90,7 +93,8 @@ test('a 1-shard job of a 4-shard 40 GiB GPU is refused CUDA_ERROR_OUT_OF_MEMORY 
   const view = (await ofSlurm(small))!;
   assert.equal(view.owner, alice.name);
   assert.equal(view.memoryQuotaBytes, 10 * GiB, 'its quota: 1 of 4 shards of 40 GiB');
-  assert.deepEqual(view.enrolled?.slurm, { jobId: small, partition: 'gpu', qos: null });
+  assert.deepEqual(view.enrolled?.slurm, { jobId: small, partition: 'urgent', qos: 'normal' }, "Slurm's own default QOS");
+  assert.equal(view.priority, 'high', 'partition urgent → high');
   assert.equal((await ofSlurm(big))!.memoryQuotaBytes, 20 * GiB);
   assert.equal(await rig.finished(big), 'COMPLETED');
   assert.match(readFileSync(slurmLog, 'utf8'), new RegExp(`epilog job ${small}: usage \\{"jobId":"${small}"`), 'the epilog wrote its usage');
@@ -117,34 +121,39 @@ test("a user cannot make their job join another user's Slurm job: a forged SLURM
   await rig.finished(target);
 });
 
-test("a job of a high lane (partition urgent) holds back a scavenger job on the same GPU (execution record); the scavenger is never in state T; the epilog's usage row agrees with the execution record within one sampling interval", { skip: SKIP }, async (t) => {
+test("a job of QOS high holds back a scavenger-QOS job on the same GPU (execution record); the scavenger is never in state T; its name and comment faking Slurm's lines change nothing; the epilog's usage row agrees with the execution record within one sampling interval", { skip: SKIP }, async (t) => {
   const [, node] = rig.nodes;
-  const scav = rig.submit(bob, ['-w', node, '-p', 'scavenger', '--gres=shard:1', '-o', '%j.out', batch('scav', '"$FAKEJOB" train --kernel-ms 2 --duration 120')]);
+  const fake = `x\n   Priority=1 Nice=0 Account=(null) QOS=high\n   Partition=urgent\n     Nodes=${node} CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:0)`; // the prolog once read scontrol's text
+  const scav = rig.submit(bob, ['-w', node, '--qos=scavenger', '-J', fake, '--comment', fake, '--gres=shard:1', '-o', '%j.out', batch('scav', '"$FAKEJOB" train --kernel-ms 2 --duration 120')]);
   const low = await until('the scavenger job enrolled', async () => ((await ofSlurm(scav))?.pid ? ofSlurm(scav) : undefined));
-  assert.equal(low.priority, 'best-effort', 'partition scavenger → best-effort');
+  assert.deepEqual(low.enrolled?.slurm, { jobId: scav, partition: 'gpu', qos: 'scavenger' }, 'Slurm\'s QOS and partition, not the ones its name and comment spell');
+  assert.equal(low.priority, 'best-effort', 'QOS scavenger → best-effort');
+  assert.equal(low.memoryQuotaBytes, 10 * GiB, 'its shard quota stands');
   const dragged = await box.call(bob, 'jobs.setPriority', { job: low.id, priority: 'high' });
-  assert.ok(!dragged.ok && /partition scavenger caps it at normal/.test(dragged.error.message), `its owner cannot drag it past its partition's cap: ${JSON.stringify(dragged)}`);
+  assert.ok(!dragged.ok && /QOS scavenger caps it at normal/.test(dragged.error.message), `its owner cannot drag it past its QOS's cap: ${JSON.stringify(dragged)}`);
   assert.equal((await ofSlurm(scav))!.priority, 'best-effort', 'nothing was changed');
-  const urgent = rig.submit(alice, ['-w', node, '-p', 'urgent', '--gres=shard:1', '-o', '%j.out', batch('urgent', '"$FAKEJOB" train --kernel-ms 4 --duration 12')]);
-  const high = await until('the urgent job enrolled', async () => ((await ofSlurm(urgent))?.pid ? ofSlurm(urgent) : undefined));
-  assert.equal(high.priority, 'high');
+  const urgent = rig.submit(alice, ['-w', node, '--qos=high', '--gres=shard:1', '-o', '%j.out', batch('urgent', '"$FAKEJOB" train --kernel-ms 4 --duration 12')]);
+  const high = await until('the QOS-high job enrolled', async () => ((await ofSlurm(urgent))?.pid ? ofSlurm(urgent) : undefined));
+  assert.deepEqual([high.priority, high.enrolled?.slurm?.qos], ['high', 'high'], 'QOS high → high');
   const runStates: string[] = [];
   for (let i = 0; i < 30 && existsSync(`/proc/${high.pid}`); i++) {
     runStates.push(readFileSync(`/proc/${low.pid}/stat`, 'latin1').split(') ')[1][0]);
     await new Promise((r) => setTimeout(r, 100));
   }
-  assert.ok(existsSync(`/proc/${high.pid}`), 'the urgent job still runs');
+  assert.ok(existsSync(`/proc/${high.pid}`), 'the QOS-high job still runs');
   // ended while held back, as at a time limit: the epilog still runs, and its last tick missed no kernel
   const killedAtNs = Number(process.hrtime.bigint()); // CLOCK_MONOTONIC, the execution record's clock
   rig.run('scancel', [scav]);
   assert.equal(await rig.finished(scav), 'CANCELLED');
   assert.equal(await rig.finished(urgent), 'COMPLETED');
   const log = JSON.parse(`[${execFileSync(join(box.nativeCopy, 'fakegpu', 'build', 'fakegpu'), ['execlog', '--state', join(box.dir, 'run', `sim-${SCENARIO}.state`), '--device', '0'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).trim().split('\n').join(',')}]`) as KernelRecord[];
-  assert.ok(recordsOf(log, high.pid!).length > 0, 'the urgent job ran kernels');
+  assert.ok(recordsOf(log, high.pid!).length > 0, 'the QOS-high job ran kernels');
   assert.ok(recordsOf(log, low.pid!).length > 0, 'the scavenger job ran kernels');
-  // while it was held back; the one launch it makes as Slurm kills it (seen in 4 runs of 4) is an open defect of the gate's signal handling, not asserted here
-  const heldBack = recordsOf(log, low.pid!).filter((r) => r.enqueueNs < killedAtNs);
-  assert.deepEqual(enqueuedUnderHigh(recordsOf(log, high.pid!), heldBack), [], 'no scavenger kernel was enqueued under an urgent one while it was held back');
+  // over its whole life: scancel's SIGTERM is caught by fakejob's handler, the shell's death ends the step
+  // (proctrack/linuxproc), and the epilog runs while the task still waits at the gate; it keeps its lane until it exits
+  const lows = recordsOf(log, low.pid!);
+  assert.deepEqual(enqueuedUnderHigh(recordsOf(log, high.pid!), lows), [], 'no scavenger kernel was enqueued under a QOS-high one, before the cancel or after it');
+  assert.ok(lows.filter((r) => r.enqueueNs >= killedAtNs).length <= 1, 'after the cancel, at most the launch it was held in');
   assert.ok(runStates.length > 0 && !runStates.some((s) => s === 'T' || s === 't'), `the scavenger was never stopped: ${runStates.join('')}`);
   const lines = readFileSync(slurmLog, 'utf8').split('\n');
   const usage = lines.find((l) => l.includes(`epilog job ${scav}: usage `));
@@ -159,7 +168,7 @@ test("a job of a high lane (partition urgent) holds back a scavenger job on the 
   assert.match(header, /^JobID,User,Partition,QOS,Start,End,GPUHours,SMHours,MemoryGiBHours,PeakMemoryGiB,GatedSeconds,ParkedSeconds$/);
   const listed = rows.map((r) => r.split(',')).find((c) => c[0] === scav);
   assert.ok(listed, `report --by slurm-job lists Slurm job ${scav}: ${csv}`);
-  assert.deepEqual([listed![1], listed![2]], [bob.name, 'scavenger']);
+  assert.deepEqual([listed![1], listed![2], listed![3]], [bob.name, 'gpu', 'scavenger']);
   assert.ok(Math.abs(Number(listed![7]) * 3600 - busySeconds) <= SAMPLE_INTERVAL_S + 0.01, `its SM-hours (${listed![7]}) are the epilog's row`);
 });
 
@@ -176,7 +185,7 @@ test("a job given --gres=mps:25 on the mps node runs as a client of its GPU's MP
   assert.equal(mpsDaemon().running, false, 'no MPS daemon before the job');
   const id = rig.submit(alice, ['-p', 'mps', '-w', rig.mpsNode!, '--gres=mps:25', '-o', '%j.out', batch('mps', 'echo "share=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE pipe=$CUDA_MPS_PIPE_DIRECTORY"\n"$FAKEJOB" train --kernel-ms 2 --duration 10')]);
   const view = await until('the mps job enrolled', async () => ((await ofSlurm(id))?.pid ? ofSlurm(id) : undefined));
-  assert.deepEqual([view.owner, view.mode, view.mpsSharePercent], [alice.name, 'mps', 25]);
+  assert.deepEqual([view.owner, view.mode, view.mpsSharePercent, view.mpsClientPriority], [alice.name, 'mps', 25, 'normal'], 'its client priority: its lane at the prolog');
   const daemon = mpsDaemon();
   assert.equal(daemon.running, true, "the prolog started GPU 0's daemon");
   await untilWith({ intervalMs: 200, timeoutMs: 20_000, detail: () => `daemon ${JSON.stringify(mpsDaemon())}; the job printed: ${rig.output(id)}; ${readFileSync(slurmLog, 'utf8')}` })('the task is a client of the daemon at 25 %', async () => mpsDaemon().clients.some((c) => c.pid === view.pid && c.share === 25) || undefined);

@@ -8,6 +8,7 @@ import type { KeptAlert } from '../api/need-to-know.js';
 import type { Engine } from '../engine.js';
 import { reportToFile } from '../reports/export.js';
 import { queryUsage } from '../reports/query.js';
+import { readSlurmUsage } from '../reports/slurm-usage.js';
 import type { StoreStatus } from '../../../shared/store-status.js';
 import type { JobStore } from './job-store.js';
 import type { SqliteDb } from './sqlite.js';
@@ -57,6 +58,8 @@ export function attachUsageStore(engine: Engine, store: UsageStore, options: Att
     return params.by === 'job' && !(caller.admin || caller.uid === engine.owner.uid) ? withheldJobLabels(db, usage, caller.user) : usage;
   };
   engine.dispatcher.register('reports.query', (params, caller) => report(params, caller));
+  // reports are lab-wide (by user lists everyone); a Slurm row holds what squeue shows every user: job id, user, partition, QOS
+  engine.dispatcher.register('reports.slurmJobs', async (params) => readSlurmUsage(openDb(store), { ...params, ...bounds }));
   engine.dispatcher.register('reports.export', async ({ format, ...params }, caller) => reportToFile(await report(params, caller), format));
   return () => {
     offs.forEach((off) => off());

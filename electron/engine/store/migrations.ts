@@ -115,6 +115,26 @@ ALTER TABLE audit ADD COLUMN count INTEGER;
 ALTER TABLE audit ADD COLUMN until INTEGER;
 CREATE INDEX audit_uid ON audit (uid, id);`);
   },
+  // 5: each Slurm job's usage as its epilog settled it (report --by slurm-job); a job id and its end name one row
+  async (db) => {
+    await db.exec(`
+CREATE TABLE slurm_usage (
+  jobId TEXT NOT NULL,
+  user TEXT NOT NULL,
+  partition TEXT,
+  qos TEXT,
+  start INTEGER NOT NULL,
+  end INTEGER NOT NULL,
+  gpuHours REAL NOT NULL,
+  smHours REAL NOT NULL,
+  memoryGiBHours REAL NOT NULL,
+  peakMemoryBytes INTEGER NOT NULL,
+  gatedSeconds REAL NOT NULL,
+  parkedSeconds REAL NOT NULL,
+  PRIMARY KEY (jobId, end)
+) WITHOUT ROWID;
+CREATE INDEX slurm_usage_end ON slurm_usage (end);`);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,6 +1,7 @@
 // What a failed flush could not write (a full disk, a read-only or missing file): kept in memory and
 // written with the next flush, within a bound; past it the oldest samples go first, and are counted.
 import type { AuditEntry, JobView } from '../../../shared/jobs.js';
+import type { SlurmUsageRow } from '../../../shared/slurm.js';
 import type { AccountedSample } from './accounting.js';
 import type { ContainerSeen } from './writers.js';
 
@@ -13,6 +14,8 @@ export interface StoreBatch {
   jobs: JobView[];
   events: Array<{ at: number; kind: string; gpu: number | null; jobId: string | null; message: string; severity: 'info' | 'warning' | 'error' }>;
   audits: AuditEntry[];
+  /** Slurm jobs' usage as their epilogs settled it. */
+  slurmUsage: SlurmUsageRow[];
 }
 
 /** About 200 bytes a sample in memory: 200,000 is some 40 MB, over 6 minutes of a busy 8 × 64 box at 1 Hz. */
@@ -36,6 +39,7 @@ export function combineBatches(older: StoreBatch, newer: StoreBatch): StoreBatch
     jobs: [...new Map([...older.jobs, ...newer.jobs].map((j) => [j.id, j])).values()],
     events: older.events.concat(newer.events),
     audits: older.audits.concat(newer.audits),
+    slurmUsage: older.slurmUsage.concat(newer.slurmUsage),
   };
 }
 
@@ -47,7 +51,9 @@ export function boundBatch(batch: StoreBatch, keptSamples: number): { samples: n
   if (events > 0) batch.events.splice(0, events);
   const audits = Math.max(0, batch.audits.length - KEPT_ROWS);
   if (audits > 0) batch.audits.splice(0, audits);
-  return { samples, rows: events + audits };
+  const slurm = Math.max(0, batch.slurmUsage.length - KEPT_ROWS);
+  if (slurm > 0) batch.slurmUsage.splice(0, slurm);
+  return { samples, rows: events + audits + slurm };
 }
 
-export const emptyBatch = (): StoreBatch => ({ samples: [], gpus: [], processJobs: [], containers: [], jobs: [], events: [], audits: [] });
+export const emptyBatch = (): StoreBatch => ({ samples: [], gpus: [], processJobs: [], containers: [], jobs: [], events: [], audits: [], slurmUsage: [] });

@@ -7,13 +7,14 @@ import { join } from 'node:path';
 import type { Alert, AuditEntry, JobView } from '../../../shared/jobs.js';
 import { storeTrouble, type StoreStatus } from '../../../shared/store-status.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
+import type { SlurmUsageRow } from '../../../shared/slurm.js';
 import type { JobOwner, JobOwnership } from '../scheduler/ownership.js';
 import { accountTick, NO_CONTAINER, tickSeconds, type AccountedSample, type ProcessSample } from './accounting.js';
 import { moveAside, openDatabase } from './open-database.js';
 import { salvageInto } from './salvage.js';
 import { isCorruption, type SqliteDb } from './sqlite.js';
 import { boundBatch, combineBatches, DEFAULT_KEPT_SAMPLES, type StoreBatch } from './unwritten.js';
-import { readAudit, rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, type ContainerSeen } from './writers.js';
+import { readAudit, rerollup, rollup, writeAudit, writeContainers, writeEvents, writeGpus, writeJobs, writeProcessJobs, writeRollup, writeSamples, writeSlurmUsage, type ContainerSeen } from './writers.js';
 import { StatusListeners } from './status-listeners.js';
 
 export { rerollup, rollup, writeRollup, type RollupRow, type RollupTable } from './writers.js';
@@ -27,7 +28,7 @@ export interface Retention {
   rawMs: number;
   /** Per-minute rollups (default 30 days). */
   minuteMs: number;
-  /** Per-hour rollups, events and the audit log (default a year). */
+  /** Per-hour rollups, events, the audit log and Slurm jobs' usage rows (default a year). */
   hourMs: number;
   /** Per-day rollups, which keep long reports fast (default a year). */
   dayMs: number;
@@ -90,6 +91,7 @@ export class UsageStore {
   private jobs = new Map<string, JobView>();
   private events: Required<UsageEvent>[] = [];
   private audits: AuditEntry[] = [];
+  private slurmUsage: SlurmUsageRow[] = [];
   private pendingSummaries = new Set<AuditEntry>();
   /** The row of each summary of refusals already written (its count is updated there). */
   private readonly summaryRows = new WeakMap<AuditEntry, number>();
@@ -211,6 +213,34 @@ export class UsageStore {
     this.audits.push(entry);
   }
 
+  /** A Slurm job's usage as its epilog settled it; written with the next flush (the epilog awaits it: flush()). */
+  recordSlurmUsage(row: SlurmUsageRow): void {
+    if (this.closed) return;
+    this.slurmUsage.push({ ...row });
+  }
+
+  /**
+   * Rows from elsewhere (a legacy rows file), written now in their own transaction, between flushes; resolves to
+   * how many were new (a row already there is kept). Throws while no database is open: nothing was written.
+   */
+  async importSlurmUsage(rows: SlurmUsageRow[]): Promise<number> {
+    while (this.flushing) await this.flushing;
+    const db = this.db;
+    const written = (async () => {
+      await db.exec('BEGIN IMMEDIATE');
+      try {
+        const added = await writeSlurmUsage(db, rows);
+        await db.exec('COMMIT');
+        return added;
+      } catch (error) {
+        await db.exec('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    })();
+    this.flushing = written.then(() => undefined, () => undefined).finally(() => (this.flushing = null)); // a flush waits for it
+    return written;
+  }
+
   /** One page of the audit log from the database, with what is recorded so far written first; null while no database is open. */
   auditPage(page: { limit: number; before?: number }, reader: { uid: number; user: string; everyone: boolean }): Promise<AuditEntry[]> | null {
     if (!this.database || this.trouble || this.closed) return null;
@@ -223,7 +253,7 @@ export class UsageStore {
   flush(): Promise<void> {
     if (this.options.readOnly) return Promise.resolve();
     if (this.flushing) return this.flushing.then(() => this.flush());
-    if (this.ticks.length === 0 && this.jobs.size === 0 && this.events.length === 0 && this.audits.length === 0 && !this.unwritten && this.database) {
+    if (this.ticks.length === 0 && this.jobs.size === 0 && this.events.length === 0 && this.audits.length === 0 && this.slurmUsage.length === 0 && !this.unwritten && this.database) {
       return this.now() - this.lastPrune >= PRUNE_EVERY_MS ? this.prune() : Promise.resolve();
     }
     this.flushing = this.writeBatch().finally(() => (this.flushing = null));
@@ -235,12 +265,14 @@ export class UsageStore {
     const jobs = [...this.jobs.values()];
     const events = this.events;
     const audits = this.audits;
+    const slurmUsage = this.slurmUsage;
     this.ticks = [];
     this.jobs = new Map();
     this.events = [];
     this.audits = [];
+    this.slurmUsage = [];
     this.pendingSummaries = new Set();
-    const fresh: StoreBatch = { ...this.account(ticks), jobs, events, audits };
+    const fresh: StoreBatch = { ...this.account(ticks), jobs, events, audits, slurmUsage };
     const batch = this.unwritten ? combineBatches(this.unwritten, fresh) : fresh; // the older rows first
     this.unwritten = null;
     try {
@@ -261,6 +293,7 @@ export class UsageStore {
         await writeContainers(db, batch.containers);
         await writeJobs(db, batch.jobs);
         await writeEvents(db, batch.events);
+        await writeSlurmUsage(db, batch.slurmUsage);
         await writeAudit(db, batch.audits, { get: (e) => written.get(e) ?? this.summaryRows.get(e), set: (e, id) => written.set(e, id) });
         await db.exec('COMMIT');
         for (const [entry, id] of written) this.summaryRows.set(entry, id); // a row id only once its row is there
@@ -374,6 +407,7 @@ export class UsageStore {
     await this.db.run('DELETE FROM usage_day WHERE bucket < ?', [now - r.dayMs - DAY_MS]);
     await this.db.run('DELETE FROM events WHERE at < ?', [now - r.hourMs]);
     await this.db.run('DELETE FROM audit WHERE at < ?', [now - r.hourMs]);
+    await this.db.run('DELETE FROM slurm_usage WHERE end < ?', [now - r.hourMs]);
   }
 
   /** Flush what is left and close. */

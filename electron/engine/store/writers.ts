@@ -1,5 +1,6 @@
 // Batch writers for the usage store: one statement per table per flush, rows passed as one JSON array.
 import type { AuditEntry, JobView } from '../../../shared/jobs.js';
+import type { SlurmUsageRow } from '../../../shared/slurm.js';
 import { boundedAuditEntry } from '../api/audit-summary.js';
 import { addContribution, contribution, CONTRIBUTION_FIELDS, emptyContribution, NO_CONTAINER, type AccountedSample, type Contribution } from './accounting.js';
 import type { SqliteDb } from './sqlite.js';
@@ -139,6 +140,16 @@ export async function writeJobs(db: SqliteDb, jobs: JobView[]): Promise<void> {
   );
   const states = jobs.flatMap((j) => j.history.map((h) => [j.id, h.at, h.state, h.reason]));
   await db.run(`INSERT OR IGNORE INTO job_states (job, at, state, reason) SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?)`, [JSON.stringify(states)]);
+}
+
+/** The columns of a Slurm job's usage row, in the table's order (migration 5). */
+export const SLURM_USAGE_COLUMNS = ['jobId', 'user', 'partition', 'qos', 'start', 'end', 'gpuHours', 'smHours', 'memoryGiBHours', 'peakMemoryBytes', 'gatedSeconds', 'parkedSeconds'] as const satisfies ReadonlyArray<keyof SlurmUsageRow>;
+
+/** Slurm jobs' usage rows; a row already there (the same job and end: a legacy file imported again) is kept as it was. Resolves to the rows added. */
+export async function writeSlurmUsage(db: SqliteDb, rows: SlurmUsageRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const { changes } = await db.run(insertFromJson('slurm_usage', SLURM_USAGE_COLUMNS, 'ON CONFLICT (jobId, end) DO NOTHING'), [JSON.stringify(rows.map((r) => SLURM_USAGE_COLUMNS.map((c) => r[c])))]);
+  return changes;
 }
 
 export async function writeEvents(db: SqliteDb, events: Required<UsageEvent>[]): Promise<void> {

@@ -1,6 +1,6 @@
 // What a drop (or its keyboard equivalent) asks of the engine. The card shows the new
 // place at once; a refusal puts it back and shows the engine's own message.
-import type { JobView } from '../../../shared/jobs.js';
+import { mpsPriorityNote, type JobView } from '../../../shared/jobs.js';
 import { LANES } from '../data/board-jobs.js';
 import { stepsToLane, type Step } from './lane-move.js';
 import { refreshJobs } from '../data/feed.js';
@@ -48,7 +48,12 @@ export function moveJobToLane(job: JobView, lane: Lane): Promise<boolean> {
     return Promise.resolve(false);
   }
   if (steps.length === 0) return Promise.resolve(true);
-  return apply(job, { lane }, steps, `${job.id} could not move to ${laneTitle(lane)}`);
+  return apply(job, { lane }, steps, `${job.id} could not move to ${laneTitle(lane)}`).then((moved) => {
+    const view = moved ? jobsStore.getState().jobs.find((j) => j.id === job.id) : undefined;
+    const note = view ? mpsPriorityNote(view) : null; // the drop moved its lane, but not what its MPS clients started with
+    if (note) showNotice(note, 'info', [jobCardSelector(job.id)]);
+    return moved;
+  });
 }
 
 export function setJobQuota(job: JobView, bytes: number | null): Promise<boolean> {

@@ -1,8 +1,8 @@
 // The top bar: what this console is connected to (which engine, as whom), and how fresh the data is.
 import { useGpus, useUi } from '../stores/hooks.js';
 import { formatClock } from '../format.js';
-import appIcon from '../../../assets/tray-ok.svg';
 import { engineLabel, otherEngineWarnings } from './engine-label.js';
+import { TopBar } from './TopBar.js';
 import { ViewTabs } from './ViewTabs.js';
 import { BOX_PARAM, labConsoleHref } from '../../../shared/lab-console.js';
 
@@ -16,18 +16,10 @@ export function Header() {
   const driver = useGpus((s) => s.snapshot?.driver ?? null);
   const takenAt = useGpus((s) => s.snapshot?.takenAt ?? null);
   const session = useUi((s) => s.session);
-  const stateText = connection === 'open' ? 'live' : connection === 'connecting' ? 'connecting…' : 'disconnected';
   const warnings = session ? otherEngineWarnings(session) : [];
   return (
     <>
-      <header className="top-bar">
-        <div className="brand">
-          <img src={appIcon} alt="" width={20} height={20} />
-          <span>gpushare</span>
-        </div>
-        <div className={`connection connection-${connection}`} title={detail ?? undefined}>
-          <span className="dot" aria-hidden="true" /> {stateText}
-        </div>
+      <TopBar connection={connection} detail={detail}>
         <ViewTabs />
         <div className="top-bar-facts">
           {driver && <span>driver {driver.driverVersion}</span>}
@@ -43,13 +35,7 @@ export function Header() {
           )}
           {session && <span className="engine-label" data-engine={session.engine?.kind ?? 'unknown'}>{engineLabel(session)}</span>}
         </div>
-      </header>
-      {/* a full-width bar: a sentence in the top bar squeezed the tabs into two lines */}
-      {detail && (
-        <div className="connection-detail" role="alert">
-          {detail}
-        </div>
-      )}
+      </TopBar>
       {warnings.map((warning) => (
         <div key={warning} className="engine-warning" role="status">
           {warning}

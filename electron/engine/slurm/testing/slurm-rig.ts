@@ -2,6 +2,8 @@
 // slurmctld and two slurmd on one machine (nodes on 127.0.0.1 and 127.0.0.2, each its own port, spool and
 // log), a dummy GPU device file per node in gres.conf (AutoDetect=off) with gres/shard, 4 shards per GPU;
 // with `mpsNode`, a third node (127.0.0.3, partition "mps") whose GPU is shared by gres/mps, mps:100.
+// With `accounting`, QOS and associations are real: slurmdbd over a MariaDB of the rig's own (slurm-accounting.ts),
+// enforced as a lab would (AccountingStorageEnforce=associations,qos); without it every job's QOS is (null).
 // Everything lives in one temp folder and is passed by flags and SLURM_CONF; nothing under /etc is touched.
 // Slurm tracks processes with proctrack/linuxproc (no cgroups to share with the machine), so the daemon
 // learns a task's job from `scontrol pidinfo`. Traps: the daemons are started as `slurmctld`/`slurmd` (by
@@ -12,6 +14,7 @@ import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { SlurmAccounting, type SlurmAccountingOptions } from './slurm-accounting.js';
 
 /** Whether this machine has the Slurm and munge daemons (Debian: slurmctld slurmd slurm-client munge). */
 export function slurmMissing(): string | false {
@@ -53,6 +56,8 @@ export interface SlurmRigOptions {
   partitions?: string[];
   /** A third node, alone in partition "mps", its GPU shared by gres/mps (Count=100) instead of shards. */
   mpsNode?: boolean;
+  /** slurmdbd with these QOS and users (the users may ask for every QOS; "normal" is their default). */
+  accounting?: Omit<SlurmAccountingOptions, 'dir'>;
 }
 
 export class SlurmRig {
@@ -63,6 +68,7 @@ export class SlurmRig {
   readonly logDir: string;
   readonly outDir: string;
   private readonly env: NodeJS.ProcessEnv;
+  private readonly accounting: SlurmAccounting | null;
   private started = false;
 
   constructor(readonly options: SlurmRigOptions) {
@@ -76,6 +82,11 @@ export class SlurmRig {
     this.outDir = join(dir, 'out');
     chmodSync(this.outDir, 0o1777); // each user's job writes its own output here
     this.env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', SLURM_CONF: this.conf };
+    this.accounting = options.accounting ? new SlurmAccounting({ dir, ...options.accounting }) : null;
+  }
+
+  get cluster(): string {
+    return `gs${this.options.tag}`;
   }
 
   /** Every node: the two shard nodes, and the mps node where there is one. */
@@ -90,7 +101,7 @@ export class SlurmRig {
     writeFileSync(join(munge, 'key'), randomBytes(1024), { mode: 0o600 });
     chmodSync(munge, 0o755); // clients of every user reach the socket
     execFileSync('munged', ['--key-file', join(munge, 'key'), '--socket', join(munge, 'sock'), '--pid-file', join(munge, 'pid'), '--log-file', join(munge, 'log'), '--seed-file', join(munge, 'seed'), '--force'], { env: this.env });
-    const [ctldPort, portA, portB, portC] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [ctldPort, portA, portB, portC, dbPort, dbdPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     const host = hostname();
     const [a, b] = this.nodes;
     const c = this.mpsNode;
@@ -101,7 +112,7 @@ export class SlurmRig {
     const script = (key: string, path: string | undefined): string => (path ? `${key}=${path}\n` : '');
     writeFileSync(
       this.conf,
-      `ClusterName=gs${this.options.tag}
+      `ClusterName=${this.cluster}
 SlurmctldHost=${host}(127.0.0.1)
 SlurmctldPort=${ctldPort}
 SlurmUser=root
@@ -119,8 +130,7 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu,shard${c ? ',mps' : ''}
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
+${this.accounting ? `AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=127.0.0.1\nAccountingStoragePort=${dbdPort}\nAccountingStoragePass=${join(munge, 'sock')}\nAccountingStorageEnforce=associations,qos\n` : 'AccountingStorageType=accounting_storage/none\n'}JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 MpiDefault=none
 ReturnToService=2
@@ -138,6 +148,10 @@ ${c ? `PartitionName=mps Nodes=${c} MaxTime=INFINITE State=UP\n` : ''}${(this.op
       `AutoDetect=off\n${this.nodes.map((n) => `NodeName=${n} Name=gpu File=${join(dir, 'dev', `${n}-nvidia0`)}\nNodeName=${n} Name=shard Count=${shards} File=${join(dir, 'dev', `${n}-nvidia0`)}\n`).join('')}${c ? `NodeName=${c} Name=gpu File=${join(dir, 'dev', `${c}-nvidia0`)}\nNodeName=${c} Name=mps Count=100 File=${join(dir, 'dev', `${c}-nvidia0`)}\n` : ''}`,
     );
     this.started = true;
+    if (this.accounting) {
+      await this.accounting.start(this.env, { db: dbPort, dbd: dbdPort }, join(munge, 'sock'));
+      this.accounting.configure(this.env, this.cluster);
+    }
     execFileSync('slurmctld', ['-f', this.conf, '-i'], { env: this.env }); // by this name, not slurmctld-wlm
     for (const n of this.allNodes) execFileSync('slurmd', ['-f', this.conf, '-N', n], { env: this.env });
     for (let i = 0; i < 150; i++) {
@@ -196,7 +210,7 @@ ${c ? `PartitionName=mps Nodes=${c} MaxTime=INFINITE State=UP\n` : ''}${(this.op
 
   logs(): string {
     const read = (f: string): string => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').slice(-20).join('\n') : '');
-    return ['slurmctld.log', ...this.allNodes.map((n) => `slurmd.${n}.log`)].map((f) => `--- ${f}\n${read(join(this.logDir, f))}`).join('\n');
+    return ['slurmctld.log', ...this.allNodes.map((n) => `slurmd.${n}.log`), ...(this.accounting ? ['slurmdbd.log'] : [])].map((f) => `--- ${f}\n${read(join(this.logDir, f))}`).join('\n');
   }
 
   /** Cancel every job, stop the daemons (each by its pid file) and munged, and remove the folder. */
@@ -218,22 +232,27 @@ ${c ? `PartitionName=mps Nodes=${c} MaxTime=INFINITE State=UP\n` : ''}${(this.op
         await new Promise((r) => setTimeout(r, 250));
       }
     }
-    const pidFiles = [...this.allNodes.map((n) => join(dir, 'spool', `slurmd.${n}.pid`)), join(dir, 'state', 'slurmctld.pid'), join(dir, 'munge', 'pid')];
-    for (const file of pidFiles) {
-      const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : 0;
-      if (!(pid > 1)) continue;
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        continue; // gone
-      }
-      for (let i = 0; i < 40 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 100));
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // ended on SIGTERM
-      }
-    }
+    // in stages, each stage's daemons at once (each takes 1-3 s to stop): slurmctld reports to slurmdbd as it stops, slurmdbd to MariaDB
+    const [slurmdbd, mariadbd] = this.accounting?.pidFiles ?? [];
+    const stages = [[...this.allNodes.map((n) => join(dir, 'spool', `slurmd.${n}.pid`)), join(dir, 'state', 'slurmctld.pid')], ...(slurmdbd ? [[slurmdbd]] : []), [...(mariadbd ? [mariadbd] : []), join(dir, 'munge', 'pid')]];
+    for (const stage of stages) await Promise.all(stage.map((file) => stopByPidFile(file, file === mariadbd ? (this.accounting?.spawnedPid ?? 0) : 0)));
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** SIGTERM to the pid in `file` (or `fallback` where it has none), SIGKILL if it still runs after 4 s. */
+async function stopByPidFile(file: string, fallback: number): Promise<void> {
+  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : fallback;
+  if (!(pid > 1)) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return; // gone
+  }
+  for (let i = 0; i < 40 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 100));
+  try {
+    if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL');
+  } catch {
+    // ended meanwhile
   }
 }

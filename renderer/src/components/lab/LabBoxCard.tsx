@@ -1,7 +1,7 @@
 // One box of the lab: its state in words (connected; reconnecting; down since when, and why), a
 // link to its own console, and its GPUs at a glance: utilization, memory, whose processes, MIG
 // slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
-import { memo } from 'react';
+import { memo, useMemo } from 'react';
 import type { LabBoxRow, LabGpuRow } from '../../../../shared/lab.js';
 import { labConsoleHref } from '../../../../shared/lab-console.js';
 import { formatBytes, formatPercent } from '../../format.js';
@@ -40,19 +40,20 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
       </div>
       <div className="lab-meter" title={`utilization ${formatPercent(gpu.utilization)}`}>
         <span className="lab-meter-label">util</span>
-        <span className="lab-meter-bar"><span className="lab-meter-fill util" style={{ transform: `scaleX(${(gpu.utilization ?? 0) / 100})` }} /></span>
+        <span className="lab-meter-bar util" style={{ backgroundSize: `${gpu.utilization ?? 0}% 100%` }} />
         <span className="lab-meter-value lab-util">{formatPercent(gpu.utilization)}</span>
       </div>
       <div className="lab-meter" title={`memory ${formatBytes(gpu.memoryUsed)} of ${formatBytes(gpu.memoryTotal)}`}>
         <span className="lab-meter-label">mem</span>
-        <span className="lab-meter-bar"><span className="lab-meter-fill mem" style={{ transform: `scaleX(${memoryShare / 100})` }} /></span>
-        <span className="lab-meter-value lab-mem">{formatBytes(gpu.memoryUsed)} / {formatBytes(gpu.memoryTotal)}</span>
+        <span className="lab-meter-bar mem" style={{ backgroundSize: `${memoryShare}% 100%` }} />
+        <span className="lab-meter-value lab-mem">{`${formatBytes(gpu.memoryUsed)} / ${formatBytes(gpu.memoryTotal)}`}</span>
       </div>
       <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
         {gpu.users.length === 0 && <li className="muted">no processes</li>}
-        {gpu.users.slice(0, USERS_SHOWN).map((u) => (
-          <li key={u.user} className="lab-user">
-            <span className="lab-user-name">{u.user}</span> <span className="muted">{formatBytes(u.memoryBytes)} · {u.processes} proc</span>
+        {/* keyed by place: a new order rewrites the lines' words rather than moving the lines */}
+        {gpu.users.slice(0, USERS_SHOWN).map((u, place) => (
+          <li key={place} className="lab-user">
+            <span className="lab-user-name">{u.user}</span> <span className="muted">{`${formatBytes(u.memoryBytes)} · ${u.processes} proc`}</span>
           </li>
         ))}
         {rest > 0 && <li className="muted">+{rest} more</li>}
@@ -69,6 +70,8 @@ interface BoxProps {
 
 export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps) {
   const live = box.state === 'connected';
+  // the page's address does not change while the Lab view is open: parse it once per box, not per update
+  const consoleHref = useMemo(() => labConsoleHref(window.location.href, box.name), [box.name]);
   return (
     <section className={`lab-box panel state-${box.state}`} data-box={box.name} data-state={box.state} data-updated={box.updatedAt ?? undefined} data-sampled={sampledAt ?? undefined} aria-label={`box ${box.name}`}>
       <div className="lab-box-head">
@@ -79,7 +82,7 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
         {box.queued > 0 && <span className="lab-flag queue">{box.queued} queued{box.queuedAnyGpu > 0 ? ` (${box.queuedAnyGpu} for any GPU)` : ''}</span>}
         <span className="lab-box-spacer" />
         {live ? (
-          <a className="lab-open" href={labConsoleHref(window.location.href, box.name)}>
+          <a className="lab-open" href={consoleHref}>
             Open {box.name}'s console →
           </a>
         ) : (

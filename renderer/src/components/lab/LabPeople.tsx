@@ -26,8 +26,9 @@ export function LabPeople({ people }: { people: readonly PersonTotal[] }) {
             </tr>
           </thead>
           <tbody>
-            {people.map((p) => (
-              <tr key={p.user} data-user={p.user}>
+            {/* keyed by place: a new order rewrites the rows' words rather than moving the rows */}
+            {people.map((p, place) => (
+              <tr key={place} data-user={p.user}>
                 <td>{p.user}</td>
                 <td>{p.boxes.join(', ')}</td>
                 <td className="num">{p.gpus}</td>

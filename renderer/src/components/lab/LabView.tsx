@@ -1,12 +1,12 @@
 // The Lab view (`gpushare start --lab`): every box of the lab list at a glance, each person's use
 // across the boxes, and where a job can start now. Opening a box loads that box's own console.
 import { useStore } from 'zustand';
-import appIcon from '../../../../assets/tray-ok.svg';
 import { formatBytes } from '../../format.js';
 import { utcClock } from './LabBoxCard.js';
 import { useVisibleSlice } from '../../stores/in-view.js';
 import { labStore } from '../../stores/lab-store.js';
 import { InView } from '../InView.js';
+import { TopBar } from '../TopBar.js';
 import { LabBoxCard } from './LabBoxCard.js';
 import { LabPeople } from './LabPeople.js';
 import { LabWhere } from './LabWhere.js';
@@ -17,38 +17,23 @@ function LabHeader({ home }: { home?: string }) {
   const connection = useStore(labStore, (s) => s.connection);
   const detail = useStore(labStore, (s) => s.connectionDetail);
   const takenAt = useStore(labStore, (s) => s.update?.takenAt ?? null);
-  const stateText = connection === 'open' ? 'live' : connection === 'connecting' ? 'connecting…' : 'disconnected';
   return (
-    <>
-      <header className="top-bar">
-        <div className="brand">
-          <img src={appIcon} alt="" width={20} height={20} />
-          <span>gpushare</span>
-        </div>
-        <div className={`connection connection-${connection}`} title={detail ?? undefined}>
-          <span className="dot" aria-hidden="true" /> {stateText}
-        </div>
-        <nav className="view-tabs" aria-label="Views">
-          {home && (
-            <a className="view-tab-link" href={home}>
-              This box
-            </a>
-          )}
-          <button type="button" className="on" aria-current="page">
-            Lab
-          </button>
-        </nav>
-        <div className="top-bar-facts">
-          {takenAt !== null && <span>updated {utcClock(takenAt)}</span>}
-          <span>lab console</span>
-        </div>
-      </header>
-      {detail && (
-        <div className="connection-detail" role="alert">
-          {detail}
-        </div>
-      )}
-    </>
+    <TopBar connection={connection} detail={detail}>
+      <nav className="view-tabs" aria-label="Views">
+        {home && (
+          <a className="view-tab-link" href={home}>
+            This box
+          </a>
+        )}
+        <button type="button" className="on" aria-current="page">
+          Lab
+        </button>
+      </nav>
+      <div className="top-bar-facts">
+        {takenAt !== null && <span>updated {utcClock(takenAt)}</span>}
+        <span>lab console</span>
+      </div>
+    </TopBar>
   );
 }
 
@@ -62,6 +47,12 @@ function LabTotals() {
     </p>
   );
 }
+
+/**
+ * A box is fed only while some of it is on screen, with no margin: the box just below the screen took a
+ * third of an update that changed every box (bench/lab); one scrolling in catches up a frame later.
+ */
+const BOX_MARGIN = '0px';
 
 /** One box's card, fed only while it is on screen (a lab of twenty boxes is several screens long). */
 function LiveLabBox({ name }: { name: string }) {
@@ -78,7 +69,7 @@ function LabBoxes() {
   return (
     <div className="lab-boxes">
       {names.split('\n').map((name) => (
-        <InView key={name}>
+        <InView key={name} margin={BOX_MARGIN}>
           <LiveLabBox name={name} />
         </InView>
       ))}
@@ -86,8 +77,9 @@ function LabBoxes() {
   );
 }
 
-function LabPeopleSection() {
-  const people = useStore(labStore, (s) => s.update?.people ?? null);
+/** The people's table, fed only while it is on screen: below twenty boxes, it mostly is not. */
+function LivePeople() {
+  const people = useVisibleSlice(labStore, (s) => s.update?.people ?? null);
   return people ? <LabPeople people={people} /> : null;
 }
 
@@ -99,7 +91,9 @@ export function LabApp({ home }: { home?: string }) {
         <LabTotals />
         <LabBoxes />
         <div className="row">
-          <LabPeopleSection />
+          <InView>
+            <LivePeople />
+          </InView>
           <LabWhere />
         </div>
       </main>
