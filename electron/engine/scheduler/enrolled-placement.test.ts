@@ -31,6 +31,8 @@ test('between equal places the job stays where it is; listed nowhere, its place 
   const { changed, moved } = applyPlacement(job, decidePlacement(equal, job)!);
   assert.deepEqual([changed, moved], [true, null], 'confirmed by the driver: its view says so, no move');
   assert.deepEqual(applyPlacement(job, decidePlacement(equal, job)!), { changed: false, moved: null }, 'nothing new: no change to keep');
+  assert.deepEqual(applyPlacement(job, decidePlacement([{ ...equal[0], usedMemory: 1 }, { ...equal[1], usedMemory: 99 }], job)!), { changed: false, moved: null }, 'memory alone: shown, not kept');
+  assert.equal(job.enrolled!.alsoOn![0].usedMemory, 1);
 });
 
 test('a MIG slice is a place of its own, apart from its GPU', () => {

@@ -41,7 +41,8 @@ export function applyPlacement(job: JobView, decided: { place: EnrolledPlace; al
   const { gpu, migSlice } = decided.place;
   const moved = gpu !== job.gpu || migSlice !== job.migSlice;
   const alsoOn = decided.alsoOn.length > 0 ? decided.alsoOn : undefined;
-  const changed = moved || e.gpuFrom !== 'driver' || JSON.stringify(e.alsoOn) !== JSON.stringify(alsoOn);
+  const where = (places: EnrolledPlace[] | undefined): string => (places ?? []).map((p) => `${p.gpu}/${p.migSlice}`).join(',');
+  const changed = moved || e.gpuFrom !== 'driver' || where(e.alsoOn) !== where(alsoOn); // memory alone changes every sample: shown, not kept each time
   const was = e.gpuFrom === 'driver' ? 'the driver showed it on' : `its ${e.gpuFrom === 'slurm' ? 'Slurm allocation' : 'CUDA_VISIBLE_DEVICES'} named`;
   const from = `${was} ${placeName(job.gpu, job.migSlice)}`;
   e.gpuFrom = 'driver';
