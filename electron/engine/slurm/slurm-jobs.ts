@@ -273,7 +273,8 @@ export class SlurmJobs {
       // a process outliving its Slurm job (a SIGTERM handler, a task proctrack/linuxproc lost) keeps its lane and slot,
       // ending with its last process: a freed slot would let a held launch run ungated, under a higher job
       if (record.holds.has('user') || record.holds.has('quota')) {
-        s.resume(record, `Slurm job ${jobId}'s epilog`); // stopped processes could not die of Slurm's signals
+        // stopped processes could not die of Slurm's signals; a resume is a move, applied by a step of the loop
+        await s.requestMove(() => [() => s.resume(record, `Slurm job ${jobId}'s epilog`)]).catch(() => undefined); // refused: the job changed meanwhile
         released++;
       }
       if (record.view.state === 'parked') {
