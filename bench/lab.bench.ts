@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import type { LabBox, LabBoxRow, LabSnapshot } from '../shared/lab.js';
-import { labUpdateOf } from '../shared/lab-console.js';
+import type { LabBox, LabSnapshot } from '../shared/lab.js';
+import { labUpdateOf, type LabConsoleRow } from '../shared/lab-console.js';
 import { LabConsoleView } from '../electron/engine/lab/lab-console-view.js';
 import { packageRoot } from '../electron/engine/paths.js';
 import { printExclusiveTimes, traceMainThread } from './main-thread-trace.js';
@@ -162,7 +162,7 @@ try {
     lab.boxes = Array.from({ length: BOXES }, (_, i) => boxAt(i, 0));
     // built as the host builds them: box by box, the first whole, then the rows that changed
     const built = new LabConsoleView();
-    let before: Map<string, LabBoxRow> | null = null;
+    let before: Map<string, LabConsoleRow> | null = null;
     /** The next update: `changed` boxes sample anew (round robin), as the hub would send it. */
     const nextUpdate = (changed: number): string => {
       second++;

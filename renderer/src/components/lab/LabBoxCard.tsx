@@ -2,33 +2,29 @@
 // link to its own console, and its GPUs at a glance: utilization, memory, whose processes, MIG
 // slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
 import { memo, useMemo } from 'react';
-import type { LabBoxRow, LabGpuRow } from '../../../../shared/lab.js';
-import { labConsoleHref } from '../../../../shared/lab-console.js';
+import { labConsoleHref, type LabConsoleGpu, type LabConsoleRow } from '../../../../shared/lab-console.js';
 import { formatBytes, formatPercent } from '../../format.js';
 
 /** A time as the box's state line says it (shared/lab.ts): UTC, so "down since" and "as of" read alike. */
 export const utcClock = (ms: number): string => new Date(ms).toISOString().slice(11, 19) + ' UTC';
 
-/** Users named on a GPU tile; the rest are counted. */
-const USERS_SHOWN = 3;
+const STATE_WORDS: Record<LabConsoleRow['state'], string> = { connecting: 'connecting', connected: 'connected', reconnecting: 'reconnecting', down: 'down' };
 
-const STATE_WORDS: Record<LabBoxRow['state'], string> = { connecting: 'connecting', connected: 'connected', reconnecting: 'reconnecting', down: 'down' };
-
-const sameGpu = (a: LabGpuRow, b: LabGpuRow): boolean =>
+const sameGpu = (a: LabConsoleGpu, b: LabConsoleGpu): boolean =>
   a.index === b.index && a.name === b.name && a.lost === b.lost && a.utilization === b.utilization && a.memoryUsed === b.memoryUsed && a.memoryTotal === b.memoryTotal &&
-  a.migSlices === b.migSlices && a.queued === b.queued && a.users.length === b.users.length &&
+  a.migSlices === b.migSlices && a.queued === b.queued && a.otherUsers === b.otherUsers && a.users.length === b.users.length &&
   a.users.every((u, i) => u.user === b.users[i].user && u.memoryBytes === b.users[i].memoryBytes && u.processes === b.users[i].processes);
 
 /** A box re-renders only when something it shows changed (an unchanged row keeps its object; a whole update is new objects). */
-const sameRow = (a: LabBoxRow, b: LabBoxRow): boolean =>
+const sameRow = (a: LabConsoleRow, b: LabConsoleRow): boolean =>
   a === b ||
   (a.name === b.name && a.state === b.state && a.status === b.status && a.updatedAt === b.updatedAt && a.queued === b.queued &&
     a.queuedAnyGpu === b.queuedAnyGpu && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => sameGpu(g, b.gpus[i])));
 const sameBox = (a: BoxProps, b: BoxProps): boolean => a.sampledAt === b.sampledAt && sameRow(a.box, b.box);
 
-const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
+const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabConsoleGpu }) {
   const memoryShare = gpu.memoryTotal > 0 && gpu.memoryUsed !== null ? Math.min(100, (gpu.memoryUsed / gpu.memoryTotal) * 100) : 0;
-  const rest = gpu.users.length - USERS_SHOWN;
+  const rest = gpu.otherUsers;
   return (
     <div className={`lab-gpu${gpu.lost ? ' lost' : ''}`} data-gpu={gpu.index}>
       <div className="lab-gpu-head">
@@ -51,7 +47,7 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
       <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
         {gpu.users.length === 0 && <li className="muted">no processes</li>}
         {/* keyed by place: a new order rewrites the lines' words rather than moving the lines */}
-        {gpu.users.slice(0, USERS_SHOWN).map((u, place) => (
+        {gpu.users.map((u, place) => (
           <li key={place} className="lab-user">
             <span className="lab-user-name">{u.user}</span> <span className="muted">{`${formatBytes(u.memoryBytes)} · ${u.processes} proc`}</span>
           </li>
@@ -63,7 +59,7 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
 }, (a, b) => sameGpu(a.gpu, b.gpu));
 
 interface BoxProps {
-  box: LabBoxRow;
+  box: LabConsoleRow;
   /** When the box sampled what is shown (its clock). */
   sampledAt: number | null;
 }
