@@ -1,9 +1,9 @@
 // One box of the lab: its state in words (connected; reconnecting; down since when, and why), a
 // link to its own console, and its GPUs at a glance: utilization, memory, whose processes, MIG
 // slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
-import { memo, useMemo } from 'react';
+import { memo, useLayoutEffect, useMemo, useRef } from 'react';
 import { labConsoleHref, type LabConsoleGpu, type LabConsoleRow } from '../../../../shared/lab-console.js';
-import { formatBytes, formatPercent } from '../../format.js';
+import { writeGpuFigures } from './gpu-figures.js';
 
 /** A time as the box's state line says it (shared/lab.ts): UTC, so "down since" and "as of" read alike. */
 export const utcClock = (ms: number): string => new Date(ms).toISOString().slice(11, 19) + ' UTC';
@@ -22,9 +22,12 @@ const sameRow = (a: LabConsoleRow, b: LabConsoleRow): boolean =>
     a.queuedAnyGpu === b.queuedAnyGpu && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => sameGpu(g, b.gpus[i])));
 const sameBox = (a: BoxProps, b: BoxProps): boolean => a.sampledAt === b.sampledAt && sameRow(a.box, b.box);
 
+/** What React draws of a tile; the figures in it are writeGpuFigures's. */
+const sameShape = (a: LabConsoleGpu, b: LabConsoleGpu): boolean =>
+  a.index === b.index && a.name === b.name && a.lost === b.lost && a.migSlices === b.migSlices && a.queued === b.queued && a.users.length === b.users.length && (a.otherUsers > 0) === (b.otherUsers > 0);
+
+/** A GPU's tile: React draws its shape (the nodes below are empty where a figure goes); its box's card writes the figures. */
 const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabConsoleGpu }) {
-  const memoryShare = gpu.memoryTotal > 0 && gpu.memoryUsed !== null ? Math.min(100, (gpu.memoryUsed / gpu.memoryTotal) * 100) : 0;
-  const rest = gpu.otherUsers;
   return (
     <div className={`lab-gpu${gpu.lost ? ' lost' : ''}`} data-gpu={gpu.index}>
       <div className="lab-gpu-head">
@@ -34,29 +37,29 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabConsoleGpu }) {
         {gpu.migSlices > 0 && <span className="lab-flag">MIG · {gpu.migSlices} slices</span>}
         {gpu.queued > 0 && <span className="lab-flag queue">{gpu.queued} queued</span>}
       </div>
-      <div className="lab-meter" title={`utilization ${formatPercent(gpu.utilization)}`}>
+      <div className="lab-meter">
         <span className="lab-meter-label">util</span>
-        <span className="lab-meter-bar util" style={{ backgroundSize: `${gpu.utilization ?? 0}% 100%` }} />
-        <span className="lab-meter-value lab-util">{formatPercent(gpu.utilization)}</span>
+        <span className="lab-meter-bar util" />
+        <span className="lab-meter-value lab-util" />
       </div>
-      <div className="lab-meter" title={`memory ${formatBytes(gpu.memoryUsed)} of ${formatBytes(gpu.memoryTotal)}`}>
+      <div className="lab-meter">
         <span className="lab-meter-label">mem</span>
-        <span className="lab-meter-bar mem" style={{ backgroundSize: `${memoryShare}% 100%` }} />
-        <span className="lab-meter-value lab-mem">{`${formatBytes(gpu.memoryUsed)} / ${formatBytes(gpu.memoryTotal)}`}</span>
+        <span className="lab-meter-bar mem" />
+        <span className="lab-meter-value lab-mem" />
       </div>
       <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
         {gpu.users.length === 0 && <li className="muted">no processes</li>}
         {/* keyed by place: a new order rewrites the lines' words rather than moving the lines */}
-        {gpu.users.map((u, place) => (
+        {gpu.users.map((_, place) => (
           <li key={place} className="lab-user">
-            <span className="lab-user-name">{u.user}</span> <span className="muted">{`${formatBytes(u.memoryBytes)} · ${u.processes} proc`}</span>
+            <span className="lab-user-name" /> <span className="muted" />
           </li>
         ))}
-        {rest > 0 && <li className="muted">+{rest} more</li>}
+        {gpu.otherUsers > 0 && <li className="muted" />}
       </ul>
     </div>
   );
-}, (a, b) => sameGpu(a.gpu, b.gpu));
+}, (a, b) => sameShape(a.gpu, b.gpu));
 
 interface BoxProps {
   box: LabConsoleRow;
@@ -68,6 +71,12 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
   const live = box.state === 'connected';
   // the page's address does not change while the Lab view is open: parse it once per box, not per update
   const consoleHref = useMemo(() => labConsoleHref(window.location.href, box.name), [box.name]);
+  const tiles = useRef<HTMLDivElement>(null);
+  // after every render of the card (its tiles render only within it): each tile's figures, as of this row
+  useLayoutEffect(() => {
+    const shown = tiles.current?.children;
+    if (shown) box.gpus.forEach((gpu, place) => writeGpuFigures(shown[place], gpu));
+  });
   return (
     <section className={`lab-box panel state-${box.state}`} data-box={box.name} data-state={box.state} data-updated={box.updatedAt ?? undefined} data-sampled={sampledAt ?? undefined} aria-label={`box ${box.name}`}>
       <div className="lab-box-head">
@@ -92,7 +101,7 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
         </p>
       )}
       {box.gpus.length > 0 ? (
-        <div className={`lab-gpus${live ? '' : ' stale'}`}>
+        <div ref={tiles} className={`lab-gpus${live ? '' : ' stale'}`}>
           {box.gpus.map((gpu) => (
             <GpuTile key={gpu.index} gpu={gpu} />
           ))}
