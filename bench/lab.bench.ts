@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import type { LabBox, LabBoxRow, LabSnapshot } from '../shared/lab.js';
-import { labUpdateOf } from '../shared/lab-console.js';
+import type { LabBox, LabSnapshot } from '../shared/lab.js';
+import { labUpdateOf, type LabConsoleRow } from '../shared/lab-console.js';
 import { LabConsoleView } from '../electron/engine/lab/lab-console-view.js';
 import { packageRoot } from '../electron/engine/paths.js';
 import { printExclusiveTimes, traceMainThread } from './main-thread-trace.js';
@@ -162,23 +162,25 @@ try {
     lab.boxes = Array.from({ length: BOXES }, (_, i) => boxAt(i, 0));
     // built as the host builds them: box by box, the first whole, then the rows that changed
     const built = new LabConsoleView();
-    let before: Map<string, LabBoxRow> | null = null;
-    /** The next update: `changed` boxes sample anew (round robin), as the hub would send it. */
-    const nextUpdate = (changed: number): string => {
+    let before: Map<string, LabConsoleRow> | null = null;
+    /** The next update: `changed` boxes sample anew (round robin), as the hub would send it; and their names. */
+    const nextUpdate = (changed: number): { line: string; boxes: string[] } => {
       second++;
+      const boxes: string[] = [];
       for (let k = 0; k < changed; k++) {
         const i = (second * changed + k) % BOXES;
         lab.boxes[i] = boxAt(i, second);
+        boxes.push(lab.boxes[i].name);
       }
       lab.takenAt = t0 + second * 1000;
       const state = built.update(lab);
       const update = labUpdateOf(state, before);
       before = new Map(state.view.boxes.map((row) => [row.name, row]));
-      return JSON.stringify({ kind: 'event', event: 'lab', data: update });
+      return { line: JSON.stringify({ kind: 'event', event: 'lab', data: update }), boxes };
     };
     const cdp = await fed.context().newCDPSession(fed);
     await cdp.send('Performance.enable');
-    type Cost = { task: number; cpu: number; script: number; layout: number; style: number };
+    type Cost = { task: number; cpu: number; script: number; layout: number; style: number; onScreen?: boolean };
     const read = async (): Promise<Cost> => {
       const { metrics } = await cdp.send('Performance.getMetrics');
       const value = (name: string): number => (metrics.find((m) => m.name === name)?.value ?? NaN) * 1000;
@@ -197,7 +199,14 @@ try {
     const measure = async (n: number, changed: number | null): Promise<Cost[]> => {
       const costs: Cost[] = [];
       // the updates, built here and loaded into the page before any is measured (the host's work, not the page's)
-      const lines = changed === null ? [] : Array.from({ length: n }, () => nextUpdate(changed));
+      const updates = changed === null ? [] : Array.from({ length: n }, () => nextUpdate(changed));
+      const lines = updates.map((u) => u.line);
+      // the boxes on screen (the page does not scroll while measuring): an update changing none of them redraws no box
+      const shown = await fed.evaluate(() =>
+        [...(document as unknown as { querySelectorAll(s: string): Iterable<{ getAttribute(n: string): string | null; getBoundingClientRect(): { top: number; bottom: number } }> }).querySelectorAll('.lab-box')]
+          .filter((box) => box.getBoundingClientRect().bottom > 0 && box.getBoundingClientRect().top < (window as unknown as { innerHeight: number }).innerHeight)
+          .map((box) => box.getAttribute('data-box')),
+      );
       if (lines.length) lineKiB = lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0) / lines.length / 1024;
       await fed.evaluate((all) => void ((window as unknown as { benchLines: string[] }).benchLines = all), lines);
       for (let i = 0; i < n; i++) {
@@ -205,7 +214,7 @@ try {
         const a = await read();
         await feed(changed === null ? null : i);
         const b = await read();
-        costs.push({ task: b.task - a.task, cpu: b.cpu - a.cpu, script: b.script - a.script, layout: b.layout - a.layout, style: b.style - a.style });
+        costs.push({ task: b.task - a.task, cpu: b.cpu - a.cpu, script: b.script - a.script, layout: b.layout - a.layout, style: b.style - a.style, onScreen: updates[i]?.boxes.some((name) => shown.includes(name)) });
       }
       return costs;
     };
@@ -219,6 +228,13 @@ try {
       console.log(`  ${label.padEnd(30)} task time ${figure('task')}   CPU ${figure('cpu')}   (${costs.length} updates)`);
       const part = (key: 'script' | 'layout' | 'style'): string => (pct(costs.map((c) => c[key]), 50) - base[key]).toFixed(1);
       console.log(`  ${''.padEnd(30)} of which script ${part('script')}, layout ${part('layout')}, style ${part('style')} ms (medians); an update is ${lineKiB.toFixed(0)} KiB of JSON`);
+      // the slow updates of a case are those that redraw boxes on screen: each kind apart
+      const seen = costs.filter((c) => c.onScreen);
+      const unseen = costs.filter((c) => !c.onScreen);
+      if (seen.length > 0 && unseen.length > 0) {
+        const cpu = (group: Cost[]): string => `CPU median ${(pct(group.map((c) => c.cpu), 50) - base.cpu).toFixed(1)} ms, p95 ${(pct(group.map((c) => c.cpu), 95) - base.cpu).toFixed(1)} ms`;
+        console.log(`  ${''.padEnd(30)} changing a box on screen: ${cpu(seen)} (${seen.length} updates); only boxes off screen: ${cpu(unseen)} (${unseen.length})`);
+      }
     }
     if (process.env.BENCH_TRACE) {
       // where the main thread's time goes, per case: exclusive time per trace event name; BENCH_TRACE=DIR

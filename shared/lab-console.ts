@@ -2,7 +2,7 @@
 // console: the page and its WebSocket name a box (`?box=NAME`: that box's console, every request
 // to its daemon) or the lab (`?lab`: the Lab view, one `lab` event and the `lab.where` request).
 import { PRIORITIES } from './jobs.js';
-import type { LabBoxRow, LabView, PersonTotal } from './lab.js';
+import type { LabBoxRow, LabGpuRow, LabGpuUser, LabView, PersonTotal } from './lab.js';
 import type { WhereAnswer } from './lab-where.js';
 import { number, object, oneOf, type Infer } from './schema.js';
 
@@ -11,10 +11,34 @@ export const BOX_PARAM = 'box';
 /** The console URL's parameter asking for the Lab view. */
 export const LAB_PARAM = 'lab';
 
+/** Users a GPU's tile names, the most memory first; the others are counted, and the event carries no more. */
+export const LAB_USERS_SHOWN = 3;
+
+/** A GPU as its tile shows it: the users named (their processes and memory) and how many others. */
+export interface LabConsoleGpu extends Omit<LabGpuRow, 'box' | 'users'> {
+  users: Array<Pick<LabGpuUser, 'user' | 'processes' | 'memoryBytes'>>;
+  otherUsers: number;
+}
+
+/** A box as the Lab view shows it (labView's row, its GPUs as their tiles show them). */
+export interface LabConsoleRow extends Omit<LabBoxRow, 'gpus'> {
+  gpus: LabConsoleGpu[];
+}
+
+/** What the Lab view shows of a box's row: a GPU's every user went on the wire, and a 20-box update was 141 KiB, most of it users no tile names. */
+export function labConsoleRow(row: LabBoxRow): LabConsoleRow {
+  const gpus = row.gpus.map(({ box: _box, users, ...gpu }): LabConsoleGpu => ({
+    ...gpu,
+    users: users.slice(0, LAB_USERS_SHOWN).map(({ user, processes, memoryBytes }) => ({ user, processes, memoryBytes })),
+    otherUsers: Math.max(0, users.length - LAB_USERS_SHOWN),
+  }));
+  return { ...row, gpus };
+}
+
 /** The lab as the Lab view shows it. */
 export interface LabConsoleState {
   takenAt: number;
-  view: LabView;
+  view: { boxes: LabConsoleRow[]; totals: LabView['totals'] };
   people: PersonTotal[];
   /** When each box sampled the snapshot shown (its own clock), by box name; null before its first. */
   sampledAt: Record<string, number | null>;
@@ -30,14 +54,14 @@ export interface LabConsoleUpdate {
   whole: boolean;
   /** Every box's name, in the lab list's order. */
   names: string[];
-  rows: LabBoxRow[];
+  rows: LabConsoleRow[];
   totals: LabView['totals'];
   people: PersonTotal[];
   sampledAt: Record<string, number | null>;
 }
 
 /** The update from `state`: every row when `before` is null, else those not in it (by identity: the host keeps a row that did not change). */
-export function labUpdateOf(state: LabConsoleState, before: ReadonlyMap<string, LabBoxRow> | null): LabConsoleUpdate {
+export function labUpdateOf(state: LabConsoleState, before: ReadonlyMap<string, LabConsoleRow> | null): LabConsoleUpdate {
   const rows = before === null ? state.view.boxes : state.view.boxes.filter((row) => before.get(row.name) !== row);
   return { takenAt: state.takenAt, whole: before === null, names: state.view.boxes.map((b) => b.name), rows, totals: state.view.totals, people: state.people, sampledAt: state.sampledAt };
 }

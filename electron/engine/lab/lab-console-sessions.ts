@@ -6,8 +6,7 @@
 import { API_EVENTS, type ApiEvent } from '../../../shared/api.js';
 import { describeBoxState } from '../../../shared/lab.js';
 import { whereCanIRun } from '../../../shared/lab-where.js';
-import type { LabBoxRow } from '../../../shared/lab.js';
-import { BOX_PARAM, LAB_EVENT, LAB_WHERE, labUpdateOf, labWhereSchema, type LabConsoleState, type LabConsoleUpdate } from '../../../shared/lab-console.js';
+import { BOX_PARAM, LAB_EVENT, LAB_WHERE, labUpdateOf, labWhereSchema, type LabConsoleRow, type LabConsoleState, type LabConsoleUpdate } from '../../../shared/lab-console.js';
 import { toErrorBody } from '../api/api-error.js';
 import type { Session } from '../server/session.js';
 import type { SessionOpener } from '../server/web-server.js';
@@ -48,7 +47,7 @@ function labFeed(hub: LabHub): { listen(send: Send): () => void; close(): void }
   let lastBuilt = 0;
   let offHub: (() => void) | null = null;
   const view = new LabConsoleView();
-  const rowsOf = (s: LabConsoleState): Map<string, LabBoxRow> => new Map(s.view.boxes.map((row) => [row.name, row]));
+  const rowsOf = (s: LabConsoleState): Map<string, LabConsoleRow> => new Map(s.view.boxes.map((row) => [row.name, row]));
   /** The lab now; the update line from the state before, for those who had it. */
   const build = (): string | null => {
     const before = state;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { labView, personTotals, type LabBox, type LabSnapshot } from '../../../shared/lab.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
-import { applyLabUpdate, labUpdateOf } from '../../../shared/lab-console.js';
+import { applyLabUpdate, labConsoleRow, labUpdateOf, LAB_USERS_SHOWN } from '../../../shared/lab-console.js';
 import { LabConsoleView } from './lab-console-view.js';
 
 const GIB = 1024 ** 3;
@@ -25,7 +25,10 @@ const job = (id: string, owner: string, state: 'running' | 'queued', gpu: number
 
 const box = (name: string, connection: LabBox['connection'], snap: Snapshot | null, jobs: JobView[]): LabBox => ({ name, reach: `socket /run/${name}.sock`, connection, snapshot: snap, jobs, policy: null, caller: null, updatedAt: snap?.takenAt ?? null });
 
-const whole = (lab: LabSnapshot) => ({ view: labView(lab), people: personTotals(lab) });
+const whole = (lab: LabSnapshot) => {
+  const view = labView(lab);
+  return { view: { boxes: view.boxes.map(labConsoleRow), totals: view.totals }, people: personTotals(lab) };
+};
 
 test('box by box, the update is labView and personTotals of the whole lab, and a box that did not change keeps its row', () => {
   const now = 1_000_000;
@@ -78,4 +81,20 @@ test('the update on the wire: the whole lab first, then only the rows that chang
   const third = view.update({ takenAt: now + 2000, boxes: [boxes[0], boxes[2]] });
   assert.deepEqual(applyLabUpdate(next, labUpdateOf(third, new Map(second.view.boxes.map((r) => [r.name, r])))).view, third.view);
   assert.deepEqual(applyLabUpdate(next, labUpdateOf(third, null)), third);
+});
+
+test('a GPU on the wire names the users its tile shows, the most memory first, and counts the others', () => {
+  const now = 3_000_000;
+  const users: Array<[string, number, number, number]> = [['ana', 0, 1, 5], ['bo', 0, 4, 5], ['chen', 0, 2, 5], ['dev', 0, 3, 5], ['eli', 0, 1, 5], ['bo', 0, 1, 5]];
+  const state = new LabConsoleView().update({ takenAt: now, boxes: [box('a', { state: 'connected', since: 1, via: 'socket' }, snapshot(now, 2, users), [])] });
+  const [crowded, idle] = state.view.boxes[0].gpus;
+  assert.equal(LAB_USERS_SHOWN, 3);
+  assert.deepEqual(crowded.users, [
+    { user: 'bo', processes: 2, memoryBytes: 5 * GIB },
+    { user: 'dev', processes: 1, memoryBytes: 3 * GIB },
+    { user: 'chen', processes: 1, memoryBytes: 2 * GIB },
+  ]);
+  assert.equal(crowded.otherUsers, 2, 'ana and eli are counted, not sent');
+  assert.deepEqual(Object.keys(crowded).sort(), ['index', 'lost', 'memoryTotal', 'memoryUsed', 'migSlices', 'name', 'otherUsers', 'queued', 'users', 'utilization'], 'nothing the tile does not show');
+  assert.deepEqual([idle.users, idle.otherUsers], [[], 0]);
 });

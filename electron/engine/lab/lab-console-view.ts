@@ -1,13 +1,14 @@
 // The Lab view's update, built box by box: a box whose snapshot, jobs and connection are the same
 // objects as last time (the hub replaces them when they change) keeps its row and its people, so
 // an update after two of twenty boxes changed costs two boxes' work, not twenty. The result is what
-// labView and personTotals give for the whole lab (lab-console-view.test.ts checks it).
-import { labView, personTotals, type LabBox, type LabBoxRow, type LabSnapshot, type LabView, type PersonTotal } from '../../../shared/lab.js';
-import type { LabConsoleState } from '../../../shared/lab-console.js';
+// labView and personTotals give for the whole lab, each row as the view shows it (labConsoleRow;
+// lab-console-view.test.ts checks it).
+import { labView, personTotals, type LabBox, type LabSnapshot, type LabView, type PersonTotal } from '../../../shared/lab.js';
+import { labConsoleRow, type LabConsoleRow, type LabConsoleState } from '../../../shared/lab-console.js';
 
 interface BoxPart {
   from: Pick<LabBox, 'snapshot' | 'jobs' | 'connection' | 'reach' | 'updatedAt'>;
-  row: LabBoxRow;
+  row: LabConsoleRow;
   totals: LabView['totals'];
   people: PersonTotal[];
 }
@@ -35,7 +36,7 @@ export class LabConsoleView {
     if (same && box.connection.state === 'connected') return kept;
     const one: LabSnapshot = { takenAt, boxes: [box] };
     const view = labView(one);
-    const part: BoxPart = { from: box, row: view.boxes[0], totals: view.totals, people: personTotals(one) };
+    const part: BoxPart = { from: box, row: labConsoleRow(view.boxes[0]), totals: view.totals, people: personTotals(one) };
     this.parts.set(box.name, part);
     return part;
   }

@@ -1,34 +1,33 @@
 // One box of the lab: its state in words (connected; reconnecting; down since when, and why), a
 // link to its own console, and its GPUs at a glance: utilization, memory, whose processes, MIG
 // slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
-import { memo, useMemo } from 'react';
-import type { LabBoxRow, LabGpuRow } from '../../../../shared/lab.js';
-import { labConsoleHref } from '../../../../shared/lab-console.js';
-import { formatBytes, formatPercent } from '../../format.js';
+import { memo, useLayoutEffect, useMemo, useRef } from 'react';
+import { labConsoleHref, type LabConsoleGpu, type LabConsoleRow } from '../../../../shared/lab-console.js';
+import { writeGpuFigures } from './gpu-figures.js';
 
 /** A time as the box's state line says it (shared/lab.ts): UTC, so "down since" and "as of" read alike. */
 export const utcClock = (ms: number): string => new Date(ms).toISOString().slice(11, 19) + ' UTC';
 
-/** Users named on a GPU tile; the rest are counted. */
-const USERS_SHOWN = 3;
+const STATE_WORDS: Record<LabConsoleRow['state'], string> = { connecting: 'connecting', connected: 'connected', reconnecting: 'reconnecting', down: 'down' };
 
-const STATE_WORDS: Record<LabBoxRow['state'], string> = { connecting: 'connecting', connected: 'connected', reconnecting: 'reconnecting', down: 'down' };
-
-const sameGpu = (a: LabGpuRow, b: LabGpuRow): boolean =>
+const sameGpu = (a: LabConsoleGpu, b: LabConsoleGpu): boolean =>
   a.index === b.index && a.name === b.name && a.lost === b.lost && a.utilization === b.utilization && a.memoryUsed === b.memoryUsed && a.memoryTotal === b.memoryTotal &&
-  a.migSlices === b.migSlices && a.queued === b.queued && a.users.length === b.users.length &&
+  a.migSlices === b.migSlices && a.queued === b.queued && a.otherUsers === b.otherUsers && a.users.length === b.users.length &&
   a.users.every((u, i) => u.user === b.users[i].user && u.memoryBytes === b.users[i].memoryBytes && u.processes === b.users[i].processes);
 
 /** A box re-renders only when something it shows changed (an unchanged row keeps its object; a whole update is new objects). */
-const sameRow = (a: LabBoxRow, b: LabBoxRow): boolean =>
+const sameRow = (a: LabConsoleRow, b: LabConsoleRow): boolean =>
   a === b ||
   (a.name === b.name && a.state === b.state && a.status === b.status && a.updatedAt === b.updatedAt && a.queued === b.queued &&
     a.queuedAnyGpu === b.queuedAnyGpu && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => sameGpu(g, b.gpus[i])));
 const sameBox = (a: BoxProps, b: BoxProps): boolean => a.sampledAt === b.sampledAt && sameRow(a.box, b.box);
 
-const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
-  const memoryShare = gpu.memoryTotal > 0 && gpu.memoryUsed !== null ? Math.min(100, (gpu.memoryUsed / gpu.memoryTotal) * 100) : 0;
-  const rest = gpu.users.length - USERS_SHOWN;
+/** What React draws of a tile; the figures in it are writeGpuFigures's. */
+const sameShape = (a: LabConsoleGpu, b: LabConsoleGpu): boolean =>
+  a.index === b.index && a.name === b.name && a.lost === b.lost && a.migSlices === b.migSlices && a.queued === b.queued && a.users.length === b.users.length && (a.otherUsers > 0) === (b.otherUsers > 0);
+
+/** A GPU's tile: React draws its shape (the nodes below are empty where a figure goes); its box's card writes the figures. */
+const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabConsoleGpu }) {
   return (
     <div className={`lab-gpu${gpu.lost ? ' lost' : ''}`} data-gpu={gpu.index}>
       <div className="lab-gpu-head">
@@ -38,32 +37,32 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabGpuRow }) {
         {gpu.migSlices > 0 && <span className="lab-flag">MIG · {gpu.migSlices} slices</span>}
         {gpu.queued > 0 && <span className="lab-flag queue">{gpu.queued} queued</span>}
       </div>
-      <div className="lab-meter" title={`utilization ${formatPercent(gpu.utilization)}`}>
+      <div className="lab-meter">
         <span className="lab-meter-label">util</span>
-        <span className="lab-meter-bar util" style={{ backgroundSize: `${gpu.utilization ?? 0}% 100%` }} />
-        <span className="lab-meter-value lab-util">{formatPercent(gpu.utilization)}</span>
+        <span className="lab-meter-bar util" />
+        <span className="lab-meter-value lab-util" />
       </div>
-      <div className="lab-meter" title={`memory ${formatBytes(gpu.memoryUsed)} of ${formatBytes(gpu.memoryTotal)}`}>
+      <div className="lab-meter">
         <span className="lab-meter-label">mem</span>
-        <span className="lab-meter-bar mem" style={{ backgroundSize: `${memoryShare}% 100%` }} />
-        <span className="lab-meter-value lab-mem">{`${formatBytes(gpu.memoryUsed)} / ${formatBytes(gpu.memoryTotal)}`}</span>
+        <span className="lab-meter-bar mem" />
+        <span className="lab-meter-value lab-mem" />
       </div>
       <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
         {gpu.users.length === 0 && <li className="muted">no processes</li>}
         {/* keyed by place: a new order rewrites the lines' words rather than moving the lines */}
-        {gpu.users.slice(0, USERS_SHOWN).map((u, place) => (
+        {gpu.users.map((_, place) => (
           <li key={place} className="lab-user">
-            <span className="lab-user-name">{u.user}</span> <span className="muted">{`${formatBytes(u.memoryBytes)} · ${u.processes} proc`}</span>
+            <span className="lab-user-name" /> <span className="muted" />
           </li>
         ))}
-        {rest > 0 && <li className="muted">+{rest} more</li>}
+        {gpu.otherUsers > 0 && <li className="muted" />}
       </ul>
     </div>
   );
-}, (a, b) => sameGpu(a.gpu, b.gpu));
+}, (a, b) => sameShape(a.gpu, b.gpu));
 
 interface BoxProps {
-  box: LabBoxRow;
+  box: LabConsoleRow;
   /** When the box sampled what is shown (its clock). */
   sampledAt: number | null;
 }
@@ -72,6 +71,12 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
   const live = box.state === 'connected';
   // the page's address does not change while the Lab view is open: parse it once per box, not per update
   const consoleHref = useMemo(() => labConsoleHref(window.location.href, box.name), [box.name]);
+  const tiles = useRef<HTMLDivElement>(null);
+  // after every render of the card (its tiles render only within it): each tile's figures, as of this row
+  useLayoutEffect(() => {
+    const shown = tiles.current?.children;
+    if (shown) box.gpus.forEach((gpu, place) => writeGpuFigures(shown[place], gpu));
+  });
   return (
     <section className={`lab-box panel state-${box.state}`} data-box={box.name} data-state={box.state} data-updated={box.updatedAt ?? undefined} data-sampled={sampledAt ?? undefined} aria-label={`box ${box.name}`}>
       <div className="lab-box-head">
@@ -96,7 +101,7 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
         </p>
       )}
       {box.gpus.length > 0 ? (
-        <div className={`lab-gpus${live ? '' : ' stale'}`}>
+        <div ref={tiles} className={`lab-gpus${live ? '' : ' stale'}`}>
           {box.gpus.map((gpu) => (
             <GpuTile key={gpu.index} gpu={gpu} />
           ))}
