@@ -247,7 +247,9 @@ try {
       }
     }
     if (process.env.BENCH_SCREENSHOT) {
-      // the page after the updates above, which are the same on every run: the top, then the bottom (the people)
+      // the page after the updates above, which are the same on every run: the top, then the bottom (the people);
+      // first a second for the header's clock and totals, which follow the updates at most once a second
+      await sleep(1100);
       await fed.screenshot({ path: `${process.env.BENCH_SCREENSHOT}-top.png` });
       // boxes coming into view take their real height, so the bottom moves until every box has been seen
       for (let k = 0; k < 20; k++) {

@@ -3,7 +3,7 @@
 // slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
 import { memo, useLayoutEffect, useMemo, useRef } from 'react';
 import { labConsoleHref, type LabConsoleGpu, type LabConsoleRow } from '../../../../shared/lab-console.js';
-import { writeGpuFigures } from './gpu-figures.js';
+import { showMeterTitle, writeGpuFigures } from './gpu-figures.js';
 
 /** A time as the box's state line says it (shared/lab.ts): UTC, so "down since" and "as of" read alike. */
 export const utcClock = (ms: number): string => new Date(ms).toISOString().slice(11, 19) + ' UTC';
@@ -101,7 +101,7 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
         </p>
       )}
       {box.gpus.length > 0 ? (
-        <div ref={tiles} className={`lab-gpus${live ? '' : ' stale'}`}>
+        <div ref={tiles} className={`lab-gpus${live ? '' : ' stale'}`} onPointerOver={(event) => showMeterTitle(event.target)}>
           {box.gpus.map((gpu) => (
             <GpuTile key={gpu.index} gpu={gpu} />
           ))}

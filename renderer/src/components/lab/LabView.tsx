@@ -3,6 +3,7 @@
 import { useStore } from 'zustand';
 import { formatBytes } from '../../format.js';
 import { utcClock } from './LabBoxCard.js';
+import { useCalmSlice } from '../../stores/calm-slice.js';
 import { useVisibleSlice } from '../../stores/in-view.js';
 import { labStore } from '../../stores/lab-store.js';
 import { InView } from '../InView.js';
@@ -16,7 +17,8 @@ import './lab.css';
 function LabHeader({ home }: { home?: string }) {
   const connection = useStore(labStore, (s) => s.connection);
   const detail = useStore(labStore, (s) => s.connectionDetail);
-  const takenAt = useStore(labStore, (s) => s.update?.takenAt ?? null);
+  // the clock in seconds: at most once a second, however many updates the second brings
+  const takenAt = useCalmSlice(labStore, (s) => s.update?.takenAt ?? null);
   return (
     <TopBar connection={connection} detail={detail}>
       <nav className="view-tabs" aria-label="Views">
@@ -37,8 +39,9 @@ function LabHeader({ home }: { home?: string }) {
   );
 }
 
+/** The lab's totals, redrawn at most once a second (they are read, not watched). */
 function LabTotals() {
-  const totals = useStore(labStore, (s) => s.update?.view.totals ?? null);
+  const totals = useCalmSlice(labStore, (s) => s.update?.view.totals ?? null);
   if (!totals) return <p className="muted lab-totals">Waiting for the lab's boxes…</p>;
   return (
     <p className="lab-totals" aria-label="lab totals">

@@ -15,8 +15,29 @@ function setText(node: Element, text: string): void {
   } else node.textContent = text;
 }
 
-function setMeter(meter: Element, title: string, share: number, value: string): void {
+/** Each meter's hover title as of the last update: written into the page only while the pointer is on it (showMeterTitle). */
+const titles = new WeakMap<Element, string>();
+/** The meter under the pointer, if any: the one whose title follows the updates. */
+let hovered: Element | null = null;
+
+function setTitle(meter: Element, title: string): void {
   if (meter.getAttribute('title') !== title) meter.setAttribute('title', title);
+}
+
+/**
+ * Gives the meter at `target` its title when the pointer comes onto it: a title written on every update
+ * was a style invalidation per meter per update, for a tooltip that shows only under the pointer.
+ */
+export function showMeterTitle(target: EventTarget | null): void {
+  const meter = target instanceof Element ? target.closest('.lab-meter') : null;
+  hovered = meter;
+  const title = meter && titles.get(meter);
+  if (meter && title) setTitle(meter, title);
+}
+
+function setMeter(meter: Element, title: string, share: number, value: string): void {
+  titles.set(meter, title);
+  if (meter === hovered) setTitle(meter, title);
   const bar = meter.children[1] as HTMLElement;
   const size = `${share}% 100%`;
   if (bar.style.backgroundSize !== size) bar.style.backgroundSize = size;
