@@ -16,7 +16,8 @@ export function useCalmSlice<S, T>(store: StoreApi<S>, select: (state: S) => T, 
       shownAt = Date.now();
       setShown(() => selectNow.current(store.getState()));
     };
-    show(); // what changed between the first render and this subscription
+    // what changed between the first render and this subscription, without starting a period: the first update shows at once
+    setShown(() => selectNow.current(store.getState()));
     const unsubscribe = store.subscribe(() => {
       if (timer !== null) return; // the pending one will read the latest state
       const wait = shownAt + periodMs - Date.now();
