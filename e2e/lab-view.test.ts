@@ -88,6 +88,11 @@ describe('the Lab view on three simulated boxes', { skip: missing ?? false, time
     // the totals follow the boxes at most once a second
     await eventually(async () => /3 of 3 boxes connected · 4 GPUs/.test(await page.locator('.lab-totals').innerText()), 5_000, 'the lab totals: 3 of 3 boxes connected, 4 GPUs');
     await screenshot('lab-three-boxes');
+    // a meter's title is written when the pointer comes onto it (not on every update)
+    const meter = boxCard('box1').locator('.lab-gpu[data-gpu="0"] .lab-meter').first();
+    assert.equal(await meter.getAttribute('title'), null, 'no title before the pointer comes');
+    await meter.hover();
+    await eventually(async () => /^utilization (\d+%|–)$/.test((await meter.getAttribute('title')) ?? ''), 5_000, 'the utilization meter\'s title under the pointer');
   });
 
   test('a box whose daemon stops is down since when, with its last error in words, while the others keep updating', async () => {
