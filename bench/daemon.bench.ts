@@ -1,11 +1,12 @@
-// bench/daemon: the box daemon's CPU per second and the snapshot delivery time with 1, 10 and 50
-// subscribed clients on its unix socket (8 simulated GPUs × 64 processes, 1 Hz). The clients run
-// in another process, so the CPU measured is the engine's alone. Prints figures; never fails on time.
-// Budget (DESIGN.md §7): < 5 ms CPU per tick for 50 clients.
+// bench/daemon: the box daemon's CPU per tick with 0, 1, 10 and 50 subscribed clients on its unix socket (8 simulated
+// GPUs × 64 processes, 1 Hz), and what of it the clients cost: each row minus the 0-client row of the same round. Rounds
+// alternate the rows so that a loaded machine's noise falls on all of them alike. The clients run in another process,
+// so the CPU measured is the engine's alone. Prints figures; never fails on time.
+// Budget (DESIGN.md §7): < 5 ms CPU per tick for 50 clients (their cost, the 0-client row taken away).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fillBusyBox, GPUS, PROCESSES_PER_GPU } from './busy-box.js';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../electron/engine/engine.js';
 import { openNvml } from '../electron/engine/gpu/nvml-addon.js';
@@ -17,6 +18,8 @@ import { noGpus } from '../electron/engine/store/testing/synthetic.js';
 import { realBackend, simulatedBackend } from '../electron/engine/gpu/gpu-backend.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+/** BENCH_ROUNDS=3: each row measured this many times, the rows alternating; the medians are printed after. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 /** BENCH_CLIENTS=0,50: only those rows. */
 const CLIENT_COUNTS = (process.env.BENCH_CLIENTS ?? '0,1,10,50').split(',').map(Number);
 /** BENCH_ROWS=queue: only the queue rows; =fanout: only the fan-out rows; =clients: only the client rows. */
@@ -47,6 +50,40 @@ for (let i = 0; i < Number(count); i++) {
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+};
+const load = (): string => `load ${loadavg()[0].toFixed(1)}`;
+
+/** One row's CPU in ms per tick (or per emit), user and system apart. */
+interface Cpu {
+  user: number;
+  system: number;
+}
+const total = (c: Cpu): number => c.user + c.system;
+const cpuText = (c: Cpu): string => `${total(c).toFixed(2).padStart(6)} ms (user ${c.user.toFixed(2)}, system ${c.system.toFixed(2)})`;
+
+/** The rows to measure, 0 clients once (it takes no snapshots either way), then each count in each mode. */
+const ROWS_ORDER: Array<{ count: number; mode: string }> = [
+  ...(CLIENT_COUNTS.includes(0) ? [{ count: 0, mode: '—' }] : []),
+  ...CLIENT_COUNTS.filter((c) => c > 0).flatMap((count) => DELTA_MODES.map((mode) => ({ count, mode }))),
+];
+const rowName = (r: { count: number; mode: string }): string => `${String(r.count).padStart(3)} clients ${r.mode === '—' ? '      ' : r.mode.padEnd(6)}`;
+
+/** After the rounds: each row's median, and the clients' cost (the row minus its round's 0-client row), median of the rounds. */
+function printMedians(unit: string, rounds: Array<Map<string, Cpu>>): void {
+  console.log(`medians of ${rounds.length} round(s), ${unit}; "clients' cost" is each round's row minus that round's 0-client row:`);
+  for (const r of ROWS_ORDER) {
+    const name = rowName(r);
+    const taken = rounds.map((round) => round.get(name)!).filter(Boolean);
+    const mid = { user: median(taken.map((c) => c.user)), system: median(taken.map((c) => c.system)) };
+    const zero = rounds.map((round) => round.get(rowName({ count: 0, mode: '—' })));
+    const cost = r.count > 0 && zero.every(Boolean) ? rounds.map((round, i) => ({ user: round.get(name)!.user - zero[i]!.user, system: round.get(name)!.system - zero[i]!.system })) : null;
+    const costText = cost ? `   clients' cost ${cpuText({ user: median(cost.map((c) => c.user)), system: median(cost.map((c) => c.system)) })}, rounds: ${cost.map((c) => total(c).toFixed(2)).join(' ')}` : '';
+    console.log(`  ${name} ${cpuText(mid)}${costText}`);
+  }
+}
 
 if (ROWS === 'all' || ROWS === 'queue') {
   console.log(`bench/daemon queue: one simulated A100, one running job, N queued jobs waiting for its memory (root's, past the per-user cap), job commands through the dispatcher one at a time (setPriority, cancel, submit), Node ${process.version}`);
@@ -55,45 +92,56 @@ if (ROWS === 'all' || ROWS === 'queue') {
 if (ROWS === 'queue') process.exit(0);
 
 if (ROWS === 'all' || ROWS === 'fanout') {
-  // the fan-out alone: an engine with no GPUs (no sampler work) emits a snapshot of the same shape and size,
-  // and the CPU of this process per emit is what writing it to N socket clients costs, whoever else loads the box
+  // the fan-out alone: an engine with no GPUs (no sampler work) emits a snapshot of the same shape and size, every
+  // process's memory and SM changing each time (a busier tick than the daemon rows' box), and the CPU of this process
+  // per emit is what writing it to N socket clients costs, whoever else loads the box; building the snapshots is the 0-client row
   const fanDir = mkdtempSync(join(tmpdir(), 'gpushare-bench-fanout-'));
   const fanEngine = new Engine(realBackend(noGpus, () => undefined), { kind: 'daemon' });
   const fanSocket = await listenOnSocket(fanEngine, join(fanDir, 'engine.sock'), { shared: true });
   const EMITS = 20;
   const WARM_UP_EMITS = 40;
-  console.log(`bench/daemon fan-out: one ${(Buffer.byteLength(JSON.stringify(labBoxSnapshot(0, 0, Date.now()))) / 1024).toFixed(0)} KiB snapshot (8 GPUs × 64 processes) emitted ${EMITS} times, 2 a second, to N subscribed socket clients in another process; this process's CPU per emit`);
+  let second = 0;
+  console.log(`bench/daemon fan-out: one ${(Buffer.byteLength(JSON.stringify(labBoxSnapshot(0, 0, Date.now()))) / 1024).toFixed(0)} KiB snapshot (8 GPUs × 64 processes, all changing) emitted ${EMITS} times, 2 a second, to N subscribed socket clients in another process; this process's CPU per emit`);
+  const rounds: Array<Map<string, Cpu>> = [];
   try {
-    for (const mode of DELTA_MODES) for (const count of CLIENT_COUNTS) {
-      const clients = spawn(process.execPath, ['-e', CLIENTS, fanSocket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let received = 0;
-      let bytes = 0;
-      clients.stdout!.setEncoding('utf8').on('data', (d: string) => {
-        for (const l of d.split('\n').filter(Boolean)) {
-          received++;
-          bytes += Number(l.split(' ')[1]);
+    for (let round = 0; round < ROUNDS; round++) {
+      const measured = new Map<string, Cpu>();
+      rounds.push(measured);
+      for (const row of ROWS_ORDER) {
+        const { count, mode } = row;
+        const clients = spawn(process.execPath, ['-e', CLIENTS, fanSocket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let received = 0;
+        let bytes = 0;
+        clients.stdout!.setEncoding('utf8').on('data', (d: string) => {
+          for (const l of d.split('\n').filter(Boolean)) {
+            received++;
+            bytes += Number(l.split(' ')[1]);
+          }
+        });
+        for (let i = 0; i < 50 && fanSocket.clients().length < count; i++) await sleep(100);
+        await sleep(500);
+        // warm-up, not measured: a daemon emits for hours, so its code (the delta's too) is the JIT's optimized one;
+        // each emit waits (1 s at most) for every client to have read the one before, so none is cut off for falling behind
+        for (let i = 0; i < WARM_UP_EMITS; i++) {
+          fanEngine.events.emit('snapshot', labBoxSnapshot(0, second++, Date.now()));
+          for (let w = 0; w < 20 && received < count * (i + 1); w++) await sleep(50);
         }
-      });
-      for (let i = 0; i < 50 && fanSocket.clients().length < count; i++) await sleep(100);
-      await sleep(500);
-      // warm-up, not measured: a daemon emits for hours, so its code (the delta's too) is the JIT's optimized one
-      for (let i = 0; i < WARM_UP_EMITS; i++) {
-        fanEngine.events.emit('snapshot', labBoxSnapshot(0, i, Date.now()));
-        await sleep(100);
+        received = 0;
+        bytes = 0;
+        const cpu0 = process.cpuUsage();
+        for (let i = 0; i < EMITS; i++) {
+          fanEngine.events.emit('snapshot', labBoxSnapshot(0, second++, Date.now()));
+          await sleep(500); // every client reads it all before the next: nobody falls behind
+        }
+        await sleep(500);
+        const cpu = process.cpuUsage(cpu0);
+        clients.kill('SIGKILL');
+        const perEmit = { user: cpu.user / 1000 / EMITS, system: cpu.system / 1000 / EMITS };
+        measured.set(rowName(row), perEmit);
+        console.log(`  round ${round + 1} ${rowName(row)} ${cpuText(perEmit)} per emit   ${received} of ${count * EMITS} delivered, ${received ? (bytes / received / 1024).toFixed(1) : '—'} KiB each   ${load()}`);
       }
-      received = 0;
-      bytes = 0;
-      const cpu0 = process.cpuUsage();
-      for (let i = 0; i < EMITS; i++) {
-        fanEngine.events.emit('snapshot', labBoxSnapshot(0, WARM_UP_EMITS + i, Date.now()));
-        await sleep(500); // every client reads it all before the next: nobody falls behind
-      }
-      await sleep(500);
-      const cpu = process.cpuUsage(cpu0);
-      clients.kill('SIGKILL');
-      // the snapshots are built here too: the 0-client row is that, and the rest is the fan-out
-      console.log(`${String(count).padStart(7)} clients ${mode.padEnd(6)}  ${((cpu.user + cpu.system) / 1000 / EMITS).toFixed(2).padStart(6)} ms CPU per emit (user ${(cpu.user / 1000 / EMITS).toFixed(2)}, system ${(cpu.system / 1000 / EMITS).toFixed(2)})   ${received} of ${count * EMITS} delivered, ${received ? (bytes / received / 1024).toFixed(1) : '—'} KiB each`);
     }
+    printMedians('ms CPU per emit', rounds);
   } finally {
     await fanSocket.close();
     rmSync(fanDir, { recursive: true, force: true });
@@ -113,31 +161,39 @@ try {
   await sleep(3000); // past the first ticks and the JIT's warm-up
   const snapshotBytes = Buffer.byteLength(JSON.stringify(engine.sampler.latest));
   console.log(`bench/daemon: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes (a snapshot is ${(snapshotBytes / 1024).toFixed(0)} KiB of JSON), 1 Hz, ${SECONDS} s per row, clients in another process, Node ${process.version}`);
-  console.log('clients (taking)  engine CPU per second   snapshot delivery median / p99 / max');
-  for (const mode of DELTA_MODES) for (const count of CLIENT_COUNTS) {
-    const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const delays: number[] = [];
-    let partial = '';
-    clients.stdout!.setEncoding('utf8');
-    clients.stdout!.on('data', (d: string) => {
-      partial += d;
-      const lines = partial.split('\n');
-      partial = lines.pop()!;
-      for (const l of lines) delays.push(Number(l.split(' ')[0]));
-    });
-    await sleep(2500); // connected, subscribed, past the first ticks
-    delays.length = 0;
-    const cpu0 = process.cpuUsage();
-    const t0 = process.hrtime.bigint();
-    await sleep(SECONDS * 1000);
-    const cpu = process.cpuUsage(cpu0);
-    const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
-    clients.kill('SIGKILL');
-    delays.sort((a, b) => a - b);
-    const cpuMsPerS = (cpu.user + cpu.system) / 1000 / wallS;
-    const delivery = count === 0 ? '—' : `${percentile(delays, 50)} / ${percentile(delays, 99)} / ${delays.at(-1)} ms (${delays.length} deliveries)`;
-    console.log(`${String(count).padStart(7)} ${mode.padEnd(6)}  ${cpuMsPerS.toFixed(1).padStart(8)} ms CPU/s        ${delivery}`);
+  console.log('each row: the engine\'s CPU per tick (CPU per second at 1 Hz), snapshot delivery median / p99 / max');
+  const rounds: Array<Map<string, Cpu>> = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const measured = new Map<string, Cpu>();
+    rounds.push(measured);
+    for (const row of ROWS_ORDER) {
+      const { count, mode } = row;
+      const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const delays: number[] = [];
+      let partial = '';
+      clients.stdout!.setEncoding('utf8');
+      clients.stdout!.on('data', (d: string) => {
+        partial += d;
+        const lines = partial.split('\n');
+        partial = lines.pop()!;
+        for (const l of lines) delays.push(Number(l.split(' ')[0]));
+      });
+      await sleep(2500); // connected, subscribed, past the first ticks
+      delays.length = 0;
+      const cpu0 = process.cpuUsage();
+      const t0 = process.hrtime.bigint();
+      await sleep(SECONDS * 1000);
+      const cpu = process.cpuUsage(cpu0);
+      const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
+      clients.kill('SIGKILL');
+      delays.sort((a, b) => a - b);
+      const perTick = { user: cpu.user / 1000 / wallS, system: cpu.system / 1000 / wallS }; // 1 Hz: a tick a second
+      measured.set(rowName(row), perTick);
+      const delivery = count === 0 ? '—' : `${percentile(delays, 50)} / ${percentile(delays, 99)} / ${delays.at(-1)} ms (${delays.length} deliveries)`;
+      console.log(`  round ${round + 1} ${rowName(row)} ${cpuText(perTick)} per tick   ${delivery}   ${load()}`);
+    }
   }
+  printMedians('ms CPU per tick', rounds);
   engine.stop();
   await socket.close();
   nvml.close();
