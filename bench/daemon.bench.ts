@@ -1,5 +1,5 @@
 // bench/daemon: the box daemon's CPU per tick with 0, 1, 10 and 50 subscribed clients on its unix socket (8 simulated
-// GPUs × 64 processes, 1 Hz), and what of it the clients cost: each row minus the 0-client row of the same round. Rounds
+// GPUs × 64 processes, 1 Hz), and what of it the clients cost: each row minus the 0-client rows on either side of it. Rounds
 // alternate the rows so that a loaded machine's noise falls on all of them alike. The clients run in another process,
 // so the CPU measured is the engine's alone. Prints figures; never fails on time.
 // Budget (DESIGN.md §7): < 5 ms CPU per tick for 50 clients (their cost, the 0-client row taken away).
@@ -56,32 +56,77 @@ const median = (values: number[]): number => {
 };
 const load = (): string => `load ${loadavg()[0].toFixed(1)}`;
 
-/** One row's CPU in ms per tick (or per emit), user and system apart. */
+/** CPU in ms per tick (or per emit), user and system apart. */
 interface Cpu {
   user: number;
   system: number;
 }
 const total = (c: Cpu): number => c.user + c.system;
 const cpuText = (c: Cpu): string => `${total(c).toFixed(2).padStart(6)} ms (user ${c.user.toFixed(2)}, system ${c.system.toFixed(2)})`;
+const minus = (a: Cpu, b: Cpu): Cpu => ({ user: a.user - b.user, system: a.system - b.system });
+const mean = (a: Cpu, b: Cpu): Cpu => ({ user: (a.user + b.user) / 2, system: (a.system + b.system) / 2 });
+const medianCpu = (list: Cpu[]): Cpu => ({ user: median(list.map((c) => c.user)), system: median(list.map((c) => c.system)) });
 
-/** The rows to measure, 0 clients once (it takes no snapshots either way), then each count in each mode. */
-const ROWS_ORDER: Array<{ count: number; mode: string }> = [
-  ...(CLIENT_COUNTS.includes(0) ? [{ count: 0, mode: '—' }] : []),
-  ...CLIENT_COUNTS.filter((c) => c > 0).flatMap((count) => DELTA_MODES.map((mode) => ({ count, mode }))),
-];
-const rowName = (r: { count: number; mode: string }): string => `${String(r.count).padStart(3)} clients ${r.mode === '—' ? '      ' : r.mode.padEnd(6)}`;
+/** One row measured: the whole process's CPU, and the CPU spent inside the snapshot event (sessions, deltas, encoding, socket writes). */
+interface RowCpu {
+  process: Cpu;
+  inEvent: Cpu;
+}
 
-/** After the rounds: each row's median, and the clients' cost (the row minus its round's 0-client row), median of the rounds. */
-function printMedians(unit: string, rounds: Array<Map<string, Cpu>>): void {
-  console.log(`medians of ${rounds.length} round(s), ${unit}; "clients' cost" is each round's row minus that round's 0-client row:`);
-  for (const r of ROWS_ORDER) {
-    const name = rowName(r);
-    const taken = rounds.map((round) => round.get(name)!).filter(Boolean);
-    const mid = { user: median(taken.map((c) => c.user)), system: median(taken.map((c) => c.system)) };
-    const zero = rounds.map((round) => round.get(rowName({ count: 0, mode: '—' })));
-    const cost = r.count > 0 && zero.every(Boolean) ? rounds.map((round, i) => ({ user: round.get(name)!.user - zero[i]!.user, system: round.get(name)!.system - zero[i]!.system })) : null;
-    const costText = cost ? `   clients' cost ${cpuText({ user: median(cost.map((c) => c.user)), system: median(cost.map((c) => c.system)) })}, rounds: ${cost.map((c) => total(c).toFixed(2)).join(' ')}` : '';
-    console.log(`  ${name} ${cpuText(mid)}${costText}`);
+/**
+ * The CPU spent while the bus emits `snapshot`, from the first listener to the last: every session's share of a tick
+ * (its delta, its line, its socket write: a unix socket takes a line at once), without the sampler or the rest of the loop.
+ */
+function countSnapshotEvents(bus: { emit(event: 'snapshot', data: never): void }): { take(): { cpu: Cpu; events: number } } {
+  const emit = bus.emit.bind(bus) as (event: string, data: unknown) => void;
+  let user = 0;
+  let system = 0;
+  let events = 0;
+  (bus as { emit: (event: string, data: unknown) => void }).emit = (event, data) => {
+    if (event !== 'snapshot') return emit(event, data);
+    const cpu0 = process.cpuUsage();
+    emit(event, data);
+    const cpu = process.cpuUsage(cpu0);
+    user += cpu.user;
+    system += cpu.system;
+    events++;
+  };
+  return {
+    take() {
+      const taken = { cpu: { user: user / 1000, system: system / 1000 }, events };
+      user = system = events = 0;
+      return taken;
+    },
+  };
+}
+
+/** The rows with clients, each count in each mode; every round starts with a 0-client row, and one more ends the last. */
+const CLIENT_ROWS: Array<{ count: number; mode: string }> = CLIENT_COUNTS.filter((c) => c > 0).flatMap((count) => DELTA_MODES.map((mode) => ({ count, mode })));
+const ZERO = { count: 0, mode: '' };
+const rowName = (r: { count: number; mode: string }): string => `${String(r.count).padStart(3)} clients ${r.mode.padEnd(6)}`;
+
+/**
+ * Each row measured ROUNDS times, the rows alternating, each round's clients' cost taken against the mean of the
+ * 0-client rows on either side of it (the machine's load drifts); then the medians.
+ */
+async function measureRounds(unit: string, measure: (row: { count: number; mode: string }, round: number) => Promise<RowCpu>): Promise<void> {
+  const zeros: RowCpu[] = [];
+  const rows = new Map<string, RowCpu[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    zeros.push(await measure(ZERO, round));
+    for (const row of CLIENT_ROWS) {
+      const list = rows.get(rowName(row)) ?? [];
+      rows.set(rowName(row), list);
+      list.push(await measure(row, round));
+    }
+  }
+  zeros.push(await measure(ZERO, ROUNDS));
+  console.log(`medians of ${ROUNDS} round(s), ${unit}; the clients' cost is a row minus the mean of the 0-client rows before and after it:`);
+  console.log(`  ${rowName(ZERO)}  process ${cpuText(medianCpu(zeros.map((z) => z.process)))}   in the snapshot event ${cpuText(medianCpu(zeros.map((z) => z.inEvent)))}   (${zeros.length} rows: ${zeros.map((z) => total(z.process).toFixed(1)).join(' ')})`);
+  for (const [name, list] of rows) {
+    const cost = list.map((r, round) => minus(r.process, mean(zeros[round].process, zeros[round + 1].process)));
+    const inEvent = list.map((r, round) => minus(r.inEvent, mean(zeros[round].inEvent, zeros[round + 1].inEvent)));
+    console.log(`  ${name}  clients' cost: process ${cpuText(medianCpu(cost))} (rounds ${cost.map((c) => total(c).toFixed(1)).join(' ')})   in the snapshot event ${cpuText(medianCpu(inEvent))} (rounds ${inEvent.map((c) => total(c).toFixed(2)).join(' ')})`);
   }
 }
 
@@ -100,48 +145,48 @@ if (ROWS === 'all' || ROWS === 'fanout') {
   const fanSocket = await listenOnSocket(fanEngine, join(fanDir, 'engine.sock'), { shared: true });
   const EMITS = 20;
   const WARM_UP_EMITS = 40;
+  console.log(`bench/daemon fan-out: one ${(Buffer.byteLength(JSON.stringify(labBoxSnapshot(0, 0, Date.now()))) / 1024).toFixed(0)} KiB snapshot (8 GPUs × 64 processes, all changing) emitted ${EMITS} times, 2 a second, to N subscribed socket clients in another process; this process's CPU per emit, and the part of it inside the snapshot event`);
+  const events = countSnapshotEvents(fanEngine.events);
   let second = 0;
-  console.log(`bench/daemon fan-out: one ${(Buffer.byteLength(JSON.stringify(labBoxSnapshot(0, 0, Date.now()))) / 1024).toFixed(0)} KiB snapshot (8 GPUs × 64 processes, all changing) emitted ${EMITS} times, 2 a second, to N subscribed socket clients in another process; this process's CPU per emit`);
-  const rounds: Array<Map<string, Cpu>> = [];
   try {
-    for (let round = 0; round < ROUNDS; round++) {
-      const measured = new Map<string, Cpu>();
-      rounds.push(measured);
-      for (const row of ROWS_ORDER) {
-        const { count, mode } = row;
-        const clients = spawn(process.execPath, ['-e', CLIENTS, fanSocket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let received = 0;
-        let bytes = 0;
-        clients.stdout!.setEncoding('utf8').on('data', (d: string) => {
-          for (const l of d.split('\n').filter(Boolean)) {
-            received++;
-            bytes += Number(l.split(' ')[1]);
-          }
-        });
-        for (let i = 0; i < 50 && fanSocket.clients().length < count; i++) await sleep(100);
-        await sleep(500);
-        // warm-up, not measured: a daemon emits for hours, so its code (the delta's too) is the JIT's optimized one;
-        // each emit waits (1 s at most) for every client to have read the one before, so none is cut off for falling behind
-        for (let i = 0; i < WARM_UP_EMITS; i++) {
-          fanEngine.events.emit('snapshot', labBoxSnapshot(0, second++, Date.now()));
-          for (let w = 0; w < 20 && received < count * (i + 1); w++) await sleep(50);
+    await measureRounds('ms CPU per emit', async (row, round) => {
+      const { count, mode } = row;
+      const clients = spawn(process.execPath, ['-e', CLIENTS, fanSocket.path, String(count), mode || 'whole'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let received = 0;
+      let bytes = 0;
+      clients.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        for (const l of d.split('\n').filter(Boolean)) {
+          received++;
+          bytes += Number(l.split(' ')[1]);
         }
-        received = 0;
-        bytes = 0;
-        const cpu0 = process.cpuUsage();
-        for (let i = 0; i < EMITS; i++) {
-          fanEngine.events.emit('snapshot', labBoxSnapshot(0, second++, Date.now()));
-          await sleep(500); // every client reads it all before the next: nobody falls behind
-        }
-        await sleep(500);
-        const cpu = process.cpuUsage(cpu0);
-        clients.kill('SIGKILL');
-        const perEmit = { user: cpu.user / 1000 / EMITS, system: cpu.system / 1000 / EMITS };
-        measured.set(rowName(row), perEmit);
-        console.log(`  round ${round + 1} ${rowName(row)} ${cpuText(perEmit)} per emit   ${received} of ${count * EMITS} delivered, ${received ? (bytes / received / 1024).toFixed(1) : '—'} KiB each   ${load()}`);
+      });
+      for (let i = 0; i < 50 && fanSocket.clients().length < count; i++) await sleep(100);
+      await sleep(500);
+      // warm-up, not measured: a daemon emits for hours, so its code (the delta's too) is the JIT's optimized one;
+      // each emit waits (1 s at most) for every client to have read the one before, so none is cut off for falling behind
+      for (let i = 0; i < WARM_UP_EMITS; i++) {
+        fanEngine.events.emit('snapshot', labBoxSnapshot(0, second++, Date.now()));
+        for (let w = 0; w < 20 && received < count * (i + 1); w++) await sleep(50);
       }
-    }
-    printMedians('ms CPU per emit', rounds);
+      received = 0;
+      bytes = 0;
+      events.take();
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < EMITS; i++) {
+        fanEngine.events.emit('snapshot', labBoxSnapshot(0, second++, Date.now()));
+        await sleep(500); // every client reads it all before the next: nobody falls behind
+      }
+      await sleep(500);
+      const cpu = process.cpuUsage(cpu0);
+      const inEvent = events.take();
+      clients.kill('SIGKILL');
+      const measured = {
+        process: { user: cpu.user / 1000 / EMITS, system: cpu.system / 1000 / EMITS },
+        inEvent: { user: inEvent.cpu.user / EMITS, system: inEvent.cpu.system / EMITS },
+      };
+      console.log(`  round ${round + 1} ${rowName(row)} process ${cpuText(measured.process)}   in the snapshot event ${cpuText(measured.inEvent)}   ${received} of ${count * EMITS} delivered, ${received ? (bytes / received / 1024).toFixed(1) : '—'} KiB each   ${load()}`);
+      return measured;
+    });
   } finally {
     await fanSocket.close();
     rmSync(fanDir, { recursive: true, force: true });
@@ -161,39 +206,39 @@ try {
   await sleep(3000); // past the first ticks and the JIT's warm-up
   const snapshotBytes = Buffer.byteLength(JSON.stringify(engine.sampler.latest));
   console.log(`bench/daemon: ${GPUS} simulated GPUs × ${PROCESSES_PER_GPU} processes (a snapshot is ${(snapshotBytes / 1024).toFixed(0)} KiB of JSON), 1 Hz, ${SECONDS} s per row, clients in another process, Node ${process.version}`);
-  console.log('each row: the engine\'s CPU per tick (CPU per second at 1 Hz), snapshot delivery median / p99 / max');
-  const rounds: Array<Map<string, Cpu>> = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const measured = new Map<string, Cpu>();
-    rounds.push(measured);
-    for (const row of ROWS_ORDER) {
-      const { count, mode } = row;
-      const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const delays: number[] = [];
-      let partial = '';
-      clients.stdout!.setEncoding('utf8');
-      clients.stdout!.on('data', (d: string) => {
-        partial += d;
-        const lines = partial.split('\n');
-        partial = lines.pop()!;
-        for (const l of lines) delays.push(Number(l.split(' ')[0]));
-      });
-      await sleep(2500); // connected, subscribed, past the first ticks
-      delays.length = 0;
-      const cpu0 = process.cpuUsage();
-      const t0 = process.hrtime.bigint();
-      await sleep(SECONDS * 1000);
-      const cpu = process.cpuUsage(cpu0);
-      const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
-      clients.kill('SIGKILL');
-      delays.sort((a, b) => a - b);
-      const perTick = { user: cpu.user / 1000 / wallS, system: cpu.system / 1000 / wallS }; // 1 Hz: a tick a second
-      measured.set(rowName(row), perTick);
-      const delivery = count === 0 ? '—' : `${percentile(delays, 50)} / ${percentile(delays, 99)} / ${delays.at(-1)} ms (${delays.length} deliveries)`;
-      console.log(`  round ${round + 1} ${rowName(row)} ${cpuText(perTick)} per tick   ${delivery}   ${load()}`);
-    }
-  }
-  printMedians('ms CPU per tick', rounds);
+  console.log('each row: the engine process\'s CPU per tick (CPU per second at 1 Hz), the part of it inside the snapshot event, snapshot delivery median / p99 / max');
+  const events = countSnapshotEvents(engine.events);
+  await measureRounds('ms CPU per tick', async (row, round) => {
+    const { count, mode } = row;
+    const clients = spawn(process.execPath, ['-e', CLIENTS, socket.path, String(count), mode || 'whole'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const delays: number[] = [];
+    let partial = '';
+    clients.stdout!.setEncoding('utf8');
+    clients.stdout!.on('data', (d: string) => {
+      partial += d;
+      const lines = partial.split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) delays.push(Number(l.split(' ')[0]));
+    });
+    await sleep(2500); // connected, subscribed, past the first ticks
+    delays.length = 0;
+    events.take();
+    const cpu0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    await sleep(SECONDS * 1000);
+    const cpu = process.cpuUsage(cpu0);
+    const inEvent = events.take();
+    const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
+    clients.kill('SIGKILL');
+    delays.sort((a, b) => a - b);
+    const measured = {
+      process: { user: cpu.user / 1000 / wallS, system: cpu.system / 1000 / wallS }, // 1 Hz: a tick a second
+      inEvent: { user: inEvent.cpu.user / Math.max(1, inEvent.events), system: inEvent.cpu.system / Math.max(1, inEvent.events) },
+    };
+    const delivery = count === 0 ? '—' : `${percentile(delays, 50)} / ${percentile(delays, 99)} / ${delays.at(-1)} ms (${delays.length} deliveries)`;
+    console.log(`  round ${round + 1} ${rowName(row)} process ${cpuText(measured.process)}   in the snapshot event ${cpuText(measured.inEvent)}   delivery ${delivery}   ${load()}`);
+    return measured;
+  });
   engine.stop();
   await socket.close();
   nvml.close();
