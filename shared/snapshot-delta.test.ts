@@ -81,7 +81,8 @@ test('a tick with the same processes in the same order compares rows by position
   assert.equal(delta.processes.changed.length, next.processes.filter((p, i) => p !== a.processes[i]).length);
   assert.deepEqual(applySnapshotDelta(a, JSON.parse(JSON.stringify(delta))), next);
   const twice = { ...next, seq: next.seq + 1, processes: [...next.processes.slice(0, -1), next.processes[0]] };
-  assert.equal(snapshotDelta(next, twice), null, 'two rows with one key, in the same places as before, still make no delta');
+  assert.equal(snapshotDelta(next, twice), null, 'two rows with one key make no delta');
+  assert.equal(snapshotDelta(twice, { ...twice, seq: twice.seq + 1, processes: [...twice.processes] }), null, 'nor do they the tick after, in the same places');
 });
 
 test('deltas made between rebuilt snapshots (the lab host relays a box it follows by deltas) rebuild them exactly', () => {

@@ -112,6 +112,15 @@ function indexOf(processes: readonly GpuProcessView[]): Map<number, GpuProcessVi
   return index;
 }
 
+// Whether each row's key names it alone; a list with the same keys in the same order as one known so inherits it, unbuilt.
+const keyed = new WeakMap<readonly GpuProcessView[], boolean>();
+
+function keysNameRows(processes: readonly GpuProcessView[]): boolean {
+  let known = keyed.get(processes);
+  if (known === undefined) keyed.set(processes, (known = indexOf(processes) !== null));
+  return known;
+}
+
 /** The same processes in the same order (the usual tick): rows compare by position, with no search. */
 function sameKeysInOrder(prev: readonly GpuProcessView[], next: readonly GpuProcessView[]): boolean {
   if (prev.length !== next.length) return false;
@@ -130,20 +139,22 @@ function otherFields(snapshot: Snapshot): Record<string, unknown> {
 
 /** What changed from `prev` to `next`; null when a delta cannot say it (two processes with one key): send `next` whole. */
 export function snapshotDelta(prev: Snapshot, next: Snapshot): SnapshotDelta | null {
-  const before = indexOf(prev.processes);
-  const after = indexOf(next.processes);
-  if (!before || !after) return null;
   const removed: ProcessKey[] = [];
   const added: [number, GpuProcessView][] = [];
   const changed: [number, number, FieldChanges][] = [];
   let reordered = false;
   if (sameKeysInOrder(prev.processes, next.processes)) {
+    if (!keysNameRows(prev.processes)) return null;
+    keyed.set(next.processes, true);
     for (let i = 0; i < next.processes.length; i++) {
       const p = next.processes[i];
       const changes = rowChanges(prev.processes[i], p);
       if (changes) changed.push([p.pid, p.gpuIndex, changes]);
     }
   } else {
+    const before = indexOf(prev.processes);
+    const after = indexOf(next.processes);
+    if (!before || !after) return null;
     for (const p of prev.processes) if (!after.has(keyOf(p))) removed.push([p.pid, p.gpuIndex]);
     const keptInNextOrder: number[] = [];
     next.processes.forEach((p, position) => {
