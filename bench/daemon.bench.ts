@@ -28,11 +28,16 @@ const ROWS = process.env.BENCH_ROWS ?? 'all';
 const DELTA_MODES = (process.env.BENCH_DELTAS ?? 'whole,deltas').split(',');
 const QUEUE_LENGTHS = (process.env.BENCH_QUEUED ?? '100,10000').split(',').map(Number);
 
-// N connections, each subscribed to snapshots (whole, or as deltas after the first: mode "deltas"); prints one line per snapshot received: "<ms late>"
+// N connections, each subscribed to snapshots (whole, or as deltas after the first: mode "deltas"); one line per snapshot received: "<ms late>"
 // (from the sampler's timestamp to the whole line's arrival) and "<bytes>". Each reads every line whole but parses only its head.
+// The lines are printed as they come until SIGUSR1, then held and printed at SIGTERM: the engine's process reading them
+// while it is measured would count its own bookkeeping, 50 lines a tick, as the clients' cost.
 const CLIENTS = `
 const net = require('node:net');
 const [path, count, mode] = process.argv.slice(1);
+let hold = false; let held = '';
+process.on('SIGUSR1', () => { hold = true; });
+process.on('SIGTERM', () => { process.stdout.write(held); process.exit(0); });
 for (let i = 0; i < Number(count); i++) {
   const s = net.connect(path); let buffer = '';
   s.on('connect', () => s.write(JSON.stringify({ kind: 'subscribe', events: ['snapshot'], snapshotDeltas: mode === 'deltas' }) + '\\n'));
@@ -43,10 +48,26 @@ for (let i = 0; i < Number(count); i++) {
       const line = buffer.slice(0, k); buffer = buffer.slice(k + 1);
       // its head is enough: clients parsing 50 snapshots a second would take this 2-core box's other core from the engine
       const taken = /^\\{"kind":"event","event":"snapshot(?:\\.delta)?","data":\\{(?:"baseSeq":\\d+,)?"seq":\\d+,"takenAt":(\\d+)/.exec(line.slice(0, 140));
-      if (taken) process.stdout.write((Date.now() - Number(taken[1])) + ' ' + Buffer.byteLength(line) + '\\n');
+      if (!taken) continue;
+      const report = (Date.now() - Number(taken[1])) + ' ' + Buffer.byteLength(line) + '\\n';
+      if (hold) held += report; else process.stdout.write(report);
     }
   });
 }`;
+
+/** Tell the clients to hold their lines from now (nothing for this process to read while it is measured). */
+async function holdReports(clients: ChildProcess): Promise<void> {
+  clients.kill('SIGUSR1');
+  await sleep(200);
+}
+
+/** The clients print what they held and exit; waits for it (5 s at most). */
+async function endClients(clients: ChildProcess): Promise<void> {
+  const ended = new Promise<void>((resolve) => clients.stdout!.once('end', () => resolve()));
+  clients.kill('SIGTERM');
+  await Promise.race([ended, sleep(5000)]);
+  clients.kill('SIGKILL');
+}
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,6 +190,7 @@ if (ROWS === 'all' || ROWS === 'fanout') {
         fanEngine.events.emit('snapshot', labBoxSnapshot(0, second++, Date.now()));
         for (let w = 0; w < 20 && received < count * (i + 1); w++) await sleep(50);
       }
+      await holdReports(clients);
       received = 0;
       bytes = 0;
       events.take();
@@ -180,7 +202,7 @@ if (ROWS === 'all' || ROWS === 'fanout') {
       await sleep(500);
       const cpu = process.cpuUsage(cpu0);
       const inEvent = events.take();
-      clients.kill('SIGKILL');
+      await endClients(clients);
       const measured = {
         process: { user: cpu.user / 1000 / EMITS, system: cpu.system / 1000 / EMITS },
         inEvent: { user: inEvent.cpu.user / EMITS, system: inEvent.cpu.system / EMITS },
@@ -222,6 +244,7 @@ try {
       for (const l of lines) delays.push(Number(l.split(' ')[0]));
     });
     await sleep(2500); // connected, subscribed, past the first ticks
+    await holdReports(clients);
     delays.length = 0;
     events.take();
     const cpu0 = process.cpuUsage();
@@ -230,7 +253,7 @@ try {
     const cpu = process.cpuUsage(cpu0);
     const inEvent = events.take();
     const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
-    clients.kill('SIGKILL');
+    await endClients(clients);
     delays.sort((a, b) => a - b);
     const measured = {
       process: { user: cpu.user / 1000 / wallS, system: cpu.system / 1000 / wallS }, // 1 Hz: a tick a second
