@@ -15,9 +15,22 @@ export const LAB_PROCESSES_PER_GPU = 64;
 const GIB = 1024 ** 3;
 const USERS = ['ana', 'bo', 'chen', 'dev', 'eli', 'fay', 'gus', 'hai', 'ida', 'jo'];
 
-/** Box `box`'s snapshot at `second`: every process's memory and SM move, as a busy box's do. */
 /** When every simulated process started: a process's start time does not change from one tick to the next. */
 const STARTED_AT = Date.now() - 3_600_000;
+
+type Row = Snapshot['processes'][number];
+// as the sampler's (sampler/snapshot-budget.ts): a process's argv and context are the same objects while it lives
+const kept = new Map<number, { argv: Row['argv']; context: Row['context'] }>();
+function keptOf(pid: number, user: string, p: number): { argv: Row['argv']; context: Row['context'] } {
+  let row = kept.get(pid);
+  if (!row) {
+    row = { argv: ['python', `/home/${user}/train_${p}.py`, '--epochs', '90', '--batch-size', '64'], context: { container: null, containerUser: null, systemdUnit: null, slurmJobId: null, jupyterKernel: null, sshSession: null } };
+    kept.set(pid, row);
+  }
+  return row;
+}
+
+/** Box `box`'s snapshot at `second`: every process's memory and SM move, as a busy box's do. */
 
 export function labBoxSnapshot(box: number, second: number, takenAt: number): Snapshot {
   const processes: Snapshot['processes'] = [];
@@ -32,10 +45,10 @@ export function labBoxSnapshot(box: number, second: number, takenAt: number): Sn
       used += usedMemory;
       processes.push({
         pid, gpuIndex: g, gpuUuid: `GPU-${box}-${g}`, kind: 'compute', user, uid: 1000 + ((box + g + p) % USERS.length),
-        command: p % 3 === 0 ? 'python' : 'jupyter', argv: ['python', `/home/${user}/train_${p}.py`, '--epochs', '90', '--batch-size', '64'], argvCut: null,
+        command: p % 3 === 0 ? 'python' : 'jupyter', argv: keptOf(pid, user, p).argv, argvCut: null,
         startedAt: STARTED_AT, usedMemory, smPercent: Math.round((100 / LAB_PROCESSES_PER_GPU) * (0.5 + wave)), memPercent: Math.round(wave * 10),
         gpuInstanceId: null, computeInstanceId: null,
-        context: { container: null, containerUser: null, systemdUnit: null, slurmJobId: null, jupyterKernel: null, sshSession: null },
+        context: keptOf(pid, user, p).context,
       });
     }
     gpus.push({

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applySnapshotDelta, DeltaMismatch, snapshotDelta } from './snapshot-delta.js';
+import type { GpuProcessView, Snapshot } from './snapshot.js';
 import { simulatedProcess, simulatedRun } from './testing/snapshot-run.js';
 
 test('applying each delta to the previous snapshot gives exactly the next one over a simulated run', () => {
@@ -54,4 +55,46 @@ test('a snapshot field the delta does not know by name still reaches the client'
   const later = { ...b, labelled: { box: 'box3' } } as typeof b;
   assert.deepEqual(applySnapshotDelta(a, snapshotDelta(a, later)!), later);
   assert.deepEqual(applySnapshotDelta(later, snapshotDelta(later, { ...b, seq: 3 })!), { ...b, seq: 3 });
+});
+
+test('a tick with the same processes in the same order compares rows by position, and its delta rebuilds the next snapshot exactly', () => {
+  const a = simulatedRun(13, 20).find((s) => s.processes.length > 6)!;
+  // every kind of row change with no process starting or ending: some rows kept as the same objects, one gaining and one losing a field
+  const next: Snapshot = {
+    ...a,
+    seq: a.seq + 1,
+    processes: a.processes.map((p, i): GpuProcessView => {
+      if (i % 3 === 0) return p;
+      if (i === 1) return { ...p, context: { container: { runtime: 'docker', id: 'c1', name: null }, containerUser: null, systemdUnit: null, slurmJobId: null, jupyterKernel: null, sshSession: null } as GpuProcessView['context'] };
+      if (i === 2 && 'context' in p) {
+        const { context: _gone, ...rest } = p;
+        return rest;
+      }
+      return { ...p, usedMemory: (p.usedMemory ?? 0) + i, argv: [...p.argv] }; // argv equal, another object: compared by value
+    }),
+  };
+  const delta = snapshotDelta(a, next)!;
+  assert.deepEqual(delta.processes.removed, []);
+  assert.deepEqual(delta.processes.added, []);
+  assert.equal(delta.processes.order, undefined);
+  assert.ok(delta.processes.changed.every(([, , c]) => !c.set?.argv), 'an argv equal in value is no change');
+  assert.equal(delta.processes.changed.length, next.processes.filter((p, i) => p !== a.processes[i]).length);
+  assert.deepEqual(applySnapshotDelta(a, JSON.parse(JSON.stringify(delta))), next);
+  const twice = { ...next, seq: next.seq + 1, processes: [...next.processes.slice(0, -1), next.processes[0]] };
+  assert.equal(snapshotDelta(next, twice), null, 'two rows with one key make no delta');
+  assert.equal(snapshotDelta(twice, { ...twice, seq: twice.seq + 1, processes: [...twice.processes] }), null, 'nor do they the tick after, in the same places');
+});
+
+test('deltas made between rebuilt snapshots (the lab host relays a box it follows by deltas) rebuild them exactly', () => {
+  for (const seed of [3, 17]) {
+    const run = simulatedRun(seed, 120);
+    // what a follower holds: each snapshot rebuilt from the one before, its unchanged rows the same objects
+    const rebuilt = [run[0]];
+    for (let i = 1; i < run.length; i++) rebuilt.push(applySnapshotDelta(rebuilt[i - 1], snapshotDelta(run[i - 1], run[i])!));
+    let held = structuredClone(rebuilt[0]);
+    for (let i = 1; i < rebuilt.length; i++) {
+      held = applySnapshotDelta(held, JSON.parse(JSON.stringify(snapshotDelta(rebuilt[i - 1], rebuilt[i]))));
+      assert.deepEqual(held, run[i], `seed ${seed} tick ${run[i].seq}`);
+    }
+  }
 });

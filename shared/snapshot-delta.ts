@@ -63,10 +63,14 @@ export function fieldChanges(prev: object, next: object): FieldChanges | null {
   // for…in over plain data: no key arrays made for each of the hundreds of rows a tick compares
   let kept = 0;
   for (const k in n) {
-    if (!Object.hasOwn(p, k)) (set ??= {})[k] = n[k];
+    const was = p[k];
+    const is = n[k];
+    // the same value, or the same object (a row's argv and context are kept while its process lives): nothing to look into
+    if (was === is && (was !== undefined || Object.hasOwn(p, k))) kept++;
+    else if (!Object.hasOwn(p, k)) (set ??= {})[k] = is;
     else {
       kept++;
-      if (!sameJson(p[k], n[k])) (set ??= {})[k] = n[k];
+      if (!sameJson(was, is)) (set ??= {})[k] = is;
     }
   }
   let prevKeys = 0;
@@ -99,6 +103,34 @@ function byKey(processes: readonly GpuProcessView[]): Map<number, GpuProcessView
   return map;
 }
 
+// A published snapshot is the next one's base a tick later: its rows' index is built once, not once as next and again as prev.
+const indexes = new WeakMap<readonly GpuProcessView[], Map<number, GpuProcessView> | null>();
+
+function indexOf(processes: readonly GpuProcessView[]): Map<number, GpuProcessView> | null {
+  let index = indexes.get(processes);
+  if (index === undefined) indexes.set(processes, (index = byKey(processes)));
+  return index;
+}
+
+// Whether each row's key names it alone; a list with the same keys in the same order as one known so inherits it, unbuilt.
+const keyed = new WeakMap<readonly GpuProcessView[], boolean>();
+
+function keysNameRows(processes: readonly GpuProcessView[]): boolean {
+  let known = keyed.get(processes);
+  if (known === undefined) keyed.set(processes, (known = indexOf(processes) !== null));
+  return known;
+}
+
+/** The same processes in the same order (the usual tick): rows compare by position, with no search. */
+function sameKeysInOrder(prev: readonly GpuProcessView[], next: readonly GpuProcessView[]): boolean {
+  if (prev.length !== next.length) return false;
+  for (let i = 0; i < next.length; i++) if (prev[i].pid !== next[i].pid || prev[i].gpuIndex !== next[i].gpuIndex) return false;
+  return true;
+}
+
+/** A row's changes, or null; a row that is the same object as before (the sampler keeps unchanged ones, a rebuilt snapshot does) is not looked into. */
+const rowChanges = (old: GpuProcessView, p: GpuProcessView): FieldChanges | null => (old === p ? null : fieldChanges(old, p));
+
 /** A snapshot's fields besides the ones a delta carries apart. */
 function otherFields(snapshot: Snapshot): Record<string, unknown> {
   const { seq: _seq, takenAt: _takenAt, gpus: _gpus, processes: _processes, ...rest } = snapshot;
@@ -107,28 +139,39 @@ function otherFields(snapshot: Snapshot): Record<string, unknown> {
 
 /** What changed from `prev` to `next`; null when a delta cannot say it (two processes with one key): send `next` whole. */
 export function snapshotDelta(prev: Snapshot, next: Snapshot): SnapshotDelta | null {
-  const before = byKey(prev.processes);
-  const after = byKey(next.processes);
-  if (!before || !after) return null;
   const removed: ProcessKey[] = [];
-  for (const p of prev.processes) if (!after.has(keyOf(p))) removed.push([p.pid, p.gpuIndex]);
   const added: [number, GpuProcessView][] = [];
   const changed: [number, number, FieldChanges][] = [];
-  const keptInNextOrder: number[] = [];
-  next.processes.forEach((p, position) => {
-    const old = before.get(keyOf(p));
-    if (!old) return void added.push([position, p]);
-    keptInNextOrder.push(keyOf(p));
-    const changes = fieldChanges(old, p);
-    if (changes) changed.push([p.pid, p.gpuIndex, changes]);
-  });
-  const keptInPrevOrder = prev.processes.filter((p) => after.has(keyOf(p))).map(keyOf);
-  const reordered = keptInPrevOrder.some((k, i) => k !== keptInNextOrder[i]);
+  let reordered = false;
+  if (sameKeysInOrder(prev.processes, next.processes)) {
+    if (!keysNameRows(prev.processes)) return null;
+    keyed.set(next.processes, true);
+    for (let i = 0; i < next.processes.length; i++) {
+      const p = next.processes[i];
+      const changes = rowChanges(prev.processes[i], p);
+      if (changes) changed.push([p.pid, p.gpuIndex, changes]);
+    }
+  } else {
+    const before = indexOf(prev.processes);
+    const after = indexOf(next.processes);
+    if (!before || !after) return null;
+    for (const p of prev.processes) if (!after.has(keyOf(p))) removed.push([p.pid, p.gpuIndex]);
+    const keptInNextOrder: number[] = [];
+    next.processes.forEach((p, position) => {
+      const old = before.get(keyOf(p));
+      if (!old) return void added.push([position, p]);
+      keptInNextOrder.push(keyOf(p));
+      const changes = rowChanges(old, p);
+      if (changes) changed.push([p.pid, p.gpuIndex, changes]);
+    });
+    const keptInPrevOrder = prev.processes.filter((p) => after.has(keyOf(p))).map(keyOf);
+    reordered = keptInPrevOrder.some((k, i) => k !== keptInNextOrder[i]);
+  }
   const sameGpus = prev.gpus.length === next.gpus.length && prev.gpus.every((g, i) => g.uuid === next.gpus[i].uuid);
   const gpuChanges: [number, FieldChanges][] = [];
   if (sameGpus)
     next.gpus.forEach((g, i) => {
-      const changes = fieldChanges(prev.gpus[i], g);
+      const changes = prev.gpus[i] === g ? null : fieldChanges(prev.gpus[i], g);
       if (changes) gpuChanges.push([i, changes]);
     });
   const fields = fieldChanges(otherFields(prev), otherFields(next));

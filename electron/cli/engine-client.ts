@@ -3,6 +3,9 @@
 import { connect, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { ApiEvent, ApiEvents, ApiMethod, ApiParams, ApiResults, GpushareApi, ResponseMessage } from '../../shared/api.js';
+import type { Snapshot } from '../../shared/snapshot.js';
+import type { SnapshotDelta } from '../../shared/snapshot-delta.js';
+import { followSnapshots } from '../../shared/snapshot-follower.js';
 import { privateDirProblem, runtimeDir } from '../engine/paths.js';
 import { daemonSocketPath } from '../engine/daemon/daemon-paths.js';
 
@@ -145,7 +148,9 @@ function client(socket: Socket): EngineClient {
       const message = JSON.parse(buffer.slice(0, newline)) as ResponseMessage | { kind: 'event'; event: ApiEvent; data: unknown };
       buffer = buffer.slice(newline + 1);
       if (message.kind === 'event') {
-        for (const l of listeners.get(message.event) ?? []) l(message.data);
+        if (message.event === 'snapshot') snapshots.whole(message.data as Snapshot);
+        else if (message.event === 'snapshot.delta') snapshots.delta(message.data as SnapshotDelta);
+        else emit(message.event, message.data);
         continue;
       }
       if (message.id === -1 && !message.ok) refusal = new EngineRequestError(message.error.code, message.error.message);
@@ -161,7 +166,15 @@ function client(socket: Socket): EngineClient {
     pending.clear();
   });
   const closed = (): Error => new EngineUnavailableError('The gpushare engine closed the connection.');
-  return {
+  const emit = (event: ApiEvent, data: unknown): void => {
+    for (const l of listeners.get(event) ?? []) l(data);
+  };
+  // snapshots come as deltas after the first whole one (cheaper for the engine to send each tick); listeners hear each whole
+  const snapshots = followSnapshots(
+    () => engine.call('snapshot.latest', {}),
+    (snapshot) => emit('snapshot', snapshot),
+  );
+  const engine: EngineClient = {
     call<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiResults[M]> {
       if (socket.destroyed || socket.writableEnded) return Promise.reject(refusal ?? closed());
       const id = nextId++;
@@ -174,11 +187,12 @@ function client(socket: Socket): EngineClient {
       let set = listeners.get(event);
       if (!set) {
         listeners.set(event, (set = new Set()));
-        socket.write(JSON.stringify({ kind: 'subscribe', events: [event] }) + '\n');
+        socket.write(JSON.stringify({ kind: 'subscribe', events: [event], ...(event === 'snapshot' ? { snapshotDeltas: true } : {}) }) + '\n');
       }
       set.add(listener as (data: unknown) => void);
       return () => set.delete(listener as (data: unknown) => void);
     },
     close: () => socket.end(),
   };
+  return engine;
 }

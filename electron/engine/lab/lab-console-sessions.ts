@@ -8,7 +8,9 @@ import { describeBoxState } from '../../../shared/lab.js';
 import { whereCanIRun } from '../../../shared/lab-where.js';
 import { BOX_PARAM, LAB_EVENT, LAB_WHERE, labUpdateOf, labWhereSchema, type LabConsoleRow, type LabConsoleState, type LabConsoleUpdate } from '../../../shared/lab-console.js';
 import { toErrorBody } from '../api/api-error.js';
-import type { Session } from '../server/session.js';
+import type { Snapshot } from '../../../shared/snapshot.js';
+import type { Line } from '../server/outbox.js';
+import { sharedSnapshotDelta, wireLine, type Outgoing, type Session } from '../server/session.js';
 import type { SessionOpener } from '../server/web-server.js';
 import { LabConsoleView } from './lab-console-view.js';
 import type { LabHub } from './lab-hub.js';
@@ -126,7 +128,7 @@ function labSession(hub: LabHub, feed: ReturnType<typeof labFeed>, send: Send): 
 }
 
 /** One box's console, relayed to its daemon through the hub's link; ends when that link does. */
-function boxSession(hub: LabHub, name: string, send: Send, ended: (why: string) => void): Session {
+function boxSession(hub: LabHub, name: string, send: (line: Line) => void, ended: (why: string) => void): Session {
   const client = hub.client(name);
   const known = hub.snapshot().boxes.find((b) => b.name === name);
   if (!client) {
@@ -148,19 +150,34 @@ function boxSession(hub: LabHub, name: string, send: Send, ended: (why: string) 
     close();
     ended(box ? `${name}: ${describeBoxState(box, Date.now())}` : `${name} left the lab list.`);
   });
+  let wantsDeltas = false;
+  let lastSnapshot: Snapshot | null = null;
+  // as the engine's own sessions do (session.ts): a console that takes deltas gets each snapshot as its delta from the
+  // one it was sent before, made once for every console open on this box, since they all hear the box client's objects
+  const snapshotMessage = (snapshot: Snapshot): Outgoing => {
+    const delta = wantsDeltas && lastSnapshot ? sharedSnapshotDelta(lastSnapshot, snapshot) : null;
+    lastSnapshot = snapshot;
+    return delta ? { kind: 'event', event: 'snapshot.delta', data: delta } : { kind: 'event', event: 'snapshot', data: snapshot };
+  };
   const subscribe = (events: readonly unknown[]): void => {
     for (const event of events) {
-      if (!API_EVENTS.includes(event as ApiEvent) || offs.has(event as ApiEvent)) continue;
+      // deltas are a form of the snapshot event (snapshotDeltas), never an event of their own
+      if (!API_EVENTS.includes(event as ApiEvent) || event === 'snapshot.delta' || offs.has(event as ApiEvent)) continue;
       const e = event as ApiEvent;
-      offs.set(e, client.on(e, (data) => !closed && send(JSON.stringify({ kind: 'event', event: e, data }))));
+      const message = (data: unknown): Outgoing => (e === 'snapshot' ? snapshotMessage(data as Snapshot) : { kind: 'event', event: e, data });
+      // wireLine: one line's bytes for every console on this box, not one JSON text per console
+      offs.set(e, client.on(e, (data) => !closed && send(wireLine(message(data)))));
     }
   };
   subscribe(API_EVENTS); // as a web session of the engine itself: every event from the start
   return {
     receive(message) {
       if (closed) return;
-      const m = message as { kind?: unknown; events?: unknown };
-      if (m?.kind === 'subscribe' && Array.isArray(m.events)) return subscribe(m.events);
+      const m = message as { kind?: unknown; events?: unknown; snapshotDeltas?: unknown };
+      if (m?.kind === 'subscribe' && Array.isArray(m.events)) {
+        if (m.snapshotDeltas === true) wantsDeltas = true;
+        return subscribe(m.events);
+      }
       const request = requestOf(message);
       if ('refusal' in request) return send(request.refusal);
       // the box's daemon checks the method, its params and the person's rights, as for any client of its socket

@@ -278,3 +278,30 @@ test('a box of 8 GPUs × 64 processes with ordinary command lines is listed whol
   assert.ok(snap.gpus.every((g) => g.unlisted === undefined));
   assert.ok(snap.processes.every((p) => p.argv.length === 6 && p.argvCut === null));
 });
+
+test('a process whose row did not change since the tick before is published as the same object; a changed one is rebuilt whole', () => {
+  const memory = new Map([[10_000, GiB], [10_001, 2 * GiB]]);
+  let util = 40;
+  const script = () => [
+    sample(0, {
+      processes: [...memory].map(([pid, usedMemory]) => ({ pid, kind: 'compute' as const, usedMemory, gpuInstanceId: null, computeInstanceId: null })),
+      processUtilization: [{ pid: 10_001, smUtil: util, memUtil: 5, timestampUs: 1 }],
+    }),
+    sample(1, { processes: [{ pid: 10_000, kind: 'compute', usedMemory: GiB, gpuInstanceId: null, computeInstanceId: null }] }), // the same pid on another GPU: its own row
+  ];
+  const sampler = new Sampler(reader(script, [info(0), info(1)]), { simulated: true, scenario: 'scripted', ...procOf((pid) => ['python3', `train_${pid}.py`], null) });
+  const first = sampler.tick();
+  const second = sampler.tick();
+  assert.equal(second.processes.length, 3);
+  second.processes.forEach((row, i) => assert.equal(row, first.processes[i], `row ${i} is the same object`));
+  memory.set(10_000, 3 * GiB);
+  util = 41;
+  const third = sampler.tick();
+  const [onGpu0, other, onGpu1] = third.processes;
+  assert.notEqual(onGpu0, second.processes[0]);
+  assert.deepEqual(onGpu0, { ...second.processes[0], usedMemory: 3 * GiB });
+  assert.notEqual(other, second.processes[1]);
+  assert.deepEqual(other, { ...second.processes[1], smPercent: 41 });
+  assert.equal(onGpu1, second.processes[2], 'the same pid on GPU 1 did not change');
+  assert.deepEqual(Object.keys(onGpu0), Object.keys(second.processes[0]), 'fields in the same order: the same JSON');
+});

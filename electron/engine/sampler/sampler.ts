@@ -40,6 +40,8 @@ export class Sampler {
   private readonly now: () => number;
   private readonly listeners = new Set<Listener>();
   private last: Snapshot | null = null;
+  /** Last tick's rows by process and GPU (rowKey): a row that did not change is published again as the same object. */
+  private rowsBefore = new Map<number, GpuProcessView>();
 
   constructor(
     private readonly gpu: GpuReader,
@@ -120,6 +122,7 @@ export class Sampler {
     }
     const gpus: GpuView[] = [];
     const processes: GpuProcessView[] = [];
+    const rows = new Map<number, GpuProcessView>();
     const onGpu = new Set<number>();
     for (const sample of samples) {
       const info = this.refreshDescription(sample);
@@ -132,26 +135,42 @@ export class Sampler {
         const who = this.procs.lookup(record.pid);
         const util = smByPid.get(record.pid);
         onGpu.add(record.pid);
-        processes.push({
-          pid: record.pid,
-          gpuIndex: sample.index,
-          gpuUuid: info?.uuid ?? '',
-          kind: record.kind,
-          user: who.user,
-          uid: who.uid,
-          command: who.command,
-          argv: who.argv,
-          argvCut: who.argvCut,
-          startedAt: who.startedAt,
-          usedMemory: record.usedMemory,
-          smPercent: perProcessSmKnown ? (util?.smUtil ?? 0) : migSm!(record),
-          memPercent: perProcessSmKnown ? (util?.memUtil ?? 0) : null,
-          gpuInstanceId: record.gpuInstanceId,
-          computeInstanceId: record.computeInstanceId,
-          context: who.visible ? this.contexts.lookup(record.pid, who.startedAt, who.argv) : null,
-        });
+        const gpuUuid = info?.uuid ?? '';
+        const smPercent = perProcessSmKnown ? (util?.smUtil ?? 0) : migSm!(record);
+        const memPercent = perProcessSmKnown ? (util?.memUtil ?? 0) : null;
+        const context = who.visible ? this.contexts.lookup(record.pid, who.startedAt, who.argv) : null;
+        const key = rowKey(record.pid, sample.index);
+        const before = this.rowsBefore.get(key);
+        // the row of the tick before when nothing in it changed: deltas (snapshot-delta.ts) skip a row that is the same object
+        const row =
+          before !== undefined && before.pid === record.pid && before.gpuIndex === sample.index && before.gpuUuid === gpuUuid && before.kind === record.kind && before.user === who.user && before.uid === who.uid &&
+          before.command === who.command && before.argv === who.argv && before.argvCut === who.argvCut && before.startedAt === who.startedAt &&
+          before.usedMemory === record.usedMemory && before.smPercent === smPercent && before.memPercent === memPercent &&
+          before.gpuInstanceId === record.gpuInstanceId && before.computeInstanceId === record.computeInstanceId && before.context === context
+            ? before
+            : {
+                pid: record.pid,
+                gpuIndex: sample.index,
+                gpuUuid,
+                kind: record.kind,
+                user: who.user,
+                uid: who.uid,
+                command: who.command,
+                argv: who.argv,
+                argvCut: who.argvCut,
+                startedAt: who.startedAt,
+                usedMemory: record.usedMemory,
+                smPercent,
+                memPercent,
+                gpuInstanceId: record.gpuInstanceId,
+                computeInstanceId: record.computeInstanceId,
+                context,
+              };
+        rows.set(key, row);
+        processes.push(row);
       }
     }
+    this.rowsBefore = rows;
     this.procs.retainOnly(onGpu);
     this.contexts.retainOnly(onGpu);
     return this.snapshot(takenAt, gpus, fitProcessesToBudget(processes, gpus));
@@ -200,6 +219,9 @@ export class Sampler {
     }
   }
 }
+
+/** One number for a process on a GPU (a pid is below 2^22 on Linux, an index below 64; a row found by it is checked field by field, so a clash costs a row rebuilt). */
+const rowKey = (pid: number, gpuIndex: number): number => pid * 64 + gpuIndex;
 
 /** The GPU's SMs: NVML reads them only from MIG device handles, so a MIG GPU's come from its profile table (its 7g profile). */
 function gpuSmCount(info: DeviceInfo | null): number | null {

@@ -43,6 +43,16 @@ export interface Outbox {
 const STATE_EVENT = /^\{"kind":"event","event":"(snapshot|jobs|conditions)(?:\.delta)?"/;
 /** The start of a line, long enough for STATE_EVENT, without decoding the rest. */
 const head = (line: Line): string => (typeof line === 'string' ? line : line.toString('latin1', 0, 48));
+// one event's line goes to every client as the same Buffer (wireLine): read its head once, not once per client
+const stateOfLine = new WeakMap<Buffer, string | null>();
+
+/** The state event a line carries ("snapshot", "jobs", "conditions"), or null for responses and alerts. */
+function stateEventOf(line: Line): string | null {
+  if (typeof line === 'string') return STATE_EVENT.exec(line)?.[1] ?? null;
+  let state = stateOfLine.get(line);
+  if (state === undefined) stateOfLine.set(line, (state = STATE_EVENT.exec(head(line))?.[1] ?? null));
+  return state;
+}
 
 /** Lines to one client (`who`, for the log) through client, its unread bytes bounded. */
 export function boundedOutbox(who: string, client: ClientLine): Outbox {
@@ -74,13 +84,13 @@ export function boundedOutbox(who: string, client: ClientLine): Outbox {
     send(line) {
       if (disconnected) return;
       flushHeld();
-      const state = STATE_EVENT.exec(head(line))?.[1];
-      if (state !== undefined && client.buffered() > SLOW_CLIENT_BYTES) {
+      const state = stateEventOf(line);
+      if (state !== null && client.buffered() > SLOW_CLIENT_BYTES) {
         if (held.has(state)) dropped++; // the one it replaces is older: never sent
         held.set(state, line);
         return;
       }
-      if (state !== undefined && held.delete(state)) dropped++;
+      if (state !== null && held.delete(state)) dropped++;
       write(line);
     },
     drained() {

@@ -154,7 +154,7 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
       if (message.kind === 'response') inFlight--;
       if (socket.destroyed || socket.writableEnded) return; // disconnected: its answers are not even written out
       reply(wireLine(message));
-      pump();
+      if (message.kind === 'response') pump(); // one answered: the next request may be taken (an event only adds unread bytes)
     });
     const lines = readLines(socket, (text) => {
       const line = text.trim();
