@@ -17,6 +17,7 @@ import { fakegpuBuildDir } from '../paths.js';
 import { listenOnSocket } from '../server/socket-server.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { sessionOf } from '../../testing/proc-session.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 let driver: SimulatedDriver;
@@ -25,13 +26,6 @@ let dir: string;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-slurm-epilog-gate-', (rig) => ({ driver, nvml, dir } = rig));
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
-const sessionOf = (pid: number): number | null => {
-  try {
-    return Number(readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ')[3]);
-  } catch {
-    return null;
-  }
-};
 const alive = (pid: number): boolean => {
   try {
     return !/^[ZX]$/.test(readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1][0]);

@@ -4,7 +4,6 @@
 // Slurm is emulated by the pid → job answer slurmd gives (`scontrol pidinfo`): the task's session is the job's.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ensurePreloadBuilt, recordsOf } from '../gate/testing/launch-gate-sim.js';
@@ -18,6 +17,7 @@ import { listenOnSocket } from '../server/socket-server.js';
 import { UsageStore } from '../store/usage-store.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { sessionOf } from '../../testing/proc-session.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 const TICK_MS = 250;
@@ -27,13 +27,6 @@ let dir: string;
 const cleanups = useSimulatedRig('h100x2-mig', 'gpushare-slurm-mig-', (rig) => ({ driver, nvml, dir } = rig));
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
-const sessionOf = (pid: number): number | null => {
-  try {
-    return Number(readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ')[3]);
-  } catch {
-    return null;
-  }
-};
 
 test("a Slurm job's task on a MIG slice: the epilog's row in the usage store counts the slice's work as its share of the GPU, within one sampling interval of the execution record", { skip }, async (t) => {
   let jobSession = -1;

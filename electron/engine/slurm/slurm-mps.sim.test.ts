@@ -5,7 +5,6 @@
 // (`scontrol pidinfo`): every process of one session is the job's. The record: the fakegpu MPS state.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ensurePreloadBuilt } from '../gate/testing/launch-gate-sim.js';
@@ -17,6 +16,7 @@ import { listenOnSocket } from '../server/socket-server.js';
 import { schedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
+import { sessionOf } from '../../testing/proc-session.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
 const FAKEGPU = join(fakegpuBuildDir(), 'fakegpu');
@@ -32,13 +32,6 @@ interface FakegpuDaemon {
   clients: Array<{ pid: number; share: number }>;
 }
 const daemon = (): FakegpuDaemon => (JSON.parse(execFileSync(FAKEGPU, ['mps', '--state', driver.statePath, 'status'], { encoding: 'utf8' })) as FakegpuDaemon[])[0];
-const sessionOf = (pid: number): number | null => {
-  try {
-    return Number(readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ')[3]);
-  } catch {
-    return null;
-  }
-};
 
 test('gres/mps: the prolog starts the GPU\'s MPS daemon, the task prolog exports its client variables at the job\'s 25 %, the task enrols as its client at 25 %, the daemon outlives the task and stops at the epilog', { skip }, async () => {
   let jobSession = -1; // slurmd's word: every process of this session is Slurm job 77

@@ -2,7 +2,8 @@
 // process (electron/main/lab-windows.ts), which serves this window the same session the browser's
 // Lab view gets over its WebSocket: the `lab` event, and the `lab.where` request.
 import { ApiCallError } from '../../../shared/api-client.js';
-import type { ConnectionMessage, GpushareBridge } from '../../../shared/bridge.js';
+import type { GpushareBridge } from '../../../shared/bridge.js';
+import { onBridgeConnection } from './ipc-transport.js';
 import { LAB_EVENT, LAB_WHERE, type LabConsoleUpdate, type LabWhereResult } from '../../../shared/lab-console.js';
 import type { LabTransport } from './lab-transport.js';
 import type { ConnectionState } from './transport.js';
@@ -23,15 +24,6 @@ export function ipcLabTransport(bridge: GpushareBridge): LabTransport {
       updates.add(listener);
       return () => updates.delete(listener);
     },
-    onConnection(listener: (state: ConnectionState, detail: string | null) => void) {
-      let heard = false;
-      const off = bridge.on('connection', (data) => {
-        heard = true;
-        const { state, detail } = data as Omit<ConnectionMessage, 'kind'>;
-        listener(state, detail);
-      });
-      if (!heard) listener('connecting', null);
-      return off;
-    },
+    onConnection: (listener: (state: ConnectionState, detail: string | null) => void) => onBridgeConnection(bridge, listener),
   };
 }

@@ -5,7 +5,7 @@ import { DESKTOP_LAB_STATUS, type ConnectionMessage, type DesktopLabStatus, type
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { SnapshotDelta } from '../../../shared/snapshot-delta.js';
 import { followSnapshots } from '../../../shared/snapshot-follower.js';
-import type { ConsoleTransport } from './transport.js';
+import type { ConnectionState, ConsoleTransport } from './transport.js';
 
 export function ipcTransport(bridge: GpushareBridge): ConsoleTransport {
   // snapshots come as deltas after the first whole one; every snapshot listener hears each whole one rebuilt
@@ -48,16 +48,18 @@ export function ipcTransport(bridge: GpushareBridge): ConsoleTransport {
       const answer = await bridge.call(DESKTOP_LAB_STATUS, {});
       return answer.ok ? (answer.result as DesktopLabStatus) : null;
     },
-    onConnection(listener) {
-      // the engine runs in its own process: the main process says when the window's connection opens or ends
-      let heard = false;
-      const off = bridge.on('connection', (data) => {
-        heard = true;
-        const { state, detail } = data as Omit<ConnectionMessage, 'kind'>;
-        listener(state, detail);
-      });
-      if (!heard) listener('connecting', null);
-      return off;
-    },
+    onConnection: (listener) => onBridgeConnection(bridge, listener),
   };
+}
+
+/** The window's connection, as the main process tells it (the engine, or the lab hub, runs in another process). */
+export function onBridgeConnection(bridge: GpushareBridge, listener: (state: ConnectionState, detail: string | null) => void): () => void {
+  let heard = false;
+  const off = bridge.on('connection', (data) => {
+    heard = true;
+    const { state, detail } = data as Omit<ConnectionMessage, 'kind'>;
+    listener(state, detail);
+  });
+  if (!heard) listener('connecting', null); // nothing told yet
+  return off;
 }
