@@ -138,6 +138,7 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     assert.match(await card('box2').locator('.lab-box-status').innerText(), /box2: /, 'box2 is down, and why');
     // the totals follow the boxes at most once a second
     await eventually(async () => /1 of 2 boxes connected · 2 GPUs/.test(await page.locator('.lab-totals').innerText()), 5_000, 'the lab totals: 1 of 2 boxes connected, 2 GPUs');
+    assert.match(await page.locator('.top-bar-facts').innerText(), /desktop app · lab$/, 'the Lab view says it runs in the desktop app, as this box\'s console does');
     // where can I run: asked of the hub in the app's main process
     const form = page.locator('.lab-where-form');
     await form.locator('input[name="memory"]').fill('1G');

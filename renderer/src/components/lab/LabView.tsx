@@ -33,7 +33,7 @@ function LabHeader({ home }: { home?: string }) {
       </nav>
       <div className="top-bar-facts">
         {takenAt !== null && <span>updated {utcClock(takenAt)}</span>}
-        <span>lab console</span>
+        <span>{home ? 'desktop app · lab' : 'lab console'}</span>
       </div>
     </TopBar>
   );
