@@ -3,18 +3,16 @@
 // Over the simulated driver: asserts on job states and the driver's own per-process checkpoint states.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test, type TestContext } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { ensurePreloadBuilt, preloadProbePath } from '../gate/testing/launch-gate-sim.js';
-import { LaunchGate, preloadLibraryPath } from '../gate/launch-gate.js';
+import { preloadLibraryPath } from '../gate/launch-gate.js';
 import type { ProcessCheckpointer } from '../holds/checkpointer.js';
 import { DriverCheckpointer } from '../holds/driver-checkpointer.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
-import { listenOnSocket } from '../server/socket-server.js';
-import { schedulerRig } from '../testing/scheduler-rig.js';
+import { schedulerRig, socketSchedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { shellLine } from './shell-line.js';
 
@@ -25,14 +23,7 @@ let dir: string;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-enrol-park-', (rig) => ({ driver, nvml, dir } = rig));
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
-async function engineWithSocket(name: string, checkpointer: ProcessCheckpointer) {
-  const gate = LaunchGate.create({ dir: join(dir, name), heartbeatIntervalMs: 200 });
-  const r = schedulerRig({ driver, nvml, dir }, name, { gate, checkpointer }, cleanups);
-  const socketPath = join(dir, name, 'engine.sock');
-  const server = await listenOnSocket(r.engine, socketPath);
-  cleanups.push(() => server.close());
-  return { r, socketPath };
-}
+const engineWithSocket = (name: string, checkpointer: ProcessCheckpointer) => socketSchedulerRig({ driver, nvml, dir }, name, { checkpointer }, cleanups);
 
 /** A script from a plain shell: a first process of 1 GiB, then (one process group) a worker of 2 GiB. */
 function twoProcessScript(t: TestContext, socketPath: string): { shell: ChildProcess; ready: Promise<number[]> } {

@@ -4,16 +4,14 @@
 // Over the simulated driver (GPU 0 whole, GPU 1 in MIG mode); asserts on job views, gate slots and admission.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { enrolledGpuText, type JobView } from '../../../shared/jobs.js';
 import { ensurePreloadBuilt, preloadProbePath } from '../gate/testing/launch-gate-sim.js';
-import { LaunchGate, preloadLibraryPath } from '../gate/launch-gate.js';
+import { preloadLibraryPath } from '../gate/launch-gate.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
-import { listenOnSocket } from '../server/socket-server.js';
-import { schedulerRig } from '../testing/scheduler-rig.js';
+import { schedulerRig, socketSchedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { shellLine } from './shell-line.js';
 
@@ -25,14 +23,7 @@ let dir: string;
 const cleanups = useSimulatedRig('h100x2-mig', 'gpushare-enrol-place-', (rig) => ({ driver, nvml, dir } = rig));
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
-async function engineWithSocket(name: string) {
-  const gate = LaunchGate.create({ dir: join(dir, name), heartbeatIntervalMs: 200 });
-  const r = schedulerRig({ driver, nvml, dir }, name, { gate }, cleanups);
-  const socketPath = join(dir, name, 'engine.sock');
-  const server = await listenOnSocket(r.engine, socketPath);
-  cleanups.push(() => server.close());
-  return { r, gate, socketPath };
-}
+const engineWithSocket = (name: string) => socketSchedulerRig({ driver, nvml, dir }, name, {}, cleanups);
 
 /** The probe started with CUDA_VISIBLE_DEVICES=`started` from a plain shell with the library loaded, changing it to `uses` before its first CUDA call. */
 function probeFromShell(socketPath: string, started: string, uses: string, steps: string[]): ChildProcess {

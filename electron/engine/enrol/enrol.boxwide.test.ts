@@ -11,12 +11,11 @@ import { test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { planPreloadAll } from '../../cli/commands/preload-all.js';
 import { ensurePreloadBuilt, preloadProbePath } from '../gate/testing/launch-gate-sim.js';
-import { LaunchGate, preloadLibraryPath } from '../gate/launch-gate.js';
+import { preloadLibraryPath } from '../gate/launch-gate.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
-import { listenOnSocket } from '../server/socket-server.js';
 import { inPreloadNamespace, preloadNamespaceUnavailable } from '../testing/preload-namespace.js';
-import { schedulerRig } from '../testing/scheduler-rig.js';
+import { socketSchedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 
 const MiB = 1024 ** 2;
@@ -26,14 +25,7 @@ let dir: string;
 const cleanups = useSimulatedRig('a100-40gb', 'gpushare-enrol-boxwide-', (rig) => ({ driver, nvml, dir } = rig));
 const skip = preloadNamespaceUnavailable() ?? (ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)');
 
-async function engineWithSocket(name: string) {
-  const gate = LaunchGate.create({ dir: join(dir, name), heartbeatIntervalMs: 200 });
-  const r = schedulerRig({ driver, nvml, dir }, name, { gate }, cleanups);
-  const socketPath = join(dir, name, 'engine.sock');
-  const server = await listenOnSocket(r.engine, socketPath);
-  cleanups.push(() => server.close());
-  return { r, socketPath };
-}
+const engineWithSocket = (name: string) => socketSchedulerRig({ driver, nvml, dir }, name, {}, cleanups);
 
 /** A monitor such as nvidia-smi: NVML only (memory info), never the CUDA driver; then it sleeps. */
 const NVML_MONITOR = [

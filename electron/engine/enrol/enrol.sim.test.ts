@@ -16,7 +16,7 @@ import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { listenOnSocket } from '../server/socket-server.js';
 import type { AttachSchedulerOptions } from '../scheduler/attach.js';
-import { schedulerRig } from '../testing/scheduler-rig.js';
+import { schedulerRig, socketSchedulerRig } from '../testing/scheduler-rig.js';
 import { useSimulatedRig } from '../testing/simulated-rig.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
 import { JobStore } from '../store/job-store.js';
@@ -33,14 +33,7 @@ const cleanups = useSimulatedRig('a100-40gb', 'gpushare-enrol-', (rig) => ({ dri
 const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
 
 /** A rig with a gate and its socket: what a personal engine is. */
-async function engineWithSocket(name: string, options: Partial<AttachSchedulerOptions> = {}) {
-  const gate = LaunchGate.create({ dir: join(dir, name), heartbeatIntervalMs: 200 });
-  const r = schedulerRig({ driver, nvml, dir }, name, { gate, ...options }, cleanups);
-  const socketPath = join(dir, name, 'engine.sock');
-  const server = await listenOnSocket(r.engine, socketPath);
-  cleanups.push(() => server.close());
-  return { r, gate, socketPath };
-}
+const engineWithSocket = (name: string, options: Partial<AttachSchedulerOptions> = {}) => socketSchedulerRig({ driver, nvml, dir }, name, options, cleanups);
 
 /** `script` run by a plain shell in a session of its own, with the library loaded as `gpushare enrol --shell bash` prints it. */
 function plainShell(script: string, socketPath: string): ChildProcess {

@@ -7,6 +7,8 @@ import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from '../scheduler/attach.js';
 import { simulatedBackend } from '../gpu/gpu-backend.js';
+import { LaunchGate } from '../gate/launch-gate.js';
+import { listenOnSocket } from '../server/socket-server.js';
 
 export interface SchedulerRig {
   engine: Engine;
@@ -58,4 +60,22 @@ export function schedulerRig(
       { tries, intervalMs: 0, detail: async () => JSON.stringify((await jobs()).map((j) => [j.id, j.state, j.history.at(-1)?.reason])) },
     );
   return { engine, attached, tick, job, until, stop };
+}
+
+/**
+ * A scheduler rig with a launch gate of its own (under `dir`/`name`, 200 ms heartbeat) and the engine's API on
+ * `dir`/`name`/engine.sock, as a box's daemon serves it: the tests whose processes enrol or call in.
+ */
+export async function socketSchedulerRig(
+  box: { driver: SimulatedDriver; nvml: NvmlBinding; dir: string },
+  name: string,
+  options: Partial<AttachSchedulerOptions>,
+  cleanups: Array<() => unknown>,
+): Promise<{ r: SchedulerRig; gate: LaunchGate; socketPath: string }> {
+  const gate = LaunchGate.create({ dir: join(box.dir, name), heartbeatIntervalMs: 200 });
+  const r = schedulerRig(box, name, { gate, ...options }, cleanups);
+  const socketPath = join(box.dir, name, 'engine.sock');
+  const server = await listenOnSocket(r.engine, socketPath);
+  cleanups.push(() => server.close());
+  return { r, gate, socketPath };
 }
