@@ -10,7 +10,8 @@ import { htmlToPdf } from '../../engine/reports/pdf.js';
 import { queryUsage } from '../../engine/reports/query.js';
 import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
 import { parseFlags, UsageError } from '../args.js';
-import { readSlurmUsage, slurmUsageCsv } from '../../engine/reports/slurm-usage.js';
+import { readSlurmUsage } from '../../engine/reports/slurm-usage.js';
+import { slurmUsageCsv } from '../../../shared/slurm-usage-report.js';
 import { DAEMON_DB, daemonSocketPath } from '../../engine/daemon/daemon-paths.js';
 import { callWithin, connectToEngine, type EngineClient } from '../engine-client.js';
 

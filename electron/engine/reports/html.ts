@@ -93,6 +93,11 @@ ${report.events.map((e) => `      <tr class="${escapeXml(e.severity)}"><td>${esc
   </table>`}
 </section>`;
 
+  return reportDocument(title, [summary, usage, overTime, details, events]);
+}
+
+/** One self-contained page: the report's sections, each a new page when printed, under one style. */
+export function reportDocument(title: string, sections: string[]): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -118,14 +123,10 @@ ${report.events.map((e) => `      <tr class="${escapeXml(e.severity)}"><td>${esc
 </style>
 </head>
 <body>
-${summary}
-${usage}
-${overTime}
-${details}
-${events}
+${sections.join('\n')}
 </body>
 </html>
 `;
 }
 
-const card = (label: string, value: string): string => `<div class="card"><b>${escapeXml(value)}</b><span>${escapeXml(label)}</span></div>`;
+export const card = (label: string, value: string): string => `<div class="card"><b>${escapeXml(value)}</b><span>${escapeXml(label)}</span></div>`;
