@@ -119,6 +119,7 @@ export function reportDocument(title: string, sections: string[]): string {
   table { border-collapse: collapse; width: 100%; font-size: 11px; }
   th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eaeef2; vertical-align: top; }
   td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+  td.t { white-space: nowrap; font-variant-numeric: tabular-nums; }
   tr.warning td { background: #fff8c5; } tr.error td { background: #ffebe9; }
 </style>
 </head>

@@ -30,7 +30,9 @@ export function slurmReportToHtml(report: SlurmUsageReport, options: { title?: s
   ${leftOut}
   ${top.length > 0 ? barChart('GPU time by Slurm job', top.map((r) => ({ label: `${r.jobId} · ${r.user}`, value: r.gpuHours })), hours) : ''}
 </section>`;
-  const head = ['JobID', 'user', 'partition', 'QOS', 'start', 'end', 'GPU time', 'SM time', 'memory', 'peak', 'gated', 'parked'];
+  // units in the head, times without the year (the range above has it): twelve columns fit an A4 page
+  const head = ['JobID', 'user', 'partition', 'QOS', 'start UTC', 'end UTC', 'GPU h', 'SM h', 'GiB·h', 'peak GiB', 'gated s', 'parked s'];
+  const minute = (t: number): string => new Date(t).toISOString().slice(5, 16).replace('T', ' ');
   const details = report.rows.length === 0
     ? `<section><p>${escapeXml(noSlurmUsageSentence(`from ${range}`))}</p></section>`
     : `
@@ -39,9 +41,9 @@ export function slurmReportToHtml(report: SlurmUsageReport, options: { title?: s
   <table>
     <thead><tr>${head.map((h, i) => `<th${i > 5 ? ' class="n"' : ''}>${escapeXml(h)}</th>`).join('')}</tr></thead>
     <tbody>
-${report.rows.map((r) => `      <tr>${[r.jobId, r.user, r.partition ?? '', r.qos ?? '', utc(r.start), utc(r.end)].map((v) => `<td>${escapeXml(v)}</td>`).join('')}${[
-    hours(r.gpuHours), hours(r.smHours), `${figure(r.memoryGiBHours)} GiB·h`, `${figure(r.peakMemoryBytes / GIB)} GiB`, seconds(r.gatedSeconds), seconds(r.parkedSeconds),
-  ].map((v) => `<td class="n">${escapeXml(v)}</td>`).join('')}</tr>`).join('\n')}
+${report.rows.map((r) => `      <tr>${[r.jobId, r.user, r.partition ?? '', r.qos ?? ''].map((v) => `<td>${escapeXml(v)}</td>`).join('')}${[minute(r.start), minute(r.end)].map((v) => `<td class="t">${v}</td>`).join('')}${[
+    r.gpuHours, r.smHours, r.memoryGiBHours, r.peakMemoryBytes / GIB, r.gatedSeconds, r.parkedSeconds,
+  ].map((v) => `<td class="n">${figure(v)}</td>`).join('')}</tr>`).join('\n')}
     </tbody>
   </table>
 </section>`;
