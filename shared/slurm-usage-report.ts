@@ -20,15 +20,7 @@ export function slurmUsageCsv(rows: readonly SlurmUsageRow[]): string {
 }
 
 /** The rows' sums (peak memory: their largest), for a report's summary. */
-export interface SlurmUsageTotals {
-  jobs: number;
-  gpuHours: number;
-  smHours: number;
-  memoryGiBHours: number;
-  peakMemoryBytes: number;
-  gatedSeconds: number;
-  parkedSeconds: number;
-}
+export type SlurmUsageTotals = { jobs: number } & Pick<SlurmUsageRow, 'gpuHours' | 'smHours' | 'memoryGiBHours' | 'peakMemoryBytes' | 'gatedSeconds' | 'parkedSeconds'>;
 
 export function slurmUsageTotals(rows: readonly SlurmUsageRow[]): SlurmUsageTotals {
   const totals: SlurmUsageTotals = { jobs: rows.length, gpuHours: 0, smHours: 0, memoryGiBHours: 0, peakMemoryBytes: 0, gatedSeconds: 0, parkedSeconds: 0 };

@@ -7,6 +7,7 @@ import { formatBytes } from '../../format.js';
 import { useReports } from '../../stores/hooks.js';
 import { reportsStore } from '../../stores/reports-store.js';
 import { formatAmount, formatDateTime, formatDuration, formatHours } from './report-format.js';
+import { SummaryLine } from './ReportSummary.js';
 import { nextSlurmSort, SLURM_COLUMNS, SLURM_ROWS_SHOWN, slurmTableRows } from './slurm-job-rows.js';
 
 function SlurmSummary({ report }: { report: SlurmUsageReport }) {
@@ -20,19 +21,7 @@ function SlurmSummary({ report }: { report: SlurmUsageReport }) {
     ['Gated', formatDuration(t.gatedSeconds)],
     ['Parked', formatDuration(t.parkedSeconds)],
   ];
-  return (
-    <div className="report-summary">
-      {figures.map(([label, value]) => (
-        <div key={label} className="stat">
-          <span className="stat-label">{label}</span>
-          <span className="stat-value">{value}</span>
-        </div>
-      ))}
-      <div className="report-range-note muted">
-        {formatDateTime(report.since)} – {formatDateTime(report.until)} · jobs whose epilog ran in the range
-      </div>
-    </div>
-  );
+  return <SummaryLine figures={figures} note={`${formatDateTime(report.since)} – ${formatDateTime(report.until)} · jobs whose epilog ran in the range`} />;
 }
 
 export function SlurmJobReport({ report }: { report: SlurmUsageReport }) {
