@@ -87,6 +87,18 @@ describe("the Reports view's usage per Slurm job", { skip: missing ?? false, tim
     assert.match(html.text, /<td>4242<\/td><td>alice<\/td><td>gpu<\/td><td>high<\/td>/);
   });
 
+  test('the range controls ask again (7 d still lists both jobs), and back to by User the usage table returns', async () => {
+    const day = await view().locator('.report-range-note').innerText();
+    await view().getByRole('button', { name: '7 d' }).click();
+    await eventually(async () => (await view().locator('.report-range-note').innerText()).split(' – ')[0] !== day.split(' – ')[0] && (await shownIds()).length === 2, 10_000, 'the 7-day Slurm report (a range starting earlier)');
+    await view().getByRole('button', { name: 'by User' }).click();
+    await view().locator('.report-table:not(.slurm-report-table)').waitFor({ timeout: 10_000 });
+    assert.equal(await view().locator('.slurm-report-table').count(), 0);
+    await view().getByRole('button', { name: 'by Slurm job' }).click();
+    await view().locator('.slurm-report-table').waitFor({ timeout: 10_000 });
+    assert.deepEqual(await shownIds(), ['4242', '4243'], 'the order picked before (by user) is kept');
+  });
+
   test("with the engine gone, the view says so in its error line", async () => {
     await h.web.close();
     await eventually(async () => {
