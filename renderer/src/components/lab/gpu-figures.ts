@@ -86,7 +86,8 @@ function startWorker(canvas: HTMLCanvasElement): void {
   drawer = 'starting';
   if (typeof canvas.transferControlToOffscreen !== 'function' || typeof Worker === 'undefined') return drawHere('no OffscreenCanvas here');
   try {
-    worker = new Worker(new URL('./figures-worker.ts', import.meta.url), { type: 'module', name: 'gpushare lab tiles' });
+    // a classic worker (Vite bundles it whole): module workers ask more of the app:// scheme
+    worker = new Worker(new URL('./figures-worker.ts', import.meta.url), { name: 'gpushare lab tiles' });
   } catch (error) {
     return drawHere(error);
   }
