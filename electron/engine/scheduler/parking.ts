@@ -72,8 +72,9 @@ export async function parkJob(loop: ParkStepContext, record: JobRecord, by: stri
   const pids = loop.gpuPids(record);
   loop.fire(record, 'park', `parking, asked by ${by}`);
   loop.act.setGateMember(record, false); // a checkpoint-locked job must not hold higher jobs back mid-launch
+  let processes;
   try {
-    await loop.act.park(record, pids);
+    processes = await loop.act.park(record, pids);
   } catch (error) {
     loop.act.setGateMember(record, true);
     const step = error as ParkStepError;
@@ -81,7 +82,7 @@ export async function parkJob(loop: ParkStepContext, record: JobRecord, by: stri
     loop.fire(record, 'park-failed', message); // the loop's next step decides its gating again
     throw new ApiError('conflict', message);
   }
-  record.parked = { gpu, bytes, at: Date.now(), pids };
+  record.parked = { gpu, bytes, at: Date.now(), processes };
   job.usedMemory = 0;
   job.smPercent = 0;
   if (!loop.fire(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of GPU ${gpu} memory moved to host memory`)) return; // it ended meanwhile
