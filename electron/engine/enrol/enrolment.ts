@@ -281,13 +281,15 @@ export class Enrolment {
     const gate = this.scheduler.gate;
     if (record.slot !== null && gate?.readSlot) {
       try {
-        const live = gate.readSlot(record.slot).processes.filter((p) => p.alive);
-        for (const p of live) {
+        let live = 0;
+        for (const p of gate.readSlot(record.slot).processes) {
           // after a restart: the members it had. The job writes this list itself: only its user's processes count, known from now by their start time
-          const status = readProcStatus(p.pid, this.options.procRoot);
-          if (status && status.uid === record.view.uid) this.scheduler.ownership.member(record.view.id, p.pid, status.startTicks);
+          const status = p.alive ? readProcStatus(p.pid, this.options.procRoot) : null;
+          if (!status || status.uid !== record.view.uid || status.state === 'Z') continue;
+          this.scheduler.ownership.member(record.view.id, p.pid, status.startTicks);
+          live++;
         }
-        if (live.length > 0) return true;
+        if (live > 0) return true;
       } catch {
         // unreadable: its members say
       }
