@@ -8,6 +8,7 @@ import { checkpointErrorName, type ProcessCheckpointer } from '../holds/checkpoi
 import type { JobActuators, ParkStepError } from './actuators.js';
 import type { JobEvent } from './job-state.js';
 import type { JobRecord } from './job-table.js';
+import type { ProcessRef } from '../proc/proc-status.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 
 /** What a park step needs of the loop that runs it. */
@@ -72,7 +73,7 @@ export async function parkJob(loop: ParkStepContext, record: JobRecord, by: stri
   const pids = loop.gpuPids(record);
   loop.fire(record, 'park', `parking, asked by ${by}`);
   loop.act.setGateMember(record, false); // a checkpoint-locked job must not hold higher jobs back mid-launch
-  let processes;
+  let processes: ProcessRef[];
   try {
     processes = await loop.act.park(record, pids);
   } catch (error) {
