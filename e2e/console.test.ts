@@ -174,6 +174,8 @@ describe('browser console on the simulated driver', { skip: missing ?? false, ti
     await card.focus();
     await h.page.keyboard.press('h');
     await eventually(async () => (await jobById(job.id))?.priority === 'high', 10_000, `${job.id} high after pressing H`);
+    // a card moving lanes is drawn anew (the queue to High, as the job starts): the keys must go to the card that stays
+    await eventually(async () => ((await card.getAttribute('data-lane')) === 'high' && (await jobById(job.id))?.pid ? true : undefined), 10_000, `${job.id} running, its card on High`);
     const handle = card.locator('.quota-handle');
     await handle.focus();
     for (let i = 0; i < 8; i++) await h.page.keyboard.press('Shift+ArrowLeft'); // 40 GiB − 8 GiB
