@@ -2,14 +2,14 @@
 // (the box daemon, or a personal engine it starts and stops). The only place (with
 // electron/preload) that imports electron; the sequences themselves are pure modules
 // (startup.ts, quit-sequence.ts, tray-host.ts), tested in Node.
-import { app, BrowserWindow, dialog, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, utilityProcess, type WebContents } from 'electron';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { POINTED_BOX } from '../engine/gpu/simulated-box-names.js';
 import { engineSockets } from '../cli/engine-client.js';
 import { labSocketDir } from '../cli/commands/lab.js';
-import { LabHub } from '../engine/lab/lab-hub.js';
+import { hubChildOver, type HubChild } from '../engine/lab/hub-process-protocol.js';
 import { loadLabList } from '../engine/lab/lab-list.js';
 import { packageRoot } from '../engine/paths.js';
 import { defaultSocketPath } from '../engine/server/socket-server.js';
@@ -45,8 +45,21 @@ const cleanups: Array<() => void> = [];
 let quitting = false;
 /** A tray icon is shown: closing the window leaves the app running there. */
 let inTray = false;
-// the Lab view's hub, here as the person (their ssh, keys and agent); started when a Lab window first opens
-const lab = desktopLab({ readList: () => loadLabList(), openHub: (boxes) => new LabHub(boxes, { socketDir: labSocketDir() }) });
+// the Lab view's hub, in a utility process of its own as the person (their ssh, keys and agent); started when a Lab window first opens
+const lab = desktopLab({ readList: () => loadLabList(), forkHub: forkUtilityHub, hubOptions: { socketDir: labSocketDir() } });
+
+/** The hub's process: Electron's utilityProcess, a Node child whose process.parentPort carries our messages. */
+function forkUtilityHub(): HubChild {
+  const child = utilityProcess.fork(join(here, '..', 'engine', 'lab', 'hub-process-entry.js'), [], { serviceName: 'gpushare lab hub', stdio: ['ignore', 'inherit', 'pipe'] });
+  return hubChildOver({
+    pid: () => child.pid,
+    post: (message) => child.postMessage(message),
+    onMessage: (listener) => void child.on('message', listener),
+    kill: () => void child.kill(),
+    stderr: child.stderr,
+    onEnd: (listener) => void child.once('exit', (code) => listener(code, null)),
+  });
+}
 
 function showWindow(): void {
   if (!window || window.isDestroyed()) {
@@ -126,7 +139,7 @@ const onBeforeQuit = quitSequence({
     quitting = true;
     for (const cleanup of cleanups.splice(0)) cleanup();
     bridge?.close();
-    lab.close(); // its ssh links
+    lab.close(); // the hub's process, and with it its ssh links
     view?.close();
   },
   // a personal engine we started stops cleanly first (it resumes what it suspended, restores what it parked), even one still starting
