@@ -230,6 +230,10 @@ test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view 
   const broken = lab.status();
   assert.deepEqual(broken.boxes, []);
   assert.match(broken.problem ?? '', /lab\.json: boxes\[0\] \("box1"\)/, broken.problem ?? '');
+  const told = windowOn(`${PAGE}?lab=1`, lab); // the Lab tab (or the tray's Lab item) opened on it
+  const mistake = await until('the Lab window told the mistake', () => told.heard.find((m) => m.kind === 'connection') as Extract<ToWindow, { kind: 'connection' }> | undefined);
+  assert.deepEqual(mistake, { kind: 'connection', state: 'closed', detail: broken.problem }, 'the Lab window names the file, the entry and the key');
+  told.relay.close();
   writeFileSync(files.own, '{"boxes": [{"name": "box1", "socket": "/nowhere.sock"}]}', { mode: 0o600 });
   assert.deepEqual(lab.status(), { boxes: ['box1'], problem: null });
   assert.equal(opened.length, 0, 'no hub was started for a list that was not there');
