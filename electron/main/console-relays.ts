@@ -1,6 +1,6 @@
 // Every console window's relay, one per window (ipc-bridge.ts gives each its Electron hooks): opened by
 // the page's first message and chosen by that page (lab-windows.ts: the Lab view or a box of the lab
-// go to the hub here, any other page to this box's engine), dropped when the window loads another page.
+// go to the hub's process, any other page to this box's engine), dropped when the window loads another page.
 import { openConsoleRelay, servedBy, type DesktopLab } from './lab-windows.js';
 import type { LineConnection } from './line-connection.js';
 import { openWindowRelay, type RelayOptions, type ToWindow, type WindowRelay } from './window-relay.js';
@@ -44,7 +44,7 @@ export function consoleRelays<W>(engine: EngineSide, lab: DesktopLab, relayOptio
     },
     drop,
     engineLost(why) {
-      // a Lab window's boxes are reached by the hub here, not through this box's engine
+      // a Lab window's boxes are reached by the hub's process, not through this box's engine
       for (const { servedBy, toWindow } of relays.values()) if (servedBy === 'engine') toWindow({ kind: 'connection', state: 'closed', detail: why });
     },
     close() {

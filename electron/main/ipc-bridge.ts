@@ -1,5 +1,5 @@
 // IPC from the console windows: each window's messages go to its relay (console-relays.ts: to the
-// engine, which runs in its own process, or for the Lab view and a box of the lab to the hub here),
+// engine, which runs in its own process, or for the Lab view and a box of the lab to the hub's process),
 // and the relay's answers and events come back to it. Every message's sender is checked first (trust.ts).
 import { ipcMain, type IpcMainEvent, type WebContents } from 'electron';
 import { IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '../../shared/bridge.js';
