@@ -25,7 +25,7 @@ import { fakegpuBuildDir, packageRoot } from '../electron/engine/paths.js';
 import { consoleRelays } from '../electron/main/console-relays.js';
 import { desktopLab, servedBy, type DesktopLab } from '../electron/main/lab-windows.js';
 import { openLineConnection } from '../electron/main/line-connection.js';
-import type { ToWindow } from '../electron/main/window-relay.js';
+import type { ToWindowOrText } from '../electron/main/window-relay.js';
 import { browserMissing, eventually, openConsoleHarness, type ConsoleHarness } from './harness.js';
 
 const missing = browserMissing();
@@ -55,7 +55,7 @@ async function standInMain(page: Page, lab: DesktopLab, engineSocket: string, as
   const relays = consoleRelays<string>({ connect: () => openLineConnection(engineSocket), whyClosed: () => "this box's engine closed the connection" }, lab);
   let lastLoad: string | null = null;
   let delivering = Promise.resolve();
-  const toWindow = (load: string) => (message: ToWindow) => {
+  const toWindow = (load: string) => (message: ToWindowOrText) => {
     // one at a time, in order, as Electron's IPC delivers them
     delivering = delivering.then(() => page.evaluate(([l, channel, m]) => (globalThis as unknown as { __standInDeliver(l: string, c: string, m: unknown): void }).__standInDeliver(l, channel, m), [load, IPC_MESSAGE_CHANNEL, message] as const)).catch(() => undefined);
   };

@@ -48,6 +48,9 @@ export interface GpushareBridge {
   on(event: BridgeEvent, listener: (data: unknown) => void): () => void;
 }
 
-/** IPC channel names; electron/preload repeats them because a sandboxed preload cannot import. */
+/**
+ * IPC channel names; electron/preload repeats them because a sandboxed preload cannot import. On the message
+ * channel a window hears a message, or its JSON text (the lab hub's lines, passed on by the main process unread).
+ */
 export const IPC_REQUEST_CHANNEL = 'gpushare:request';
 export const IPC_MESSAGE_CHANNEL = 'gpushare:message';

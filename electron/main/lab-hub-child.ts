@@ -1,25 +1,25 @@
 // The app's end of the lab hub's process (electron/engine/lab/hub-process.ts): each Lab window's relay
-// here only passes bytes, its window's messages (checked and bounded) to the hub and the hub's lines to the
-// window, so the hub's work never runs on the main thread. A hub that stops (it crashed, or was killed)
+// here only passes bytes, its window's messages (checked and bounded) to the hub and the hub's lines, as
+// the text they are, to the window (its preload parses them), so the hub's work never runs on the main thread. A hub that stops (it crashed, or was killed)
 // is told to every window on it, with why, and answers every request still waiting; the next Lab window
 // starts a new one (lab-windows.ts).
 import type { LabBoxSpec } from '../../shared/lab.js';
 import { isRequest, relayable } from '../../shared/window-message.js';
 import { fromHubMessage, STARTING_QUEUE_LIMIT, WINDOW_MESSAGE_LIMIT, type ForkHub, type ToHub } from '../engine/lab/hub-process-protocol.js';
 import type { LabHubOptions } from '../engine/lab/lab-hub.js';
-import type { ToWindow, WindowRelay } from './window-relay.js';
+import type { ToWindowOrText, WindowRelay } from './window-relay.js';
 
 export interface HubProcess {
   /** Why the hub's process ended (null while it runs; the app closing it counts). */
   stopped(): string | null;
   /** A window's relay to the hub: the Lab view, or one box's console (`query`: its page's). */
-  openRelay(query: URLSearchParams, toWindow: (message: ToWindow) => void): WindowRelay;
+  openRelay(query: URLSearchParams, toWindow: (message: ToWindowOrText) => void): WindowRelay;
   /** End the process (the app quits, or the lab list changed with no window on it). */
   close(): void;
 }
 
 interface RelayHere {
-  toWindow(message: ToWindow): void;
+  toWindow(message: ToWindowOrText): void;
   /** Its window's requests the hub has not answered yet: answered here if the hub stops. */
   inFlight: Set<number>;
   /** Why the hub stopped under this relay (its requests are refused with it). */
@@ -51,14 +51,8 @@ export function startHubProcess(forkHub: ForkHub, boxes: LabBoxSpec[], options: 
     }
     const relay = relays.get(message.relay);
     if (!relay || relay.ended !== null) return; // its window has gone
-    let parsed: ToWindow;
-    try {
-      parsed = JSON.parse(message.line) as ToWindow;
-    } catch {
-      return;
-    }
-    if (parsed?.kind === 'response' && !relay.inFlight.delete(parsed.id)) return; // an answer to no request of this window's
-    relay.toWindow(parsed);
+    if (message.answers !== undefined && !relay.inFlight.delete(message.answers)) return; // an answer to no request of this window's
+    relay.toWindow(message.line);
   });
   child.onExit((why) => {
     stopped = closedByUs ? 'The app closed the lab hub.' : `The lab hub stopped (${why}).`;

@@ -78,7 +78,7 @@ function windowOn(page: string, lab: DesktopLab) {
     engineRelays++;
     return { receive: (message) => toEngine.push(message), close: () => undefined };
   };
-  const relay = openConsoleRelay(page, lab, engineRelay, (message) => heard.push(JSON.parse(JSON.stringify(message)) as ToWindow));
+  const relay = openConsoleRelay(page, lab, engineRelay, (message) => heard.push(JSON.parse(typeof message === 'string' ? message : JSON.stringify(message)) as ToWindow)); // the hub's lines come as text, parsed by the preload
   let nextId = 1;
   const call = (method: string, params: unknown = {}): number => {
     const id = nextId++;

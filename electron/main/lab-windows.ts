@@ -12,7 +12,7 @@ import type { ForkHub } from '../engine/lab/hub-process-protocol.js';
 import type { LabHubOptions } from '../engine/lab/lab-hub.js';
 import { noLabBoxes, type LabList } from '../engine/lab/lab-list.js';
 import { startHubProcess, type HubProcess } from './lab-hub-child.js';
-import type { ToWindow, WindowRelay } from './window-relay.js';
+import type { ToWindow, ToWindowOrText, WindowRelay } from './window-relay.js';
 
 export interface DesktopLabOptions {
   /** The lab list as its files say now (lab-list.ts loadLabList); throws a LabListError naming the file and the mistake. */
@@ -27,7 +27,7 @@ export interface DesktopLab {
   /** For the Lab tab: the lab list's boxes (none: no tab), or why it cannot be read. */
   status(): DesktopLabStatus;
   /** The relay of a window showing the Lab view or a box's console; the hub starts with the first. */
-  openRelay(query: URLSearchParams, toWindow: (message: ToWindow) => void): WindowRelay;
+  openRelay(query: URLSearchParams, toWindow: (message: ToWindowOrText) => void): WindowRelay;
   /** The hub's process ended, with every link to the boxes (the app quits). */
   close(): void;
 }
@@ -51,7 +51,7 @@ export const isLabPage = (pageUrl: string): boolean => servedBy(pageUrl) !== 'en
  * A window's relay, chosen by its page: the hub's session for the Lab view or a box, else this box's
  * engine (`engineRelay`). The Lab tab's question (DESKTOP_LAB_STATUS) is answered here for any page.
  */
-export function openConsoleRelay(pageUrl: string, lab: DesktopLab, engineRelay: () => WindowRelay, toWindow: (message: ToWindow) => void): WindowRelay {
+export function openConsoleRelay(pageUrl: string, lab: DesktopLab, engineRelay: () => WindowRelay, toWindow: (message: ToWindowOrText) => void): WindowRelay {
   const relay = isLabPage(pageUrl) ? lab.openRelay(new URL(pageUrl).searchParams, toWindow) : engineRelay();
   return {
     receive(message) {

@@ -9,6 +9,8 @@ import type { LineConnection } from './line-connection.js';
 import { asHtmlExport, printedReport, type HtmlPrinter } from './pdf-export.js';
 
 export type ToWindow = ResponseMessage | EventMessage | ConnectionMessage;
+/** What goes to a window: a message, or its JSON text as the lab hub's process wrote it (the preload parses it: the main thread does not). */
+export type ToWindowOrText = ToWindow | string;
 
 export interface WindowRelay {
   /** A message from the window (already checked to come from our console). */

@@ -23,7 +23,14 @@ const listeners = new Map<BridgeEvent, Set<(data: unknown) => void>>();
 /** The last word from the main process on this window's connection (replayed to a late listener). */
 let connection: Omit<ConnectionMessage, 'kind'> | null = null;
 
-ipcRenderer.on(MESSAGE_CHANNEL, (_event: IpcRendererEvent, message: ResponseMessage | EventMessage | ConnectionMessage) => {
+ipcRenderer.on(MESSAGE_CHANNEL, (_event: IpcRendererEvent, sent: ResponseMessage | EventMessage | ConnectionMessage | string) => {
+  // the lab hub's lines come as the JSON text its process wrote: parsed here, not on the main process's thread
+  let message: ResponseMessage | EventMessage | ConnectionMessage;
+  try {
+    message = typeof sent === 'string' ? JSON.parse(sent) : sent;
+  } catch {
+    return;
+  }
   if (message?.kind === 'connection') {
     connection = { state: message.state, detail: message.detail }; // requests still waiting are answered by the main process
     for (const listener of listeners.get('connection') ?? []) listener(connection);

@@ -21,8 +21,8 @@ export type ToHub =
   | { kind: 'window'; relay: number; text: string }
   | { kind: 'close'; relay: number };
 
-/** From the hub to the app: it listens now; a line (JSON text of a ToWindow message) for one relay's window. */
-export type FromHub = { kind: 'ready' } | { kind: 'window'; relay: number; line: string };
+/** From the hub to the app: it listens now; a line (JSON text of a ToWindow message) for one relay's window, and which request it answers. */
+export type FromHub = { kind: 'ready' } | { kind: 'window'; relay: number; line: string; answers?: number };
 
 /** The hub's end: the app's messages in, its own out (process.parentPort in Electron, the IPC channel in Node). */
 export interface HubPort {
@@ -58,10 +58,11 @@ export function toHubMessage(message: unknown): ToHub | null {
 
 /** The hub's message, checked (null: not one of ours, or a line past HUB_LINE_LIMIT). */
 export function fromHubMessage(message: unknown): FromHub | null {
-  const m = message as { kind?: unknown; relay?: unknown; line?: unknown } | null;
+  const m = message as { kind?: unknown; relay?: unknown; line?: unknown; answers?: unknown } | null;
   if (m?.kind === 'ready') return { kind: 'ready' };
-  if (m?.kind === 'window' && isRelayId(m.relay) && typeof m.line === 'string' && m.line.length <= HUB_LINE_LIMIT) return m as FromHub;
-  return null;
+  if (m?.kind !== 'window' || !isRelayId(m.relay) || typeof m.line !== 'string' || m.line.length > HUB_LINE_LIMIT) return null;
+  if (m.answers === undefined) return { kind: 'window', relay: m.relay, line: m.line };
+  return typeof m.answers === 'number' && Number.isSafeInteger(m.answers) && m.answers >= 0 ? { kind: 'window', relay: m.relay, line: m.line, answers: m.answers } : null;
 }
 
 /** Keeps the last FATAL_PREFIX line a hub wrote on stderr (the rest goes on to the app's stderr). */

@@ -15,6 +15,8 @@ test('the hub takes only the app\'s four messages, a window\'s at most WINDOW_ME
   assert.deepEqual(fromHubMessage({ kind: 'ready', extra: 1 }), { kind: 'ready' });
   assert.equal(fromHubMessage({ kind: 'window', relay: 2, line: 'x'.repeat(HUB_LINE_LIMIT + 1) }), null);
   assert.equal(fromHubMessage({ kind: 'window', relay: 2, line: { kind: 'event' } }), null, 'a line is text');
+  assert.deepEqual(fromHubMessage({ kind: 'window', relay: 2, line: '{}', answers: 7, more: 1 }), { kind: 'window', relay: 2, line: '{}', answers: 7 });
+  assert.equal(fromHubMessage({ kind: 'window', relay: 2, line: '{}', answers: '7' }), null, 'the request it answers is an id');
   assert.equal(hubExitWhy(null, 'SIGKILL', null), 'killed by SIGKILL');
   assert.equal(hubExitWhy(70, null, 'boom'), 'exit code 70: boom');
 });

@@ -13,11 +13,12 @@ export function serveHubProcess(port: HubPort): void {
   const say = (line: string): void => void process.stderr.write(`gpushare lab hub (note): ${line}\n`);
 
   /** A line for the window of `relay`, bounded: an answer too long is answered with why instead, an event too long is left out. */
-  const toWindow = (relay: number) => (line: string): void => {
-    if (line.length <= HUB_LINE_LIMIT) return port.post({ kind: 'window', relay, line });
-    const response = /^\{"kind":"response","id":(\d+)/.exec(line);
-    say(`a ${response ? 'response' : 'message'} of ${line.length} bytes for a window is past the ${HUB_LINE_LIMIT}-byte bound; ${response ? 'the window hears why' : 'left out'}`);
-    if (response) port.post({ kind: 'window', relay, line: JSON.stringify({ kind: 'response', id: Number(response[1]), ok: false, error: { code: 'unavailable', message: `The answer (${line.length} bytes) is too long to pass to the window (at most ${HUB_LINE_LIMIT}).` } }) });
+  const toWindow = (relay: number) => (line: string, answers?: number): void => {
+    if (line.length <= HUB_LINE_LIMIT) return port.post(answers === undefined ? { kind: 'window', relay, line } : { kind: 'window', relay, line, answers });
+    say(`a ${answers !== undefined ? 'response' : 'message'} of ${line.length} bytes for a window is past the ${HUB_LINE_LIMIT}-byte bound; ${answers !== undefined ? 'the window hears why' : 'left out'}`);
+    if (answers === undefined) return;
+    const why = { kind: 'response', id: answers, ok: false, error: { code: 'unavailable', message: `The answer (${line.length} bytes) is too long to pass to the window (at most ${HUB_LINE_LIMIT}).` } };
+    port.post({ kind: 'window', relay, line: JSON.stringify(why), answers });
   };
 
   port.onMessage((raw) => {

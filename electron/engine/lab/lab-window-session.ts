@@ -1,6 +1,7 @@
 // One desktop window's session of the hub, in the hub's process (hub-process.ts): a window showing the Lab
 // view (`?lab`) or one box's console (`?box=NAME`) gets the very session `gpushare start --lab` gives a
-// WebSocket (lab-console-sessions.ts); its lines go back to the window as they are (JSON text).
+// WebSocket (lab-console-sessions.ts); its lines go back to the window as they are (JSON text), an answer
+// saying which request it answers (so the app can answer what waits should this process end).
 import { BOX_PARAM } from '../../../shared/lab-console.js';
 import { isRequest, QUEUE_LIMIT, relayable } from '../../../shared/window-message.js';
 import type { Line } from '../server/outbox.js';
@@ -23,7 +24,7 @@ const EVENT_HEAD = '{"kind":"event"';
  * when the session ends (its box went down) is answered with why, so the window never waits on a box that is
  * gone; once the box is connected again, a new session opens (the browser's console reconnects the same way).
  */
-export function windowSession(hub: LabHub, sessions: LabConsoleSessions, query: URLSearchParams, toWindow: (line: string) => void): WindowSession {
+export function windowSession(hub: LabHub, sessions: LabConsoleSessions, query: URLSearchParams, toWindow: (line: string, answers?: number) => void): WindowSession {
   const box = query.get(BOX_PARAM);
   let session: Session | null = null;
   let queue: object[] = [];
@@ -36,7 +37,7 @@ export function windowSession(hub: LabHub, sessions: LabConsoleSessions, query: 
   let stopWaiting: (() => void) | null = null;
 
   const send = (message: object): void => toWindow(JSON.stringify(message));
-  const refuse = (id: number, why: string): void => send({ kind: 'response', id, ok: false, error: { code: 'unavailable', message: why } });
+  const refuse = (id: number, why: string): void => toWindow(JSON.stringify({ kind: 'response', id, ok: false, error: { code: 'unavailable', message: why } }), id);
   const end = (why: string): void => {
     if (ended !== null) return;
     ended = why;
@@ -51,11 +52,11 @@ export function windowSession(hub: LabHub, sessions: LabConsoleSessions, query: 
   const fromSession = (line: Line): void => {
     if (ended !== null || closedByUs) return;
     const text = lineText(line);
-    if (!text.startsWith(EVENT_HEAD)) {
-      const message = JSON.parse(text) as { kind?: unknown; id?: unknown };
-      if (message.kind === 'response' && !inFlight.delete(message.id as number)) return; // an answer to no request of this window's
-    }
-    toWindow(text);
+    if (text.startsWith(EVENT_HEAD)) return toWindow(text);
+    const message = JSON.parse(text) as { kind?: unknown; id?: unknown };
+    if (message.kind !== 'response') return toWindow(text);
+    if (!inFlight.delete(message.id as number)) return; // an answer to no request of this window's
+    toWindow(text, message.id as number);
   };
   const open = (): void => {
     ended = null;
