@@ -149,7 +149,7 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     // the totals follow the boxes at most once a second
     await eventually(async () => /1 of 2 boxes connected · 2 GPUs/.test(await page.locator('.lab-totals').innerText()), 5_000, 'the lab totals: 1 of 2 boxes connected, 2 GPUs');
     assert.match(await page.locator('.top-bar-facts').innerText(), /desktop app · lab$/, 'the Lab view says it runs in the desktop app, as this box\'s console does');
-    // where can I run: asked of the hub in the app's main process
+    // where can I run: asked of the app's hub, in its own process
     const form = page.locator('.lab-where-form');
     await form.locator('input[name="memory"]').fill('1G');
     await form.locator('input[name="gpus"]').fill('1');

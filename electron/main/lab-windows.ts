@@ -32,7 +32,7 @@ export interface DesktopLab {
   close(): void;
 }
 
-/** What of a page's URL decides who serves it: the Lab view, one box of the lab (the hub here), or this box's engine. */
+/** What of a page's URL decides who serves it: the Lab view, one box of the lab (the hub's process), or this box's engine. */
 export function servedBy(pageUrl: string): 'lab' | `box:${string}` | 'engine' {
   let query: URLSearchParams;
   try {
@@ -44,7 +44,7 @@ export function servedBy(pageUrl: string): 'lab' | `box:${string}` | 'engine' {
   return box !== null ? `box:${box}` : query.has(LAB_PARAM) ? 'lab' : 'engine';
 }
 
-/** Does this page show the Lab view or a box of the lab (served by the hub here), not this box's console? */
+/** Does this page show the Lab view or a box of the lab (served by the hub's process), not this box's console? */
 export const isLabPage = (pageUrl: string): boolean => servedBy(pageUrl) !== 'engine';
 
 /**

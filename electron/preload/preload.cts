@@ -12,7 +12,7 @@ const ENGINE_EVENTS = ['snapshot', 'snapshot.delta', 'jobs', 'alert', 'condition
 // repeated here (no imports in a sandboxed preload), so the compiler holds it to shared/api.ts: an event left out fails the build
 const everyEngineEventListed: [Exclude<ApiEvent, (typeof ENGINE_EVENTS)[number]>] extends [never] ? true : false = true;
 void everyEngineEventListed;
-// the Lab view's event (a Lab window's main-process hub sends it), held to shared/bridge.ts the same way
+// the Lab view's event (the app's lab hub sends it), held to shared/bridge.ts the same way
 const LAB_EVENTS = ['lab'] as const satisfies readonly LabBridgeEvent[];
 const everyLabEventListed: [Exclude<LabBridgeEvent, (typeof LAB_EVENTS)[number]>] extends [never] ? true : false = true;
 void everyLabEventListed;
