@@ -219,6 +219,8 @@ try {
       return costs;
     };
     await measure(10, BOXES); // the first updates: the page's first render and the JIT
+    // the tiles' figures are drawn in a worker where the page can have one (renderer/…/lab/gpu-figures.ts)
+    console.log(`the tiles' figures drawn ${fed.workers().some((w) => /figures-worker/.test(w.url())) ? 'in a worker' : 'on the main thread (no worker started)'}`);
     const idle = await measure(20, null);
     const base = { task: pct(idle.map((c) => c.task), 50), cpu: pct(idle.map((c) => c.cpu), 50), script: pct(idle.map((c) => c.script), 50), layout: pct(idle.map((c) => c.layout), 50), style: pct(idle.map((c) => c.style), 50) };
     console.log(`Lab view main thread per update (harness alone, subtracted: task ${base.task.toFixed(1)} ms, CPU ${base.cpu.toFixed(1)} ms):`);
@@ -243,7 +245,9 @@ try {
       const keep = existsSync(process.env.BENCH_TRACE) ? process.env.BENCH_TRACE : null;
       for (const changed of [BOXES, 2]) {
         console.log(`where the time goes, ${changed} of ${BOXES} boxes changed:`);
-        printExclusiveTimes(await traceMainThread(cdp, () => measure(traced, changed), keep ? join(keep, `lab-trace-${changed}-changed.json`) : undefined), traced);
+        const workers = { cpuMs: 0 };
+        printExclusiveTimes(await traceMainThread(cdp, () => measure(traced, changed), keep ? join(keep, `lab-trace-${changed}-changed.json`) : undefined, workers), traced);
+        console.log(`    and the tiles' worker: ${(workers.cpuMs / traced).toFixed(2)} ms of CPU per update, on its own thread`);
       }
     }
     if (process.env.BENCH_SCREENSHOT) {

@@ -21,7 +21,7 @@ const CATEGORIES = process.env.BENCH_TRACE_CATEGORIES ?? 'devtools.timeline,disa
  * The complete events of the busiest thread while `run` ran, in order (parents before their children).
  * With `saveTo`, the whole trace is also written there, for Chrome's performance panel to load.
  */
-export async function traceMainThread(cdp: CDPSession, run: () => Promise<unknown>, saveTo?: string): Promise<TraceEvent[]> {
+export async function traceMainThread(cdp: CDPSession, run: () => Promise<unknown>, saveTo?: string, workers?: { cpuMs: number }): Promise<TraceEvent[]> {
   const events: TraceEvent[] = [];
   cdp.on('Tracing.dataCollected', ({ value }) => events.push(...(value as unknown as TraceEvent[])));
   const done = new Promise<void>((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
@@ -33,6 +33,7 @@ export async function traceMainThread(cdp: CDPSession, run: () => Promise<unknow
   const busiest = new Map<string, number>();
   for (const e of events) if (e.name === 'RunTask' && e.dur) busiest.set(`${e.pid}:${e.tid}`, (busiest.get(`${e.pid}:${e.tid}`) ?? 0) + e.dur);
   const thread = [...busiest].sort((a, b) => b[1] - a[1])[0]?.[0];
+  if (workers) workers.cpuMs = workerCpuMs(events);
   return events.filter((e) => `${e.pid}:${e.tid}` === thread && e.ph === 'X' && e.dur).sort((a, b) => a.ts - b.ts || b.dur! - a.dur!);
 }
 
@@ -48,4 +49,11 @@ export function printExclusiveTimes(onThread: TraceEvent[], updates: number): vo
     open.push(e);
   }
   for (const [name, us] of [...exclusive].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`${(us / 1000 / updates).toFixed(2).padStart(8)} ms/update  ${name}`);
+}
+
+/** The CPU time of the page's dedicated workers' tasks over a trace, in ms: work moved off the main thread still costs a core. */
+function workerCpuMs(events: Array<TraceEvent & { tdur?: number }>): number {
+  const names = new Map(events.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => [`${e.pid}:${e.tid}`, String(e.args?.name ?? '')]));
+  const onWorker = (e: TraceEvent): boolean => /DedicatedWorker/.test(names.get(`${e.pid}:${e.tid}`) ?? '');
+  return events.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && onWorker(e)).reduce((sum, e) => sum + (e.tdur ?? 0), 0) / 1000;
 }

@@ -88,11 +88,50 @@ describe('the Lab view on three simulated boxes', { skip: missing ?? false, time
     // the totals follow the boxes at most once a second
     await eventually(async () => /3 of 3 boxes connected · 4 GPUs/.test(await page.locator('.lab-totals').innerText()), 5_000, 'the lab totals: 3 of 3 boxes connected, 4 GPUs');
     await screenshot('lab-three-boxes');
+    // the figures are drawn on each tile's canvas, in a worker; the words under the canvas say the same
+    const tile = boxCard('box1').locator('.lab-gpu[data-gpu="0"]');
+    const figures = tile.locator('canvas.lab-figures');
+    type Canvas = { width: number; height: number; toDataURL(): string; ownerDocument: { createElement(tag: 'canvas'): Canvas } };
+    const drawn = async (): Promise<boolean> =>
+      figures.evaluate((element) => {
+        const c = element as unknown as Canvas;
+        return c.width > 0 && c.toDataURL() !== Object.assign(c.ownerDocument.createElement('canvas'), { width: c.width, height: c.height }).toDataURL();
+      });
+    await eventually(drawn, 10_000, 'box1 GPU 0\'s figures drawn on its canvas');
+    assert.ok(page.workers().some((w) => /figures-worker/.test(w.url())), `the tiles' worker runs (workers: ${page.workers().map((w) => w.url()).join(', ') || 'none'})`);
+    assert.match(await tile.locator('.lab-util').textContent() ?? '', /^(\d+%|–)$/, 'the utilization in words under the canvas');
     // a meter's title is written when the pointer comes onto it (not on every update)
-    const meter = boxCard('box1').locator('.lab-gpu[data-gpu="0"] .lab-meter').first();
-    assert.equal(await meter.getAttribute('title'), null, 'no title before the pointer comes');
-    await meter.hover();
-    await eventually(async () => /^utilization (\d+%|–)$/.test((await meter.getAttribute('title')) ?? ''), 5_000, 'the utilization meter\'s title under the pointer');
+    assert.equal(await figures.getAttribute('title'), null, 'no title before the pointer comes');
+    await figures.hover({ position: { x: 100, y: 7 } }); // the utilization meter's row (tile-figures.ts)
+    await eventually(async () => /^utilization (\d+%|–)$/.test((await figures.getAttribute('title')) ?? ''), 5_000, 'the utilization meter\'s title under the pointer');
+    await figures.hover({ position: { x: 100, y: 26 } }); // the memory meter's
+    await eventually(async () => /^memory \S+ \S+ of /.test((await figures.getAttribute('title')) ?? ''), 5_000, 'the memory meter\'s title under the pointer');
+  });
+
+  test('where the page can have no worker, the tiles\' figures are drawn on the page itself', async () => {
+    const bare = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    try {
+      await bare.route(/figures-worker[^/]*\.js/, (route) => route.abort()); // as a policy refusing workers would
+      const warnings: string[] = [];
+      bare.on('console', (message) => void (message.type() === 'warning' && warnings.push(message.text())));
+      await bare.goto(labConsoleHref(web.url, null));
+      const figures = bare.locator('.lab-box[data-box="box1"] .lab-gpu[data-gpu="0"] canvas.lab-figures');
+      type Canvas = { width: number; height: number; toDataURL(): string; ownerDocument: { createElement(tag: 'canvas'): Canvas } };
+      await eventually(
+        async () =>
+          (await figures.count()) === 1 &&
+          (await figures.evaluate((element) => {
+            const c = element as unknown as Canvas;
+            return c.width > 0 && c.toDataURL() !== Object.assign(c.ownerDocument.createElement('canvas'), { width: c.width, height: c.height }).toDataURL();
+          })),
+        15_000,
+        'box1 GPU 0\'s figures drawn with no worker',
+      );
+      assert.equal(bare.workers().length, 0, 'no worker runs');
+      assert.ok(warnings.some((w) => /draws its tiles on the page/.test(w)), `the page says why (${warnings.join(' | ')})`);
+    } finally {
+      await bare.close();
+    }
   });
 
   test('a box whose daemon stops is down since when, with its last error in words, while the others keep updating', async () => {
@@ -112,7 +151,8 @@ describe('the Lab view on three simulated boxes', { skip: missing ?? false, time
     const updated = async (name: string): Promise<number> => Number(await boxCard(name).getAttribute('data-updated'));
     const before = await Promise.all(['box1', 'box2'].map(updated));
     await eventually(async () => (await Promise.all(['box1', 'box2'].map(updated))).every((t, i) => t > before[i]), 10_000, 'box1 and box2 updating after box3 went down');
-    assert.match(await page.locator('.lab-totals').innerText(), /2 of 3 boxes connected/);
+    // the totals follow the boxes at most once a second
+    await eventually(async () => /2 of 3 boxes connected/.test(await page.locator('.lab-totals').innerText()), 5_000, 'the lab totals: 2 of 3 boxes connected');
     await card.and(page.locator('[data-state="down"]')).waitFor({ timeout: 10_000 });
     await screenshot('lab-three-boxes-one-down');
   });

@@ -11,7 +11,7 @@ import type { SnapshotDelta } from './snapshot-delta.js';
 import type { StoreStatus } from './store-status.js';
 import type { MigApplyResult, MigLayoutView, MpsGpuStatus } from './spatial.js';
 import { slurmEpilogSchema, slurmPrologSchema, type SlurmEpilogResult, type SlurmJobView, type SlurmTaskEnv, type SlurmUsageReport } from './slurm.js';
-import { REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
+import { ALL_REPORT_GROUPINGS, REPORT_EXPORT_FORMATS, REPORT_GROUPINGS, type ReportFile, type UsageReport } from './usage-report.js';
 
 /** The most audit entries one audit.list answers (a page of rows of at most ~3 KB each). */
 export const AUDIT_PAGE_MAX = 1000;
@@ -200,9 +200,9 @@ export const API_METHODS = {
   'reports.query': read({ params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS) }), result: returns<UsageReport>(), who: anyone, cli: ['report'] }),
   /** Usage per Slurm job whose epilog ran in [since, until), as reports are, lab-wide: Slurm shows every job's id, user and partition to all (squeue). */
   'reports.slurmJobs': read({ params: object({ since: reportTime, until: optional(reportTime) }), result: returns<SlurmUsageReport>(), who: anyone, cli: ['report --by'] }),
-  /** The same report as a file (HTML with charts, CSV or JSON), for the console to save. */
+  /** The same report as a file (HTML with charts, CSV or JSON), for the console to save; by "slurm-job": reports.slurmJobs's rows. */
   'reports.export': read({
-    params: object({ since: reportTime, until: optional(reportTime), by: oneOf(REPORT_GROUPINGS), format: oneOf(REPORT_EXPORT_FORMATS) }),
+    params: object({ since: reportTime, until: optional(reportTime), by: oneOf(ALL_REPORT_GROUPINGS), format: oneOf(REPORT_EXPORT_FORMATS) }),
     result: returns<ReportFile>(),
     who: anyone,
   }),

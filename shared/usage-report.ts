@@ -3,6 +3,9 @@
 
 export const REPORT_GROUPINGS = ['user', 'job', 'gpu', 'container'] as const;
 export type ReportGrouping = (typeof REPORT_GROUPINGS)[number];
+/** Every way a report groups usage: reports.query's groupings, and per Slurm job (reports.slurmJobs, shared/slurm.ts). */
+export const ALL_REPORT_GROUPINGS = [...REPORT_GROUPINGS, 'slurm-job'] as const;
+export type AnyReportGrouping = (typeof ALL_REPORT_GROUPINGS)[number];
 
 export const USAGE_REPORT_SCHEMA = 'gpushare.usage-report/1';
 
@@ -10,8 +13,8 @@ export const USAGE_REPORT_SCHEMA = 'gpushare.usage-report/1';
 export const REPORT_EXPORT_FORMATS = ['html', 'csv', 'json'] as const;
 export type ReportExportFormat = (typeof REPORT_EXPORT_FORMATS)[number];
 
-/** "gpushare-usage-by-user-2025-11-21.csv": the grouping and the day the range ends (UTC). */
-export function reportFileName(report: Pick<UsageReport, 'by' | 'until'>, format: ReportExportFormat): string {
+/** "gpushare-usage-by-user-2025-11-21.csv", "gpushare-usage-by-slurm-job-…": the grouping and the day the range ends (UTC). */
+export function reportFileName(report: { by: AnyReportGrouping; until: number }, format: ReportExportFormat): string {
   return `gpushare-usage-by-${report.by}-${new Date(report.until).toISOString().slice(0, 10)}.${format}`;
 }
 

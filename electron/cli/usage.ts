@@ -113,7 +113,7 @@ export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [
   --since, --until     a duration back from now (90m, 12h, 7d, 2w) or an ISO date (2026-11-01, 2026-11-01T09:00Z);
                        default: the last 7 days up to now
   --by                 one row per user (default), job or GPU; slurm-job: one per Slurm job this box ran
-                       (CSV or JSON; its JobID column joins \`sacct -P\`'s JobIDRaw)
+                       (its CSV's JobID column joins \`sacct -P\`'s JobIDRaw)
   --format             csv (default, or from -o's extension), json, html (charts), pdf (needs Chromium)
   -o FILE              write to FILE instead of standard output (required for pdf)
   --db PATH            the usage database (default: the box daemon's where one answers, asked of the daemon

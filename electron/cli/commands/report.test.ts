@@ -10,6 +10,7 @@ import { HTML_SECTIONS } from '../../engine/reports/html.js';
 import { findChromium } from '../../engine/reports/pdf.js';
 import { packageRoot } from '../../engine/paths.js';
 import { KNOWN_T } from '../../engine/store/testing/known-stream.js';
+import { UsageStore } from '../../engine/store/usage-store.js';
 import { writeKnownStream } from '../../engine/store/testing/known-stream.js';
 import { CLI_ENV } from '../testing/compiled-cli.js';
 import { parseTime } from './report.js';
@@ -155,4 +156,31 @@ test('--by container: a store of processes in no container gives one row, "not i
   for (const field of ['gpuSeconds', 'smSeconds', 'memoryGiBHours'] as const) {
     assert.ok(Math.abs(report.totals[field] - byUser.totals[field]) <= 1e-9 * byUser.totals[field], `${field}: ${report.totals[field]} ≠ ${byUser.totals[field]}`);
   }
+});
+
+test('--by slurm-job as the HTML report (and PDF) holds the rows its CSV has; a format it does not know is named', async (t) => {
+  const slurmDb = join(dir, 'slurm.db');
+  const store = await UsageStore.open({ path: slurmDb });
+  store.recordSlurmUsage({ jobId: '7001', user: 'alice', partition: 'gpu', qos: 'high', start: KNOWN_T - 600_000, end: KNOWN_T, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 2, peakMemoryBytes: 4 * 2 ** 30, gatedSeconds: 1.5, parkedSeconds: 0 });
+  await store.flush();
+  await store.close();
+  const csv = await gpushare(['report', ...range, '--by', 'slurm-job', '--db', slurmDb]);
+  assert.equal(csv.code, 0, csv.stderr);
+  assert.match(csv.stdout.split('\n')[1], /^7001,alice,gpu,high,/);
+  const htmlPath = join(dir, 'slurm.html');
+  const html = await gpushare(['report', ...range, '--by', 'slurm-job', '-o', htmlPath, '--db', slurmDb]);
+  assert.equal(html.code, 0, html.stderr);
+  const text = readFileSync(htmlPath, 'utf8');
+  assert.match(text, /<h1>GPU usage by Slurm job<\/h1>/);
+  assert.match(text, /<td>7001<\/td><td>alice<\/td><td>gpu<\/td><td>high<\/td><td class="t">\d\d-\d\d \d\d:\d\d<\/td><td class="t">[^<]+<\/td><td class="n">0\.5<\/td>/);
+  assert.doesNotMatch(text, /<script|<link|<img|\bsrc=|\bhref=|url\(|@import/i, 'nothing loaded from elsewhere');
+  const bad = await gpushare(['report', ...range, '--by', 'slurm-job', '--format', 'xml', '--db', slurmDb]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--format must be one of csv, json, html, pdf; got "xml"/);
+
+  if (!findChromium()) return t.skip('no Chromium here (apt-get install chromium): the PDF is not checked');
+  const pdfPath = join(dir, 'slurm.pdf');
+  const pdf = await gpushare(['report', ...range, '--by', 'slurm-job', '--format', 'pdf', '-o', pdfPath, '--db', slurmDb]);
+  assert.equal(pdf.code, 0, pdf.stderr);
+  assert.equal(readFileSync(pdfPath).subarray(0, 5).toString(), '%PDF-');
 });

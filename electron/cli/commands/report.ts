@@ -7,10 +7,12 @@ import { REPORT_GROUPINGS, type ReportGrouping, type UsageReport } from '../../.
 import { reportToCsv } from '../../engine/reports/csv.js';
 import { reportToHtml } from '../../engine/reports/html.js';
 import { htmlToPdf } from '../../engine/reports/pdf.js';
+import { slurmReportToHtml } from '../../engine/reports/slurm-html.js';
 import { queryUsage } from '../../engine/reports/query.js';
 import { defaultUsageDbPath, UsageStore } from '../../engine/store/usage-store.js';
 import { parseFlags, UsageError } from '../args.js';
-import { readSlurmUsage, slurmUsageCsv } from '../../engine/reports/slurm-usage.js';
+import { readSlurmUsage } from '../../engine/reports/slurm-usage.js';
+import { slurmUsageCsv } from '../../../shared/slurm-usage-report.js';
 import { DAEMON_DB, daemonSocketPath } from '../../engine/daemon/daemon-paths.js';
 import { callWithin, connectToEngine, type EngineClient } from '../engine-client.js';
 
@@ -95,10 +97,11 @@ async function reportSource(db: string | undefined, slurm: boolean): Promise<Rep
   return { kind: 'file', path };
 }
 
-/** `--by slurm-job`: the rows the epilogs settled in the store, as CSV or JSON whose JobID joins sacct's JobIDRaw. */
+/** `--by slurm-job`: the rows the epilogs settled in the store, as CSV or JSON whose JobID joins sacct's JobIDRaw, or the HTML or PDF report. */
 async function slurmJobReport(values: { format?: string; output?: string; db?: string }, since: number, until: number, now: number): Promise<number> {
-  const format = values.format ?? formatFromName(values.output) ?? 'csv';
-  if (format !== 'csv' && format !== 'json') throw new UsageError(`--by slurm-job writes csv or json; got "${format}".`);
+  const format = (values.format ?? formatFromName(values.output) ?? 'csv') as Format;
+  if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; got "${values.format}".`);
+  if (format === 'pdf' && !values.output) throw new UsageError('--format pdf needs -o FILE.');
   const source = await reportSource(values.db, true);
   let report: SlurmUsageReport;
   if (source.kind === 'daemon') {
@@ -116,7 +119,11 @@ async function slurmJobReport(values: { format?: string; output?: string; db?: s
     }
   }
   if (report.leftOut > 0) process.stderr.write(`gpushare: ${report.leftOut} older Slurm jobs of the range are left out (at most ${report.rows.length} rows at once): a later --since lists them.\n`);
-  const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : slurmUsageCsv(report.rows);
+  if (format === 'pdf') {
+    await htmlToPdf(slurmReportToHtml(report), values.output!);
+    return 0;
+  }
+  const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'html' ? slurmReportToHtml(report) : slurmUsageCsv(report.rows);
   if (values.output) writeFileSync(values.output, text);
   else process.stdout.write(text);
   return 0;

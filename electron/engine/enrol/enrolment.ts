@@ -231,7 +231,7 @@ export class Enrolment {
     for (const [pid, ticks] of members) if (!sameProcessAlive(pid, ticks, this.options.procRoot)) members.delete(pid);
     if (members.size < MAX_MEMBERS_PER_JOB) {
       members.set(proc.pid, proc.startTicks);
-      this.scheduler.ownership.member(record.view.id, proc.pid); // its usage is the job's, its tree too
+      this.scheduler.ownership.member(record.view.id, proc.pid, proc.startTicks); // its usage is the job's, its tree too
     }
     this.counts[how]++;
     return grant(record, this.scheduler.enrolledFiles(record));
@@ -281,9 +281,15 @@ export class Enrolment {
     const gate = this.scheduler.gate;
     if (record.slot !== null && gate?.readSlot) {
       try {
-        const live = gate.readSlot(record.slot).processes.filter((p) => p.alive);
-        for (const p of live) this.scheduler.ownership.member(record.view.id, p.pid); // after a restart: the members it had
-        if (live.length > 0) return true;
+        let live = 0;
+        for (const p of gate.readSlot(record.slot).processes) {
+          // after a restart: the members it had. The job writes this list itself: only its user's processes count, known from now by their start time
+          const status = p.alive ? readProcStatus(p.pid, this.options.procRoot) : null;
+          if (!status || status.uid !== record.view.uid || status.state === 'Z') continue;
+          this.scheduler.ownership.member(record.view.id, p.pid, status.startTicks);
+          live++;
+        }
+        if (live > 0) return true;
       } catch {
         // unreadable: its members say
       }

@@ -40,6 +40,14 @@ test('a dead process, another start time, a bad field and a file others may writ
   assert.equal(new Registrations({ dir }).get(process.pid, me.startTicks), undefined, 'a world-writable file is ignored');
 });
 
+test('an older file\'s entry without its process\'s start time is dropped, with a line in the log', () => {
+  writeFileSync(file(), JSON.stringify({ registrations: [{ uid: me.uid, pid: process.pid }, mine] }), { mode: 0o600 });
+  const logged: string[] = [];
+  const r = new Registrations({ dir, log: (line) => logged.push(line) });
+  assert.equal(r.liveCountOf(me.uid), 1, 'only the entry with a start time, though both name a live process of the user');
+  assert.deepEqual(logged, [`${file()}: pid ${process.pid}'s registration has no start time (an older file), so it cannot be told from a process that took the pid since: dropped`]);
+});
+
 test('no more than a user\'s bound come back from the file', (t) => {
   const sleepers = Array.from({ length: MAX_REGISTRATIONS_PER_USER + 2 }, () => spawn('sleep', ['30']));
   t.after(() => sleepers.forEach((c) => c.kill('SIGKILL')));

@@ -30,7 +30,8 @@ export class Registrations {
   private readonly byKey = new Map<string, Registration>();
 
   /** `dir`: where the file lives (null: memory only); what it held is read now, the dead dropped. */
-  constructor(private readonly options: { dir: string | null; procRoot?: string }) {
+  /** `log`: where a line for the engine's log goes (default stderr). */
+  constructor(private readonly options: { dir: string | null; procRoot?: string; log?: (line: string) => void }) {
     const kept = this.load();
     for (const r of kept) if (this.live(r) && this.countOf(r.uid) < MAX_REGISTRATIONS_PER_USER) this.byKey.set(key(r.pid, r.startTicks), r);
     if (this.byKey.size !== kept.length) this.save(); // the dead dropped on disk too
@@ -74,6 +75,11 @@ export class Registrations {
     return sameProcessAlive(r.pid, r.startTicks, this.options.procRoot) && readProcStatus(r.pid, this.options.procRoot)?.uid === r.uid;
   }
 
+  private log(line: string): void {
+    if (this.options.log) this.options.log(line);
+    else process.stderr.write(`gpushare: ${line}\n`);
+  }
+
   private get path(): string | null {
     return this.options.dir === null ? null : join(this.options.dir, REGISTRATIONS_FILE);
   }
@@ -92,13 +98,17 @@ export class Registrations {
       const st = fstatSync(fd);
       const me = process.geteuid?.() ?? st.uid;
       if (!st.isFile() || st.uid !== me || (st.mode & 0o022) !== 0 || st.size > MAX_FILE_BYTES) {
-        process.stderr.write(`gpushare: ${path} is not a file only this engine's user writes (or is too large): its enrol registrations are ignored\n`);
+        this.log(`${path} is not a file only this engine's user writes (or is too large): its enrol registrations are ignored`);
         return [];
       }
       const buffer = Buffer.alloc(st.size);
       const n = readSync(fd, buffer, 0, buffer.length, 0);
       const parsed = JSON.parse(buffer.subarray(0, n).toString('utf8')) as { registrations?: unknown };
-      return Array.isArray(parsed.registrations) ? parsed.registrations.flatMap((e) => checked(e) ?? []) : [];
+      if (!Array.isArray(parsed.registrations)) return [];
+      for (const e of parsed.registrations as Array<Record<string, unknown> | null>) {
+        if (count(e?.pid, 1) && e?.startTicks === undefined) this.log(`${path}: pid ${e.pid}'s registration has no start time (an older file), so it cannot be told from a process that took the pid since: dropped`);
+      }
+      return parsed.registrations.flatMap((e) => checked(e) ?? []);
     } catch {
       return []; // unreadable or half-written by hand: nothing registered (each command runs on as its own job)
     } finally {
@@ -126,7 +136,7 @@ export class Registrations {
       } catch {
         // never made
       }
-      process.stderr.write(`gpushare: enrol registrations were not written to ${path} (an engine restart would forget them): ${error instanceof Error ? error.message : String(error)}\n`);
+      this.log(`enrol registrations were not written to ${path} (an engine restart would forget them): ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 }

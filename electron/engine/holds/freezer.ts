@@ -3,7 +3,7 @@
 // that a clean stop, a crash or a stopped engine (via the guardian) or the next start lets go of it.
 import { rmSync, writeFileSync } from 'node:fs';
 import { GUARDIAN_STALE_MS, releaseRecordNow, spawnGuardian, type GuardianHandle } from './guardian.js';
-import { readProcStatus } from '../proc/proc-status.js';
+import { readProcStatus, type ProcessRef } from '../proc/proc-status.js';
 import type { ProcessControl } from './process-control.js';
 import {
   continueHeld,
@@ -107,10 +107,11 @@ export class Freezer {
 
   /**
    * SIGSTOP the pid, or with `group` its whole process group: a managed job runs in its own
-   * session, so its group id is its pid and the group holds every process it started.
+   * session, so its group id is its pid and the group holds every process it started. `startTicks`: the
+   * process meant, where known (another process that took its pid is refused).
    */
-  suspend(pid: number, jobId: string, options: { group?: boolean } = {}): void {
-    const status = this.control.checkSignallable(pid, 'suspend');
+  suspend(pid: number, jobId: string, options: { group?: boolean; startTicks?: number | null } = {}): void {
+    const status = this.control.checkSignallable(pid, 'suspend', options.startTicks);
     if (options.group) this.control.checkGroupLeader(pid, 'suspend');
     const entry: SuspendedEntry = { pid, startTicks: status.startTicks, jobId, hold: options.group ? 'group' : 'stop', seq: this.nextSeq++ };
     this.suspended.set(pid, entry);
@@ -129,8 +130,8 @@ export class Freezer {
     const entry = this.suspended.get(pid);
     if (entry) {
       try {
-        if (holdOf(entry) === 'group') this.control.resumeGroup(pid);
-        else this.control.resume(pid);
+        if (holdOf(entry) === 'group') this.control.resumeGroup(pid, entry.startTicks);
+        else this.control.resume(pid, entry.startTicks);
       } finally {
         this.suspended.delete(pid);
         this.save();
@@ -154,11 +155,12 @@ export class Freezer {
     this.save();
   }
 
-  /** Before a park starts: if the engine dies from here on, the guardian restores and unlocks it. */
-  noteParked(pid: number, jobId: string): void {
-    const status = this.control.checkSignallable(pid, 'park');
+  /** Before a park starts: if the engine dies from here on, the guardian restores and unlocks it. Returns the process parked. */
+  noteParked(pid: number, jobId: string, startTicks: number | null = null): ProcessRef {
+    const status = this.control.checkSignallable(pid, 'park', startTicks);
     this.parked.set(pid, { pid, startTicks: status.startTicks, jobId, hold: 'park', seq: this.nextSeq++ });
     this.save();
+    return { pid, startTicks: status.startTicks };
   }
 
   /** After a restore (or a park that failed and was undone), or when the process exits. */

@@ -28,10 +28,14 @@ export class ProcessControl {
     return readProcStatus(pid, this.procRoot);
   }
 
-  /** The process, if the OS lets this engine signal it; else a clear ApiError. */
-  checkSignallable(pid: number, what: string): ProcStatus {
+  /**
+   * The process, if the OS lets this engine signal it; else a clear ApiError. `startTicks`: the process meant,
+   * where known; another process that has its pid now (a different start time) is refused as the exited one.
+   */
+  checkSignallable(pid: number, what: string, startTicks: number | null = null): ProcStatus {
     const status = this.status(pid);
     if (!status) throw new ApiError('not-found', `Cannot ${what} pid ${pid}: no such process (it has exited).`);
+    if (startTicks !== null && status.startTicks !== startTicks) throw new ApiError('not-found', `Cannot ${what} pid ${pid}: the process has exited (another process has its pid now).`);
     if (this.engineUid !== 0 && status.uid !== this.engineUid) {
       throw new ApiError(
         'forbidden',
@@ -48,8 +52,8 @@ export class ProcessControl {
     return status;
   }
 
-  resume(pid: number): void {
-    this.checkSignallable(pid, 'resume');
+  resume(pid: number, startTicks: number | null = null): void {
+    this.checkSignallable(pid, 'resume', startTicks);
     this.send(pid, 'SIGCONT', 'resume');
   }
 
@@ -71,8 +75,8 @@ export class ProcessControl {
   }
 
   /** SIGCONT the process group; also once its leader has exited, while members remain (the group id stays theirs). */
-  resumeGroup(pid: number): void {
-    if (this.status(pid)) this.checkSignallable(pid, 'resume');
+  resumeGroup(pid: number, startTicks: number | null = null): void {
+    if (this.status(pid)) this.checkSignallable(pid, 'resume', startTicks);
     else if (groupMembers(pid, this.procRoot).length === 0) throw new ApiError('not-found', `Cannot resume process group ${pid}: every process in it has exited.`);
     this.send(-pid, 'SIGCONT', 'resume');
   }

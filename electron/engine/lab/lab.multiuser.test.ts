@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chownSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import type { JobView } from '../../../shared/jobs.js';
 import type { LabSnapshot } from '../../../shared/lab.js';
 import { forwardedSocketPath } from './box-link.js';
@@ -108,6 +108,22 @@ describe('a lab of boxes over ssh', { skip: missing ?? false }, () => {
     const refused = await lab.cliAs(alice, ['run', '--box', 'box1', '--', ...train(lab.fakejob)], { cwd: join(here, 'work') });
     assert.equal(refused.status, 1);
     assert.match(refused.stderr, new RegExp(`^gpushare run: box1: .*working directory ${join(here, 'work')}.* does not exist`, 'i'));
+  });
+
+  test("`gpushare run --box` gives the job XDG_RUNTIME_DIR where the box has the person's /run/user/UID, as pam_systemd gives an ssh login", async () => {
+    const runtimeDir = `/run/user/${alice.uid}`;
+    // as pam_systemd makes it at login, in box2's own /run (a tmpfs of its namespace)
+    execFileSync('nsenter', ['-t', String(box2.pid), '-m', '--', 'sh', '-c', `mkdir -p -m 755 /run/user && install -d -m 700 -o ${alice.uid} -g ${alice.gid} ${runtimeDir}`]);
+    const out = await lab.cliAs(alice, ['run', '--box', 'box2', '--wait', '3', '--json', '--', ...train(lab.fakejob, 20)]);
+    assert.equal(out.status, 0, out.stderr);
+    const job = JSON.parse(out.stdout) as JobView;
+    try {
+      assert.equal(job.state, 'running');
+      assert.equal(processEnvironment(job.pid!).XDG_RUNTIME_DIR, runtimeDir, "box2's runtime directory for alice, not one from her machine");
+    } finally {
+      await hub.client('box2')!.call('jobs.terminate', { job: job.id }); // the later tests count alice's processes
+      await until(hub, `${job.id} gone from box2`, (l) => !boxOf(l, 'box2').snapshot?.processes.some((p) => p.pid === job.pid));
+    }
   });
 
   test("an action on another person's job is refused by that box, naming the owner", async () => {

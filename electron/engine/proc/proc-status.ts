@@ -12,6 +12,12 @@ export interface ProcStatus {
   startTicks: number;
 }
 
+/** One process as the kernel names it: a pid alone may name another process once this one exits. */
+export interface ProcessRef {
+  pid: number;
+  startTicks: number;
+}
+
 /** The pid's status, or null when it does not exist (or is in another pid namespace). */
 export function readProcStatus(pid: number, procRoot = '/proc'): ProcStatus | null {
   if (!Number.isInteger(pid) || pid <= 0) return null;

@@ -93,6 +93,11 @@ ${report.events.map((e) => `      <tr class="${escapeXml(e.severity)}"><td>${esc
   </table>`}
 </section>`;
 
+  return reportDocument(title, [summary, usage, overTime, details, events]);
+}
+
+/** One self-contained page: the report's sections, each a new page when printed, under one style. */
+export function reportDocument(title: string, sections: string[]): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -114,18 +119,15 @@ ${report.events.map((e) => `      <tr class="${escapeXml(e.severity)}"><td>${esc
   table { border-collapse: collapse; width: 100%; font-size: 11px; }
   th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eaeef2; vertical-align: top; }
   td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+  td.t { white-space: nowrap; font-variant-numeric: tabular-nums; }
   tr.warning td { background: #fff8c5; } tr.error td { background: #ffebe9; }
 </style>
 </head>
 <body>
-${summary}
-${usage}
-${overTime}
-${details}
-${events}
+${sections.join('\n')}
 </body>
 </html>
 `;
 }
 
-const card = (label: string, value: string): string => `<div class="card"><b>${escapeXml(value)}</b><span>${escapeXml(label)}</span></div>`;
+export const card = (label: string, value: string): string => `<div class="card"><b>${escapeXml(value)}</b><span>${escapeXml(label)}</span></div>`;

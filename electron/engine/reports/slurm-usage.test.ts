@@ -9,7 +9,8 @@ import type { SlurmUsageRow } from '../../../shared/slurm.js';
 import { migrate, MIGRATIONS, SCHEMA_VERSION } from '../store/migrations.js';
 import { SqliteDb } from '../store/sqlite.js';
 import { UsageStore } from '../store/usage-store.js';
-import { importLegacySlurmUsage, parseLegacySlurmUsage, readSlurmUsage, slurmUsageCsv } from './slurm-usage.js';
+import { slurmUsageCsv } from '../../../shared/slurm-usage-report.js';
+import { importLegacySlurmUsage, parseLegacySlurmUsage, readSlurmUsage } from './slurm-usage.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-slurm-usage-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

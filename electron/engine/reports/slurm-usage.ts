@@ -1,6 +1,6 @@
 // Usage per Slurm job: the rows the epilog settles (slurm/slurm-jobs.ts), kept in the usage store's
-// slurm_usage table, read back by `gpushare report --by slurm-job` (and `reports.slurmJobs`) as CSV or JSON
-// whose JobID joins `sacct -P` output on JobIDRaw. Time-integrated (GPU-hours, SM-hours, memory GiB-hours), not peaks alone.
+// slurm_usage table, read back by `gpushare report --by slurm-job` (and `reports.slurmJobs`); its CSV is
+// shared/slurm-usage-report.ts, whose JobID joins `sacct -P` output on JobIDRaw. Time-integrated (GPU-hours, SM-hours, memory GiB-hours), not peaks alone.
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SLURM_REPORT_MAX_ROWS, type SlurmUsageReport, type SlurmUsageRow } from '../../../shared/slurm.js';
@@ -12,7 +12,6 @@ export type { SlurmUsageRow } from '../../../shared/slurm.js';
 
 /** Where the rows were kept before the store held them: one JSON line each, beside the store. */
 export const LEGACY_SLURM_USAGE_FILE = 'slurm-usage.jsonl';
-const GiB = 1024 ** 3;
 
 /** The legacy rows file beside a store (the daemon's /var/lib/gpushare/usage.db → /var/lib/gpushare/slurm-usage.jsonl). */
 export const legacySlurmUsageFileFor = (dbPath: string): string => join(dirname(dbPath), LEGACY_SLURM_USAGE_FILE);
@@ -72,18 +71,4 @@ export async function importLegacySlurmUsage(store: { importSlurmUsage(rows: Slu
   renameSync(file, aside);
   const unread = skipped > 0 ? `; ${skipped} line${skipped === 1 ? ' was' : 's were'} not a row (cut short) and ${skipped === 1 ? 'was' : 'were'} left out` : '';
   return `Imported ${added} Slurm job usage row${added === 1 ? '' : 's'} from ${file} into the usage store (${rows.length - added} already there${unread}); the file is kept as ${aside}.`;
-}
-
-const CSV_COLUMNS = ['JobID', 'User', 'Partition', 'QOS', 'Start', 'End', 'GPUHours', 'SMHours', 'MemoryGiBHours', 'PeakMemoryGiB', 'GatedSeconds', 'ParkedSeconds'] as const;
-const cell = (v: string | number | null): string => {
-  const text = v === null ? '' : String(v);
-  return /[",\n|]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-};
-
-/** CSV with sacct's column name JobID first, so `join` or a spreadsheet lines it up with `sacct -P -o JobIDRaw,…`. */
-export function slurmUsageCsv(rows: SlurmUsageRow[]): string {
-  const lines = rows.map((r) =>
-    [r.jobId, r.user, r.partition, r.qos, new Date(r.start).toISOString(), new Date(r.end).toISOString(), r.gpuHours.toFixed(6), r.smHours.toFixed(6), r.memoryGiBHours.toFixed(6), (r.peakMemoryBytes / GiB).toFixed(3), r.gatedSeconds.toFixed(3), r.parkedSeconds.toFixed(3)].map(cell).join(','),
-  );
-  return [CSV_COLUMNS.join(','), ...lines].join('\n') + '\n';
 }

@@ -8,7 +8,8 @@ import { mpsClientPriorityOf } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { ProcessCheckpointer } from '../holds/checkpointer.js';
 import type { Freezer } from '../holds/freezer.js';
-import { readProcStatus } from '../proc/proc-status.js';
+import { ApiError } from '../api/api-error.js';
+import { readProcStatus, type ProcessRef } from '../proc/proc-status.js';
 import type { ProcessControl } from '../holds/process-control.js';
 import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
 import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
@@ -32,6 +33,8 @@ export interface ActuatorOptions {
   parkRequests?: ParkRequests | null;
   /** A GPU as the latest snapshot shows it (its MIG slices, for the slice daemons of jobs an earlier engine started). */
   gpuView?: (gpu: number) => GpuView | undefined;
+  /** Where a line for the daemon's log goes (a process not acted on, and why); default stderr. */
+  log?: (line: string) => void;
 }
 
 const BEST_EFFORT_NICE = 19;
@@ -76,14 +79,38 @@ export class JobActuators {
 
   /** Hold a job back: pause its gate slot, or stop it (a managed job's whole process group). */
   pause(record: JobRecord): void {
-    if (this.gated(record)) this.options.gate!.setPaused(record.slot!, true);
-    else this.options.freezer.suspend(record.view.pid!, record.view.id, { group: record.view.managed });
+    if (this.gated(record)) return this.options.gate!.setPaused(record.slot!, true);
+    const pid = record.view.pid!;
+    if (!this.stillItsProcess(record, pid, 'not suspended')) throw gone(record, 'suspend');
+    this.options.freezer.suspend(pid, record.view.id, { group: record.view.managed, startTicks: record.startTicks });
   }
 
-  /** Let it run again (undoes pause). */
+  /** Let it run again (undoes pause); a hold whose process is gone is forgotten, never sent to a pid another process took. */
   unpause(record: JobRecord): void {
-    if (this.gated(record)) this.options.gate!.setPaused(record.slot!, false);
-    else if (this.options.freezer.isSuspended(record.view.pid!)) this.options.freezer.resume(record.view.pid!);
+    if (this.gated(record)) return this.options.gate!.setPaused(record.slot!, false);
+    const pid = record.view.pid!;
+    if (!this.options.freezer.isSuspended(pid)) return;
+    if (this.stillItsProcess(record, pid, 'not resumed')) this.options.freezer.resume(pid);
+    else this.options.freezer.forget(pid);
+  }
+
+  /**
+   * False, with a line in the log, when the job's pid now names a process other than the one the job had
+   * (its start time differs: it exited and the kernel gave the pid to another); such a process is never acted on.
+   * True when it is the same, gone (the signal finds nobody), or its start time was never known.
+   */
+  private stillItsProcess(record: JobRecord, pid: number, notDone: string): boolean {
+    const startTicks = record.startTicks;
+    if (startTicks === null) return true;
+    const now = this.options.control.status(pid);
+    if (now === null || now.startTicks === startTicks) return true;
+    this.log(`pid ${pid} (${record.view.id}) exited and the pid now names another process (started at tick ${now.startTicks}, not ${startTicks}): ${notDone}`);
+    return false;
+  }
+
+  private log(line: string): void {
+    if (this.options.log) this.options.log(line);
+    else process.stderr.write(`gpushare: ${line}\n`);
   }
 
   /** A job that is stopped or checkpointed must not count in its gate domain: it could stall higher jobs mid-launch. */
@@ -99,7 +126,7 @@ export class JobActuators {
   applyPriority(record: JobRecord): void {
     if (this.gated(record)) this.options.gate!.setPriority(record.slot!, record.view.priority);
     const pid = record.view.pid;
-    if (pid === null) return;
+    if (pid === null || !this.stillItsProcess(record, pid, 'not reniced')) return;
     if (record.view.priority === 'best-effort') {
       if (record.originalNice === null) record.originalNice = currentNice(pid);
       this.options.control.renice(pid, BEST_EFFORT_NICE);
@@ -352,6 +379,7 @@ export class JobActuators {
   terminate(record: JobRecord): void {
     const { pid, gpu, mode, migSlice, mpsSharePercent } = record.view;
     if (pid === null) return;
+    if (!this.stillItsProcess(record, pid, 'not terminated')) throw gone(record, 'terminate');
     const sliceClient = mode === 'mig' && mpsSharePercent !== null && migSlice !== null;
     if ((mode === 'mps' || sliceClient) && gpu !== null && this.options.mps) {
       try {
@@ -380,11 +408,12 @@ export class JobActuators {
     if (!record.view.managed) this.options.freezer.forget(pid); // terminate sent SIGCONT
   }
 
-  /** The live processes an enrolled job's slot lists (none without a slot to read). */
+  /** The live processes an enrolled job's slot lists that the kernel says are its user's (the job writes that list itself); none without a slot to read. */
   private enrolledProcesses(record: JobRecord): number[] {
     if (!this.gated(record) || !this.options.gate!.readSlot) return [];
     try {
-      return this.options.gate!.readSlot(record.slot!).processes.filter((p) => p.alive).map((p) => p.pid);
+      const listed = this.options.gate!.readSlot(record.slot!).processes.filter((p) => p.alive).map((p) => p.pid);
+      return listed.filter((pid) => this.options.control.status(pid)?.uid === record.view.uid);
     } catch {
       return [];
     }
@@ -395,8 +424,9 @@ export class JobActuators {
    * while another is off the GPU; the guardian knows each before its first driver call. A failure part-way undoes
    * the rest (what moved comes back, what was locked is unlocked): the job is as it was, never half-parked.
    */
-  async park(record: JobRecord, pids: readonly number[]): Promise<void> {
+  async park(record: JobRecord, pids: readonly number[]): Promise<ProcessRef[]> {
     const checkpointer = this.options.checkpointer;
+    const parked: ProcessRef[] = [];
     const locked: number[] = [];
     const moved: number[] = [];
     const fail = async (step: 'lock' | 'checkpoint', pid: number, error: unknown): Promise<never> => {
@@ -413,7 +443,8 @@ export class JobActuators {
     };
     for (const pid of pids) {
       try {
-        this.options.freezer.noteParked(pid, record.view.id);
+        // the start time read here, once, names the process for the unpark (the main one's is the job's own)
+        parked.push(this.options.freezer.noteParked(pid, record.view.id, pid === record.view.pid ? record.startTicks : null));
         await checkpointer.lock(pid);
       } catch (error) {
         return fail('lock', pid, error);
@@ -428,6 +459,7 @@ export class JobActuators {
       }
       moved.push(pid);
     }
+    return parked;
   }
 
   /**
@@ -435,9 +467,15 @@ export class JobActuators {
    * again those already back (still locked): the job stays parked as a whole. The guardian keeps them on record until they run.
    */
   async unpark(record: JobRecord): Promise<void> {
-    const parked = record.parked?.pids ?? [record.view.pid!]; // parked by an engine that parked one process only
-    const pids = parked.filter((pid) => pid === record.view.pid || alive(pid)); // a worker that exited meanwhile has nothing to restore
-    for (const pid of parked) if (!pids.includes(pid)) this.options.freezer.forgetParked(pid);
+    const pids: number[] = [];
+    for (const p of this.parkedProcesses(record)) {
+      const status = this.options.control.status(p.pid);
+      if (status !== null && status.startTicks !== p.startTicks) {
+        this.log(`pid ${p.pid} of ${record.view.id} exited while parked and the pid now names another process (started at tick ${status.startTicks}, not ${p.startTicks}): it is not restored`);
+      }
+      if (status !== null && status.startTicks === p.startTicks && status.state !== 'Z' && status.state !== 'X') pids.push(p.pid);
+      else this.options.freezer.forgetParked(p.pid); // exited meanwhile: nothing of it to restore
+    }
     const checkpointer = this.options.checkpointer;
     const back: number[] = [];
     for (const pid of pids) {
@@ -458,6 +496,18 @@ export class JobActuators {
       }
       this.options.freezer.forgetParked(pid);
     }
+  }
+
+  /** The processes a park moved; an earlier engine's bare pids count only where the job's own start time names its main process. */
+  private parkedProcesses(record: JobRecord): ProcessRef[] {
+    const { parked, view } = record;
+    if (parked?.processes) return parked.processes;
+    const refs: ProcessRef[] = [];
+    for (const pid of parked?.pids ?? (view.pid === null ? [] : [view.pid])) {
+      if (pid === view.pid && record.startTicks !== null) refs.push({ pid, startTicks: record.startTicks });
+      else this.log(`${view.id}'s park record names pid ${pid} without its start time (an earlier engine wrote it): another process may have that pid now, so it is not restored`);
+    }
+    return refs;
   }
 
   /** A job of an earlier engine gets its gate slot back (the same slot, still its pid's); false: it runs ungated. */
@@ -498,10 +548,8 @@ export class ParkStepError extends Error {
   }
 }
 
-const alive = (pid: number): boolean => {
-  const state = readProcStatus(pid)?.state;
-  return state !== undefined && state !== 'Z' && state !== 'X';
-};
+/** The refusal when a job's process is gone (or its pid is another's now): nothing was sent. */
+const gone = (record: JobRecord, what: string): ApiError => new ApiError('not-found', `Cannot ${what} ${record.view.id}: its process (pid ${record.view.pid}) has exited.`);
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function currentNice(pid: number): number | null {

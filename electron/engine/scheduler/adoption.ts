@@ -15,10 +15,14 @@ export type Adoption =
   /** restore: it was parked; the earlier engine (or its guardian) restored it unless its GPU had no room, so its memory goes back first. */
   | { kind: 'adopt'; restore: boolean };
 
-/** A job whose process still runs (same pid and start time: `alive`) is adopted; one whose process is gone is lost. */
-export function decideAdoption(view: JobRecord['view'], alive: () => boolean): Adoption {
+/**
+ * A job whose process still runs (same pid and start time: `alive`) is adopted; one whose process is gone is lost,
+ * and so is one kept without its process's start time (`startTicks` null): its pid alone may name another process now.
+ */
+export function decideAdoption(view: JobRecord['view'], startTicks: number | null, alive: () => boolean): Adoption {
   const { state, pid } = view;
   if (state === 'queued' || FINAL_STATES.has(state)) return { kind: 'wait' };
+  if (pid !== null && startTicks === null) return { kind: 'lose', reason: `an earlier engine kept pid ${pid} without its start time, so it cannot be told from a process that took the pid since: not adopted` };
   if (pid === null || !alive()) return { kind: 'lose', reason: 'its process ended while no engine watched it (exit status unknown)' };
   return { kind: 'adopt', restore: PARK_STATES.has(state) };
 }

@@ -74,6 +74,8 @@ export interface AttachSchedulerOptions {
   maxQueuedPerUser?: number | null;
   /** The lab policy's clock (tests). */
   labClock?: () => number;
+  /** Where users' runtime directories are (default /run/user; a test's own). */
+  userRuntimeRoot?: string;
 }
 
 export interface AttachedScheduler {
@@ -158,7 +160,7 @@ export function attachScheduler(engine: Engine, options: AttachSchedulerOptions)
   });
   skipUsedJobIds(scheduler, logDir);
   const ready = scheduler.takeBack(jobStore ? earlierJobs(scheduler, jobStore) : null); // MPS daemons' clients known first
-  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id, owner) => jobLogPath(logDir, id, owner), ready, rights: engine.rights, engineKind: engine.kind });
+  registerJobCommands(engine.dispatcher, scheduler, { logPath: (id, owner) => jobLogPath(logDir, id, owner), ready, rights: engine.rights, engineKind: engine.kind, userRuntimeRoot: options.userRuntimeRoot });
   registerPolicyCommands(engine.dispatcher, scheduler, engine.rights);
   const gpuRefs = () => scheduler.snapshot().gpus.map((g) => ({ index: g.index, uuid: g.uuid }));
   const sliceRefs = () => scheduler.snapshot().gpus.flatMap((g) => g.migSlices.map((s) => ({ gpu: g.index, gpuInstanceId: s.gpuInstanceId, uuid: s.uuid })));

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newJobView } from './job-table.js';
-import { addPlace, applyPlacement, decidePlacement } from './enrolled-placement.js';
+import { addPlace, applyPlacement, decidePlacement, PLACEMENT_MOVE_SAMPLES } from './enrolled-placement.js';
 import { enrolledGpuNote, enrolledGpuText, type EnrolledPlace } from '../../../shared/jobs.js';
 
 const enrolledJob = (gpu: number) =>
@@ -49,4 +49,26 @@ test('the GPU column and the board say when a GPU is only a hint, and where else
   applyPlacement(job, decidePlacement([{ gpu: 0, migSlice: null, usedMemory: 2 * 1024 ** 3 }, { gpu: 3, migSlice: null, usedMemory: 1024 ** 3 }], job)!);
   assert.equal(enrolledGpuText(job), '0+3');
   assert.equal(enrolledGpuNote(job), 'shown on GPU 0, where it holds most memory; also on GPU 3 (1G)');
+});
+
+test('a job whose process list flickers between two GPUs tick by tick keeps its place; a place seen in a row for PLACEMENT_MOVE_SAMPLES samples moves it', () => {
+  const job = enrolledJob(1);
+  const on = (gpu: number): EnrolledPlace[] => [{ gpu, migSlice: null, usedMemory: 64 }];
+  const sample = (places: EnrolledPlace[]) => applyPlacement(job, decidePlacement(places, job)!);
+  assert.match(sample(on(0)).moved!, /on GPU 0 \(its CUDA_VISIBLE_DEVICES named GPU 1\)/, 'the driver\'s first word is taken at once');
+  const moves: Array<string | null> = [];
+  for (let tick = 0; tick < 8; tick++) moves.push(sample(on(tick % 2 === 0 ? 1 : 0)).moved);
+  assert.deepEqual(moves, Array(8).fill(null), 'alternating lists never move its gate slot');
+  assert.equal(job.gpu, 0);
+  assert.deepEqual(job.enrolled!.alsoOn, undefined, 'listed where it is: nothing beside it');
+  sample(on(1));
+  assert.deepEqual(job.enrolled!.alsoOn, [{ gpu: 1, migSlice: null, usedMemory: 64 }], 'held where it is, the other place shown beside it');
+  const split = [{ gpu: 0, migSlice: null, usedMemory: 60 }, { gpu: 1, migSlice: null, usedMemory: 70 }];
+  sample(on(0)); // listed where it is again: the count starts over
+  const seen: Array<string | null> = [];
+  for (let i = 1; i < PLACEMENT_MOVE_SAMPLES; i++) seen.push(sample(split).moved);
+  assert.deepEqual(seen, Array(PLACEMENT_MOVE_SAMPLES - 1).fill(null), 'not yet');
+  assert.equal(job.gpu, 0);
+  assert.match(sample(split).moved!, /on GPU 1 \(the driver showed it on GPU 0\)/, 'the Kth sample in a row moves it');
+  assert.deepEqual([job.gpu, job.enrolled!.alsoOn], [1, [{ gpu: 0, migSlice: null, usedMemory: 60 }]]);
 });

@@ -7,6 +7,12 @@
 import type { EnrolledPlace, JobView } from '../../../shared/jobs.js';
 import type { GpuProcessView, Snapshot } from '../../../shared/snapshot.js';
 
+/** Samples in a row (each listing the job) that must place it elsewhere before it moves: a real move is followed within a few ticks, while memory split across GPUs or a process list that flickers never moves its gate slot back and forth. */
+export const PLACEMENT_MOVE_SAMPLES = 3;
+
+/** Per job: the place the latest samples in a row named instead of its own, and how many did. */
+const pendingMoves = new WeakMap<JobView, { key: string; samples: number }>();
+
 /** The GPU, or MIG slice of it, the driver lists `p` on, with its memory there. */
 export function placeOfProcess(snapshot: Snapshot, p: GpuProcessView): EnrolledPlace {
   const gpu = snapshot.gpus.find((g) => g.index === p.gpuIndex);
@@ -33,14 +39,20 @@ export function decidePlacement(places: readonly EnrolledPlace[], now: Pick<JobV
 }
 
 /**
- * Puts the decision into the job's view; returns why it moved (for its history and gate slot), or null when it
- * stays where it was. Its view changed either way when it returns `changed`.
+ * Puts the decision into the job's view (one call a sample); returns why it moved (for its history and gate slot),
+ * or null when it stays where it was. The driver's first word moves it at once (it was a hint); after that, only a
+ * place decided PLACEMENT_MOVE_SAMPLES samples in a row does. Its view changed either way when it returns `changed`.
  */
 export function applyPlacement(job: JobView, decided: { place: EnrolledPlace; alsoOn: EnrolledPlace[] }): { changed: boolean; moved: string | null } {
   const e = job.enrolled!;
   const { gpu, migSlice } = decided.place;
-  const moved = gpu !== job.gpu || migSlice !== job.migSlice;
-  const alsoOn = decided.alsoOn.length > 0 ? decided.alsoOn : undefined;
+  let moved = gpu !== job.gpu || migSlice !== job.migSlice;
+  let beside = decided.alsoOn;
+  if (moved && e.gpuFrom === 'driver' && !seenInARow(job, `${gpu}/${migSlice}`)) {
+    moved = false; // held where it is: every place listed but its own is beside it
+    beside = [decided.place, ...decided.alsoOn].filter((p) => p.gpu !== job.gpu || p.migSlice !== job.migSlice);
+  } else pendingMoves.delete(job);
+  const alsoOn = beside.length > 0 ? beside : undefined;
   const where = (places: EnrolledPlace[] | undefined): string => (places ?? []).map((p) => `${p.gpu}/${p.migSlice}`).join(',');
   const changed = moved || e.gpuFrom !== 'driver' || where(e.alsoOn) !== where(alsoOn); // memory alone changes every sample: shown, not kept each time
   const was = e.gpuFrom === 'driver' ? 'the driver showed it on' : `its ${e.gpuFrom === 'slurm' ? 'Slurm allocation' : 'CUDA_VISIBLE_DEVICES'} named`;
@@ -51,6 +63,14 @@ export function applyPlacement(job: JobView, decided: { place: EnrolledPlace; al
   if (!moved) return { changed, moved: null };
   Object.assign(job, { gpu, requestedGpu: gpu, migSlice, mode: migSlice ? 'mig' : job.mode === 'mig' ? 'shared' : job.mode }); // in a slice as a job started there is (its quota spoken for in the slice)
   return { changed: true, moved: `the driver lists its processes on ${placeName(gpu, migSlice)} (${from})` };
+}
+
+/** This sample names `key` instead of the job's place: true once PLACEMENT_MOVE_SAMPLES in a row have. */
+function seenInARow(job: JobView, key: string): boolean {
+  const pending = pendingMoves.get(job);
+  const samples = pending?.key === key ? pending.samples + 1 : 1;
+  pendingMoves.set(job, { key, samples });
+  return samples >= PLACEMENT_MOVE_SAMPLES;
 }
 
 export function placeName(gpu: number | null, migSlice: string | null): string {

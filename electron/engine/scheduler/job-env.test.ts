@@ -48,3 +48,13 @@ test("a job from another box (loginEnv) starts from this box's login environment
   // nothing sent: the login environment alone, with the box's LANG; a personal engine's own environment is not used either
   assert.deepEqual(jobEnvironment({ sent: [], loginEnv: true, account: alice, engineEnv: { ...daemon, EDITOR: 'vim' }, engineIsTheUsers: true }), { HOME: '/home/alice', USER: 'alice', LOGNAME: 'alice', SHELL: '/bin/zsh', PATH: LOGIN_PATH, LANG: 'de_DE.UTF-8' });
 });
+
+test("a login-like environment carries the user's runtime directory where the box has one (as pam_systemd gives an ssh login); what the person named wins", () => {
+  const daemon = { PATH: '/usr/sbin:/usr/bin' };
+  const runtimeDir = '/run/user/1000';
+  assert.equal(jobEnvironment({ sent: ['TERM=xterm'], loginEnv: true, account: alice, engineEnv: daemon, engineIsTheUsers: false, runtimeDir }).XDG_RUNTIME_DIR, runtimeDir);
+  assert.equal(jobEnvironment({ sent: undefined, account: alice, engineEnv: daemon, engineIsTheUsers: false, runtimeDir }).XDG_RUNTIME_DIR, runtimeDir, 'the daemon\'s job with nothing sent (the browser console)');
+  assert.equal('XDG_RUNTIME_DIR' in jobEnvironment({ sent: [], loginEnv: true, account: alice, engineEnv: daemon, engineIsTheUsers: false, runtimeDir: null }), false, 'none on the box: unset');
+  assert.equal(jobEnvironment({ sent: ['XDG_RUNTIME_DIR=/tmp/mine'], loginEnv: true, account: alice, engineEnv: daemon, engineIsTheUsers: false, runtimeDir }).XDG_RUNTIME_DIR, '/tmp/mine', 'named with --env');
+  assert.equal('XDG_RUNTIME_DIR' in jobEnvironment({ sent: ['A=1'], account: alice, engineEnv: daemon, engineIsTheUsers: false, runtimeDir }), false, 'a job run on this box keeps the environment its caller sent');
+});

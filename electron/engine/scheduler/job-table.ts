@@ -3,6 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { FINAL_STATES, SUSPENSION_REASONS, type JobState, type JobView } from '../../../shared/jobs.js';
 import type { Account } from '../accounts.js';
+import type { ProcessRef } from '../proc/proc-status.js';
 import { PARK_STATES } from './job-state.js';
 
 /** What a parked job left on its GPU. */
@@ -11,7 +12,9 @@ export interface ParkedJob {
   /** GPU memory it held when parked (the last reading), bytes. */
   bytes: number;
   at: number;
-  /** Its processes whose memory was checkpointed, in the order they were; absent: its main process alone (an earlier engine's park). */
+  /** Its processes whose memory was checkpointed, by pid and start time, in the order they were. */
+  processes?: ProcessRef[];
+  /** An earlier engine's record: the pids alone, no start times (absent too: its main process alone). Read, never written. */
   pids?: number[];
 }
 

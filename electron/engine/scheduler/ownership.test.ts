@@ -68,7 +68,7 @@ test('a released job keeps its processes for a grace period after its end (sampl
 });
 
 test('a new claim of the same pid (the pid reused by another job) replaces the old one', () => {
-  const own = new JobOwnership(tree({ 1: [0, 1], 500: [1, 50] }).readStatus);
+  const own = new JobOwnership(tree({ 1: [0, 1], 500: [1, 80] }).readStatus); // /proc shows the new process
   own.claim('j7', 'alice', 500, 50);
   own.release('j7', 1_000);
   own.claim('j9', 'bob', 500, 80);
@@ -92,4 +92,19 @@ test('with the snapshot\'s start time, a cached pid costs no /proc read; a diffe
   assert.equal(t.reads(), reads, 'no reads while the snapshot says it is the same process');
   t.procs.set(501, { ppid: 700, startTicks: 99 }); // exited; the pid now names another process
   assert.equal(own.jobOf(501, undefined, 1_000_099), null);
+});
+
+test('a member that exits and whose pid another process takes is no longer the job\'s (nor is a main process\'s pid reused)', () => {
+  const t = tree({ 1: [0, 1], 500: [1, 50], 800: [1, 80] });
+  const own = new JobOwnership(t.readStatus);
+  own.claim('j7', 'alice', 500, 50);
+  own.member('j7', 800, 80); // an enrolled job's member from outside the main process's tree
+  assert.equal(own.jobOf(800, undefined, 1_000_080)?.jobId, 'j7');
+  const reads = t.reads();
+  assert.equal(own.jobOf(800, undefined, 1_000_080)?.jobId, 'j7');
+  assert.equal(t.reads(), reads, 'no read while the snapshot says it is the same process');
+  t.procs.set(800, { ppid: 1, startTicks: 95 }); // the member exited; another user's process has its pid
+  assert.equal(own.jobOf(800, undefined, 1_000_095), null, 'with a new snapshot start time');
+  t.procs.set(500, { ppid: 1, startTicks: 97 });
+  assert.equal(own.jobOf(500), null, 'without one: /proc is read');
 });

@@ -23,6 +23,8 @@ interface Claim extends JobOwner {
 export class JobOwnership {
   /** The main process of each job, by pid (the latest claim of a pid wins). */
   private readonly byPid = new Map<number, Claim>();
+  /** Each claimed pid's start time (null: unknown), and the snapshot's startedAt last seen to match it: a pid alone may be reused. */
+  private readonly claimedAs = new Map<number, { startTicks: number | null; startedAt: number | null }>();
   private readonly byJob = new Map<string, Claim>();
   /** pid → the job its lineage leads to (null: none), valid for that pid's start time (and the snapshot's startedAt for it). */
   private readonly lineage = new Map<number, { startTicks: number; startedAt: number | null; jobId: string | null }>();
@@ -32,10 +34,11 @@ export class JobOwnership {
   /** A managed job's main process (startTicks: its /proc start time, null when unknown). */
   claim(jobId: string, owner: string, pid: number, startTicks: number | null): void {
     const old = this.byJob.get(jobId);
-    if (old && this.byPid.get(old.pid) === old) this.byPid.delete(old.pid);
+    if (old && this.byPid.get(old.pid) === old) this.forgetPid(old.pid);
     const claim: Claim = { jobId, owner, pid, startTicks, endedAt: null };
     this.byJob.set(jobId, claim);
     this.byPid.set(pid, claim);
+    this.claimedAs.set(pid, { startTicks, startedAt: null });
     // a process seen before this claim may descend from it now
     for (const [p, entry] of this.lineage) if (entry.jobId === null || entry.jobId === jobId) this.lineage.delete(p);
   }
@@ -44,10 +47,11 @@ export class JobOwnership {
    * Another process of a running job, outside its main process's tree (an enrolled job's member from its
    * process group): it and its descendants are the job's too, until the job ends.
    */
-  member(jobId: string, pid: number): void {
+  member(jobId: string, pid: number, startTicks: number): void {
     const claim = this.byJob.get(jobId);
-    if (!claim || claim.endedAt !== null || this.byPid.get(pid) === claim) return;
+    if (!claim || claim.endedAt !== null || (this.byPid.get(pid) === claim && this.claimedAs.get(pid)?.startTicks === startTicks)) return;
     this.byPid.set(pid, claim);
+    this.claimedAs.set(pid, { startTicks, startedAt: null });
     for (const [p, entry] of this.lineage) if (entry.jobId === null) this.lineage.delete(p); // seen before as nobody's
   }
 
@@ -66,7 +70,7 @@ export class JobOwnership {
   jobOf(pid: number, at?: number, startedAt?: number | null): JobOwner | null {
     if (this.byJob.size === 0) return null; // nothing managed: no /proc reads
     const direct = this.byPid.get(pid);
-    if (direct) return this.ownerAt(direct, at);
+    if (direct && this.stillClaimed(pid, startedAt)) return this.ownerAt(direct, at);
     const cached = this.lineage.get(pid);
     if (cached && startedAt != null && cached.startedAt === startedAt) return this.ownerOf(cached.jobId, at);
     const status = this.readStatus(pid);
@@ -84,6 +88,24 @@ export class JobOwnership {
     }
     this.lineage.set(pid, { startTicks: status.startTicks, startedAt: startedAt ?? null, jobId });
     return this.ownerOf(jobId, at);
+  }
+
+  /** The claimed pid still names the process claimed (a gone one stays claimed: samples from before its exit); another process that took it drops the claim. */
+  private stillClaimed(pid: number, startedAt: number | null | undefined): boolean {
+    const claimed = this.claimedAs.get(pid);
+    if (!claimed || claimed.startTicks === null || (startedAt != null && claimed.startedAt === startedAt)) return true;
+    const status = this.readStatus(pid);
+    if (status !== null && status.startTicks !== claimed.startTicks) {
+      this.forgetPid(pid);
+      return false;
+    }
+    if (startedAt != null && status !== null) claimed.startedAt = startedAt;
+    return true;
+  }
+
+  private forgetPid(pid: number): void {
+    this.byPid.delete(pid);
+    this.claimedAs.delete(pid);
   }
 
   /** Forget the lineage of pids no longer on any GPU (keeps the cache as small as the process list). */
@@ -106,7 +128,7 @@ export class JobOwnership {
     for (const claim of this.byJob.values()) {
       if (claim.endedAt === null || now - claim.endedAt <= OWNERSHIP_GRACE_MS) continue;
       this.byJob.delete(claim.jobId);
-      for (const [pid, c] of this.byPid) if (c === claim) this.byPid.delete(pid); // its main process and its members
+      for (const [pid, c] of this.byPid) if (c === claim) this.forgetPid(pid); // its main process and its members
     }
   }
 }

@@ -8,6 +8,7 @@ import { checkpointErrorName, type ProcessCheckpointer } from '../holds/checkpoi
 import type { JobActuators, ParkStepError } from './actuators.js';
 import type { JobEvent } from './job-state.js';
 import type { JobRecord } from './job-table.js';
+import type { ProcessRef } from '../proc/proc-status.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 
 /** What a park step needs of the loop that runs it. */
@@ -72,8 +73,9 @@ export async function parkJob(loop: ParkStepContext, record: JobRecord, by: stri
   const pids = loop.gpuPids(record);
   loop.fire(record, 'park', `parking, asked by ${by}`);
   loop.act.setGateMember(record, false); // a checkpoint-locked job must not hold higher jobs back mid-launch
+  let processes: ProcessRef[];
   try {
-    await loop.act.park(record, pids);
+    processes = await loop.act.park(record, pids);
   } catch (error) {
     loop.act.setGateMember(record, true);
     const step = error as ParkStepError;
@@ -81,7 +83,7 @@ export async function parkJob(loop: ParkStepContext, record: JobRecord, by: stri
     loop.fire(record, 'park-failed', message); // the loop's next step decides its gating again
     throw new ApiError('conflict', message);
   }
-  record.parked = { gpu, bytes, at: Date.now(), pids };
+  record.parked = { gpu, bytes, at: Date.now(), processes };
   job.usedMemory = 0;
   job.smPercent = 0;
   if (!loop.fire(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of GPU ${gpu} memory moved to host memory`)) return; // it ended meanwhile

@@ -3,7 +3,7 @@
 // writes a log only they can read. A directory they cannot enter is refused before anything starts.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { writeFileSync, chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ApiParams } from '../../../shared/api.js';
@@ -13,6 +13,7 @@ import { openNvml } from '../gpu/nvml-addon.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { schedulerRig, type SchedulerRig } from '../testing/scheduler-rig.js';
+import { userRuntimeDir } from './job-env.js';
 
 const SKIP = process.getuid?.() === 0 ? false : 'needs root: the engine runs jobs as another user only as root, and the test creates a user and a group';
 const REPORT = ['/bin/sh', '-c', 'id -u; id -g; id -G; pwd; env'];
@@ -26,6 +27,7 @@ let nvml: NvmlBinding;
 let dir: string;
 let user: { uid: number; gid: number; labGid: number; home: string };
 let r: SchedulerRig;
+let runUser: string;
 const cleanups: Array<() => unknown> = [];
 
 before(async () => {
@@ -46,7 +48,9 @@ before(async () => {
   driver = await SimulatedDriver.create({ scenario: 'a100-40gb' });
   process.env.GPUSHARE_FAKEGPU_STATE = driver.statePath;
   nvml = openNvml(driver.nvmlLibraryPath);
-  r = schedulerRig({ driver, nvml, dir }, 'engine', {}, cleanups);
+  runUser = join(dir, 'run-user'); // stands for /run/user, which pam_systemd fills at login (this machine's is left alone)
+  mkdirSync(runUser, { mode: 0o755 });
+  r = schedulerRig({ driver, nvml, dir }, 'engine', { userRuntimeRoot: runUser }, cleanups);
 });
 
 after(async () => {
@@ -184,4 +188,43 @@ test('a working directory its user cannot enter is refused naming it and the use
   await r.tick();
   assert.equal(JSON.stringify(await listed()), before);
   assert.deepEqual(logs(), logsBefore);
+});
+
+test("a job sent from another box gets XDG_RUNTIME_DIR as an ssh login would: only the user's own /run/user/UID, a 0700 directory (never a symlink there), never made by the engine", { skip: SKIP }, async () => {
+  const mine = join(runUser, String(user.uid));
+  const runtimeDirOf = async (): Promise<string | undefined> => {
+    const submitted = await submit({ argv: REPORT, cwd: dir, loginEnv: true, env: [] });
+    return readReport((await finished(submitted.id)).logPath!).env.get('XDG_RUNTIME_DIR');
+  };
+  assert.equal(await runtimeDirOf(), undefined, 'no such directory: unset');
+  assert.equal(existsSync(mine), false, 'and the engine made none');
+
+  mkdirSync(mine, { mode: 0o700 });
+  chownSync(mine, user.uid, user.gid);
+  assert.equal(await runtimeDirOf(), mine, 'the user\'s own, 0700');
+
+  chownSync(mine, 0, 0);
+  assert.equal(userRuntimeDir(user.uid, runUser), null, 'another owner (root)');
+  chownSync(mine, user.uid + 1, user.gid);
+  assert.equal(userRuntimeDir(user.uid, runUser), null, 'another owner (another user)');
+  chownSync(mine, user.uid, user.gid);
+  chmodSync(mine, 0o750);
+  assert.equal(userRuntimeDir(user.uid, runUser), null, 'mode 0750');
+  chmodSync(mine, 0o1700);
+  assert.equal(userRuntimeDir(user.uid, runUser), null, 'mode 01700');
+  chmodSync(mine, 0o700);
+  assert.equal(userRuntimeDir(user.uid, runUser), mine, 'right again');
+
+  const real = join(dir, 'elsewhere');
+  mkdirSync(real, { mode: 0o700 });
+  chownSync(real, user.uid, user.gid);
+  rmSync(mine, { recursive: true });
+  symlinkSync(real, mine);
+  assert.equal(lstatSync(mine).isSymbolicLink(), true);
+  assert.equal(await runtimeDirOf(), undefined, 'a symlink is not followed, though its target would pass');
+  rmSync(mine);
+  writeFileSync(mine, '', { mode: 0o700 });
+  chownSync(mine, user.uid, user.gid);
+  assert.equal(userRuntimeDir(user.uid, runUser), null, 'a plain file');
+  rmSync(mine);
 });

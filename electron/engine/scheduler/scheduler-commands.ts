@@ -12,7 +12,7 @@ import type { BoxRights } from '../api/rights.js';
 import { shownArgv, submittedBytes, SUBMITTED_BYTES_MAX } from './argv-bounds.js';
 import { PARK_STATES } from './job-state.js';
 import { newJobView, type JobRecord } from './job-table.js';
-import { jobEnvironment } from './job-env.js';
+import { jobEnvironment, userRuntimeDir } from './job-env.js';
 import { checkDirectory, resolveCommand } from './launcher.js';
 import { spawnHelperProblem } from './spawn-as-user.js';
 import { lookupAccount, type Account } from '../accounts.js';
@@ -31,6 +31,8 @@ export interface JobCommandOptions {
   rights: BoxRights;
   /** A personal engine's environment is its user's; the daemon's is nobody's to hand on. */
   engineKind: EngineKind;
+  /** Where users' runtime directories are, for a login-like environment's XDG_RUNTIME_DIR (default /run/user). */
+  userRuntimeRoot?: string;
 }
 
 export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler, options: JobCommandOptions): void {
@@ -146,7 +148,10 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     }
     scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request }); // the lab policy's limits
     const engineIsTheUsers = options.engineKind !== 'daemon' && !asUser;
-    const submitted = jobEnvironment({ sent: params.env, loginEnv: params.loginEnv, account: runAs ?? account, engineEnv: process.env, engineIsTheUsers });
+    const runsAs = runAs ?? account;
+    const loginLike = params.loginEnv === true || (params.env === undefined && !engineIsTheUsers);
+    const runtimeDir = loginLike ? userRuntimeDir(runsAs.uid, options.userRuntimeRoot) : null; // the kernel's uid it runs as, never a name sent
+    const submitted = jobEnvironment({ sent: params.env, loginEnv: params.loginEnv, account: runsAs, engineEnv: process.env, engineIsTheUsers, runtimeDir });
     const executable = resolveCommand(params.argv[0], { path: submitted.PATH, cwd, as: asUser });
 
     const id = table.nextManagedId();

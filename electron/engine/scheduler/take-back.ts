@@ -94,7 +94,7 @@ export class TakeBack {
 
   /** A job of an earlier engine: lost, adopted with its gate slot, or (parked) adopted once its memory's restore ends. */
   private adopt(record: JobRecord): void {
-    const adoption = decideAdoption(record.view, () => this.loop.processAlive(record));
+    const adoption = decideAdoption(record.view, record.startTicks, () => this.loop.processAlive(record));
     if (adoption.kind === 'wait') return;
     if (adoption.kind === 'lose') {
       this.loop.fire(record, 'lose', adoption.reason);

@@ -64,13 +64,15 @@ test("the daemon's start imports the rows of an earlier gpushare's slurm-usage.j
   assert.deepEqual((JSON.parse(asRoot) as { rows: SlurmUsageRow[] }).rows, [earlier], 'root reads the store itself: the imported row, as it was');
 });
 
-test('a user who is not root gets `report --by slurm-job` (with --db naming the daemon\'s store, or without) from the daemon: every Slurm job\'s row, lab-wide as reports are; `--by user` too; with the daemon stopped a sentence says why, not "permission denied"', { skip: SKIP }, async () => {
+test('a user who is not root gets `report --by slurm-job` (with --db naming the daemon\'s store, or without) from the daemon: every Slurm job\'s row, lab-wide as reports are; `--by user` too; the calls of his console (reports.slurmJobs, reports.export by slurm-job) answer the same rows and CSV; with the daemon stopped a sentence says why, not "permission denied"', { skip: SKIP }, async () => {
   await box.ok(null, 'slurm.prolog', { jobId: '901', uid: bob.uid, gpus: [0], partition: 'gpu' });
   const ended = await box.ok(null, 'slurm.epilog', { jobId: '901' });
   assert.equal(ended.jobId, '901');
 
+  let cliCsv = '';
   for (const db of [['--db', box.dbPath], []]) {
     const run = report(bob, ['--by', 'slurm-job', '--since', '1h', ...db]);
+    cliCsv = run.stdout;
     assert.equal(run.code, 0, `report ${db.join(' ')} as bob: ${run.stderr}`);
     assert.match(run.stdout, /^JobID,User,Partition,QOS,Start,End,GPUHours,SMHours,MemoryGiBHours,PeakMemoryGiB,GatedSeconds,ParkedSeconds\n/);
     assert.deepEqual(jobIds(run.stdout), ['900', '901'], `his job and alice's: reports are lab-wide (${db.join(' ') || 'no --db'})`);
@@ -78,6 +80,12 @@ test('a user who is not root gets `report --by slurm-job` (with --db naming the 
   }
   const json = report(bob, ['--by', 'slurm-job', '--since', '1h', '--format', 'json']);
   assert.deepEqual((JSON.parse(json.stdout) as { rows: SlurmUsageRow[] }).rows[0], earlier, 'the row the daemon answers is the one imported');
+  // bob's console (the desktop app on the daemon's socket, or his browser proxy) asks the daemon as he does: the Reports view's calls
+  const range = { since: Date.now() - 3_600_000 };
+  const asConsole = await box.ok(bob, 'reports.slurmJobs', range);
+  assert.deepEqual(asConsole.rows, (JSON.parse(json.stdout) as { rows: SlurmUsageRow[] }).rows, "his console's rows are his CLI's, no more");
+  assert.deepEqual((await box.ok(null, 'reports.slurmJobs', range)).rows, asConsole.rows, 'and what root reads: the rows are lab-wide');
+  assert.equal((await box.ok(bob, 'reports.export', { ...range, by: 'slurm-job', format: 'csv' })).content, cliCsv, "the console's saved CSV is the one his CLI prints");
   const byUser = report(bob, ['--by', 'user', '--since', '1h', '--format', 'json']);
   assert.equal(byUser.code, 0, byUser.stderr);
   assert.equal((JSON.parse(byUser.stdout) as { by: string }).by, 'user');

@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { slurmUsageCsv } from '../../../shared/slurm-usage-report.js';
 import { Engine } from '../engine.js';
+import { readSlurmUsage } from '../reports/slurm-usage.js';
 import { attachUsageStore } from './attach.js';
 import { fakeGpu, noGpus, fakeSnapshot, fakeTicks } from './testing/synthetic.js';
 import { UsageStore } from './usage-store.js';
@@ -85,6 +87,43 @@ test("a report by job gives a non-administrator another user's jobs by their pro
   assert.equal((await labels({ ...mallory, admin: true })).p81, 'alice: /home/alice/bin/train.py --api-key=s3cret', 'an administrator sees it whole');
   const csv = (await engine.call('reports.export', { since: now - 60_000, until: now + 60_000, by: 'job', format: 'csv' }, mallory)).content;
   assert.doesNotMatch(csv, /s3cret|\/home\/alice/);
+  detach();
+  await store.close();
+});
+
+test("usage per Slurm job: reports.slurmJobs answers a non-administrator every job's row, as an administrator and `gpushare report --by slurm-job` get it, and reports.export by slurm-job makes the same rows a file", async () => {
+  const engine = new Engine(realBackend(noGpus, () => undefined), { rateHz: 2 });
+  const store = await UsageStore.open({ path: join(dir, 'slurm.db') });
+  const detach = attachUsageStore(engine, store);
+  const now = Date.now();
+  const range = { since: now - 60_000, until: now + 60_000 };
+  const rows = [
+    { jobId: '501', user: 'alice', partition: 'gpu', qos: 'high', start: now - 40_000, end: now - 20_000, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 3, peakMemoryBytes: 6 * 2 ** 30, gatedSeconds: 2, parkedSeconds: 0 },
+    { jobId: '502', user: 'bob', partition: null, qos: null, start: now - 30_000, end: now - 10_000, gpuHours: 1, smHours: 0.75, memoryGiBHours: 8, peakMemoryBytes: 16 * 2 ** 30, gatedSeconds: 0, parkedSeconds: 5 },
+  ];
+  rows.forEach((row) => store.recordSlurmUsage(row));
+  await store.flush();
+  const mallory = { uid: 4242, gid: 4242, groups: [], user: 'mallory', pid: null, admin: false, via: 'socket' as const };
+  const asMallory = await engine.call('reports.slurmJobs', range, mallory);
+  assert.deepEqual(asMallory, { by: 'slurm-job', ...range, rows, leftOut: 0 });
+  assert.deepEqual(await engine.call('reports.slurmJobs', range, { ...mallory, admin: true }), asMallory, 'an administrator reads no more: the row holds what squeue shows everyone');
+  assert.deepEqual(await engine.call('reports.slurmJobs', range), await readSlurmUsage(store.db, { ...range, now }), "the engine's own user: the CLI's reading of the store");
+
+  const csv = await engine.call('reports.export', { ...range, by: 'slurm-job', format: 'csv' }, mallory);
+  assert.match(csv.fileName, /^gpushare-usage-by-slurm-job-\d{4}-\d\d-\d\d\.csv$/);
+  assert.equal(csv.content, slurmUsageCsv(rows), "the CSV `gpushare report --by slurm-job` writes");
+  const json = await engine.call('reports.export', { ...range, by: 'slurm-job', format: 'json' }, mallory);
+  assert.deepEqual(JSON.parse(json.content), asMallory);
+  const html = await engine.call('reports.export', { ...range, by: 'slurm-job', format: 'html' }, mallory);
+  assert.equal(html.mimeType, 'text/html;charset=utf-8');
+  assert.match(html.content, /^<!doctype html>/i);
+  assert.match(html.content, /<td>501<\/td><td>alice<\/td><td>gpu<\/td><td>high<\/td>/);
+  assert.match(html.content, /<td>502<\/td><td>bob<\/td><td><\/td><td><\/td>/);
+  assert.match(html.content, /<b>2<\/b><span>Slurm jobs<\/span>/);
+  const empty = await engine.call('reports.export', { since: now - 120_000, until: now - 60_000, by: 'slurm-job', format: 'html' });
+  assert.match(empty.content, /No Slurm job&#39;s usage recorded yet from \d{4}-/, 'no table: a sentence, as in the console');
+  assert.doesNotMatch(empty.content, /<table>/);
+  await assert.rejects(engine.call('reports.export', { since: now, until: now - 1, by: 'slurm-job', format: 'csv' }), { name: 'ValidationError', message: /^params\.until: must be after params\.since/ });
   detach();
   await store.close();
 });

@@ -1,12 +1,12 @@
 // Wire the usage store to a running engine: every tick, job change, alert and audited
-// command is recorded, and `reports.query` (and `reports.export`, the same as a file) answer from the store.
+// command is recorded, and `reports.query`, `reports.slurmJobs` (and `reports.export`, either as a file) answer from the store.
 import { basename } from 'node:path';
 import type { ReportGrouping, UsageReport } from '../../../shared/usage-report.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
 import type { KeptAlert } from '../api/need-to-know.js';
 import type { Engine } from '../engine.js';
-import { reportToFile } from '../reports/export.js';
+import { reportToFile, slurmReportToFile } from '../reports/export.js';
 import { queryUsage } from '../reports/query.js';
 import { readSlurmUsage } from '../reports/slurm-usage.js';
 import type { StoreStatus } from '../../../shared/store-status.js';
@@ -59,8 +59,11 @@ export function attachUsageStore(engine: Engine, store: UsageStore, options: Att
   };
   engine.dispatcher.register('reports.query', (params, caller) => report(params, caller));
   // reports are lab-wide (by user lists everyone); a Slurm row holds what squeue shows every user: job id, user, partition, QOS
-  engine.dispatcher.register('reports.slurmJobs', async (params) => readSlurmUsage(openDb(store), { ...params, ...bounds }));
-  engine.dispatcher.register('reports.export', async ({ format, ...params }, caller) => reportToFile(await report(params, caller), format));
+  const slurmJobs = async (params: { since: number; until?: number }) => readSlurmUsage(openDb(store), { ...params, ...bounds });
+  engine.dispatcher.register('reports.slurmJobs', (params) => slurmJobs(params));
+  engine.dispatcher.register('reports.export', async ({ format, by, ...range }, caller) =>
+    by === 'slurm-job' ? slurmReportToFile(await slurmJobs(range), format) : reportToFile(await report({ ...range, by }, caller), format),
+  );
   return () => {
     offs.forEach((off) => off());
     engine.dispatcher.useAuditSource(null);

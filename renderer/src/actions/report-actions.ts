@@ -1,6 +1,8 @@
 // Usage reports: ask the engine, and save what is on screen — CSV and JSON built here from the
-// same UsageReport, the HTML report (charts, print-ready) made by the engine (reports.export), and in
-// the desktop app its PDF, printed by the main process (electron/main/pdf-export.ts).
+// same UsageReport (or Slurm jobs' rows, as `gpushare report --by slurm-job` writes them), the HTML
+// report (charts, print-ready) made by the engine (reports.export), and in the desktop app its PDF,
+// printed by the main process (electron/main/pdf-export.ts).
+import { slurmUsageCsv } from '../../../shared/slurm-usage-report.js';
 import { reportToCsv } from '../../../shared/usage-report-csv.js';
 import { reportFileName, type ReportExportFormat, type ReportFile } from '../../../shared/usage-report.js';
 import { reportsStore, requestedRange } from '../stores/reports-store.js';
@@ -19,7 +21,8 @@ export async function loadReport(): Promise<void> {
   const request = ++latestRequest;
   reportsStore.setState({ loading: true });
   try {
-    const report = await engineApi().call('reports.query', { ...requestedRange(state), by: state.by });
+    const range = requestedRange(state);
+    const report = state.by === 'slurm-job' ? await engineApi().call('reports.slurmJobs', range) : await engineApi().call('reports.query', { ...range, by: state.by });
     if (request === latestRequest) reportsStore.setState({ report, loading: false, error: null });
   } catch (error) {
     if (request === latestRequest) reportsStore.setState({ loading: false, error: messageOf(error) });
@@ -37,7 +40,7 @@ export async function saveReport(format: SavedReportFormat): Promise<void> {
       const file: ReportFile = await engineApi().call('reports.export', params);
       saveBlob(file.fileName, reportFileBlob(file), pageTarget);
     } else if (format === 'csv') {
-      download(reportFileName(report, format), reportToCsv(report), 'text/csv;charset=utf-8');
+      download(reportFileName(report, format), report.by === 'slurm-job' ? slurmUsageCsv(report.rows) : reportToCsv(report), 'text/csv;charset=utf-8');
     } else {
       download(reportFileName(report, format), JSON.stringify(report, null, 2) + '\n', 'application/json');
     }

@@ -1,6 +1,7 @@
 // The Reports view: the range and grouping asked for, and the engine's last answer.
 import { createStore } from 'zustand/vanilla';
-import type { ReportGrouping, UsageReport, UsageRow } from '../../../shared/usage-report.js';
+import type { SlurmUsageReport, SlurmUsageRow } from '../../../shared/slurm.js';
+import type { AnyReportGrouping, UsageReport, UsageRow } from '../../../shared/usage-report.js';
 
 export const REPORT_PRESETS = [
   { preset: '24h', title: '24 h', ms: 24 * 3600_000 },
@@ -12,14 +13,22 @@ export type ReportPreset = (typeof REPORT_PRESETS)[number]['preset'] | 'custom';
 /** What the chart plots per row. */
 export type ReportMetric = keyof Pick<UsageRow, 'gpuSeconds' | 'smSeconds' | 'memoryGiBHours' | 'contentionMinutes'>;
 
+/** What the engine answered: a usage report (reports.query), or usage per Slurm job (reports.slurmJobs). */
+export type ShownReport = UsageReport | SlurmUsageReport;
+
+/** A column the Slurm job table sorts by. */
+export type SlurmSortKey = keyof SlurmUsageRow;
+
 export interface ReportsState {
   preset: ReportPreset;
   /** The custom range (ms since the epoch), used when preset is 'custom'. */
   customSince: number;
   customUntil: number;
-  by: ReportGrouping;
+  by: AnyReportGrouping;
   metric: ReportMetric;
-  report: UsageReport | null;
+  /** The Slurm job table's order: newest end first until a person picks a column. */
+  slurmSort: { key: SlurmSortKey; descending: boolean };
+  report: ShownReport | null;
   loading: boolean;
   error: string | null;
 }
@@ -31,6 +40,7 @@ export const reportsStore = createStore<ReportsState>(() => ({
   customUntil: now,
   by: 'user',
   metric: 'gpuSeconds',
+  slurmSort: { key: 'end', descending: true },
   report: null,
   loading: false,
   error: null,

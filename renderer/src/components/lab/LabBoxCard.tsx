@@ -3,7 +3,8 @@
 // slices and queued jobs. A box that is not connected keeps its last figures, dimmed, as of when.
 import { memo, useLayoutEffect, useMemo, useRef } from 'react';
 import { labConsoleHref, type LabConsoleGpu, type LabConsoleRow } from '../../../../shared/lab-console.js';
-import { showMeterTitle, writeGpuFigures } from './gpu-figures.js';
+import { followPointer, useFiguresCanvas, writeGpuFigures } from './gpu-figures.js';
+import { figuresHeight, userLineCount } from './tile-figures.js';
 
 /** A time as the box's state line says it (shared/lab.ts): UTC, so "down since" and "as of" read alike. */
 export const utcClock = (ms: number): string => new Date(ms).toISOString().slice(11, 19) + ' UTC';
@@ -22,12 +23,13 @@ const sameRow = (a: LabConsoleRow, b: LabConsoleRow): boolean =>
     a.queuedAnyGpu === b.queuedAnyGpu && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => sameGpu(g, b.gpus[i])));
 const sameBox = (a: BoxProps, b: BoxProps): boolean => a.sampledAt === b.sampledAt && sameRow(a.box, b.box);
 
-/** What React draws of a tile; the figures in it are writeGpuFigures's. */
+/** What React draws of a tile (its lines' count sets its canvas's height); the figures in it are writeGpuFigures's. */
 const sameShape = (a: LabConsoleGpu, b: LabConsoleGpu): boolean =>
   a.index === b.index && a.name === b.name && a.lost === b.lost && a.migSlices === b.migSlices && a.queued === b.queued && a.users.length === b.users.length && (a.otherUsers > 0) === (b.otherUsers > 0);
 
-/** A GPU's tile: React draws its shape (the nodes below are empty where a figure goes); its box's card writes the figures. */
+/** A GPU's tile: React draws its head and its figures' canvas, with the figures' words under it left empty; its box's card writes and draws the figures. */
 const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabConsoleGpu }) {
+  const figures = useFiguresCanvas();
   return (
     <div className={`lab-gpu${gpu.lost ? ' lost' : ''}`} data-gpu={gpu.index}>
       <div className="lab-gpu-head">
@@ -37,26 +39,24 @@ const GpuTile = memo(function GpuTile({ gpu }: { gpu: LabConsoleGpu }) {
         {gpu.migSlices > 0 && <span className="lab-flag">MIG · {gpu.migSlices} slices</span>}
         {gpu.queued > 0 && <span className="lab-flag queue">{gpu.queued} queued</span>}
       </div>
-      <div className="lab-meter">
-        <span className="lab-meter-label">util</span>
-        <span className="lab-meter-bar util" />
-        <span className="lab-meter-value lab-util" />
-      </div>
-      <div className="lab-meter">
-        <span className="lab-meter-label">mem</span>
-        <span className="lab-meter-bar mem" />
-        <span className="lab-meter-value lab-mem" />
-      </div>
-      <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
-        {gpu.users.length === 0 && <li className="muted">no processes</li>}
-        {/* keyed by place: a new order rewrites the lines' words rather than moving the lines */}
-        {gpu.users.map((_, place) => (
-          <li key={place} className="lab-user">
-            <span className="lab-user-name" /> <span className="muted" />
-          </li>
-        ))}
-        {gpu.otherUsers > 0 && <li className="muted" />}
-      </ul>
+      <canvas ref={figures} className="lab-figures" style={{ height: figuresHeight(userLineCount(gpu)) }}>
+        <span className="lab-meter">
+          utilization <span className="lab-meter-value lab-util" />
+        </span>
+        <span className="lab-meter">
+          memory <span className="lab-meter-value lab-mem" />
+        </span>
+        <ul className="lab-users" aria-label={`who runs on GPU ${gpu.index}`}>
+          {/* keyed by place: a new order rewrites the lines' words rather than moving the lines */}
+          {gpu.users.map((_, place) => (
+            <li key={place} className="lab-user">
+              <span className="lab-user-name" /> <span className="muted" />
+            </li>
+          ))}
+          {gpu.users.length === 0 && <li className="muted" />}
+          {gpu.otherUsers > 0 && <li className="muted" />}
+        </ul>
+      </canvas>
     </div>
   );
 }, (a, b) => sameShape(a.gpu, b.gpu));
@@ -101,7 +101,7 @@ export const LabBoxCard = memo(function LabBoxCard({ box, sampledAt }: BoxProps)
         </p>
       )}
       {box.gpus.length > 0 ? (
-        <div ref={tiles} className={`lab-gpus${live ? '' : ' stale'}`} onPointerOver={(event) => showMeterTitle(event.target)}>
+        <div ref={tiles} className={`lab-gpus${live ? '' : ' stale'}`} onPointerMove={followPointer} onPointerLeave={followPointer}>
           {box.gpus.map((gpu) => (
             <GpuTile key={gpu.index} gpu={gpu} />
           ))}

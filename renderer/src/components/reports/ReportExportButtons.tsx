@@ -11,7 +11,7 @@ export function ReportExportButtons() {
       <span className="muted">Export</span>
       <button type="button" disabled={!ready} onClick={() => void saveReport('csv')}>CSV</button>
       <button type="button" disabled={!ready} onClick={() => void saveReport('json')}>JSON</button>
-      <button type="button" disabled={!ready} onClick={() => void saveReport('html')} title="A self-contained HTML report with charts; print it to PDF, or use `gpushare report --format pdf`">HTML report</button>
+      <button type="button" disabled={!ready} onClick={() => void saveReport('html')} title="A self-contained HTML report with charts; print it to PDF, or use `gpushare report --format pdf` (with --by as here)">HTML report</button>
       {desktop && <button type="button" disabled={!ready} onClick={() => void saveReport('pdf')} title="The HTML report printed to PDF by the desktop app">PDF</button>}
     </div>
   );

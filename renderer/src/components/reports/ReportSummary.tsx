@@ -14,6 +14,11 @@ export function ReportSummary({ report }: { report: UsageReport }) {
     ['Suspended / parked', formatDuration(t.suspendedSeconds)],
     ['Contention', `${formatAmount(t.contentionMinutes, 1)} min`],
   ];
+  return <SummaryLine figures={figures} note={`${formatDateTime(report.since)} – ${formatDateTime(report.until)} · from ${report.resolution} data`} />;
+}
+
+/** Labelled figures in one line, and a note on the range at its end (the Slurm job report's too). */
+export function SummaryLine({ figures, note }: { figures: Array<[string, string]>; note: string }) {
   return (
     <div className="report-summary">
       {figures.map(([label, value]) => (
@@ -22,9 +27,7 @@ export function ReportSummary({ report }: { report: UsageReport }) {
           <span className="stat-value">{value}</span>
         </div>
       ))}
-      <div className="report-range-note muted">
-        {formatDateTime(report.since)} – {formatDateTime(report.until)} · from {report.resolution} data
-      </div>
+      <div className="report-range-note muted">{note}</div>
     </div>
   );
 }

@@ -1,7 +1,8 @@
-// Usage reports: who used the GPUs how much over a range, by user, job or GPU, as a chart and a
-// table; saved as CSV, JSON or the HTML report. A preset range refreshes while the view is open.
+// Usage reports: who used the GPUs how much over a range, by user, job, GPU or container as a chart
+// and a table, or per Slurm job as a table; saved as CSV, JSON or the HTML report. A preset range
+// refreshes while the view is open.
 import { useEffect } from 'react';
-import { REPORT_GROUPINGS } from '../../../../shared/usage-report.js';
+import { ALL_REPORT_GROUPINGS } from '../../../../shared/usage-report.js';
 import { loadReport } from '../../actions/report-actions.js';
 import { useReports } from '../../stores/hooks.js';
 import { reportsStore } from '../../stores/reports-store.js';
@@ -10,9 +11,10 @@ import { ReportExportButtons } from './ReportExportButtons.js';
 import { ReportRangePicker } from './ReportRangePicker.js';
 import { ReportSummary } from './ReportSummary.js';
 import { ReportTable } from './ReportTable.js';
+import { SlurmJobReport } from './SlurmJobReport.js';
 
 const REFRESH_MS = 10_000;
-const GROUP_TITLES = { user: 'User', job: 'Job', gpu: 'GPU', container: 'Container' } as const;
+const GROUP_TITLES = { user: 'User', job: 'Job', gpu: 'GPU', container: 'Container', 'slurm-job': 'Slurm job' } as const;
 
 export function ReportsView() {
   const preset = useReports((s) => s.preset);
@@ -34,7 +36,7 @@ export function ReportsView() {
         <h2>Usage report</h2>
         <ReportRangePicker />
         <div className="segmented" aria-label="Group by">
-          {REPORT_GROUPINGS.map((g) => (
+          {ALL_REPORT_GROUPINGS.map((g) => (
             <button key={g} type="button" className={by === g ? 'on' : ''} aria-pressed={by === g} onClick={() => reportsStore.setState({ by: g })}>
               by {GROUP_TITLES[g]}
             </button>
@@ -45,7 +47,8 @@ export function ReportsView() {
       </header>
       {error && <div className="report-error" role="alert">{error}</div>}
       {!report && !error && <div className="muted">Asking the engine for the report…</div>}
-      {report && (
+      {report?.by === 'slurm-job' && <SlurmJobReport report={report} />}
+      {report && report.by !== 'slurm-job' && (
         <>
           <ReportSummary report={report} />
           <ReportChart report={report} />
