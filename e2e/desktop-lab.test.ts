@@ -1,10 +1,12 @@
 // The desktop app's Lab view, without an Electron binary: the built console in Chromium with the
 // real compiled preload (electron/preload/preload.cjs) run under a stand-in for Electron's
 // ipcRenderer and contextBridge, and on this side the main process's own relays (console-relays.ts,
-// lab-windows.ts, window-relay.ts) under a stand-in for ipc-bridge.ts. This box is a real engine on a simulated A100; the
+// lab-windows.ts, lab-hub-child.ts, window-relay.ts) under a stand-in for ipc-bridge.ts, the hub in a child
+// process of its own (child_process.fork standing in for Electron's utilityProcess). This box is a real engine on a simulated A100; the
 // lab is box1 (gpushare serve on two simulated H100s) and box2, which is down. Switching to Lab,
 // asking where a job can run, opening box1's console (box1's GPUs, not this box's) and moving a job
-// there (box1's daemon moves it, this box's engine does not), back to the Lab view, and to this box.
+// there (box1's daemon moves it, this box's engine does not), back to the Lab view, and to this box. The hub's
+// process killed: the Lab view says so, and a reload starts another.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,13 +17,15 @@ import { DESKTOP_LAB_STATUS, IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '..
 import { parseLabList, type LabBoxSpec } from '../shared/lab.js';
 import { startServeBox, type ServeBox } from '../electron/cli/testing/serve-box.js';
 import { LabHub } from '../electron/engine/lab/lab-hub.js';
+import type { HubChild } from '../electron/engine/lab/hub-process-protocol.js';
 import { LabListError } from '../electron/engine/lab/lab-list.js';
+import { forkNodeHub } from '../electron/engine/lab/testing/node-hub-process.js';
 import { defaultSocketPath } from '../electron/engine/server/socket-server.js';
 import { fakegpuBuildDir, packageRoot } from '../electron/engine/paths.js';
 import { consoleRelays } from '../electron/main/console-relays.js';
 import { desktopLab, servedBy, type DesktopLab } from '../electron/main/lab-windows.js';
 import { openLineConnection } from '../electron/main/line-connection.js';
-import type { ToWindow } from '../electron/main/window-relay.js';
+import type { ToWindowOrText } from '../electron/main/window-relay.js';
 import { browserMissing, eventually, openConsoleHarness, type ConsoleHarness } from './harness.js';
 
 const missing = browserMissing();
@@ -51,7 +55,7 @@ async function standInMain(page: Page, lab: DesktopLab, engineSocket: string, as
   const relays = consoleRelays<string>({ connect: () => openLineConnection(engineSocket), whyClosed: () => "this box's engine closed the connection" }, lab);
   let lastLoad: string | null = null;
   let delivering = Promise.resolve();
-  const toWindow = (load: string) => (message: ToWindow) => {
+  const toWindow = (load: string) => (message: ToWindowOrText) => {
     // one at a time, in order, as Electron's IPC delivers them
     delivering = delivering.then(() => page.evaluate(([l, channel, m]) => (globalThis as unknown as { __standInDeliver(l: string, c: string, m: unknown): void }).__standInDeliver(l, channel, m), [load, IPC_MESSAGE_CHANNEL, message] as const)).catch(() => undefined);
   };
@@ -83,6 +87,7 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
   let testHub: LabHub;
   let boxJob: string;
   let localJob: string;
+  const hubs: HubChild[] = [];
 
   before(async () => {
     h = await openConsoleHarness('a100-40gb');
@@ -96,7 +101,12 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
         if (mistake) throw mistake;
         return { boxes: listed, files: listed.length > 0 ? ['lab.json'] : [], looked: { admin: '/etc/gpushare/lab.json', own: join(root, 'lab.json') } };
       },
-      openHub: (boxes) => new LabHub(boxes, { socketDir: join(root, 'lab'), firstRetryMs: 500, maxRetryMs: 2000 }),
+      forkHub: () => {
+        const hub = forkNodeHub();
+        hubs.push(hub);
+        return hub;
+      },
+      hubOptions: { socketDir: join(root, 'lab'), firstRetryMs: 500, maxRetryMs: 2000 },
     });
     main = await standInMain(h.page, lab, engineSocket, asked);
     // a job on box1 (through a hub of the test's own, as the person) and one on this box, to act on
@@ -139,7 +149,7 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     // the totals follow the boxes at most once a second
     await eventually(async () => /1 of 2 boxes connected · 2 GPUs/.test(await page.locator('.lab-totals').innerText()), 5_000, 'the lab totals: 1 of 2 boxes connected, 2 GPUs');
     assert.match(await page.locator('.top-bar-facts').innerText(), /desktop app · lab$/, 'the Lab view says it runs in the desktop app, as this box\'s console does');
-    // where can I run: asked of the hub in the app's main process
+    // where can I run: asked of the app's hub, in its own process
     const form = page.locator('.lab-where-form');
     await form.locator('input[name="memory"]').fill('1G');
     await form.locator('input[name="gpus"]').fill('1');
@@ -211,5 +221,21 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     } finally {
       mistake = null;
     }
+  });
+
+  test('the hub\'s process killed: the Lab view says the hub stopped and why; a reload starts a new one', async () => {
+    const page = h.page;
+    await page.goto(new URL('?lab=1', home).toString());
+    const card = (name: string) => page.locator(`.lab-box[data-box="${name}"]`);
+    await card('box1').and(page.locator('[data-state="connected"]')).waitFor({ timeout: 30_000 });
+    const running = hubs.at(-1)!;
+    const before = hubs.length;
+    process.kill(running.pid!, 'SIGKILL');
+    const detail = page.locator('.connection-detail');
+    await eventually(async () => (await detail.count()) > 0 && /^The lab hub stopped \(killed by SIGKILL\)\./.test(await detail.innerText()), 15_000, 'the Lab view to say the hub stopped');
+    await h.screenshot('desktop-lab-hub-stopped');
+    await page.reload();
+    await card('box1').and(page.locator('[data-state="connected"]')).waitFor({ timeout: 30_000 });
+    assert.equal(hubs.length, before + 1, 'the reload started a new hub process');
   });
 });

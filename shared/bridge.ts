@@ -14,8 +14,8 @@ export interface ConnectionMessage {
 }
 
 /**
- * The desktop app's Lab view: its hub runs in the main process, which serves a Lab window (`?lab`)
- * the Lab view's event and request, as `gpushare start --lab` serves them over its WebSocket.
+ * The desktop app's Lab view: its hub runs in a process of its own, whose sessions the main process relays
+ * to a Lab window (`?lab`): the Lab view's event and request, as `gpushare start --lab` serves them over its WebSocket.
  */
 export const LAB_BRIDGE_EVENTS = [LAB_EVENT] as const;
 export type LabBridgeEvent = (typeof LAB_BRIDGE_EVENTS)[number];
@@ -28,6 +28,9 @@ export interface DesktopLabStatus {
   /** The lab list could not be read: the sentence naming the file and the mistake (the Lab view shows it). */
   problem: string | null;
 }
+
+/** The Lab tab's rule, and the tray's Lab item's: a lab list, or one with a mistake (whose Lab view then names it). */
+export const showsLab = (lab: DesktopLabStatus): boolean => lab.boxes.length > 0 || lab.problem !== null;
 
 /** The requests a window may make beside the API's: the Lab view's one, and the Lab tab's. */
 export const LAB_BRIDGE_METHODS = [LAB_WHERE, DESKTOP_LAB_STATUS] as const;
@@ -45,6 +48,9 @@ export interface GpushareBridge {
   on(event: BridgeEvent, listener: (data: unknown) => void): () => void;
 }
 
-/** IPC channel names; electron/preload repeats them because a sandboxed preload cannot import. */
+/**
+ * IPC channel names; electron/preload repeats them because a sandboxed preload cannot import. On the message
+ * channel a window hears a message, or its JSON text (the lab hub's lines, passed on by the main process unread).
+ */
 export const IPC_REQUEST_CHANNEL = 'gpushare:request';
 export const IPC_MESSAGE_CHANNEL = 'gpushare:message';

@@ -2,14 +2,15 @@
 // (the box daemon, or a personal engine it starts and stops). The only place (with
 // electron/preload) that imports electron; the sequences themselves are pure modules
 // (startup.ts, quit-sequence.ts, tray-host.ts), tested in Node.
-import { app, BrowserWindow, dialog, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, utilityProcess, type WebContents } from 'electron';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { labConsoleHref } from '../../shared/lab-console.js';
 import { POINTED_BOX } from '../engine/gpu/simulated-box-names.js';
 import { engineSockets } from '../cli/engine-client.js';
 import { labSocketDir } from '../cli/commands/lab.js';
-import { LabHub } from '../engine/lab/lab-hub.js';
+import { hubChildOver, type HubChild } from '../engine/lab/hub-process-protocol.js';
 import { loadLabList } from '../engine/lab/lab-list.js';
 import { packageRoot } from '../engine/paths.js';
 import { defaultSocketPath } from '../engine/server/socket-server.js';
@@ -26,6 +27,7 @@ import { denyPermissions, lockDownWebContents } from './security.js';
 import { startApp } from './startup.js';
 import { createTray } from './tray.js';
 import { askWatcherOwned, trayHostDecision } from './tray-host.js';
+import { labWindowAmong } from './tray-state.js';
 import { loadUserConfig, saveConsolePreferences } from '../engine/settings/user-config.js';
 import { initialWindowSize, keepWindowSize } from './window-size.js';
 
@@ -37,6 +39,8 @@ const rendererDir = join(packageRoot(), 'dist', 'renderer');
 const QUIT_WAIT_MS = 25_000;
 
 let window: BrowserWindow | null = null;
+/** The window the tray's "Lab…" opened (the console's own window may show the Lab view too). */
+let labWindow: BrowserWindow | null = null;
 let linkReady: Promise<EngineLink> | null = null;
 let link: EngineLink | null = null;
 let view: EngineView | null = null;
@@ -45,36 +49,65 @@ const cleanups: Array<() => void> = [];
 let quitting = false;
 /** A tray icon is shown: closing the window leaves the app running there. */
 let inTray = false;
-// the Lab view's hub, here as the person (their ssh, keys and agent); started when a Lab window first opens
-const lab = desktopLab({ readList: () => loadLabList(), openHub: (boxes) => new LabHub(boxes, { socketDir: labSocketDir() }) });
+// the Lab view's hub, in a utility process of its own as the person (their ssh, keys and agent); started when a Lab window first opens
+const lab = desktopLab({ readList: () => loadLabList(), forkHub: forkUtilityHub, hubOptions: { socketDir: labSocketDir() } });
+
+/** The hub's process: Electron's utilityProcess, a Node child whose process.parentPort carries our messages. */
+function forkUtilityHub(): HubChild {
+  const child = utilityProcess.fork(join(here, '..', 'engine', 'lab', 'hub-process-entry.js'), [], { serviceName: 'gpushare lab hub', stdio: ['ignore', 'inherit', 'pipe'] });
+  return hubChildOver({
+    pid: () => child.pid,
+    post: (message) => child.postMessage(message),
+    onMessage: (listener) => void child.on('message', listener),
+    kill: () => void child.kill(),
+    stderr: child.stderr,
+    onEnd: (listener) => void child.once('exit', (code) => listener(code, null)),
+  });
+}
+
+/** A console window on our page (`url`: this box's console, or the Lab view), sandboxed. */
+function consoleWindow(url: string, size: { width: number; height: number }): BrowserWindow {
+  const opened = new BrowserWindow({
+    ...size,
+    backgroundColor: '#0f1218',
+    title: 'gpushare',
+    icon: iconPath,
+    webPreferences: {
+      preload: join(here, '..', 'preload', 'preload.cjs'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      spellcheck: false,
+    },
+  });
+  void opened.loadURL(url);
+  return opened;
+}
+
+const isOpen = (shown: BrowserWindow | null): shown is BrowserWindow => shown !== null && !shown.isDestroyed();
 
 function showWindow(): void {
-  if (!window || window.isDestroyed()) {
+  if (!isOpen(window)) {
     const say = (line: string): void => console.error(line);
     const opened = initialWindowSize(() => loadUserConfig().console, say);
-    window = new BrowserWindow({
-      ...opened,
-      backgroundColor: '#0f1218',
-      title: 'gpushare',
-      icon: iconPath,
-      webPreferences: {
-        preload: join(here, '..', 'preload', 'preload.cjs'),
-        contextIsolation: true,
-        sandbox: true,
-        nodeIntegration: false,
-        webSecurity: true,
-        spellcheck: false,
-      },
-    });
-    const shown = window;
+    const shown = (window = consoleWindow(CONSOLE_URL, opened));
     shown.on('close', () => {
       const [width, height] = shown.getSize();
       keepWindowSize({ width, height }, opened, (preferences) => void saveConsolePreferences(preferences), say);
     });
-    void window.loadURL(CONSOLE_URL);
   }
-  window.show();
-  window.focus();
+  window!.show();
+  window!.focus();
+}
+
+/** The tray's "Lab…": the window showing the Lab view comes forward, or a Lab window opens beside the console. */
+function showLab(): void {
+  const open = [window, labWindow].filter(isOpen);
+  const at = labWindowAmong(open.map((w) => w.webContents.getURL()));
+  const shown = at !== null ? open[at]! : (labWindow = consoleWindow(labConsoleHref(CONSOLE_URL, null), initialWindowSize(() => loadUserConfig().console, (line) => console.error(line))));
+  shown.show();
+  shown.focus();
 }
 
 /** Why a window lost the engine, in the words that fit the engine it had. */
@@ -99,7 +132,7 @@ function openEngine(): Promise<EngineLink> {
     link = answering;
     if (!answering.started && (flags.simulate !== undefined || flags.noDemo)) console.error(`gpushare: an engine already answers on ${answering.socketPath}; --simulate and --no-demo apply only to an engine the app starts.`);
   }, () => undefined);
-  const isConsole = (contents: WebContents): boolean => window !== null && !window.isDestroyed() && contents === window.webContents;
+  const isConsole = (contents: WebContents): boolean => [window, labWindow].some((shown) => isOpen(shown) && contents === shown.webContents);
   // reports.export "pdf" from the window: the engine writes the HTML, Chromium here prints it
   bridge = bridgeIpcToEngine({ connect: () => ready.then((answering) => answering.connect()), whyClosed }, lab, isConsole, { printPdf: printHtmlToPdf });
   return ready;
@@ -117,7 +150,7 @@ async function attachDesktop(answering: EngineLink, engineView: EngineView): Pro
     console.error(`gpushare: no tray icon: ${host.why}.`);
     return;
   }
-  cleanups.push(createTray(engineView, assetsDir, { show: showWindow, quit: () => app.quit(), tell: (title, body) => showNotice({ title, body }, iconPath, showWindow) }));
+  cleanups.push(createTray(engineView, assetsDir, { show: showWindow, showLab, labStatus: () => lab.status(), quit: () => app.quit(), tell: (title, body) => showNotice({ title, body }, iconPath, showWindow) }));
   inTray = true;
 }
 
@@ -126,7 +159,7 @@ const onBeforeQuit = quitSequence({
     quitting = true;
     for (const cleanup of cleanups.splice(0)) cleanup();
     bridge?.close();
-    lab.close(); // its ssh links
+    lab.close(); // the hub's process, and with it its ssh links
     view?.close();
   },
   // a personal engine we started stops cleanly first (it resumes what it suspended, restores what it parked), even one still starting

@@ -1,12 +1,12 @@
 // IPC from the console windows: each window's messages go to its relay (console-relays.ts: to the
-// engine, which runs in its own process, or for the Lab view and a box of the lab to the hub here),
+// engine, which runs in its own process, or for the Lab view and a box of the lab to the hub's process),
 // and the relay's answers and events come back to it. Every message's sender is checked first (trust.ts).
 import { ipcMain, type IpcMainEvent, type WebContents } from 'electron';
 import { IPC_MESSAGE_CHANNEL, IPC_REQUEST_CHANNEL } from '../../shared/bridge.js';
 import { consoleRelays, type EngineSide } from './console-relays.js';
 import type { DesktopLab } from './lab-windows.js';
 import { isTrustedSender } from './trust.js';
-import type { RelayOptions, ToWindow } from './window-relay.js';
+import type { RelayOptions, ToWindowOrText } from './window-relay.js';
 
 export type { EngineSide };
 
@@ -18,7 +18,7 @@ export interface IpcBridge {
 
 export function bridgeIpcToEngine(engine: EngineSide, lab: DesktopLab, isConsole: (contents: WebContents) => boolean, relayOptions: RelayOptions = {}): IpcBridge {
   const relays = consoleRelays<number>(engine, lab, relayOptions);
-  const toWindow = (contents: WebContents) => (message: ToWindow) => void (!contents.isDestroyed() && contents.send(IPC_MESSAGE_CHANNEL, message));
+  const toWindow = (contents: WebContents) => (message: ToWindowOrText) => void (!contents.isDestroyed() && contents.send(IPC_MESSAGE_CHANNEL, message));
   const watched = new Set<number>();
   const watch = (contents: WebContents): void => {
     const id = contents.id;

@@ -1,7 +1,9 @@
-// The desktop app's Lab view, in Node with stand-ins: a hub over stand-in box daemons (unix sockets,
-// no ssh) serves a Lab window the lab, a box's console reaches that box's daemon and no other, a box
-// going down ends its console with why (answering what was still waiting), and the page's URL alone
-// decides whether a window talks to the hub or to this box's engine.
+// The desktop app's Lab view, in Node with stand-ins: a hub in a real child process (child_process.fork,
+// where the app uses Electron's utilityProcess) over stand-in box daemons (unix sockets, no ssh) serves a
+// Lab window the lab, a box's console reaches that box's daemon and no other, a box going down ends its
+// console with why (answering what was still waiting), a hub process that dies is told to its windows and
+// the next Lab window starts another, and the page's URL alone decides whether a window talks to the hub
+// or to this box's engine.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,9 +12,10 @@ import { after, test } from 'node:test';
 import { DESKTOP_LAB_STATUS } from '../../shared/bridge.js';
 import type { LabBoxSpec } from '../../shared/lab.js';
 import { LAB_EVENT, LAB_WHERE, type LabConsoleUpdate } from '../../shared/lab-console.js';
-import { LabHub } from '../engine/lab/lab-hub.js';
+import { WINDOW_MESSAGE_LIMIT, type HubChild, type ToHub } from '../engine/lab/hub-process-protocol.js';
 import { loadLabList } from '../engine/lab/lab-list.js';
 import { FakeBox } from '../engine/lab/testing/fake-box.js';
+import { forkNodeHub } from '../engine/lab/testing/node-hub-process.js';
 import { until } from '../testing/until.js';
 import { desktopLab, isLabPage, openConsoleRelay, servedBy, type DesktopLab } from './lab-windows.js';
 import type { ToWindow, WindowRelay } from './window-relay.js';
@@ -24,19 +27,47 @@ const PAGE = 'app://console/index.html';
 const specs = (...names: string[]): LabBoxSpec[] => names.map((name) => ({ name, route: { kind: 'socket' as const, path: join(dir, `${name}.sock`) } }));
 const looked = { admin: '/etc/gpushare/lab.json', own: '/home/alice/.config/gpushare/lab.json' };
 
-/** A desktop lab over these boxes, its hub quick to retry; and how many hubs it opened. */
-function labOver(boxes: LabBoxSpec[], socketDir: string): { lab: DesktopLab; hubs: LabHub[] } {
-  const hubs: LabHub[] = [];
-  const lab = desktopLab({
-    readList: () => ({ boxes, files: [looked.own], looked }),
-    openHub: (list) => {
-      const hub = new LabHub(list, { socketDir: join(dir, socketDir), firstRetryMs: 100, maxRetryMs: 200, timeoutMs: 2000 });
-      hubs.push(hub);
-      return hub;
-    },
-  });
+/** Hub processes started through this fork, and the boxes each was told to reach. */
+function recordingFork() {
+  const hubs: Array<{ child: HubChild; boxes: string }> = [];
+  const forkHub = (): HubChild => {
+    const child = forkNodeHub();
+    const hub = { child, boxes: '' };
+    hubs.push(hub);
+    return {
+      get pid() {
+        return child.pid;
+      },
+      post(message: ToHub) {
+        if (message.kind === 'start') hub.boxes = message.boxes.map((b) => b.name).join();
+        child.post(message);
+      },
+      onMessage: (listener) => child.onMessage(listener),
+      onExit: (listener) => child.onExit(listener),
+      kill: () => child.kill(),
+    };
+  };
+  return { hubs, forkHub };
+}
+
+const quick = (socketDir: string) => ({ socketDir: join(dir, socketDir), firstRetryMs: 100, maxRetryMs: 200, timeoutMs: 2000 });
+
+/** A desktop lab over these boxes, its hub (in a child process) quick to retry; and the hub processes it started. */
+function labOver(boxes: LabBoxSpec[], socketDir: string): { lab: DesktopLab; hubs: ReturnType<typeof recordingFork>['hubs'] } {
+  const { hubs, forkHub } = recordingFork();
+  const lab = desktopLab({ readList: () => ({ boxes, files: [looked.own], looked }), forkHub, hubOptions: quick(socketDir) });
   return { lab, hubs };
 }
+
+/** Is this process gone? */
+const gone = (pid: number | undefined): boolean => {
+  try {
+    process.kill(pid!, 0);
+    return false;
+  } catch {
+    return true;
+  }
+};
 
 /** A window: what it heard, and its relay (this box's engine: a stand-in that records what it was sent). */
 function windowOn(page: string, lab: DesktopLab) {
@@ -47,7 +78,7 @@ function windowOn(page: string, lab: DesktopLab) {
     engineRelays++;
     return { receive: (message) => toEngine.push(message), close: () => undefined };
   };
-  const relay = openConsoleRelay(page, lab, engineRelay, (message) => heard.push(JSON.parse(JSON.stringify(message)) as ToWindow));
+  const relay = openConsoleRelay(page, lab, engineRelay, (message) => heard.push(JSON.parse(typeof message === 'string' ? message : JSON.stringify(message)) as ToWindow)); // the hub's lines come as text, parsed by the preload
   let nextId = 1;
   const call = (method: string, params: unknown = {}): number => {
     const id = nextId++;
@@ -88,6 +119,7 @@ test('a Lab window hears the lab from a hub of stand-in boxes, and "where can I 
   const w = windowOn(`${PAGE}?lab=1`, lab);
   w.relay.receive({ kind: 'subscribe', events: [LAB_EVENT] });
   assert.equal(hubs.length, 1, 'the hub starts with the first Lab window');
+  await until('the window hears from the hub', () => w.labUpdates().length > 0);
   assert.deepEqual(w.heard[0], { kind: 'connection', state: 'open', detail: null });
   const first = w.labUpdates()[0];
   assert.ok(first?.whole, 'the window gets the whole lab at once');
@@ -120,7 +152,8 @@ test('a box\'s console sends its requests to that box\'s daemon only, and hears 
   const answered = await w.answer(whoami);
   assert.deepEqual((answered as { result: { user: string } }).result.user, 'bob', 'the answer is box d\'s daemon\'s');
   assert.deepEqual(w.heard[0], { kind: 'connection', state: 'open', detail: null });
-  await until('both boxes connected', () => hubs[0]!.client('c') && hubs[0]!.client('d'));
+  await until('both boxes connected to the hub (it asked each its policy)', () => a.heard.includes('policy.get') && b.heard.includes('policy.get'));
+  assert.equal(hubs.length, 1);
   const aBefore = [...a.heard];
   const refusal = await w.answer(w.call('settings.get'));
   assert.deepEqual(refusal, { kind: 'response', id: 2, ok: false, error: { code: 'unsupported', message: 'settings.get' } }, 'the box\'s own refusal, in its words');
@@ -170,13 +203,21 @@ test('a box going down ends its console with why, answering the request it had n
   w.relay.close();
 });
 
-test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view says the mistake; a Lab window without a list names the files; a list written or changed while the app runs is read', async () => {
+test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view says the mistake; a Lab window without a list names the files; a list written or changed while the app runs is read', async (t) => {
   const home = join(dir, 'home');
   mkdirSync(join(home, 'gpushare'), { recursive: true });
   chmodSync(home, 0o755);
   const files = { admin: join(dir, 'no-admin.json'), own: join(home, 'gpushare', 'lab.json') };
-  const opened: string[] = [];
-  const lab = desktopLab({ readList: () => loadLabList(files), openHub: (boxes) => (opened.push(boxes.map((b) => b.name).join()), new LabHub(boxes, { socketDir: join(dir, 's4') })) });
+  const { hubs, forkHub } = recordingFork();
+  const opened = {
+    get length() {
+      return hubs.length;
+    },
+    /** The boxes each hub process was told to reach (once it said it was ready). */
+    list: () => until('every hub process told its boxes', () => hubs.every((h) => h.boxes !== '') && hubs.map((h) => h.boxes)),
+  };
+  const lab = desktopLab({ readList: () => loadLabList(files), forkHub, hubOptions: quick('s4') });
+  t.after(() => lab.close());
   assert.deepEqual(lab.status(), { boxes: [], problem: null });
   const w = windowOn(`${PAGE}?lab=1`, lab);
   w.relay.receive({ kind: 'subscribe', events: [LAB_EVENT] });
@@ -189,21 +230,83 @@ test('no lab list: no Lab tab; a list with a mistake: the tab, and the Lab view 
   const broken = lab.status();
   assert.deepEqual(broken.boxes, []);
   assert.match(broken.problem ?? '', /lab\.json: boxes\[0\] \("box1"\)/, broken.problem ?? '');
+  const told = windowOn(`${PAGE}?lab=1`, lab); // the Lab tab (or the tray's Lab item) opened on it
+  const mistake = await until('the Lab window told the mistake', () => told.heard.find((m) => m.kind === 'connection') as Extract<ToWindow, { kind: 'connection' }> | undefined);
+  assert.deepEqual(mistake, { kind: 'connection', state: 'closed', detail: broken.problem }, 'the Lab window names the file, the entry and the key');
+  told.relay.close();
   writeFileSync(files.own, '{"boxes": [{"name": "box1", "socket": "/nowhere.sock"}]}', { mode: 0o600 });
   assert.deepEqual(lab.status(), { boxes: ['box1'], problem: null });
-  assert.deepEqual(opened, [], 'no hub was started for a list that was not there');
+  assert.equal(opened.length, 0, 'no hub was started for a list that was not there');
   w.relay.close();
   // written while the app runs: the Lab view opened next has the list's boxes
   const first = windowOn(`${PAGE}?lab=1`, lab);
-  assert.deepEqual(opened, ['box1']);
+  assert.deepEqual(await opened.list(), ['box1']);
   writeFileSync(files.own, '{"boxes": [{"name": "box1", "socket": "/nowhere.sock"}, {"name": "box2", "socket": "/nowhere2.sock"}]}', { mode: 0o600 });
   const second = windowOn(`${PAGE}?box=box1`, lab);
-  assert.deepEqual(opened, ['box1'], 'while a window uses the hub, a changed list waits');
+  assert.equal(opened.length, 1, 'while a window uses the hub, a changed list waits');
   first.relay.close();
   second.relay.close();
   windowOn(`${PAGE}?lab=1`, lab);
-  assert.deepEqual(opened, ['box1', 'box1,box2'], 'with none, the Lab view opened next starts the hub on the changed list');
+  assert.deepEqual(await opened.list(), ['box1', 'box1,box2'], 'with none, the Lab view opened next starts the hub on the changed list');
+  await until('the first hub process ended', () => gone(hubs[0]!.child.pid));
   windowOn(`${PAGE}?box=box2`, lab);
   assert.equal(opened.length, 2, 'an unchanged list keeps its hub');
+  const last = hubs[1]!.child;
+  await until('the hub process running', () => last.pid !== undefined && !gone(last.pid));
+  const pid = last.pid;
   lab.close();
+  await until('the hub process ended with the app', () => gone(pid));
+});
+
+test('the hub process killed: every window on it hears that it stopped and why, what waited is answered; the next Lab window starts a new one', async (t) => {
+  const box = new FakeBox(join(dir, 'k.sock'), 'alice');
+  await box.start();
+  const { lab, hubs } = labOver(specs('k'), 's5');
+  t.after(async () => {
+    lab.close();
+    await box.stop();
+  });
+  const labWindow = windowOn(`${PAGE}?lab=1`, lab);
+  labWindow.relay.receive({ kind: 'subscribe', events: [LAB_EVENT] });
+  const boxWindow = windowOn(`${PAGE}?box=k`, lab);
+  await boxWindow.answer(boxWindow.call('session.whoami'));
+  await until('box k connected in the Lab view', () => labWindow.labUpdates().some((u) => u.totals.connected === 1));
+  box.frozen = true; // the next request is heard, never answered
+  const waiting = boxWindow.call('jobs.list');
+  await until('box k to hear the request', () => box.heard.filter((m) => m === 'jobs.list').length === 2);
+  const killed = hubs[0]!.child.pid!;
+  process.kill(killed, 'SIGKILL');
+  const why = 'The lab hub stopped (killed by SIGKILL). Reload this window, or open the Lab view again, to start a new one.';
+  for (const w of [labWindow, boxWindow]) {
+    const closed = await until('the window told the hub stopped', () => w.heard.find((m) => m.kind === 'connection' && m.state === 'closed') as Extract<ToWindow, { kind: 'connection' }> | undefined);
+    assert.equal(closed.detail, why);
+  }
+  assert.deepEqual(await boxWindow.answer(waiting), { kind: 'response', id: waiting, ok: false, error: { code: 'unavailable', message: why } }, 'the request the hub held is answered');
+  const after = await labWindow.answer(labWindow.call(LAB_WHERE, { memoryBytes: 0, gpus: 1, priority: 'normal' }));
+  assert.deepEqual((after as { error: unknown }).error, { code: 'unavailable', message: why }, 'a request after it is refused at once');
+  box.frozen = false;
+  // a reload of the Lab window (its old relay not even closed yet): a new hub process, over the same list
+  const next = windowOn(`${PAGE}?lab=1`, lab);
+  next.relay.receive({ kind: 'subscribe', events: [LAB_EVENT] });
+  assert.equal(hubs.length, 2, 'a new hub process');
+  assert.notEqual(hubs[1]!.child.pid, killed);
+  await until('box k connected again, through the new hub', () => next.labUpdates().some((u) => u.totals.connected === 1));
+});
+
+test('a window\'s request past the bound is refused by the main process and never reaches the hub', async (t) => {
+  const box = new FakeBox(join(dir, 'l.sock'), 'alice');
+  await box.start();
+  const { lab } = labOver(specs('l'), 's6');
+  t.after(async () => {
+    lab.close();
+    await box.stop();
+  });
+  const w = windowOn(`${PAGE}?box=l`, lab);
+  await w.answer(w.call('session.whoami'));
+  const huge = await w.answer(w.call('jobs.submit', { argv: ['x'.repeat(WINDOW_MESSAGE_LIMIT)] }));
+  assert.equal((huge as { error: { code: string } }).error.code, 'invalid-request');
+  assert.match((huge as { error: { message: string } }).error.message, new RegExp(`at most ${WINDOW_MESSAGE_LIMIT}`));
+  assert.ok(!box.heard.includes('jobs.submit'), 'box l never heard it');
+  const next = await w.answer(w.call('session.whoami'));
+  assert.equal(next.ok, true, 'the window goes on');
 });

@@ -1,36 +1,38 @@
-// The desktop app's Lab view. The hub runs here, in the main process, as the person (one link per
-// box of the lab list, lab-hub.ts); a window showing the Lab view (`?lab`) or one box's console
-// (`?box=NAME`) gets the very session `gpushare start --lab` gives a WebSocket (lab-console-sessions.ts),
-// carried over IPC, so every action in a box's console goes to that box's daemon as the person. Any
-// other window is this box's console (window-relay.ts, to the engine). The page's own URL decides.
-import type { EventMessage, ResponseMessage } from '../../shared/api.js';
+// The desktop app's Lab view. The hub runs in a process of its own (electron/engine/lab/hub-process.ts,
+// started with the first Lab window and kept until the app quits), as the person (one link per box of the
+// lab list); a window showing the Lab view (`?lab`) or one box's console (`?box=NAME`) gets the very session
+// `gpushare start --lab` gives a WebSocket, carried over IPC and relayed here as bytes (lab-hub-child.ts),
+// so every action in a box's console goes to that box's daemon as the person. Any other window is this
+// box's console (window-relay.ts, to the engine). The page's own URL decides.
 import { DESKTOP_LAB_STATUS, type DesktopLabStatus } from '../../shared/bridge.js';
 import type { LabBoxSpec } from '../../shared/lab.js';
 import { BOX_PARAM, LAB_PARAM } from '../../shared/lab-console.js';
-import { labConsoleSessions, type LabConsoleSessions } from '../engine/lab/lab-console-sessions.js';
-import type { LabHub } from '../engine/lab/lab-hub.js';
+import { isRequest, relayable } from '../../shared/window-message.js';
+import type { ForkHub } from '../engine/lab/hub-process-protocol.js';
+import type { LabHubOptions } from '../engine/lab/lab-hub.js';
 import { noLabBoxes, type LabList } from '../engine/lab/lab-list.js';
-import type { Session } from '../engine/server/session.js';
-import type { Line } from '../engine/server/outbox.js';
-import { isRequest, QUEUE_LIMIT, relayable, type ToWindow, type WindowRelay } from './window-relay.js';
+import { startHubProcess, type HubProcess } from './lab-hub-child.js';
+import type { ToWindow, ToWindowOrText, WindowRelay } from './window-relay.js';
 
 export interface DesktopLabOptions {
   /** The lab list as its files say now (lab-list.ts loadLabList); throws a LabListError naming the file and the mistake. */
   readList(): LabList;
-  /** The hub over these boxes, not started (the app's: new LabHub(boxes, { socketDir })). */
-  openHub(boxes: LabBoxSpec[]): LabHub;
+  /** Starts a hub process (the app's: Electron's utilityProcess.fork of hub-process-entry.js; tests: Node's child_process.fork). */
+  forkHub: ForkHub;
+  /** The hub's options (the app's: { socketDir: labSocketDir() }). */
+  hubOptions: LabHubOptions;
 }
 
 export interface DesktopLab {
   /** For the Lab tab: the lab list's boxes (none: no tab), or why it cannot be read. */
   status(): DesktopLabStatus;
   /** The relay of a window showing the Lab view or a box's console; the hub starts with the first. */
-  openRelay(query: URLSearchParams, toWindow: (message: ToWindow) => void): WindowRelay;
-  /** Every link to the boxes closed (the app quits). */
+  openRelay(query: URLSearchParams, toWindow: (message: ToWindowOrText) => void): WindowRelay;
+  /** The hub's process ended, with every link to the boxes (the app quits). */
   close(): void;
 }
 
-/** What of a page's URL decides who serves it: the Lab view, one box of the lab (the hub here), or this box's engine. */
+/** What of a page's URL decides who serves it: the Lab view, one box of the lab (the hub's process), or this box's engine. */
 export function servedBy(pageUrl: string): 'lab' | `box:${string}` | 'engine' {
   let query: URLSearchParams;
   try {
@@ -42,14 +44,14 @@ export function servedBy(pageUrl: string): 'lab' | `box:${string}` | 'engine' {
   return box !== null ? `box:${box}` : query.has(LAB_PARAM) ? 'lab' : 'engine';
 }
 
-/** Does this page show the Lab view or a box of the lab (served by the hub here), not this box's console? */
+/** Does this page show the Lab view or a box of the lab (served by the hub's process), not this box's console? */
 export const isLabPage = (pageUrl: string): boolean => servedBy(pageUrl) !== 'engine';
 
 /**
  * A window's relay, chosen by its page: the hub's session for the Lab view or a box, else this box's
  * engine (`engineRelay`). The Lab tab's question (DESKTOP_LAB_STATUS) is answered here for any page.
  */
-export function openConsoleRelay(pageUrl: string, lab: DesktopLab, engineRelay: () => WindowRelay, toWindow: (message: ToWindow) => void): WindowRelay {
+export function openConsoleRelay(pageUrl: string, lab: DesktopLab, engineRelay: () => WindowRelay, toWindow: (message: ToWindowOrText) => void): WindowRelay {
   const relay = isLabPage(pageUrl) ? lab.openRelay(new URL(pageUrl).searchParams, toWindow) : engineRelay();
   return {
     receive(message) {
@@ -64,7 +66,7 @@ export function openConsoleRelay(pageUrl: string, lab: DesktopLab, engineRelay: 
 }
 
 export function desktopLab(options: DesktopLabOptions): DesktopLab {
-  let running: { hub: LabHub; sessions: LabConsoleSessions; listed: string } | null = null;
+  let running: { hub: HubProcess; listed: string } | null = null;
   const relays = new Set<WindowRelay>();
 
   /** The list's boxes, or the mistake that keeps it from being read (a missing list is no boxes, no mistake). */
@@ -77,26 +79,29 @@ export function desktopLab(options: DesktopLabOptions): DesktopLab {
     }
   };
   const stopHub = (): void => {
-    running?.sessions.close();
     running?.hub.close();
     running = null;
   };
   /**
    * The hub over the list as it is now. While a window uses it, it stays as it is; with none (the app's
-   * window loading the Lab view: its last page's relay is gone), a list that changed starts it anew.
+   * window loading the Lab view: its last page's relay is gone), a list that changed starts it anew; one
+   * that stopped (it crashed, or was killed) is started anew by the next Lab window.
    */
-  const hubOrProblem = (): { hub: LabHub; sessions: LabConsoleSessions } | string => {
-    if (running && relays.size > 0) return running;
+  const hubOrProblem = (): HubProcess | string => {
+    const alive = running !== null && running.hub.stopped() === null;
+    if (alive && relays.size > 0) return running!.hub;
     const { boxes, problem, looked } = read();
     const listed = JSON.stringify(boxes);
-    if (running?.listed === listed) return running;
+    if (alive && running!.listed === listed) return running!.hub;
     stopHub();
     if (problem !== null) return problem;
     if (boxes.length === 0) return noLabBoxes(looked!);
-    const hub = options.openHub(boxes);
-    hub.start();
-    running = { hub, sessions: labConsoleSessions(hub), listed };
-    return running;
+    try {
+      running = { hub: startHubProcess(options.forkHub, boxes, options.hubOptions), listed };
+    } catch (error) {
+      return `The lab hub could not be started: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return running.hub;
   };
 
   return {
@@ -107,7 +112,7 @@ export function desktopLab(options: DesktopLabOptions): DesktopLab {
     },
     openRelay(query, toWindow) {
       const lab = hubOrProblem();
-      const relay = typeof lab === 'string' ? refusingRelay(lab, toWindow) : sessionRelay(lab.hub, lab.sessions, query, toWindow);
+      const relay = typeof lab === 'string' ? refusingRelay(lab, toWindow) : lab.openRelay(query, toWindow);
       relays.add(relay);
       return {
         receive: (message) => relay.receive(message),
@@ -134,88 +139,5 @@ function refusingRelay(why: string, toWindow: (message: ToWindow) => void): Wind
       if (checked && isRequest(checked)) toWindow({ kind: 'response', id: checked.id, ok: false, error: { code: 'unavailable', message: why } });
     },
     close: () => undefined,
-  };
-}
-
-/**
- * One window's session of the hub, as a WebSocket's in the browser: the window's messages go in as
- * they are, the session's lines come back parsed. A request still waiting when the session ends (its
- * box went down) is answered with why, so the window never waits on a box that is gone; once the box
- * is connected again, a new session opens (the browser's console reconnects the same way).
- */
-function sessionRelay(hub: LabHub, sessions: LabConsoleSessions, query: URLSearchParams, toWindow: (message: ToWindow) => void): WindowRelay {
-  const box = query.get(BOX_PARAM);
-  let session: Session | null = null;
-  let queue: object[] = [];
-  /** The window's subscriptions (each once), given again to a session opened after its box came back. */
-  const subscriptions = new Map<string, object>();
-  const inFlight = new Set<number>();
-  /** Why the window has no session now (its box is down); null while one is open or opening. */
-  let ended: string | null = null;
-  let closedByUs = false;
-  let stopWaiting: (() => void) | null = null;
-
-  const refuse = (id: number, why: string): void => toWindow({ kind: 'response', id, ok: false, error: { code: 'unavailable', message: why } });
-  const end = (why: string): void => {
-    if (ended !== null) return;
-    ended = why;
-    session = null;
-    for (const id of inFlight) refuse(id, why);
-    inFlight.clear();
-    queue = [];
-    if (closedByUs) return;
-    toWindow({ kind: 'connection', state: 'closed', detail: box === null ? why : `${why.replace(/\.$/, '')}; this console reconnects when ${box} is back.` });
-    if (box !== null && stateOf(box) !== undefined) openWhen(connected); // a box no longer listed has nothing to wait for
-  };
-  const fromSession = (line: Line): void => {
-    if (ended !== null || closedByUs) return;
-    const message = JSON.parse(typeof line === 'string' ? line : line.toString('utf8')) as ResponseMessage | EventMessage;
-    if (message.kind === 'response' && !inFlight.delete(message.id)) return; // an answer to no request of this window's
-    toWindow(message);
-  };
-  const open = (): void => {
-    ended = null;
-    toWindow({ kind: 'connection', state: 'open', detail: null });
-    const opened = sessions.open(fromSession, end, query);
-    session = opened;
-    for (const message of [...subscriptions.values(), ...queue]) opened.receive(message);
-    queue = [];
-  };
-  /** Open a session once `ready` says so (checked on every change of the hub), unless the window closes first. */
-  const openWhen = (ready: () => boolean): void => {
-    const off = hub.onUpdate(() => {
-      if (!ready()) return;
-      off();
-      stopWaiting = null;
-      open();
-    });
-    stopWaiting = off;
-  };
-  const stateOf = (name: string) => hub.snapshot().boxes.find((b) => b.name === name)?.connection.state;
-  const connected = (): boolean => box !== null && hub.client(box) !== null;
-
-  // a box still on its first try (the hub has just started: its console reloaded, or opened first) is
-  // waited for, not refused; if that try fails, the session says how the box stands
-  if (box !== null && !connected() && stateOf(box) === 'connecting') openWhen(() => connected() || stateOf(box) !== 'connecting');
-  else open();
-
-  return {
-    receive(message) {
-      // the Lab view's subscription is not relayable (its session sends the lab from the start)
-      const checked = relayable(message);
-      if (!checked) return;
-      if (!isRequest(checked)) subscriptions.set(JSON.stringify(checked), checked);
-      if (ended !== null) return isRequest(checked) ? refuse(checked.id, ended) : undefined;
-      if (session === null && queue.length >= QUEUE_LIMIT) return isRequest(checked) ? refuse(checked.id, `${box ?? 'The lab'} has not answered yet; try again in a moment.`) : undefined;
-      if (isRequest(checked)) inFlight.add(checked.id);
-      if (session) session.receive(checked);
-      else queue.push(checked);
-    },
-    close() {
-      closedByUs = true;
-      stopWaiting?.();
-      session?.close();
-      end('This window closed its connection.');
-    },
   };
 }

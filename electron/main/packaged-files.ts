@@ -21,6 +21,7 @@ export function runtimeFiles(): RuntimeFile[] {
     packed('package.json', 'packageRoot() and the CLI\'s --version'),
     packed('dist/electron/main/index.js', 'Electron (package.json main)'),
     packed('dist/electron/preload/preload.cjs', 'the window\'s preload'),
+    packed('dist/electron/engine/lab/hub-process-entry.js', 'the Lab view\'s hub (utilityProcess.fork)'),
     packed('dist/renderer/index.html', 'app://console/ (serveRenderer)'),
     packed('electron/cli/gpushare.js', 'the personal engine and the gpushare command on PATH'),
     packed('dist/electron/cli/main.js', 'electron/cli/gpushare.js'),

@@ -3,12 +3,20 @@
 import { Menu, nativeImage, Tray, type NativeImage } from 'electron';
 import { readFileSync } from 'node:fs';
 import type { ActiveCondition } from '../../shared/api.js';
+import type { DesktopLabStatus } from '../../shared/bridge.js';
 import type { EngineView } from './engine-view.js';
 import { trayIconFiles } from './tray-icons.js';
-import { TRAY_TOOLTIPS, trayState, trayTooltip, type TrayState } from './tray-state.js';
+import { TRAY_TOOLTIPS, trayMenu, trayState, trayTooltip, type TrayAction, type TrayState } from './tray-state.js';
+
+/** How often the menu looks at the lab list again (two small files): one written while the app runs gets its Lab item. */
+const LAB_LIST_CHECK_MS = 5000;
 
 export interface TrayActions {
   show(): void;
+  /** Open the Lab window, or focus the one showing the Lab view. */
+  showLab(): void;
+  /** Is there a lab list (lab-windows.ts status()): the menu's Lab item follows it. */
+  labStatus(): DesktopLabStatus;
   quit(): void;
   /** Tell the user something the tray could not do. */
   tell(title: string, body: string): void;
@@ -40,20 +48,24 @@ export function createTray(view: EngineView, assetsDir: string, actions: TrayAct
       actions.tell('Could not pause your best-effort jobs', error instanceof Error ? error.message : String(error));
     }
   };
+  const clicks: Record<TrayAction, () => void> = { show: actions.show, lab: actions.showLab, pause: () => void pause(), quit: actions.quit };
+  let menuShown = '';
+  const refreshMenu = (): void => {
+    const items = trayMenu(actions.labStatus());
+    const key = JSON.stringify(items);
+    if (key === menuShown) return;
+    menuShown = key;
+    tray.setContextMenu(Menu.buildFromTemplate(items.map((item) => ('separator' in item ? { type: 'separator' } : { label: item.label, click: clicks[item.action] }))));
+  };
   tray.setToolTip(TRAY_TOOLTIPS.ok);
-  tray.setContextMenu(
-    Menu.buildFromTemplate([
-      { label: 'Show gpushare', click: actions.show },
-      { label: 'Pause my best-effort jobs', click: () => void pause() },
-      { type: 'separator' },
-      { label: 'Quit', click: actions.quit },
-    ]),
-  );
+  refreshMenu();
+  const labCheck = setInterval(refreshMenu, LAB_LIST_CHECK_MS);
   tray.on('click', actions.show);
   const off = view.onMyConditions(refresh);
   refresh(view.myConditions());
   return () => {
     off();
+    clearInterval(labCheck);
     tray.destroy();
   };
 }

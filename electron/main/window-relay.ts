@@ -1,22 +1,22 @@
 // One console window's connection to the engine: the window's requests and subscriptions go to
 // the engine's socket as they are, the engine's answers and events come back, and the window is
 // told when the connection opens or ends (and why), so it never waits on an engine that is gone.
-import { API_EVENTS, type ApiEvent, type EventMessage, type ResponseMessage } from '../../shared/api.js';
+import type { EventMessage, ResponseMessage } from '../../shared/api.js';
 import type { ConnectionMessage } from '../../shared/bridge.js';
 import type { ReportFile } from '../../shared/usage-report.js';
+import { isRequest, QUEUE_LIMIT, relayable } from '../../shared/window-message.js';
 import type { LineConnection } from './line-connection.js';
 import { asHtmlExport, printedReport, type HtmlPrinter } from './pdf-export.js';
 
 export type ToWindow = ResponseMessage | EventMessage | ConnectionMessage;
+/** What goes to a window: a message, or its JSON text as the lab hub's process wrote it (the preload parses it: the main thread does not). */
+export type ToWindowOrText = ToWindow | string;
 
 export interface WindowRelay {
   /** A message from the window (already checked to come from our console). */
   receive(message: unknown): void;
   close(): void;
 }
-
-/** Requests the window may make before the connection is open; past this they are refused. */
-export const QUEUE_LIMIT = 1000;
 
 export interface RelayOptions {
   /** Prints a report the window asked for as a PDF (webContents.printToPDF); without it the engine refuses format "pdf". */
@@ -98,19 +98,4 @@ export function openWindowRelay(connect: () => Promise<LineConnection>, toWindow
       end('This window closed its connection.');
     },
   };
-}
-
-export const isRequest = (message: object): message is { kind: 'request'; id: number } => (message as { kind?: unknown }).kind === 'request';
-
-/** The two messages a window may send, rebuilt from their fields so nothing else rides along. */
-export function relayable(message: unknown): object | null {
-  const m = message as { kind?: unknown; id?: unknown; method?: unknown; params?: unknown; events?: unknown; snapshotDeltas?: unknown } | null;
-  if (m?.kind === 'request' && typeof m.id === 'number' && Number.isSafeInteger(m.id) && m.id >= 0 && typeof m.method === 'string') {
-    return { kind: 'request', id: m.id, method: m.method, params: m.params };
-  }
-  if (m?.kind === 'subscribe' && Array.isArray(m.events)) {
-    const events = m.events.filter((e): e is ApiEvent => API_EVENTS.includes(e as ApiEvent));
-    return events.length > 0 ? { kind: 'subscribe', events, ...(m.snapshotDeltas === true ? { snapshotDeltas: true } : {}) } : null;
-  }
-  return null;
 }

@@ -12,7 +12,7 @@ const ENGINE_EVENTS = ['snapshot', 'snapshot.delta', 'jobs', 'alert', 'condition
 // repeated here (no imports in a sandboxed preload), so the compiler holds it to shared/api.ts: an event left out fails the build
 const everyEngineEventListed: [Exclude<ApiEvent, (typeof ENGINE_EVENTS)[number]>] extends [never] ? true : false = true;
 void everyEngineEventListed;
-// the Lab view's event (a Lab window's main-process hub sends it), held to shared/bridge.ts the same way
+// the Lab view's event (the app's lab hub sends it), held to shared/bridge.ts the same way
 const LAB_EVENTS = ['lab'] as const satisfies readonly LabBridgeEvent[];
 const everyLabEventListed: [Exclude<LabBridgeEvent, (typeof LAB_EVENTS)[number]>] extends [never] ? true : false = true;
 void everyLabEventListed;
@@ -23,7 +23,14 @@ const listeners = new Map<BridgeEvent, Set<(data: unknown) => void>>();
 /** The last word from the main process on this window's connection (replayed to a late listener). */
 let connection: Omit<ConnectionMessage, 'kind'> | null = null;
 
-ipcRenderer.on(MESSAGE_CHANNEL, (_event: IpcRendererEvent, message: ResponseMessage | EventMessage | ConnectionMessage) => {
+ipcRenderer.on(MESSAGE_CHANNEL, (_event: IpcRendererEvent, sent: ResponseMessage | EventMessage | ConnectionMessage | string) => {
+  // the lab hub's lines come as the JSON text its process wrote: parsed here, not on the main process's thread
+  let message: ResponseMessage | EventMessage | ConnectionMessage;
+  try {
+    message = typeof sent === 'string' ? JSON.parse(sent) : sent;
+  } catch {
+    return;
+  }
   if (message?.kind === 'connection') {
     connection = { state: message.state, detail: message.detail }; // requests still waiting are answered by the main process
     for (const listener of listeners.get('connection') ?? []) listener(connection);

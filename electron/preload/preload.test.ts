@@ -66,3 +66,19 @@ test('the desktop preload sends requests on the request channel and answers them
   assert.equal(told, false, 'an event neither the API nor the Lab view declares is not listened for');
   assert.equal(sent.length, 2, 'and not subscribed to');
 });
+
+test('the desktop preload takes a message as its JSON text too (the lab hub\'s lines, passed on unread by the main process), and drops text that is no JSON', async () => {
+  const { api, deliver } = loadPreload();
+  const heard: unknown[] = [];
+  api.on('lab', (data) => heard.push(data));
+  deliver(JSON.stringify({ kind: 'event', event: 'lab', data: { whole: true } }));
+  deliver('{"kind":"event","event":"lab","data":');
+  assert.deepEqual(plain(heard), [{ whole: true }]);
+  const answer = api.call('lab.where', {});
+  deliver(JSON.stringify({ kind: 'response', id: 1, ok: false, error: { code: 'unavailable', message: 'The lab hub stopped.' } }));
+  assert.deepEqual(plain(await answer), { ok: false, error: { code: 'unavailable', message: 'The lab hub stopped.' } });
+  let told: unknown = null;
+  api.on('connection', (data) => (told = data));
+  deliver(JSON.stringify({ kind: 'connection', state: 'closed', detail: 'why' }));
+  assert.deepEqual(plain(told), { state: 'closed', detail: 'why' });
+});

@@ -17,7 +17,7 @@ import './views.css';
 
 const root = createRoot(document.getElementById('root')!);
 if (new URLSearchParams(window.location.search).has(LAB_PARAM)) {
-  // the Lab view: of `gpushare start --lab` (the hub's lab, no engine of its own), or of the desktop app (its hub in the main process, and this box's console beside it)
+  // the Lab view: of `gpushare start --lab` (the hub's lab, no engine of its own), or of the desktop app (its hub in a process of its own, and this box's console beside it)
   const bridge = window.gpushare;
   startLabFeed(bridge ? ipcLabTransport(bridge) : labTransport(window.location));
   Object.defineProperty(window, 'gpushareCommits', { get: labCommitCount });

@@ -1,5 +1,6 @@
 // Switch between the live console, usage reports, the MIG planner and the lab policy; in the desktop
-// app with a lab list, the Lab view too (another page: the hub in the app's main process serves it).
+// app with a lab list, the Lab view too (another page: the app's lab hub serves it).
+import { showsLab } from '../../../shared/bridge.js';
 import { labConsoleHref } from '../../../shared/lab-console.js';
 import { useNavigation } from '../stores/hooks.js';
 import { showView, VIEWS } from '../stores/navigation-store.js';
@@ -7,7 +8,7 @@ import { showView, VIEWS } from '../stores/navigation-store.js';
 export function ViewTabs() {
   const current = useNavigation((s) => s.view);
   const lab = useNavigation((s) => s.lab);
-  const showLab = lab !== null && (lab.boxes.length > 0 || lab.problem !== null);
+  const showLab = lab !== null && showsLab(lab);
   return (
     <nav className="view-tabs" aria-label="Views">
       {VIEWS.map(({ view, title }) => (

@@ -1,5 +1,5 @@
-// The Lab view's door in the desktop app: the preload's two functions, to the hub in the main
-// process (electron/main/lab-windows.ts), which serves this window the same session the browser's
+// The Lab view's door in the desktop app: the preload's two functions, through the main process
+// (electron/main/lab-windows.ts) to the app's hub in its own process, which serves this window the same session the browser's
 // Lab view gets over its WebSocket: the `lab` event, and the `lab.where` request.
 import { ApiCallError } from '../../../shared/api-client.js';
 import type { GpushareBridge } from '../../../shared/bridge.js';

@@ -12,7 +12,7 @@ export interface ConsoleTransport {
   readonly api: GpushareApi;
   /** Called at once with the current state, then on every change. */
   onConnection(listener: (state: ConnectionState, detail: string | null) => void): () => void;
-  /** The desktop app's lab list, for its Lab tab (its main process runs the hub); absent in a browser. */
+  /** The desktop app's lab list, for its Lab tab (its main process reads it); absent in a browser. */
   labStatus?(): Promise<DesktopLabStatus | null>;
 }
 
