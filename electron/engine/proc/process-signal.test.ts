@@ -101,7 +101,23 @@ test('without pidfds (ENOSYS: Linux < 5.3) it checks the start time, then kills,
   assert.match(logged[0], /no pidfds \(Linux < 5\.3\): signals are sent by pid after a start-time check/);
 });
 
-test('a system refusal (EPERM) reaches the caller as the addon said it', () => {
-  const signal = pidfdSignaller({ signalIfSame: () => { throw Object.assign(new Error('pidfd_send_signal(pid 1, 15) failed: EPERM (1): Operation not permitted'), { code: 'EPERM' }); } }, () => undefined);
-  assert.throws(() => signal({ pid: 1, startTicks: 0 }, 'SIGTERM'), { code: 'EPERM' });
+test('pidfd_open refused by a seccomp filter (EPERM) falls back, said once, as a kernel without pidfds does', async (t) => {
+  const logged: string[] = [];
+  const filtered: SignalNative = {
+    signalIfSame: () => {
+      throw Object.assign(new Error('pidfd_open(1) failed: EPERM (1): Operation not permitted'), { code: 'EPERM', call: 'pidfd_open' });
+    },
+  };
+  const signal = pidfdSignaller(filtered, (line) => logged.push(line));
+  const child = sleeper(t);
+  assert.equal(signal({ pid: child.pid, startTicks: startTicks(child.pid) }, 'SIGKILL'), 'sent');
+  await exited(child);
+  assert.equal(child.signalCode, 'SIGKILL');
+  assert.equal(logged.length, 1);
+  assert.match(logged[0], /pidfd_open is refused here \(EPERM: a seccomp filter/);
+});
+
+test('a refused signal (EPERM from pidfd_send_signal) reaches the caller as the addon said it, with no fallback', () => {
+  const signal = pidfdSignaller({ signalIfSame: () => { throw Object.assign(new Error('pidfd_send_signal(pid 4190999, 15) failed: EPERM (1): Operation not permitted'), { code: 'EPERM', call: 'pidfd_send_signal' }); } }, () => assert.fail('nothing to log'));
+  assert.throws(() => signal({ pid: 4_190_999, startTicks: 0 }, 'SIGTERM'), { code: 'EPERM' }); // a fallback would answer 'gone': no such pid
 });

@@ -40,6 +40,13 @@ export function checkThenKill(procRoot = '/proc'): ProcessSignaller {
 
 const errnoCode = (error: unknown): string | undefined => (error as { code?: unknown }).code as string | undefined;
 
+/** pidfd_open needs no permission: EPERM from it is a seccomp filter's answer for a call it does not know (older container runtimes). */
+function pidfdsMissing(error: unknown): string | null {
+  if (errnoCode(error) === 'ENOSYS') return 'this kernel has no pidfds (Linux < 5.3)';
+  if (errnoCode(error) === 'EPERM' && (error as { call?: unknown }).call === 'pidfd_open') return 'pidfd_open is refused here (EPERM: a seccomp filter, as older container runtimes set)';
+  return null;
+}
+
 /**
  * Signals through `native`'s pidfds; where the kernel (or the addon) has none, through checkThenKill, said once
  * in `log`. Group signals need Linux 6.9 (PIDFD_SIGNAL_PROCESS_GROUP); before it, the leader is checked through
@@ -56,9 +63,10 @@ export function pidfdSignaller(native: SignalNative | null, log: (line: string) 
     try {
       return native!.signalIfSame(target.pid, target.startTicks, constants.signals[signal], group);
     } catch (error) {
-      if (errnoCode(error) === 'ENOSYS') {
+      const missing = pidfdsMissing(error);
+      if (missing) {
         pidfds = false;
-        log('this kernel has no pidfds (Linux < 5.3): signals are sent by pid after a start-time check, so a pid reused in between could get one');
+        log(`${missing}: signals are sent by pid after a start-time check, so a pid reused in between could get one`);
         return fallback(target, signal, options);
       }
       if (group && errnoCode(error) === 'EINVAL') {
