@@ -65,7 +65,10 @@ test('signalIfSame with group: every process of the group the process leads gets
   assert.equal(outcome, 'sent');
   await exited(leader);
   assert.equal(leader.signalCode, 'SIGKILL');
-  await until('the member ended too', () => readProcStatus(member)?.startTicks !== memberTicks);
+  await until('the member ended too', () => {
+    const status = readProcStatus(member);
+    return status === null || status.startTicks !== memberTicks || status.state === 'Z'; // a zombie until whoever adopted it reaps it
+  });
 });
 
 test('signalIfSame refuses arguments that name no process or signal, with a TypeError', () => {
@@ -115,6 +118,30 @@ test('pidfd_open refused by a seccomp filter (EPERM) falls back, said once, as a
   assert.equal(child.signalCode, 'SIGKILL');
   assert.equal(logged.length, 1);
   assert.match(logged[0], /pidfd_open is refused here \(EPERM: a seccomp filter/);
+});
+
+test('a kernel that cannot signal a group through a pidfd (EINVAL: Linux < 6.9): groups are checked then killed, said once; single processes keep pidfds', async (t) => {
+  const logged: string[] = [];
+  const calls: boolean[] = [];
+  const before69: SignalNative = {
+    signalIfSame: (pid, ticks, signal, group) => {
+      calls.push(group);
+      if (group) throw Object.assign(new Error('pidfd_send_signal(process group 1, 9) failed: EINVAL (22): Invalid argument'), { code: 'EINVAL', call: 'pidfd_send_signal' });
+      return native.signalIfSame(pid, ticks, signal, group);
+    },
+  };
+  const signal = pidfdSignaller(before69, (line) => logged.push(line));
+  const leader = sleeper(t, { detached: true });
+  const single = sleeper(t);
+  assert.equal(signal({ pid: leader.pid, startTicks: startTicks(leader.pid) }, 'SIGKILL', { group: true }), 'sent');
+  await exited(leader);
+  assert.equal(leader.signalCode, 'SIGKILL');
+  assert.equal(signal({ pid: leader.pid, startTicks: 1 }, 'SIGKILL', { group: true }), 'gone', 'the next group signal goes straight to the fallback');
+  assert.equal(signal({ pid: single.pid, startTicks: startTicks(single.pid) }, 'SIGKILL'), 'sent');
+  await exited(single);
+  assert.deepEqual(calls, [true, false], 'the addon was asked for one group signal only, then for the single process');
+  assert.equal(logged.length, 1);
+  assert.match(logged[0], /cannot signal a process group through a pidfd \(Linux < 6\.9\)/);
 });
 
 test('a refused signal (EPERM from pidfd_send_signal) reaches the caller as the addon said it, with no fallback', () => {
