@@ -11,7 +11,8 @@
         "src/packed.cc",
         "src/peer.cc",
         "src/processes.cc",
-        "src/sample.cc"
+        "src/sample.cc",
+        "src/signal.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

@@ -12,7 +12,7 @@ import { preloadLibraryPath } from '../gate/launch-gate.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { schedulerRig, socketSchedulerRig } from '../testing/scheduler-rig.js';
-import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
 import { shellLine } from './shell-line.js';
 
 const GiB = 1024 ** 3;
@@ -83,6 +83,7 @@ test('a process enrolled with CUDA_VISIBLE_DEVICES naming a slice of GPU 1 that 
   // its quota is spoken for on GPU 0: a job needing more than what is left there waits
   await r.engine.call('jobs.setQuota', { job: job.id, bytes: 60 * GiB });
   const queued = await r.engine.call('jobs.submit', { argv: ['/bin/sleep', '60'], cwd: dir, gpu: 0, memoryRequestBytes: 30 * GiB });
+  cleanups.push(() => killJobProcessesOn(driver, queued.id)); // a managed job outlives its engine: the file ends it
   for (let i = 0; i < 3; i++) await r.tick();
   assert.equal((await r.job(queued.id))?.state, 'queued', 'GPU 0 has 81 GB less the enrolled job\'s 60 GB quota: 30 GB does not fit');
   await r.engine.call('jobs.setQuota', { job: job.id, bytes: 10 * GiB });

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
+import type { ApiParams } from '../../../shared/api.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { enqueuedUnderHigh, ensurePreloadBuilt, preloadProbePath, recordsOf } from '../gate/testing/launch-gate-sim.js';
 import { LaunchGate, preloadLibraryPath } from '../gate/launch-gate.js';
@@ -16,8 +17,8 @@ import type { SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
 import { listenOnSocket } from '../server/socket-server.js';
 import type { AttachSchedulerOptions } from '../scheduler/attach.js';
-import { schedulerRig, socketSchedulerRig } from '../testing/scheduler-rig.js';
-import { useSimulatedRig } from '../testing/simulated-rig.js';
+import { schedulerRig, socketSchedulerRig, type SchedulerRig } from '../testing/scheduler-rig.js';
+import { killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
 import { CLI_ENV, CLI_PATH } from '../../cli/testing/compiled-cli.js';
 import { JobStore } from '../store/job-store.js';
 import { UsageStore } from '../store/usage-store.js';
@@ -34,6 +35,13 @@ const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -
 
 /** A rig with a gate and its socket: what a personal engine is. */
 const engineWithSocket = (name: string, options: Partial<AttachSchedulerOptions> = {}) => socketSchedulerRig({ driver, nvml, dir }, name, options, cleanups);
+
+/** A `gpushare run` job: managed jobs outlive their engine by design, so the file's cleanups end it. */
+async function submit(r: SchedulerRig, params: ApiParams<'jobs.submit'>) {
+  const job = await r.engine.call('jobs.submit', params);
+  cleanups.push(() => killJobProcessesOn(driver, job.id));
+  return job;
+}
 
 /** `script` run by a plain shell in a session of its own, with the library loaded as `gpushare enrol --shell bash` prints it. */
 function plainShell(script: string, socketPath: string): ChildProcess {
@@ -67,7 +75,7 @@ const byPid = (jobs: JobView[], pid: number): JobView | undefined => jobs.find((
 
 test('a script from a plain shell enrols; dragged to Best-effort beside a high job its launches are gated and its CPU runs on; dragged back it runs at once', { skip }, async () => {
   const { r, gate, socketPath } = await engineWithSocket('lanes');
-  const high = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '60'], cwd: dir, gpu: 0, priority: 'high' });
+  const high = await submit(r, { argv: [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '60'], cwd: dir, gpu: 0, priority: 'high' });
   await r.until('the high job runs', async () => (await r.job(high.id))?.state === 'running');
   const shell = plainShell(`"${FAKEJOB}" --mem 1G train --kernel-ms 2 --duration 60 &`, socketPath);
   const ready = await lines(shell).next();
@@ -266,7 +274,7 @@ test('an enrolled job survives an engine restart: re-adopted in its own slot, jo
 test('a process of a job gpushare started never enrols, even with its managed-job marks removed from its environment', { skip }, async () => {
   const { r, socketPath } = await engineWithSocket('managed');
   const script = `GPUSHARE_SOCKET='${socketPath}' GPUSHARE_ENROL_WAIT_MS=3000 GPUSHARE_PRELOAD_DEBUG=1 env -u GPUSHARE_JOB_ID -u GPUSHARE_GATE -u GPUSHARE_GATE_SLOT '${preloadProbePath()}' alloc:${MiB}; echo done`;
-  const job = await r.engine.call('jobs.submit', { argv: ['sh', '-c', script], cwd: dir, gpu: 0 });
+  const job = await submit(r, { argv: ['sh', '-c', script], cwd: dir, gpu: 0 });
   const ended = await r.until('the managed job ended', async () => {
     const j = await r.job(job.id);
     return j && j.state === 'finished' ? j : undefined;
@@ -331,7 +339,7 @@ test('an idle enrolled job is parked for a job that needs its memory; its next c
     const j = byPid(await r.engine.call('jobs.list', {}), pid);
     return j && j.usedMemory === 30 * GiB ? j : undefined;
   });
-  const other = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '20G', 'train', '--kernel-ms', '2', '--duration', '1'], cwd: dir, gpu: 0, memoryRequestBytes: 20 * GiB });
+  const other = await submit(r, { argv: [FAKEJOB, '--mem', '20G', 'train', '--kernel-ms', '2', '--duration', '1'], cwd: dir, gpu: 0, memoryRequestBytes: 20 * GiB });
   await r.until('the enrolled job parked for it', async () => (await r.job(job.id))?.state === 'parked', 80);
   await r.until('the other job finished', async () => (await r.job(other.id))?.state === 'finished', 120);
   shell.stdin!.write('go\n'); // its next allocation: the process waits inside the driver, the park file says so
@@ -377,7 +385,7 @@ test('enrolled jobs take at most 48 of the gate\'s 64 slots: the rest stay for g
   assert.equal((await extra.next()).code, 0, 'the 49th runs on, unmanaged');
   const alert = await r.until('the alert', async () => (await r.engine.call('alerts.list', {})).find((a) => a.message.startsWith('Enrolment refused')));
   assert.match(alert.message, /48 enrolled jobs run, the most this box takes/);
-  const managed = await r.engine.call('jobs.submit', { argv: [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '5'], cwd: dir, gpu: 0 });
+  const managed = await submit(r, { argv: [FAKEJOB, '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', '5'], cwd: dir, gpu: 0 });
   await r.until('a gpushare run job still gets a slot', async () => (await r.job(managed.id))?.state === 'running');
   for (const sh of shells) process.kill(-sh.pid!, 'SIGKILL');
 });

@@ -117,8 +117,8 @@ export class Freezer {
     this.suspended.set(pid, entry);
     this.save(); // on disk before the signal: a crash in between leaves only a harmless SIGCONT
     try {
-      if (options.group) this.control.suspendGroup(pid);
-      else this.control.suspend(pid);
+      if (options.group) this.control.suspendGroup(pid, entry.startTicks);
+      else this.control.suspend(pid, entry.startTicks);
     } catch (error) {
       this.suspended.delete(pid);
       this.save();
@@ -150,7 +150,7 @@ export class Freezer {
   forget(pid: number): void {
     const entry = this.suspended.get(pid);
     if (!entry) return;
-    continueHeld(entry);
+    continueHeld(entry, this.control.procRoot, this.control.signaller);
     this.suspended.delete(pid);
     this.save();
   }
@@ -170,7 +170,7 @@ export class Freezer {
   }
 
   resumeAll(): number[] {
-    const resumed = resumeRecorded([...this.suspended.values()]);
+    const resumed = resumeRecorded([...this.suspended.values()], this.control.procRoot, this.control.signaller);
     this.suspended.clear();
     this.save();
     return resumed;

@@ -3,7 +3,8 @@
 // Beside it: the engine's heartbeat, and what the guardian released while the engine was stopped.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { groupMembers, readProcStatus, sameProcessAlive } from '../proc/proc-status.js';
+import { groupMembers, readProcStatus } from '../proc/proc-status.js';
+import { continueLeaderlessGroup, signallerFor, type ProcessSignaller } from '../proc/process-signal.js';
 
 /** stop: SIGSTOP of the pid; group: SIGSTOP of its process group (pgid = pid); park: its GPU memory checkpointed. */
 export type HoldKind = 'stop' | 'group' | 'park';
@@ -87,26 +88,20 @@ export const sameOwner = (a: RecordOwner | null, b: RecordOwner): boolean => a !
  * A group whose leader exited is still continued while members remain: the kernel keeps
  * its id from being reused until the last member is gone.
  */
-export function continueHeld(entry: SuspendedEntry, procRoot = '/proc'): boolean {
+export function continueHeld(entry: SuspendedEntry, procRoot = '/proc', signaller: ProcessSignaller = signallerFor(procRoot)): boolean {
   const group = holdOf(entry) === 'group';
-  if (!sameProcessAlive(entry.pid, entry.startTicks, procRoot)) {
-    if (!group || pidReused(entry, procRoot) || groupMembers(entry.pid, procRoot).length === 0) return false;
-  }
+  let outcome;
   try {
-    process.kill(group ? -entry.pid : entry.pid, 'SIGCONT');
-    return true;
+    outcome = signaller(entry, 'SIGCONT', { group });
   } catch {
-    return false; // gone or not ours any more: nothing left to resume
+    return false; // not ours to signal any more: nothing left to resume
   }
-}
-
-/** Another process has the recorded pid now (a zombie of the recorded one is still it). */
-export function pidReused(entry: SuspendedEntry, procRoot = '/proc'): boolean {
-  const status = readProcStatus(entry.pid, procRoot);
-  return status !== null && status.startTicks !== entry.startTicks;
+  if (outcome === 'sent') return readProcStatus(entry.pid, procRoot)?.state !== 'Z' || group; // a zombie alone was not resumed
+  if (outcome === 'other' || !group || groupMembers(entry.pid, procRoot).length === 0) return false;
+  return continueLeaderlessGroup(entry.pid);
 }
 
 /** SIGCONT every recorded stop (pid or group) that is still the same process; returns the pids resumed. Parks are skipped. */
-export function resumeRecorded(entries: readonly SuspendedEntry[], procRoot = '/proc'): number[] {
-  return entries.filter((e) => holdOf(e) !== 'park' && continueHeld(e, procRoot)).map((e) => e.pid);
+export function resumeRecorded(entries: readonly SuspendedEntry[], procRoot = '/proc', signaller: ProcessSignaller = signallerFor(procRoot)): number[] {
+  return entries.filter((e) => holdOf(e) !== 'park' && continueHeld(e, procRoot, signaller)).map((e) => e.pid);
 }

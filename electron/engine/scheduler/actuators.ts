@@ -403,7 +403,7 @@ export class JobActuators {
         }
       }
       if (sent === 0 && refusal) throw refusal;
-    } else this.options.control.terminate(pid, { group: record.view.managed, graceMs: this.options.terminateGraceMs });
+    } else this.options.control.terminate(pid, { group: record.view.managed, graceMs: this.options.terminateGraceMs, startTicks: record.startTicks });
     if (this.gated(record)) this.options.gate!.setPaused(record.slot!, false); // let it reach its exit
     if (!record.view.managed) this.options.freezer.forget(pid); // terminate sent SIGCONT
   }

@@ -70,6 +70,8 @@ export interface SchedulerOptions {
   autoPark?: AutoParkPolicy | null;
   /** The jobs' park files, through which a parked job asks for its memory back (needed by autoPark). */
   parkRequests?: ParkRequests | null;
+  /** Where a line for the daemon's log goes (a process not acted on, and why); default stderr. */
+  log?: (line: string) => void;
 }
 
 export type { EnrolledFiles } from './enrolled-jobs.js'; // enrolment's files, as the scheduler hands them
@@ -94,6 +96,8 @@ export class Scheduler {
   private readonly claims = new ActivityClaims();
   /** What the gate showed of each job under it at the latest snapshot, by job id. */
   private readonly gateSights = new Map<string, GateSight>();
+  /** Jobs whose missing start time the log has named already (processAlive). */
+  private readonly unknownStartLogged = new WeakSet<JobRecord>();
   private readonly autoPark: AutoPark | null;
   private lastSeq = -1;
   private jobsTimer: NodeJS.Timeout | null = null;
@@ -134,6 +138,7 @@ export class Scheduler {
       terminateGraceMs: options.terminateGraceMs,
       parkRequests: options.parkRequests,
       gpuView: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu),
+      log: options.log,
     });
     this.autoPark = options.autoPark
       ? new AutoPark({ table: this.table, cudaCalls: (r) => this.act.cudaCalls(r), wake: () => this.requestEvaluation('now') }, options.autoPark)
@@ -625,10 +630,23 @@ export class Scheduler {
     this.act.setGateMember(record, !stopped);
   }
 
-  /** Its process still runs (same pid, same start time). */
+  /** Its process still runs (same pid, same start time). Without a start time its pid may name another process: not alive, said once. */
   processAlive(record: JobRecord): boolean {
-    const status = record.view.pid === null ? null : readProcStatus(record.view.pid);
-    return status !== null && (record.startTicks === null || status.startTicks === record.startTicks);
+    const { pid, id } = record.view;
+    if (pid === null) return false;
+    if (record.startTicks === null) {
+      if (!this.unknownStartLogged.has(record)) {
+        this.unknownStartLogged.add(record);
+        this.log(`pid ${pid} (${id}) has no known start time, so it cannot be told from a process that took the pid since: treated as not running`);
+      }
+      return false;
+    }
+    return readProcStatus(pid)?.startTicks === record.startTicks;
+  }
+
+  private log(line: string): void {
+    if (this.options.log) this.options.log(line);
+    else process.stderr.write(`gpushare: ${line}\n`);
   }
 
   /** The job "p<pid>" of a GPU process gpushare did not start; created when first seen. */

@@ -8,6 +8,7 @@
 #include "packed.h"
 #include "peer.h"
 #include "sample.h"
+#include "signal.h"
 
 namespace gpushare {
 namespace {
@@ -111,6 +112,7 @@ class NvmlAddon : public Napi::Addon<NvmlAddon> {
                          });
     registerCheckpoint(env, exports);  // libcuda's cuCheckpointProcess*, separate from the NVML session
     registerPeer(env, exports);        // SO_PEERCRED and getgrouplist, for the box daemon's socket: no NVML needed
+    registerSignal(env, exports);      // pidfd signals to one process (pid and start time): no NVML needed
   }
 
  private:

@@ -3,6 +3,8 @@
 // from NSS (files, LDAP, sssd) as login would compute them, never from the client.
 #include "peer.h"
 
+#include "errno_error.h"
+
 #include <grp.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -16,21 +18,6 @@
 
 namespace gpushare {
 namespace {
-
-// A JS Error naming the call and errno ("…: EBADF (9): Bad file descriptor"), with call/errno/code set.
-Napi::Error errnoError(Napi::Env env, const std::string &what, const char *call, int err) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-  const char *name = strerrorname_np(err);
-#else
-  const char *name = nullptr;  // older glibc (Ubuntu 20.04): the number and the sentence still say it
-#endif
-  std::string code = name ? name : "errno " + std::to_string(err);
-  Napi::Error error = Napi::Error::New(env, what + ": " + code + " (" + std::to_string(err) + "): " + std::strerror(err));
-  error.Set("call", call);
-  error.Set("errno", Napi::Number::New(env, err));
-  error.Set("code", code);
-  return error;
-}
 
 // A whole number in [0, max] from args[i], or a TypeError naming what was expected.
 double wholeArg(const Napi::CallbackInfo &info, size_t i, double max, const char *what) {
