@@ -223,7 +223,7 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     }
   });
 
-  test('the hub\'s process killed: the Lab view says the hub stopped and why; a reload starts a new one', async () => {
+  test('the hub\'s process killed: the Lab view says the hub stopped and why, dims what it shows, and its Reload starts a new hub', async () => {
     const page = h.page;
     await page.goto(new URL('?lab=1', home).toString());
     const card = (name: string) => page.locator(`.lab-box[data-box="${name}"]`);
@@ -233,8 +233,12 @@ describe('the desktop app\'s Lab view, the renderer driven through the preload u
     process.kill(running.pid!, 'SIGKILL');
     const detail = page.locator('.connection-detail');
     await eventually(async () => (await detail.count()) > 0 && /^The lab hub stopped \(killed by SIGKILL\)\./.test(await detail.innerText()), 15_000, 'the Lab view to say the hub stopped');
+    // what is shown is what was: the boxes dimmed, with when their figures are from
+    assert.match(await page.locator('.lab-not-live').innerText(), /^Not live: the figures below are as of \d\d:\d\d:\d\d UTC\./);
+    assert.equal(await page.locator('.lab-boxes.stale').count(), 1, 'the boxes dimmed');
     await h.screenshot('desktop-lab-hub-stopped');
-    await page.reload();
+    await page.locator('.lab-not-live').getByRole('button', { name: 'Reload' }).click();
+    await page.locator('.lab-not-live').waitFor({ state: 'detached', timeout: 30_000 });
     await card('box1').and(page.locator('[data-state="connected"]')).waitFor({ timeout: 30_000 });
     assert.equal(hubs.length, before + 1, 'the reload started a new hub process');
   });

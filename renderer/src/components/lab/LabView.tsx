@@ -64,13 +64,32 @@ function LiveLabBox({ name }: { name: string }) {
   return box ? <LabBoxCard box={box} sampledAt={sampledAt} /> : null;
 }
 
+/**
+ * While the host (the lab console's server, or the desktop app's hub) does not answer, the boxes keep their
+ * last figures, dimmed, with when they are from: a box's "connected" is then what it was, not what it is.
+ */
+function NotLive() {
+  const connection = useStore(labStore, (s) => s.connection);
+  const takenAt = useStore(labStore, (s) => s.update?.takenAt ?? null);
+  if (connection === 'open' || takenAt === null) return null;
+  return (
+    <p className="lab-not-live" role="status">
+      Not live: the figures below are as of {utcClock(takenAt)}.{' '}
+      <button type="button" onClick={() => window.location.reload()}>
+        Reload
+      </button>
+    </p>
+  );
+}
+
 function LabBoxes() {
   // the list of names, as one string: this re-renders only when the lab list changes
   const names = useStore(labStore, (s) => (s.update ? s.update.view.boxes.map((b) => b.name).join('\n') : null));
+  const live = useStore(labStore, (s) => s.connection === 'open');
   if (names === null) return null;
   if (names === '') return <p className="muted">The lab list has no boxes.</p>;
   return (
-    <div className="lab-boxes">
+    <div className={`lab-boxes${live ? '' : ' stale'}`}>
       {names.split('\n').map((name) => (
         <InView key={name} margin={BOX_MARGIN}>
           <LiveLabBox name={name} />
@@ -92,6 +111,7 @@ export function LabApp({ home }: { home?: string }) {
       <LabHeader home={home} />
       <main className="layout lab-layout">
         <LabTotals />
+        <NotLive />
         <LabBoxes />
         <div className="row">
           <InView>
