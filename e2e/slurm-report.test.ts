@@ -17,8 +17,8 @@ describe("the Reports view's usage per Slurm job", { skip: missing ?? false, tim
   let h: ConsoleHarness;
   const now = Date.now();
   const rows: SlurmUsageRow[] = [
-    { jobId: '4242', user: 'alice', partition: 'gpu', qos: 'high', start: now - 3 * 3_600_000, end: now - 3_600_000, gpuHours: 2.5, smHours: 1.25, memoryGiBHours: 40, peakMemoryBytes: 18 * GIB, gatedSeconds: 90, parkedSeconds: 0 },
-    { jobId: '4243', user: 'bob', partition: 'debug', qos: null, start: now - 2 * 3_600_000, end: now - 1_800_000, gpuHours: 0.75, smHours: 0.5, memoryGiBHours: 6, peakMemoryBytes: 4 * GIB, gatedSeconds: 0, parkedSeconds: 600 },
+    { jobId: '4242', user: 'alice', partition: 'gpu', qos: 'high', start: now - 3 * 3_600_000, end: now - 3_600_000, gpuHours: 2.5, smHours: 1.25, memoryGiBHours: 40, peakMemoryBytes: 18 * GIB, gatedSeconds: 90, parkedSeconds: 0, account: 'vision-lab', gpus: 'GPU 0, GPU 1 · 3g.40gb' },
+    { jobId: '4243', user: 'bob', partition: 'debug', qos: null, start: now - 2 * 3_600_000, end: now - 1_800_000, gpuHours: 0.75, smHours: 0.5, memoryGiBHours: 6, peakMemoryBytes: 4 * GIB, gatedSeconds: 0, parkedSeconds: 600, account: null, gpus: null },
   ];
   const view = () => h.page.locator('.reports-view');
   const shownIds = () => view().locator('.slurm-report-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-slurm-job')));

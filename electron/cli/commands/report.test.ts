@@ -161,7 +161,7 @@ test('--by container: a store of processes in no container gives one row, "not i
 test('--by slurm-job as the HTML report (and PDF) holds the rows its CSV has; a format it does not know is named', async (t) => {
   const slurmDb = join(dir, 'slurm.db');
   const store = await UsageStore.open({ path: slurmDb });
-  store.recordSlurmUsage({ jobId: '7001', user: 'alice', partition: 'gpu', qos: 'high', start: KNOWN_T - 600_000, end: KNOWN_T, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 2, peakMemoryBytes: 4 * 2 ** 30, gatedSeconds: 1.5, parkedSeconds: 0 });
+  store.recordSlurmUsage({ jobId: '7001', user: 'alice', partition: 'gpu', qos: 'high', start: KNOWN_T - 600_000, end: KNOWN_T, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 2, peakMemoryBytes: 4 * 2 ** 30, gatedSeconds: 1.5, parkedSeconds: 0, account: 'nlp', gpus: 'GPU 1 · 3g.40gb' });
   await store.flush();
   await store.close();
   const csv = await gpushare(['report', ...range, '--by', 'slurm-job', '--db', slurmDb]);

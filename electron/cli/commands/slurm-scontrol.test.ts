@@ -14,19 +14,19 @@ const captured: SlurmClient = (command, args) => {
 
 test("a job whose name and comment hold newlines copying Slurm's own lines (QOS=top, Partition=vip, a GPU line without shards, UserId=root) changes nothing the prolog reads (real 22.05 output)", () => {
   assert.match(SHOW_JOB_1, /^ {3}Priority=1 Nice=0 Account=\(null\) QOS=top$/m, "the capture holds the user's fake line");
-  assert.deepEqual(readJobFacts('1', 'gspqa', captured), { uid: 1001, qos: 'scavenger', partition: 'gpu', gpus: [0], shards: 1, mpsPercent: null });
+  assert.deepEqual(readJobFacts('1', 'gspqa', captured), { uid: 1001, qos: 'scavenger', partition: 'gpu', account: 'lab', gpus: [0], shards: 1, mpsPercent: null });
 });
 
 test("each job of squeue --json's whole list by its own id: its QOS, partition, and this node's shards, gres/mps share or whole GPU (real 22.05 output)", () => {
-  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '2', 'gspqa'), { uid: 1001, qos: 'high', partition: 'gpu', gpus: [0], shards: 2, mpsPercent: null });
-  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '3', 'gspqc'), { uid: 1001, qos: 'normal', partition: 'mps', gpus: [0], shards: null, mpsPercent: 25 });
-  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '4', 'gspqb'), { uid: 1001, qos: 'normal', partition: 'gpu', gpus: [0], shards: null, mpsPercent: null });
+  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '2', 'gspqa'), { uid: 1001, qos: 'high', partition: 'gpu', account: 'lab', gpus: [0], shards: 2, mpsPercent: null });
+  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '3', 'gspqc'), { uid: 1001, qos: 'normal', partition: 'mps', account: 'lab', gpus: [0], shards: null, mpsPercent: 25 });
+  assert.deepEqual(parseSqueueJson(SQUEUE_JSON, '4', 'gspqb'), { uid: 1001, qos: 'normal', partition: 'gpu', account: 'lab', gpus: [0], shards: null, mpsPercent: null });
 });
 
 test("a job over two nodes: this node's own gres detail, in job_resources' node order; no QOS without accounting", () => {
   const doc = { jobs: [{ job_id: 7, user_id: 1002, qos: '', partition: 'gpu', gres_detail: ['shard:2(IDX:0)', 'gpu:a100:1(IDX:1),shard:1(IDX:1)'], job_resources: { allocated_nodes: [{ nodename: 'n1' }, { nodename: 'n2' }] } }] };
-  assert.deepEqual(parseSqueueJson(JSON.stringify(doc), '7', 'n1'), { uid: 1002, qos: null, partition: 'gpu', gpus: [0], shards: 2, mpsPercent: null });
-  assert.deepEqual(parseSqueueJson(JSON.stringify(doc), '7', 'n2'), { uid: 1002, qos: null, partition: 'gpu', gpus: [1], shards: 1, mpsPercent: null });
+  assert.deepEqual(parseSqueueJson(JSON.stringify(doc), '7', 'n1'), { uid: 1002, qos: null, partition: 'gpu', account: null, gpus: [0], shards: 2, mpsPercent: null });
+  assert.deepEqual(parseSqueueJson(JSON.stringify(doc), '7', 'n2'), { uid: 1002, qos: null, partition: 'gpu', account: null, gpus: [1], shards: 1, mpsPercent: null });
 });
 
 test('squeue output that is not JSON, lacks the job or its user is an error naming the problem', () => {

@@ -6,6 +6,8 @@ export interface SlurmJobFacts {
   uid: number;
   qos: string | null;
   partition: string | null;
+  /** The account it is billed to; null where Slurm names none. */
+  account: string | null;
   /** This node's GPU indices for the job (IDX of its gpu, shard or mps gres). */
   gpus: number[];
   shards: number | null;
@@ -73,6 +75,7 @@ export function parseSqueueJson(text: string, jobId: string, node: string | null
     uid: job.user_id,
     qos: named(job.qos),
     partition: named(job.partition),
+    account: named(job.account),
     gpus,
     shards: gres.get('shard')?.count ?? null,
     mpsPercent: gres.get('mps') ? Math.min(100, gres.get('mps')!.count) : null,

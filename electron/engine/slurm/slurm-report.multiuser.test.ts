@@ -18,7 +18,7 @@ let alice: LabUser;
 let bob: LabUser;
 let cli: { path: string; env: Record<string, string> };
 const legacy = (): string => join(box.dir, 'lib', 'slurm-usage.jsonl');
-const earlier: SlurmUsageRow = { jobId: '900', user: 'someone', partition: 'gpu', qos: null, start: Date.now() - 20 * 60_000, end: Date.now() - 10 * 60_000, gpuHours: 0.1, smHours: 0.05, memoryGiBHours: 0.4, peakMemoryBytes: 4 * 1024 ** 3, gatedSeconds: 1.5, parkedSeconds: 0 };
+const earlier: SlurmUsageRow = { jobId: '900', user: 'someone', partition: 'gpu', qos: null, start: Date.now() - 20 * 60_000, end: Date.now() - 10 * 60_000, gpuHours: 0.1, smHours: 0.05, memoryGiBHours: 0.4, peakMemoryBytes: 4 * 1024 ** 3, gatedSeconds: 1.5, parkedSeconds: 0, account: 'lab', gpus: 'GPU 0' };
 
 before(async () => {
   if (SKIP) return;

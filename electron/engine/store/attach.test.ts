@@ -98,8 +98,8 @@ test("usage per Slurm job: reports.slurmJobs answers a non-administrator every j
   const now = Date.now();
   const range = { since: now - 60_000, until: now + 60_000 };
   const rows = [
-    { jobId: '501', user: 'alice', partition: 'gpu', qos: 'high', start: now - 40_000, end: now - 20_000, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 3, peakMemoryBytes: 6 * 2 ** 30, gatedSeconds: 2, parkedSeconds: 0 },
-    { jobId: '502', user: 'bob', partition: null, qos: null, start: now - 30_000, end: now - 10_000, gpuHours: 1, smHours: 0.75, memoryGiBHours: 8, peakMemoryBytes: 16 * 2 ** 30, gatedSeconds: 0, parkedSeconds: 5 },
+    { jobId: '501', user: 'alice', partition: 'gpu', qos: 'high', start: now - 40_000, end: now - 20_000, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 3, peakMemoryBytes: 6 * 2 ** 30, gatedSeconds: 2, parkedSeconds: 0, account: 'vision', gpus: 'GPU 0, GPU 1' },
+    { jobId: '502', user: 'bob', partition: null, qos: null, start: now - 30_000, end: now - 10_000, gpuHours: 1, smHours: 0.75, memoryGiBHours: 8, peakMemoryBytes: 16 * 2 ** 30, gatedSeconds: 0, parkedSeconds: 5, account: null, gpus: null },
   ];
   rows.forEach((row) => store.recordSlurmUsage(row));
   await store.flush();
