@@ -22,6 +22,9 @@ export function slurmUsageCsv(rows: readonly SlurmUsageRow[]): string {
   return [SLURM_CSV_COLUMNS.join(','), ...lines].join('\n') + '\n';
 }
 
+/** A row's GPUs for people: "–" not recorded (an older row), "none" where no process of the job was on a GPU. */
+export const slurmGpusCell = (gpus: string | null): string => (gpus === null ? '–' : gpus === '' ? 'none' : gpus);
+
 /** The rows' sums (peak memory: their largest), for a report's summary. */
 export type SlurmUsageTotals = { jobs: number } & Pick<SlurmUsageRow, 'gpuHours' | 'smHours' | 'memoryGiBHours' | 'peakMemoryBytes' | 'gatedSeconds' | 'parkedSeconds'>;
 
