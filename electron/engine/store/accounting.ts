@@ -83,9 +83,9 @@ export interface AccountedSample extends ProcessSample {
   peakUser: number;
   peakGpu: number;
   /**
-   * Its job's, user's and GPU's GPU-seconds on this GPU in this tick, on that group's first sample (else 0): each MIG slice
-   * (or the whole GPU) shared out among the jobs on it, at its share of the GPU. Null in rows stored before they were
-   * kept: the flags' counts then say (dt shared among the GPU's jobs).
+   * Its job's, user's and GPU's GPU-seconds on this GPU in this tick, on that group's first sample (else 0), where a MIG
+   * slice of its GPU is in use: each slice shared out among the jobs on it, at its share of the GPU. Null on a GPU without
+   * slices in use, and in rows stored before they were kept: the flags' counts then say (dt shared among the GPU's jobs).
    */
   gpuSJob: number | null;
   gpuSUser: number | null;
@@ -197,27 +197,32 @@ export function accountTick(t: number, dt: number, samples: readonly ProcessSamp
       peakJob: flags & FLAGS.firstOfJob ? totals.get(job)! : 0,
       peakUser: flags & FLAGS.firstOfUser ? totals.get(user)! : 0,
       peakGpu: flags & FLAGS.firstOfGpu ? totals.get(gpu)! : 0,
-      gpuSJob: flags & FLAGS.firstOfJob ? gpuTime.get(job)! : 0,
-      gpuSUser: flags & FLAGS.firstOfUser ? gpuTime.get(user)! : 0,
-      gpuSGpu: flags & FLAGS.firstOfGpu ? gpuTime.get(gpu)! : 0,
+      gpuSJob: !gpuTime?.gpus.has(s.gpu) ? null : flags & FLAGS.firstOfJob ? gpuTime.seconds.get(job)! : 0,
+      gpuSUser: !gpuTime?.gpus.has(s.gpu) ? null : flags & FLAGS.firstOfUser ? gpuTime.seconds.get(user)! : 0,
+      gpuSGpu: !gpuTime?.gpus.has(s.gpu) ? null : flags & FLAGS.firstOfGpu ? gpuTime.seconds.get(gpu)! : 0,
     };
   });
 }
 
 /**
- * GPU-seconds of one tick by job, user and GPU on each GPU (keys as accountTick's): each place (a MIG slice, or the
- * whole GPU) in use gives dt × its share of the GPU, shared out among the jobs on it; so the totals by job, user and GPU agree.
+ * GPU-seconds of one tick by job, user and GPU on each GPU with a MIG slice in use (keys as accountTick's): each
+ * place (a slice, or the whole GPU) gives dt × its share of the GPU, shared out among the jobs on it. Null for a
+ * GPU without slices in use, whose samples keep null and are counted by the flags' counts (the same figures, stored smaller).
  */
-function shareGpuTime(dt: number, samples: readonly ProcessSample[]): Map<string, number> {
+function shareGpuTime(dt: number, samples: readonly ProcessSample[]): { gpus: Set<number>; seconds: Map<string, number> } | null {
+  let gpus: Set<number> | null = null;
+  for (const s of samples) if (s.gpuInstanceId !== undefined && s.gpuInstanceId !== null) (gpus ??= new Set()).add(s.gpu);
+  if (gpus === null) return null;
   const places = new Map<string, { gpu: number; share: number; jobs: Map<string, string> }>();
   for (const s of samples) {
+    if (!gpus.has(s.gpu)) continue;
     const key = `${s.gpu}\0${s.gpuInstanceId ?? ''}`;
     let place = places.get(key);
     if (!place) places.set(key, (place = { gpu: s.gpu, share: s.gpuShare ?? 1, jobs: new Map() }));
     place.jobs.set(s.job, s.user);
   }
-  const out = new Map<string, number>();
-  const add = (key: string, seconds: number): void => void out.set(key, (out.get(key) ?? 0) + seconds);
+  const seconds = new Map<string, number>();
+  const add = (key: string, value: number): void => void seconds.set(key, (seconds.get(key) ?? 0) + value);
   for (const place of places.values()) {
     const each = (dt * place.share) / place.jobs.size;
     add(`g\0${place.gpu}`, dt * place.share);
@@ -226,7 +231,7 @@ function shareGpuTime(dt: number, samples: readonly ProcessSample[]): Map<string
       add(`u\0${place.gpu}\0${user}`, each);
     }
   }
-  return out;
+  return { gpus, seconds };
 }
 
 /** Combine contributions (a rollup of several samples, or of several rollups): sums, and maxima for peaks. */
