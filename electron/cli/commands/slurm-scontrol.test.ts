@@ -46,3 +46,14 @@ test('index lists as Slurm prints them', () => {
   assert.deepEqual(parseIndexList('0-2,5'), [0, 1, 2, 5]);
   assert.deepEqual(parseIndexList(''), []);
 });
+
+test("an account the daemon would refuse (a newline, past 64 characters) is left out and kept aside for the prolog's log, so the job is still registered; a missing one is null", () => {
+  const job = (account: unknown) => JSON.stringify({ jobs: [{ job_id: 8, user_id: 1002, account, qos: 'normal', partition: 'gpu', gres_detail: ['gpu:1(IDX:0)'] }] });
+  assert.deepEqual([parseSqueueJson(job('vision-lab'), '8', null).account, 'accountLeftOut' in parseSqueueJson(job('vision-lab'), '8', null)], ['vision-lab', false]);
+  for (const bad of ['lab\nQOS=top', 'a'.repeat(65), 'lab account']) {
+    const facts = parseSqueueJson(job(bad), '8', null);
+    assert.deepEqual([facts.account, facts.accountLeftOut, facts.qos], [null, bad, 'normal'], JSON.stringify(bad));
+  }
+  assert.equal(parseSqueueJson(job('(null)'), '8', null).account, null);
+  assert.equal(parseSqueueJson(job(undefined), '8', null).account, null);
+});

@@ -9,7 +9,6 @@ import { preloadLibraryPath } from '../../engine/gate/launch-gate.js';
 import { parseFlags, UsageError } from '../args.js';
 import { callWithin, connectToEngine, daemonSocketPath } from '../engine-client.js';
 import { parseShardsPerGpu, parseIndexList, readJobFacts } from './slurm-scontrol.js';
-import { isSlurmName } from '../../../shared/slurm.js';
 
 export { SLURM_LOG, slurmUsage } from '../usage.js';
 import { SLURM_LOG } from '../usage.js';
@@ -55,12 +54,12 @@ export async function slurmCommand(argv: string[]): Promise<number> {
           shardsPerGpu,
           mpsPercent: job.mpsPercent,
           qos: job.qos,
-          account: job.account !== null && isSlurmName(job.account) ? job.account : null, // any other name would cost the job its registration: its row says none
+          account: job.account,
           partition: job.partition ?? env.SLURM_JOB_PARTITION ?? null,
           node,
         });
         const mps = view.mps === null ? '' : view.mps.started ? `, MPS client at ${view.mpsPercent} % of the GPU's SMs (gres/mps)` : `, gres/mps ${view.mpsPercent} % recorded but its tasks run without MPS: ${view.mps.why}`;
-        if (job.account !== null && !isSlurmName(job.account)) say(`account ${JSON.stringify(job.account.slice(0, 80))} is not a Slurm name gpushare keeps (letters, digits, _ . + -, at most 64): its usage row names no account`);
+        if (job.accountLeftOut !== undefined) say(`account ${JSON.stringify(job.accountLeftOut.slice(0, 80))} is not a Slurm name gpushare keeps (letters, digits, _ . + -, at most 64): its usage row names no account`);
         say(`registered for ${view.user}${view.account ? ` (account ${view.account})` : ''}: GPU ${view.gpus.join(',') || 'none'}, ${view.memoryQuotaBytes === null ? 'no memory quota' : `memory quota ${view.memoryQuotaBytes} bytes (${job.shards} of ${shardsPerGpu} shards)`}, lane ${view.lane} (${view.laneFrom})${mps}`);
       } else {
         const result = await callWithin(engine, 'slurm.epilog', { jobId });
