@@ -62,7 +62,8 @@ export const FLAGS = { firstOfJob: 1, firstOfUser: 2, firstOfGpu: 4, firstBusyOf
  * GPU time is shared out: a GPU in use for dt by n jobs gives each dt / n, so a day's GPU time is the
  * same summed by job, by user or by GPU. The counts ride in the flags (the samples table has no other
  * room): jobs on the GPU in bits 8–18, the user's jobs there in bits 19–29. Rows written before they were
- * stored read as 0, taken as 1: their old meaning (dt once per group).
+ * stored read as 0, taken as 1: their old meaning (dt once per group). On a GPU with MIG slices in use each
+ * slice is shared out at its share of the GPU instead, and the sample stores the seconds (shareGpuTime).
  */
 export const SHARE_BITS = { jobsShift: 8, userJobsShift: 19, mask: 2047 } as const;
 export const MAX_JOBS_PER_GPU = SHARE_BITS.mask;

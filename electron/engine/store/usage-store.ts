@@ -341,8 +341,8 @@ export class UsageStore {
         if (inContainer && !containers.has(container)) {
           containers.set(container, { id: container, runtime: inContainer.runtime, fullId: inContainer.id, name: inContainer.name, startedBy: p.context?.containerUser ?? null, at: t });
         }
-        const gpuInstanceId = p.gpuInstanceId;
-        return { gpu: p.gpuIndex, pid: p.pid, user, job, smPercent: p.smPercent, usedMemory: p.usedMemory, container, gpuInstanceId, gpuShare: gpuInstanceId === null ? 1 : gpuShareOfPlace(gpuByIndex.get(p.gpuIndex), gpuInstanceId) };
+        const gpuShare = p.gpuInstanceId === null ? 1 : gpuShareOfPlace(gpuByIndex.get(p.gpuIndex), p.gpuInstanceId);
+        return { gpu: p.gpuIndex, pid: p.pid, user, job, smPercent: p.smPercent, usedMemory: p.usedMemory, container, gpuInstanceId: p.gpuInstanceId, gpuShare };
       });
       samples.push(...accountTick(t, dt, inputs));
     }
