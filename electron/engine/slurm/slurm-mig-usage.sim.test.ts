@@ -1,6 +1,7 @@
 // A Slurm job whose task runs on a MIG slice, on the simulated driver: its epilog's usage row, written into the
 // usage store, counts the slice's work (GPM per slice, as the whole GPU's share: the slice's SMs of the GPU's)
 // against the driver's execution record within one sampling interval; `report --by slurm-job` reads it there.
+// Its GPU-hours, and the usage store's by user, job and GPU, are the slice's compute slices of the GPU's (3/7) of its time.
 // Slurm is emulated by the pid → job answer slurmd gives (`scontrol pidinfo`): the task's session is the job's.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
