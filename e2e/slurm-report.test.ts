@@ -17,8 +17,8 @@ describe("the Reports view's usage per Slurm job", { skip: missing ?? false, tim
   let h: ConsoleHarness;
   const now = Date.now();
   const rows: SlurmUsageRow[] = [
-    { jobId: '4242', user: 'alice', partition: 'gpu', qos: 'high', start: now - 3 * 3_600_000, end: now - 3_600_000, gpuHours: 2.5, smHours: 1.25, memoryGiBHours: 40, peakMemoryBytes: 18 * GIB, gatedSeconds: 90, parkedSeconds: 0 },
-    { jobId: '4243', user: 'bob', partition: 'debug', qos: null, start: now - 2 * 3_600_000, end: now - 1_800_000, gpuHours: 0.75, smHours: 0.5, memoryGiBHours: 6, peakMemoryBytes: 4 * GIB, gatedSeconds: 0, parkedSeconds: 600 },
+    { jobId: '4242', user: 'alice', partition: 'gpu', qos: 'high', start: now - 3 * 3_600_000, end: now - 3_600_000, gpuHours: 2.5, smHours: 1.25, memoryGiBHours: 40, peakMemoryBytes: 18 * GIB, gatedSeconds: 90, parkedSeconds: 0, account: 'vision-lab', gpus: 'GPU 0, GPU 1 · 3g.40gb' },
+    { jobId: '4243', user: 'bob', partition: 'debug', qos: null, start: now - 2 * 3_600_000, end: now - 1_800_000, gpuHours: 0.75, smHours: 0.5, memoryGiBHours: 6, peakMemoryBytes: 4 * GIB, gatedSeconds: 0, parkedSeconds: 600, account: null, gpus: null },
   ];
   const view = () => h.page.locator('.reports-view');
   const shownIds = () => view().locator('.slurm-report-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-slurm-job')));
@@ -54,11 +54,13 @@ describe("the Reports view's usage per Slurm job", { skip: missing ?? false, tim
     const byHead = Object.fromEntries(heads.map((head, i) => [head.replace(/ [▾▴]$/, ''), cells[i]]));
     assert.deepEqual(
       { ...byHead, Start: undefined, End: undefined },
-      { 'Slurm job': '4242', User: 'alice', Partition: 'gpu', QOS: 'high', Start: undefined, End: undefined, 'GPU-h': '2.50', 'SM-h': '1.25', 'Mem GiB·h': '40.00', 'Peak mem': '18.0 GiB', Gated: '1.5 min', Parked: '0' },
+      { 'Slurm job': '4242', User: 'alice', Account: 'vision-lab', Partition: 'gpu', QOS: 'high', GPUs: 'GPU 0, GPU 1 · 3g.40gb', Start: undefined, End: undefined, 'GPU-h': '2.50', 'SM-h': '1.25', 'Mem GiB·h': '40.00', 'Peak mem': '18.0 GiB', Gated: '1.5 min', Parked: '0' },
     );
     assert.match(byHead.Start, /\d:\d\d/);
-    const other = await view().locator('tr[data-slurm-job="4243"] td').allInnerTexts();
-    assert.deepEqual([other[3], other[11]], ['–', '10 min'], "bob's job: no QOS, 10 minutes parked");
+    const column = Object.fromEntries(heads.map((head, i) => [head.replace(/ [▾▴]$/, ''), i]));
+    const bob = await view().locator('tr[data-slurm-job="4243"] td').allInnerTexts();
+    assert.deepEqual([bob[column.QOS], bob[column.Parked], bob[column.Account], bob[column.GPUs]], ['–', '10 min', '–', '–'], "bob's job: no QOS, 10 minutes parked; a row from before account and GPUs were kept shows dashes");
+    assert.match(await view().locator('.report-range-note').innerText(), /GPU-hours: a MIG slice counts its share of its GPU/);
     const stats = await view().locator('.report-summary .stat').evaluateAll((divs) => divs.map((d) => [d.querySelector('.stat-label')?.textContent, d.querySelector('.stat-value')?.textContent]));
     assert.deepEqual(stats.slice(0, 5), [['Slurm jobs', '2'], ['GPU-hours', '3.25'], ['SM-hours', '1.75'], ['Memory GiB·h', '46.00'], ['Peak memory', '18.0 GiB']], 'the totals: sums, and the largest peak');
 
@@ -79,12 +81,12 @@ describe("the Reports view's usage per Slurm job", { skip: missing ?? false, tim
     const csv = await download('CSV');
     assert.match(csv.name, /^gpushare-usage-by-slurm-job-\d{4}-\d\d-\d\d\.csv$/);
     assert.equal(csv.text, slurmUsageCsv(cli.rows), "the console's CSV is the CLI's, byte for byte");
-    assert.equal(csv.text.split('\n')[1], `4242,alice,gpu,high,${new Date(rows[0].start).toISOString()},${new Date(rows[0].end).toISOString()},2.500000,1.250000,40.000000,18.000,90.000,0.000`);
+    assert.equal(csv.text.split('\n')[1], `4242,alice,gpu,high,${new Date(rows[0].start).toISOString()},${new Date(rows[0].end).toISOString()},2.500000,1.250000,40.000000,18.000,90.000,0.000,vision-lab,"GPU 0, GPU 1 · 3g.40gb"`);
     const json = await download('JSON');
     assert.deepEqual((JSON.parse(json.text) as SlurmUsageReport).rows, rows);
     const html = await download('HTML report');
     assert.match(html.name, /^gpushare-usage-by-slurm-job-.*\.html$/);
-    assert.match(html.text, /<td>4242<\/td><td>alice<\/td><td>gpu<\/td><td>high<\/td>/);
+    assert.match(html.text, /<td>4242<\/td><td>alice<\/td><td>vision-lab<\/td><td>gpu<\/td><td>high<\/td><td>GPU 0, GPU 1 · 3g\.40gb<\/td>/);
   });
 
   test('the range controls ask again (7 d still lists both jobs), and back to by User the usage table returns', async () => {

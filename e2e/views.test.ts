@@ -73,6 +73,7 @@ describe('console views on the simulated h100x2-mig box', { skip: missing ?? fal
     await h.page.locator('.report-chart .recharts-bar-rectangle').first().waitFor();
     const valueTicks = await h.page.locator('.report-chart .recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value').allTextContents();
     assert.ok(valueTicks.length > 0 && valueTicks.every((t) => / h$/.test(t)), `the GPU-hours axis gives its unit: ${valueTicks.join(', ')}`);
+    assert.match(await h.page.locator('.report-range-note').innerText(), /GPU-hours: a MIG slice counts its share of its GPU/, 'the summary says how a MIG slice counts');
     await h.screenshot('views-reports');
 
     const [download] = await Promise.all([h.page.waitForEvent('download'), h.page.locator('.report-exports').getByRole('button', { name: 'CSV' }).click()]);

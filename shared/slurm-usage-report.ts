@@ -4,20 +4,26 @@ import type { SlurmUsageRow } from './slurm.js';
 
 const GiB = 1024 ** 3;
 
-export const SLURM_CSV_COLUMNS = ['JobID', 'User', 'Partition', 'QOS', 'Start', 'End', 'GPUHours', 'SMHours', 'MemoryGiBHours', 'PeakMemoryGiB', 'GatedSeconds', 'ParkedSeconds'] as const;
+export const SLURM_CSV_COLUMNS = ['JobID', 'User', 'Partition', 'QOS', 'Start', 'End', 'GPUHours', 'SMHours', 'MemoryGiBHours', 'PeakMemoryGiB', 'GatedSeconds', 'ParkedSeconds', 'Account', 'GPUs'] as const;
 
 const cell = (v: string | number | null): string => {
   const text = v === null ? '' : String(v);
   return /[",\n|]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };
 
-/** CSV with sacct's column name JobID first, so `join` or a spreadsheet lines it up with `sacct -P -o JobIDRaw,…`. */
+/**
+ * CSV with sacct's column name JobID first, so `join` or a spreadsheet lines it up with `sacct -P -o JobIDRaw,…`.
+ * Account and GPUs came later: they are the last columns, so a parser of the first twelve still reads them; empty where not recorded.
+ */
 export function slurmUsageCsv(rows: readonly SlurmUsageRow[]): string {
   const lines = rows.map((r) =>
-    [r.jobId, r.user, r.partition, r.qos, new Date(r.start).toISOString(), new Date(r.end).toISOString(), r.gpuHours.toFixed(6), r.smHours.toFixed(6), r.memoryGiBHours.toFixed(6), (r.peakMemoryBytes / GiB).toFixed(3), r.gatedSeconds.toFixed(3), r.parkedSeconds.toFixed(3)].map(cell).join(','),
+    [r.jobId, r.user, r.partition, r.qos, new Date(r.start).toISOString(), new Date(r.end).toISOString(), r.gpuHours.toFixed(6), r.smHours.toFixed(6), r.memoryGiBHours.toFixed(6), (r.peakMemoryBytes / GiB).toFixed(3), r.gatedSeconds.toFixed(3), r.parkedSeconds.toFixed(3), r.account, r.gpus].map(cell).join(','),
   );
   return [SLURM_CSV_COLUMNS.join(','), ...lines].join('\n') + '\n';
 }
+
+/** A row's GPUs for people: "–" not recorded (an older row), "none" where no process of the job was on a GPU. */
+export const slurmGpusCell = (gpus: string | null): string => (gpus === null ? '–' : gpus === '' ? 'none' : gpus);
 
 /** The rows' sums (peak memory: their largest), for a report's summary. */
 export type SlurmUsageTotals = { jobs: number } & Pick<SlurmUsageRow, 'gpuHours' | 'smHours' | 'memoryGiBHours' | 'peakMemoryBytes' | 'gatedSeconds' | 'parkedSeconds'>;

@@ -6,7 +6,11 @@ import { array, nullable, number, object, oneOf, optional, string, type Infer } 
 
 /** Slurm's job ids: digits, or an array task's "1234_7" (the prolog sends SLURM_JOB_ID, always digits). */
 export const slurmJobIdSchema = string({ min: 1, max: 20, pattern: /^\d{1,18}$/, describe: 'a Slurm job id like "1234"' });
-const slurmName = string({ min: 1, max: 64, pattern: /^[A-Za-z0-9_.+-]+$/, describe: 'a Slurm QOS or partition name' });
+const SLURM_NAME = /^[A-Za-z0-9_.+-]{1,64}$/;
+const slurmName = string({ min: 1, max: 64, pattern: SLURM_NAME, describe: 'a Slurm QOS or partition name' });
+const slurmAccountName = string({ min: 1, max: 64, pattern: SLURM_NAME, describe: 'a Slurm account name' });
+/** A QOS, partition or account name the daemon takes (letters, digits, _ . + -, at most 64): the prolog drops any other. */
+export const isSlurmName = (name: string): boolean => SLURM_NAME.test(name);
 
 /** `slurm.prolog`: a job Slurm started on this node, as the prolog read it from Slurm (never from the job). */
 export const slurmPrologSchema = object({
@@ -22,6 +26,8 @@ export const slurmPrologSchema = object({
   mpsPercent: optional(nullable(number({ integer: true, min: 1, max: 100 }))),
   qos: optional(nullable(slurmName)),
   partition: optional(nullable(slurmName)),
+  /** The Slurm account it is billed to (`squeue --json`'s account): each usage row says it. */
+  account: optional(nullable(slurmAccountName)),
   node: optional(nullable(string({ min: 1, max: 64 }))),
 });
 export type SlurmPrologParams = Infer<typeof slurmPrologSchema>;
@@ -72,6 +78,8 @@ export interface SlurmJobView {
   uid: number;
   partition: string | null;
   qos: string | null;
+  /** The Slurm account it is billed to; null: Slurm named none (or the prolog predates accounts). */
+  account: string | null;
   gpus: number[];
   /** The hard memory quota its shards give it on its GPU; null: none (a whole GPU, or no shards). */
   memoryQuotaBytes: number | null;
@@ -126,6 +134,38 @@ export interface SlurmUsageRow {
   peakMemoryBytes: number;
   gatedSeconds: number;
   parkedSeconds: number;
+  /** The Slurm account it was billed to; null: not recorded (a row from before gpushare kept it, or Slurm named none). */
+  account: string | null;
+  /** The GPUs and MIG slices its processes ran on, as the driver listed them: "GPU 0, GPU 1 · 3g.40gb" (slurmGpusText); "" none; null: not recorded (an older row). */
+  gpus: string | null;
+}
+
+/** One place a Slurm job's processes ran: a whole GPU (profile and gpuInstanceId null) or a MIG slice of it. */
+export interface SlurmGpuPlace {
+  gpu: number;
+  gpuInstanceId: number | null;
+  /** The slice's profile, "3g.40gb"; null where the driver does not say. */
+  profile: string | null;
+}
+
+/** A usage row's GPUs, as a lab admin reads them: "GPU 0, GPU 1 · 3g.40gb, GPU 2 · 2× 1g.10gb", by index. */
+export function slurmGpusText(places: Iterable<SlurmGpuPlace>): string {
+  const byGpu = new Map<number, { whole: boolean; slices: Map<string, Set<number>> }>();
+  for (const p of places) {
+    const gpu = byGpu.get(p.gpu) ?? { whole: false, slices: new Map() };
+    byGpu.set(p.gpu, gpu);
+    if (p.gpuInstanceId === null) gpu.whole = true;
+    else {
+      const name = p.profile ?? 'MIG slice';
+      gpu.slices.set(name, (gpu.slices.get(name) ?? new Set()).add(p.gpuInstanceId));
+    }
+  }
+  const parts: string[] = [];
+  for (const [index, gpu] of [...byGpu].sort((a, b) => a[0] - b[0])) {
+    if (gpu.whole) parts.push(`GPU ${index}`);
+    for (const [name, ids] of [...gpu.slices].sort((a, b) => a[0].localeCompare(b[0], 'en', { numeric: true }))) parts.push(`GPU ${index} · ${ids.size > 1 ? `${ids.size}× ` : ''}${name}`);
+  }
+  return parts.join(', ');
 }
 
 /** What `reports.slurmJobs` answers: the rows of Slurm jobs that ended in [since, until). */

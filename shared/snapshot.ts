@@ -13,6 +13,8 @@ export interface MigSliceView {
   memoryUsed: number | null;
   /** SM activity of the slice in the last sample period, 0..100, from GPM (Hopper and later); null where unknown. */
   smPercent?: number | null;
+  /** Compute slices of its profile (3 for a 3g slice), of its GPU's migComputeSlices; null or absent where unknown. */
+  computeSlices?: number | null;
 }
 
 export interface GpuView {
@@ -38,6 +40,8 @@ export interface GpuView {
   migEnabled: boolean | null;
   migPending: boolean | null;
   migSlices: MigSliceView[];
+  /** In MIG mode, the GPU's compute slices (7 on an A100 or H100): a slice's GPU-hours are its computeSlices of these. */
+  migComputeSlices?: number | null;
   /** Readable driver errors of this tick (other than "not supported"). */
   errors: string[];
   /** Processes on this GPU that the snapshot leaves out to keep its size bounded (each user's smallest, past the others'): how many, and their memory. */
@@ -100,4 +104,14 @@ export interface Snapshot {
   driver: DriverView;
   gpus: GpuView[];
   processes: GpuProcessView[];
+}
+
+/**
+ * The share of its GPU that a process's place is, for GPU-hours: its MIG slice's compute slices of the GPU's
+ * (3/7 for a 3g slice of an H100), else 1 (a whole GPU, or a slice whose profile is not known).
+ */
+export function gpuShareOfPlace(gpu: Pick<GpuView, 'migSlices' | 'migComputeSlices'> | undefined, gpuInstanceId: number | null): number {
+  if (!gpu || gpuInstanceId === null || !gpu.migComputeSlices) return 1;
+  const slices = gpu.migSlices.find((m) => m.gpuInstanceId === gpuInstanceId)?.computeSlices;
+  return slices ? Math.min(1, slices / gpu.migComputeSlices) : 1;
 }

@@ -9,6 +9,9 @@ export type AnyReportGrouping = (typeof ALL_REPORT_GROUPINGS)[number];
 
 export const USAGE_REPORT_SCHEMA = 'gpushare.usage-report/1';
 
+/** Said wherever GPU-hours are shown (reports' notes, the console's summaries): how a MIG slice counts. */
+export const MIG_GPU_HOURS_NOTE = 'GPU-hours: a MIG slice counts its share of its GPU (its compute slices of the GPU\'s: 3/7 for a 3g slice of an A100 or H100).';
+
 /** What `reports.export` writes: PDF stays with the CLI and the desktop app (it needs a browser to print). */
 export const REPORT_EXPORT_FORMATS = ['html', 'csv', 'json'] as const;
 export type ReportExportFormat = (typeof REPORT_EXPORT_FORMATS)[number];

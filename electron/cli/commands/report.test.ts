@@ -161,18 +161,21 @@ test('--by container: a store of processes in no container gives one row, "not i
 test('--by slurm-job as the HTML report (and PDF) holds the rows its CSV has; a format it does not know is named', async (t) => {
   const slurmDb = join(dir, 'slurm.db');
   const store = await UsageStore.open({ path: slurmDb });
-  store.recordSlurmUsage({ jobId: '7001', user: 'alice', partition: 'gpu', qos: 'high', start: KNOWN_T - 600_000, end: KNOWN_T, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 2, peakMemoryBytes: 4 * 2 ** 30, gatedSeconds: 1.5, parkedSeconds: 0 });
+  store.recordSlurmUsage({ jobId: '7001', user: 'alice', partition: 'gpu', qos: 'high', start: KNOWN_T - 600_000, end: KNOWN_T, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 2, peakMemoryBytes: 4 * 2 ** 30, gatedSeconds: 1.5, parkedSeconds: 0, account: 'nlp', gpus: 'GPU 1 · 3g.40gb' });
   await store.flush();
   await store.close();
   const csv = await gpushare(['report', ...range, '--by', 'slurm-job', '--db', slurmDb]);
   assert.equal(csv.code, 0, csv.stderr);
-  assert.match(csv.stdout.split('\n')[1], /^7001,alice,gpu,high,/);
+  assert.match(csv.stdout.split('\n')[0], /,ParkedSeconds,Account,GPUs$/, 'account and GPUs are the last columns: a parser of the first twelve reads them as before');
+  assert.match(csv.stdout.split('\n')[1], /^7001,alice,gpu,high,.*,nlp,GPU 1 · 3g\.40gb$/);
+  const json = await gpushare(['report', ...range, '--by', 'slurm-job', '--format', 'json', '--db', slurmDb]);
+  assert.deepEqual(((JSON.parse(json.stdout) as { rows: Array<Record<string, unknown>> }).rows ?? []).map((r) => [r.account, r.gpus]), [['nlp', 'GPU 1 · 3g.40gb']]);
   const htmlPath = join(dir, 'slurm.html');
   const html = await gpushare(['report', ...range, '--by', 'slurm-job', '-o', htmlPath, '--db', slurmDb]);
   assert.equal(html.code, 0, html.stderr);
   const text = readFileSync(htmlPath, 'utf8');
   assert.match(text, /<h1>GPU usage by Slurm job<\/h1>/);
-  assert.match(text, /<td>7001<\/td><td>alice<\/td><td>gpu<\/td><td>high<\/td><td class="t">\d\d-\d\d \d\d:\d\d<\/td><td class="t">[^<]+<\/td><td class="n">0\.5<\/td>/);
+  assert.match(text, /<td>7001<\/td><td>alice<\/td><td>nlp<\/td><td>gpu<\/td><td>high<\/td><td>GPU 1 · 3g\.40gb<\/td><td class="t">\d\d-\d\d \d\d:\d\d<\/td><td class="t">[^<]+<\/td><td class="n">0\.5<\/td>/);
   assert.doesNotMatch(text, /<script|<link|<img|\bsrc=|\bhref=|url\(|@import/i, 'nothing loaded from elsewhere');
   const bad = await gpushare(['report', ...range, '--by', 'slurm-job', '--format', 'xml', '--db', slurmDb]);
   assert.equal(bad.code, 2);

@@ -1,11 +1,16 @@
 // What the prolog reads of a job from Slurm itself (`squeue --json`, `scontrol show node`): the prolog does not see
 // SLURM_SHARDS_ON_NODE, and a job's QOS is in no prolog variable.
+import { isSlurmName } from '../../../shared/slurm.js';
 
 export interface SlurmJobFacts {
   /** The job's user as slurmctld records it. */
   uid: number;
   qos: string | null;
   partition: string | null;
+  /** The account it is billed to; null where Slurm names none, or one the daemon would refuse (then accountLeftOut). */
+  account: string | null;
+  /** Slurm's account where it is not a name the daemon keeps (letters, digits, _ . + -, at most 64): left out, not the job's registration. */
+  accountLeftOut?: string;
   /** This node's GPU indices for the job (IDX of its gpu, shard or mps gres). */
   gpus: number[];
   shards: number | null;
@@ -69,10 +74,13 @@ export function parseSqueueJson(text: string, jobId: string, node: string | null
   const at = node === null ? -1 : resources.findIndex((n) => isRecord(n) && n.nodename === node);
   const gres = gresOf(details[Math.max(0, at)] ?? '');
   const gpus = [...new Set([...(gres.get('gpu')?.idx ?? []), ...(gres.get('shard')?.idx ?? []), ...(gres.get('mps')?.idx ?? [])])].sort((a, b) => a - b);
+  const account = named(job.account);
   return {
     uid: job.user_id,
     qos: named(job.qos),
     partition: named(job.partition),
+    account: account !== null && isSlurmName(account) ? account : null,
+    ...(account !== null && !isSlurmName(account) ? { accountLeftOut: account } : {}),
     gpus,
     shards: gres.get('shard')?.count ?? null,
     mpsPercent: gres.get('mps') ? Math.min(100, gres.get('mps')!.count) : null,

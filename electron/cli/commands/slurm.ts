@@ -54,11 +54,13 @@ export async function slurmCommand(argv: string[]): Promise<number> {
           shardsPerGpu,
           mpsPercent: job.mpsPercent,
           qos: job.qos,
+          account: job.account,
           partition: job.partition ?? env.SLURM_JOB_PARTITION ?? null,
           node,
         });
         const mps = view.mps === null ? '' : view.mps.started ? `, MPS client at ${view.mpsPercent} % of the GPU's SMs (gres/mps)` : `, gres/mps ${view.mpsPercent} % recorded but its tasks run without MPS: ${view.mps.why}`;
-        say(`registered for ${view.user}: GPU ${view.gpus.join(',') || 'none'}, ${view.memoryQuotaBytes === null ? 'no memory quota' : `memory quota ${view.memoryQuotaBytes} bytes (${job.shards} of ${shardsPerGpu} shards)`}, lane ${view.lane} (${view.laneFrom})${mps}`);
+        if (job.accountLeftOut !== undefined) say(`account ${JSON.stringify(job.accountLeftOut.slice(0, 80))} is not a Slurm name gpushare keeps (letters, digits, _ . + -, at most 64): its usage row names no account`);
+        say(`registered for ${view.user}${view.account ? ` (account ${view.account})` : ''}: GPU ${view.gpus.join(',') || 'none'}, ${view.memoryQuotaBytes === null ? 'no memory quota' : `memory quota ${view.memoryQuotaBytes} bytes (${job.shards} of ${shardsPerGpu} shards)`}, lane ${view.lane} (${view.laneFrom})${mps}`);
       } else {
         const result = await callWithin(engine, 'slurm.epilog', { jobId });
         say(`usage ${JSON.stringify({ jobId, jobs: result.jobs, ...result.usage, released: result.released })}`);

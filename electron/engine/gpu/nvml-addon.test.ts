@@ -139,8 +139,10 @@ async function assertEveryFieldMatches(rig: Rig): Promise<void> {
         computeInstanceId: m.computeInstanceId,
         memoryTotal: m.memoryTotal,
         smCount: m.smCount,
+        computeSlices: m.computeSlices,
         placement: m.placement,
       })),
+      migComputeSlices: device.migComputeSlices,
       errors: [],
     });
     assertSampleMatches(samples[device.index], device);

@@ -39,6 +39,8 @@ export interface MigDeviceInfo {
   memoryTotal: number;
   smCount: number | null;
   placement: MigPlacement | null;
+  /** Compute slices of its GPU-instance profile (3 for a 3g slice); null or absent when the driver does not say. */
+  computeSlices?: number | null;
 }
 
 export interface MigMode {
@@ -56,6 +58,8 @@ export interface DeviceInfo {
   smCount: number | null;
   migMode: MigMode | null;
   migDevices: MigDeviceInfo[];
+  /** In MIG mode, the GPU's compute slices (its largest GPU-instance profile's: 7 on an A100 or H100); null or absent when unknown. */
+  migComputeSlices?: number | null;
   /** Failures other than NOT_SUPPORTED while describing the device. */
   errors: NvmlErrorInfo[];
 }

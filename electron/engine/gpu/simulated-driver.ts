@@ -33,6 +33,8 @@ export interface FakegpuMigDevice {
   memoryUsed: number;
   smCount: number;
   placement: { start: number; size: number };
+  /** Compute slices of its profile (3 for a 3g slice); null where the table has no such profile. */
+  computeSlices: number | null;
 }
 
 export interface FakegpuDevice {
@@ -51,6 +53,8 @@ export interface FakegpuDevice {
   memClockMHz: number;
   computeMode: number;
   migMode: { current: number; pending: number };
+  /** In MIG mode, the most compute slices of a profile (7 on an A100 or H100); null otherwise. */
+  migComputeSlices: number | null;
   lost: boolean;
   utilizationGpu: number;
   utilizationMemory: number;

@@ -1,6 +1,6 @@
 // The report as one self-contained HTML file: inline CSS and SVG charts, no scripts, no
 // external resources. Each section starts a new page when printed (the PDF is printed from it).
-import type { UsageReport, UsageRow } from '../../../shared/usage-report.js';
+import { MIG_GPU_HOURS_NOTE, type UsageReport, type UsageRow } from '../../../shared/usage-report.js';
 import { barChart, escapeXml, lineChart, type Line } from './svg-charts.js';
 
 const GIB = 2 ** 30;
@@ -51,7 +51,7 @@ export function reportToHtml(report: UsageReport, options: { title?: string } = 
     ${card('Peak memory', gib(t.peakMemoryBytes))}${card('Queued', hours(t.queuedSeconds))}${card('Suspended or parked', hours(t.suspendedSeconds))}
     ${card('Contention', minutes(t.contentionMinutes))}${card(`${noun[0].toUpperCase()}${noun.slice(1)}s`, String(report.rows.length))}
   </div>
-  <p class="note">GPU hours: time with any use of a GPU (per GPU). SM hours: SM utilisation × time (one fully busy GPU for an hour = 1).
+  <p class="note">GPU hours: time with any use of a GPU (per GPU), shared among the jobs on it. ${escapeXml(MIG_GPU_HOURS_NOTE)} SM hours: SM utilisation × time (one fully busy GPU for an hour = 1).
   Memory: memory held × time, GiB = 2<sup>30</sup> bytes. Contention: in the summary, time a GPU ran kernels of two or more jobs; per row, the time it ran kernels on a GPU where another job ran kernels too.</p>
 </section>`;
   const usage = `
@@ -120,6 +120,7 @@ export function reportDocument(title: string, sections: string[]): string {
   th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eaeef2; vertical-align: top; }
   td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
   td.t { white-space: nowrap; font-variant-numeric: tabular-nums; }
+  table.dense { font-size: 9.5px; } table.dense th, table.dense td { padding: 2px 3px; }
   tr.warning td { background: #fff8c5; } tr.error td { background: #ffebe9; }
 </style>
 </head>

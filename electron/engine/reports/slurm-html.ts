@@ -1,7 +1,8 @@
 // Usage per Slurm job as one self-contained HTML file, in the usage report's style (html.ts): a summary,
 // the jobs that used the most GPU time, and every row as `gpushare report --by slurm-job` writes it.
 import type { SlurmUsageReport } from '../../../shared/slurm.js';
-import { noSlurmUsageSentence, slurmUsageTotals } from '../../../shared/slurm-usage-report.js';
+import { noSlurmUsageSentence, slurmGpusCell, slurmUsageTotals } from '../../../shared/slurm-usage-report.js';
+import { MIG_GPU_HOURS_NOTE } from '../../../shared/usage-report.js';
 import { card, figure, reportDocument } from './html.js';
 import { barChart, escapeXml } from './svg-charts.js';
 
@@ -25,23 +26,23 @@ export function slurmReportToHtml(report: SlurmUsageReport, options: { title?: s
     ${card('Slurm jobs', String(t.jobs))}${card('GPU time', hours(t.gpuHours))}${card('SM time', hours(t.smHours))}${card('Memory', `${figure(t.memoryGiBHours)} GiB·h`)}
     ${card('Peak memory', `${figure(t.peakMemoryBytes / GIB)} GiB`)}${card('Gated', seconds(t.gatedSeconds))}${card('Parked', seconds(t.parkedSeconds))}
   </div>
-  <p class="note">GPU hours: a GPU or MIG slice with the job's processes on it, per tick. SM hours: SM utilisation × time (one fully busy GPU for an hour = 1).
-  Gated: time its launches waited at the launch gate; parked: time its memory was checkpointed to the host. JobID is sacct's JobIDRaw.</p>
+  <p class="note">GPU hours: each GPU with the job's processes on it, per tick. ${escapeXml(MIG_GPU_HOURS_NOTE)} SM hours: SM utilisation × time (one fully busy GPU for an hour = 1).
+  Gated: time its launches waited at the launch gate; parked: time its memory was checkpointed to the host. JobID is sacct's JobIDRaw. GPUs: those its processes ran on; – where not recorded (a job that ended before gpushare kept account and GPUs).</p>
   ${leftOut}
   ${top.length > 0 ? barChart('GPU time by Slurm job', top.map((r) => ({ label: `${r.jobId} · ${r.user}`, value: r.gpuHours })), hours) : ''}
 </section>`;
-  // units in the head, times without the year (the range above has it): twelve columns fit an A4 page
-  const head = ['JobID', 'user', 'partition', 'QOS', 'start UTC', 'end UTC', 'GPU h', 'SM h', 'GiB·h', 'peak GiB', 'gated s', 'parked s'];
+  // units in the head, times without the year (the range above has it), a dense table: fourteen columns fit an A4 page
+  const head = ['JobID', 'user', 'account', 'partition', 'QOS', 'GPUs', 'start UTC', 'end UTC', 'GPU h', 'SM h', 'GiB·h', 'peak GiB', 'gated s', 'parked s'];
   const minute = (t: number): string => new Date(t).toISOString().slice(5, 16).replace('T', ' ');
   const details = report.rows.length === 0
     ? `<section><p>${escapeXml(noSlurmUsageSentence(`from ${range}`))}</p></section>`
     : `
 <section>
   <h2>Details</h2>
-  <table>
-    <thead><tr>${head.map((h, i) => `<th${i > 5 ? ' class="n"' : ''}>${escapeXml(h)}</th>`).join('')}</tr></thead>
+  <table class="dense">
+    <thead><tr>${head.map((h, i) => `<th${i > 7 ? ' class="n"' : ''}>${escapeXml(h)}</th>`).join('')}</tr></thead>
     <tbody>
-${report.rows.map((r) => `      <tr>${[r.jobId, r.user, r.partition ?? '', r.qos ?? ''].map((v) => `<td>${escapeXml(v)}</td>`).join('')}${[minute(r.start), minute(r.end)].map((v) => `<td class="t">${v}</td>`).join('')}${[
+${report.rows.map((r) => `      <tr>${[r.jobId, r.user, r.account ?? '–', r.partition ?? '–', r.qos ?? '–', slurmGpusCell(r.gpus)].map((v) => `<td>${escapeXml(v)}</td>`).join('')}${[minute(r.start), minute(r.end)].map((v) => `<td class="t">${v}</td>`).join('')}${[
     r.gpuHours, r.smHours, r.memoryGiBHours, r.peakMemoryBytes / GIB, r.gatedSeconds, r.parkedSeconds,
   ].map((v) => `<td class="n">${figure(v)}</td>`).join('')}</tr>`).join('\n')}
     </tbody>

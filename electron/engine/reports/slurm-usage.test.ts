@@ -18,7 +18,7 @@ let n = 0;
 const fresh = (): string => join(dir, `usage-${++n}.db`);
 const T = Date.UTC(2026, 10, 1, 9);
 const row = (jobId: string, end: number, extra: Partial<SlurmUsageRow> = {}): SlurmUsageRow => ({
-  jobId, user: 'alice', partition: 'gpu', qos: null, start: end - 60_000, end, gpuHours: 1 / 60, smHours: 0.5 / 60, memoryGiBHours: 2 / 60, peakMemoryBytes: 2 * 1024 ** 3, gatedSeconds: 3.25, parkedSeconds: 0, ...extra,
+  jobId, user: 'alice', partition: 'gpu', qos: null, start: end - 60_000, end, gpuHours: 1 / 60, smHours: 0.5 / 60, memoryGiBHours: 2 / 60, peakMemoryBytes: 2 * 1024 ** 3, gatedSeconds: 3.25, parkedSeconds: 0, account: 'lab', gpus: 'GPU 0', ...extra,
 });
 
 test('a store from before Slurm rows (schema 4) is migrated: the slurm_usage table is added, older rows untouched', async () => {
@@ -29,9 +29,27 @@ test('a store from before Slurm rows (schema 4) is migrated: the slurm_usage tab
   await db.run("INSERT INTO events (at, kind, message, severity) VALUES (1, 'idle', 'kept', 'info')");
   await migrate(db);
   assert.equal((await db.get<{ user_version: number }>('PRAGMA user_version'))?.user_version, SCHEMA_VERSION);
-  assert.equal(SCHEMA_VERSION, 5);
   assert.deepEqual(await db.all('SELECT jobId FROM slurm_usage'), []);
   assert.deepEqual(await db.all('SELECT message FROM events'), [{ message: 'kept' }]);
+  await db.close();
+});
+
+test('a store with Slurm rows and samples (schema 5) is migrated to 6: its rows read back unchanged, account and GPUs null (shown "–"), its samples\' GPU time as before', async () => {
+  const path = fresh();
+  const db = await SqliteDb.open(path);
+  for (const step of MIGRATIONS.slice(0, 5)) await step(db);
+  await db.exec('PRAGMA user_version = 5');
+  const old = row('60', T, { account: null, gpus: null });
+  const { account: _a, gpus: _g, ...schema5 } = old;
+  await db.run(`INSERT INTO slurm_usage (${Object.keys(schema5).join(', ')}) VALUES (${Object.keys(schema5).map(() => '?').join(', ')})`, Object.values(schema5));
+  // a sample of 2 jobs on GPU 0 for 4 s, first of its job, user and GPU: 2 s for its job and user, 4 s for the GPU
+  await db.run("INSERT INTO samples (t, gpu, pid, user, job, smPercent, usedMemory, dt, flags, peakJob, peakUser, peakGpu) VALUES (?, 0, 7, 'alice', 'p7', 50, 0, 4, ?, 0, 0, 0)", [T, 1 | 2 | 4 | (2 << 8) | (1 << 19)]);
+  await migrate(db);
+  assert.equal((await db.get<{ user_version: number }>('PRAGMA user_version'))?.user_version, 6);
+  assert.deepEqual((await readSlurmUsage(db, { since: T - 1, until: T + 1, now: T })).rows, [old]);
+  const { CONTRIBUTION_SQL } = await import('../store/accounting.js');
+  assert.deepEqual(await db.get(`SELECT ${CONTRIBUTION_SQL.gpuSJob} AS job, ${CONTRIBUTION_SQL.gpuSUser} AS user, ${CONTRIBUTION_SQL.gpuSGpu} AS gpu FROM samples`), { job: 2, user: 2, gpu: 4 });
+  assert.equal(slurmUsageCsv([old]).split('\n')[1].endsWith(',0.000,,'), true, 'its Account and GPUs cells are empty');
   await db.close();
 });
 
@@ -49,7 +67,9 @@ test("the epilog's rows go through the store's batch: in the database after a fl
   assert.deepEqual([bounded.rows.map((r) => r.jobId), bounded.leftOut], [['11', '12'], 1], 'the newest kept, the rest counted');
   await assert.rejects(readSlurmUsage(store.db, { since: T, until: T - 1, now: T }), /until: must be after since/);
   const csv = slurmUsageCsv(report.rows);
-  assert.equal(csv.split('\n')[1], `11,alice,gpu,,${new Date(T - 59_000).toISOString()},${new Date(T + 1000).toISOString()},0.016667,0.008333,0.033333,2.000,3.250,0.000`);
+  assert.equal(csv.split('\n')[1], `11,alice,gpu,,${new Date(T - 59_000).toISOString()},${new Date(T + 1000).toISOString()},0.016667,0.008333,0.033333,2.000,3.250,0.000,lab,GPU 0`);
+  assert.equal(slurmUsageCsv([row('13', T, { gpus: 'GPU 0, GPU 1 · 3g.40gb' })]).split('\n')[1].split(',').length, 15, 'a list of GPUs is one quoted cell');
+  assert.match(slurmUsageCsv([row('13', T, { gpus: 'GPU 0, GPU 1 · 3g.40gb' })]), /,lab,"GPU 0, GPU 1 · 3g\.40gb"\n$/);
   await store.close();
 });
 
@@ -68,14 +88,15 @@ test('a row a failed flush could not write is kept and written with the next flu
 test("an earlier gpushare's slurm-usage.jsonl is imported once and renamed aside; imported again (a crash before the rename) nothing is counted twice; a cut line is left out and said", async () => {
   const store = await UsageStore.open({ path: fresh() });
   const file = join(dir, 'slurm-usage.jsonl');
-  const lines = `${JSON.stringify(row('30', T))}\n${JSON.stringify(row('31', T + 5))}\n{"jobId":"32","us`;
+  const legacy = (r: SlurmUsageRow): string => JSON.stringify({ ...r, account: undefined, gpus: undefined }); // an earlier gpushare kept neither
+  const lines = `${legacy(row('30', T))}\n${legacy(row('31', T + 5))}\n{"jobId":"32","us`;
   writeFileSync(file, lines);
   assert.match((await importLegacySlurmUsage(store, file))!, /^Imported 2 Slurm job usage rows from .*slurm-usage\.jsonl into the usage store \(0 already there; 1 line was not a row \(cut short\) and was left out\); the file is kept as .*slurm-usage\.jsonl\.imported\.$/);
   assert.equal(existsSync(file), false);
   assert.equal(readFileSync(`${file}.imported`, 'utf8'), lines);
   writeFileSync(file, lines);
   assert.match((await importLegacySlurmUsage(store, file))!, /^Imported 0 Slurm job usage rows .*\(2 already there; .*kept as .*slurm-usage\.jsonl\.imported\.2\.$/);
-  assert.deepEqual((await readSlurmUsage(store.db, { since: T - 1, until: T + 10, now: T })).rows, [row('30', T), row('31', T + 5)]);
+  assert.deepEqual((await readSlurmUsage(store.db, { since: T - 1, until: T + 10, now: T })).rows, [row('30', T, { account: null, gpus: null }), row('31', T + 5, { account: null, gpus: null })]);
   assert.equal(await importLegacySlurmUsage(store, file), null, 'no file: nothing to do');
   await store.close();
 });

@@ -35,11 +35,11 @@ const isRow = (v: unknown): v is SlurmUsageRow => {
   const r = v as Record<string, unknown> | null;
   if (!r || typeof r !== 'object' || typeof r.jobId !== 'string' || typeof r.user !== 'string') return false;
   const numbers = ['start', 'end', 'gpuHours', 'smHours', 'memoryGiBHours', 'peakMemoryBytes', 'gatedSeconds', 'parkedSeconds'];
-  const texts = ['partition', 'qos'];
-  return numbers.every((k) => typeof r[k] === 'number' && Number.isFinite(r[k])) && texts.every((k) => r[k] === null || typeof r[k] === 'string');
+  const texts = ['partition', 'qos', 'account', 'gpus'];
+  return numbers.every((k) => typeof r[k] === 'number' && Number.isFinite(r[k])) && texts.every((k) => r[k] === null || r[k] === undefined || typeof r[k] === 'string');
 };
 
-/** The legacy file's rows; a line that is not a row (a torn write at a crash) is counted, not kept. */
+/** The legacy file's rows (they predate account and GPUs: null); a line that is not a row (a torn write at a crash) is counted, not kept. */
 export function parseLegacySlurmUsage(text: string): { rows: SlurmUsageRow[]; skipped: number } {
   const rows: SlurmUsageRow[] = [];
   let skipped = 0;
@@ -51,7 +51,7 @@ export function parseLegacySlurmUsage(text: string): { rows: SlurmUsageRow[]; sk
     } catch {
       value = null;
     }
-    if (isRow(value)) rows.push(Object.fromEntries(SLURM_USAGE_COLUMNS.map((c) => [c, value[c]])) as unknown as SlurmUsageRow);
+    if (isRow(value)) rows.push(Object.fromEntries(SLURM_USAGE_COLUMNS.map((c) => [c, value[c] ?? null])) as unknown as SlurmUsageRow);
     else skipped++;
   }
   return { rows, skipped };

@@ -262,6 +262,8 @@ function migProcessSm(sample: DeviceSample, info: DeviceInfo | null): (record: G
 }
 
 function gpuView(sample: DeviceSample, info: DeviceInfo | null): GpuView {
+  // the driver's slice counts, else the built-in profile table's (a driver without GetGpuInstanceProfileInfoV)
+  const migTable = info?.migMode?.current && (!info.migComputeSlices || info.migDevices.some((m) => !m.computeSlices)) ? builtInMigProfileTable(info.name, info.memoryTotal) : null;
   const migUsed = new Map(sample.migDevices.map((m) => [`${m.gpuInstanceId}/${m.computeInstanceId}`, m]));
   return {
     index: sample.index,
@@ -283,6 +285,7 @@ function gpuView(sample: DeviceSample, info: DeviceInfo | null): GpuView {
     computeMode: sample.computeMode,
     migEnabled: sample.migMode?.current ?? info?.migMode?.current ?? null,
     migPending: sample.migMode?.pending ?? info?.migMode?.pending ?? null,
+    migComputeSlices: info?.migMode?.current ? (info.migComputeSlices ?? migTable?.computeSlices ?? null) : null,
     migSlices: (info?.migDevices ?? []).map((m) => {
       const live = migUsed.get(`${m.gpuInstanceId}/${m.computeInstanceId}`);
       return {
@@ -293,6 +296,7 @@ function gpuView(sample: DeviceSample, info: DeviceInfo | null): GpuView {
         computeInstanceId: m.computeInstanceId,
         smCount: m.smCount,
         placement: m.placement,
+        computeSlices: m.computeSlices ?? migTable?.profiles.find((p) => p.name === m.profileName)?.computeSlices ?? null,
         memoryTotal: live?.memoryTotal ?? m.memoryTotal,
         memoryUsed: live?.memoryUsed ?? null,
         smPercent: sliceSm(live),

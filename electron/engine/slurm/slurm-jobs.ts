@@ -5,8 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { FINAL_STATES, type MpsClientPriority } from '../../../shared/jobs.js';
-import type { Snapshot } from '../../../shared/snapshot.js';
-import { slurmLane, type SlurmConfig, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv, type SlurmUsageRow } from '../../../shared/slurm.js';
+import { gpuShareOfPlace, type Snapshot } from '../../../shared/snapshot.js';
+import { slurmGpusText, slurmLane, type SlurmConfig, type SlurmGpuPlace, type SlurmEpilogResult, type SlurmJobView, type SlurmPrologParams, type SlurmTaskEnv, type SlurmUsageRow } from '../../../shared/slurm.js';
 import { isNamedAccount, lookupAccount } from '../accounts.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller } from '../api/dispatcher.js';
@@ -35,6 +35,8 @@ interface SlurmJob {
   usage: Usage;
   /** gpushare jobs its tasks became. */
   jobs: Set<string>;
+  /** The GPUs and MIG slices its processes were listed on, by "gpu/gpuInstanceId". */
+  places: Map<string, SlurmGpuPlace>;
   /** Each one's time gated, as its slot last said (the slot is freed when its last process exits, before the epilog). */
   gatedNs: Map<string, number>;
   /** gres/mps: the GPU's MPS daemon it holds from prolog to epilog, and what its tasks export to be its clients. */
@@ -115,6 +117,7 @@ export class SlurmJobs {
       uid: params.uid,
       partition: params.partition ?? null,
       qos: params.qos ?? null,
+      account: params.account ?? null,
       gpus: params.gpus,
       memoryQuotaBytes: quota,
       lane,
@@ -125,7 +128,7 @@ export class SlurmJobs {
       node: params.node ?? null,
       since: Date.now(),
     };
-    this.jobs.set(params.jobId, { view, ended: false, usage: old?.usage ?? { gpuSeconds: 0, smSeconds: 0, memoryGiBHours: 0, peakMemoryBytes: 0 }, jobs: old?.jobs ?? new Set(), gatedNs: old?.gatedNs ?? new Map(), mps: mps?.client ?? null, sharing });
+    this.jobs.set(params.jobId, { view, ended: false, usage: old?.usage ?? { gpuSeconds: 0, smSeconds: 0, memoryGiBHours: 0, peakMemoryBytes: 0 }, jobs: old?.jobs ?? new Set(), places: old?.places ?? new Map(), gatedNs: old?.gatedNs ?? new Map(), mps: mps?.client ?? null, sharing });
     this.forget();
     return view;
   }
@@ -232,16 +235,25 @@ export class SlurmJobs {
       }
       const mine = snapshot.processes.filter((p) => pids.has(p.pid) && p.uid === job.view.uid);
       if (mine.length === 0) continue;
-      const byGpu = new Map<number, { memory: number; sm: number }>();
+      // a MIG slice is a GPU of its own here, whose GPU-seconds are its share of its GPU (its compute slices of the GPU's)
+      const byPlace = new Map<string, { memory: number; sm: number; share: number }>();
       for (const p of mine) {
-        const g = byGpu.get(p.gpuIndex) ?? { memory: 0, sm: 0 };
-        g.memory += p.usedMemory ?? 0;
-        g.sm += p.smPercent ?? 0;
-        byGpu.set(p.gpuIndex, g);
+        const key = `${p.gpuIndex}/${p.gpuInstanceId ?? ''}`;
+        let place = byPlace.get(key);
+        if (!place) {
+          const gpu = snapshot.gpus.find((g) => g.index === p.gpuIndex);
+          byPlace.set(key, (place = { memory: 0, sm: 0, share: gpuShareOfPlace(gpu, p.gpuInstanceId) }));
+          if (!job.places.has(key) && job.places.size < 256) {
+            const profile = p.gpuInstanceId === null ? null : (gpu?.migSlices.find((m) => m.gpuInstanceId === p.gpuInstanceId)?.profileName ?? null);
+            job.places.set(key, { gpu: p.gpuIndex, gpuInstanceId: p.gpuInstanceId, profile });
+          }
+        }
+        place.memory += p.usedMemory ?? 0;
+        place.sm += p.smPercent ?? 0;
       }
       let memory = 0;
-      for (const g of byGpu.values()) {
-        job.usage.gpuSeconds += seconds;
+      for (const g of byPlace.values()) {
+        job.usage.gpuSeconds += seconds * g.share;
         job.usage.smSeconds += (Math.min(100, g.sm) * seconds) / 100;
         memory += g.memory;
       }
@@ -292,7 +304,7 @@ export class SlurmJobs {
       this.options.usage.recordSlurmUsage({
         jobId, user: view.user, partition: view.partition, qos: view.qos, start: view.since, end: Date.now(),
         gpuHours: usage.gpuSeconds / 3600, smHours: usage.smSeconds / 3600, memoryGiBHours: usage.memoryGiBHours, peakMemoryBytes: usage.peakMemoryBytes,
-        gatedSeconds: usage.gatedSeconds, parkedSeconds: usage.parkedSeconds,
+        gatedSeconds: usage.gatedSeconds, parkedSeconds: usage.parkedSeconds, account: view.account, gpus: slurmGpusText(job.places.values()),
       });
       await this.options.usage.flush(); // in the store when the epilog returns: a report run after it lists the job (a store in trouble keeps it and retries)
     }

@@ -98,6 +98,9 @@ test('a 1-shard job of a 4-shard 40 GiB GPU is refused CUDA_ERROR_OUT_OF_MEMORY 
   assert.equal((await ofSlurm(big))!.memoryQuotaBytes, 20 * GiB);
   assert.equal(await rig.finished(big), 'COMPLETED');
   assert.match(readFileSync(slurmLog, 'utf8'), new RegExp(`epilog job ${small}: usage \\{"jobId":"${small}"`), 'the epilog wrote its usage');
+  const row = (await box.ok(null, 'reports.slurmJobs', { since: Date.now() - 3_600_000 })).rows.find((r) => r.jobId === big);
+  assert.deepEqual([row?.account, row?.gpus], ['lab', 'GPU 0'], `bob's usage row names the account Slurm records for the job (sacctmgr's "lab") and the GPU his task held memory on: ${JSON.stringify(row)}`);
+  assert.match(readFileSync(slurmLog, 'utf8'), new RegExp(`prolog job ${big}: registered for ${bob.name} \\(account lab\\)`));
 });
 
 test("a user cannot make their job join another user's Slurm job: a forged SLURM_JOB_ID, and an enrol message naming the other job and its cgroup; 0 succeed", { skip: SKIP }, async () => {

@@ -17,6 +17,10 @@ export interface ProcessSample {
   usedMemory: number | null;
   /** The short id of the container it ran in, '-' for none (absent: '-'). */
   container?: string;
+  /** Its MIG slice (GPU instance id) on its GPU; null or absent: the whole GPU. */
+  gpuInstanceId?: number | null;
+  /** The share of its GPU its place is, for GPU time: a MIG slice's compute slices of the GPU's (3/7 for a 3g slice); absent: 1. */
+  gpuShare?: number;
 }
 
 /** A sample's contribution to each figure; a group is this sample's job, user or GPU on its GPU in its tick. */
@@ -58,7 +62,8 @@ export const FLAGS = { firstOfJob: 1, firstOfUser: 2, firstOfGpu: 4, firstBusyOf
  * GPU time is shared out: a GPU in use for dt by n jobs gives each dt / n, so a day's GPU time is the
  * same summed by job, by user or by GPU. The counts ride in the flags (the samples table has no other
  * room): jobs on the GPU in bits 8–18, the user's jobs there in bits 19–29. Rows written before they were
- * stored read as 0, taken as 1: their old meaning (dt once per group).
+ * stored read as 0, taken as 1: their old meaning (dt once per group). On a GPU with MIG slices in use each
+ * slice is shared out at its share of the GPU instead, and the sample stores the seconds (shareGpuTime).
  */
 export const SHARE_BITS = { jobsShift: 8, userJobsShift: 19, mask: 2047 } as const;
 export const MAX_JOBS_PER_GPU = SHARE_BITS.mask;
@@ -78,15 +83,23 @@ export interface AccountedSample extends ProcessSample {
   peakJob: number;
   peakUser: number;
   peakGpu: number;
+  /**
+   * Its job's, user's and GPU's GPU-seconds on this GPU in this tick, on that group's first sample (else 0), where a MIG
+   * slice of its GPU is in use: each slice shared out among the jobs on it, at its share of the GPU. Null on a GPU without
+   * slices in use, and in rows stored before they were kept: the flags' counts then say (dt shared among the GPU's jobs).
+   */
+  gpuSJob: number | null;
+  gpuSUser: number | null;
+  gpuSGpu: number | null;
 }
 
 /** What one raw sample contributes. CONTRIBUTION_SQL below is the same, field by field, over a stored row. */
 export function contribution(s: AccountedSample): Contribution {
   const contended = (s.flags & FLAGS.contended) !== 0;
   return {
-    gpuSJob: s.flags & FLAGS.firstOfJob ? s.dt / jobsOnGpu(s.flags) : 0, // the job's share of the GPU for dt
-    gpuSUser: s.flags & FLAGS.firstOfUser ? (s.dt * userJobsOnGpu(s.flags)) / jobsOnGpu(s.flags) : 0, // its jobs' shares
-    gpuSGpu: s.flags & FLAGS.firstOfGpu ? s.dt : 0, // the GPU was in use for dt
+    gpuSJob: s.gpuSJob ?? (s.flags & FLAGS.firstOfJob ? s.dt / jobsOnGpu(s.flags) : 0), // the job's share of the GPU for dt
+    gpuSUser: s.gpuSUser ?? (s.flags & FLAGS.firstOfUser ? (s.dt * userJobsOnGpu(s.flags)) / jobsOnGpu(s.flags) : 0), // its jobs' shares
+    gpuSGpu: s.gpuSGpu ?? (s.flags & FLAGS.firstOfGpu ? s.dt : 0), // the GPU was in use for dt
     smS: ((s.smPercent ?? 0) * s.dt) / 100, // SM-seconds: SM% × dt / 100
     memGiBH: (((s.usedMemory ?? 0) / GIB) * s.dt) / 3600, // GiB-hours: memory × dt
     peakJob: s.peakJob, // the job's memory on this GPU now (max is the peak)
@@ -106,9 +119,9 @@ const USER_JOBS_SQL = `max(1, (flags >> ${SHARE_BITS.userJobsShift}) & ${SHARE_B
 
 /** contribution() as SQL over a row of the samples table: the same operations in the same order, so the same floats. */
 export const CONTRIBUTION_SQL: Record<keyof Contribution, string> = {
-  gpuSJob: `(CASE WHEN flags & ${FLAGS.firstOfJob} THEN dt / ${JOBS_SQL} ELSE 0 END)`,
-  gpuSUser: `(CASE WHEN flags & ${FLAGS.firstOfUser} THEN (dt * ${USER_JOBS_SQL}) / ${JOBS_SQL} ELSE 0 END)`,
-  gpuSGpu: ifFlag(FLAGS.firstOfGpu),
+  gpuSJob: `coalesce(gpuSJob, (CASE WHEN flags & ${FLAGS.firstOfJob} THEN dt / ${JOBS_SQL} ELSE 0 END))`,
+  gpuSUser: `coalesce(gpuSUser, (CASE WHEN flags & ${FLAGS.firstOfUser} THEN (dt * ${USER_JOBS_SQL}) / ${JOBS_SQL} ELSE 0 END))`,
+  gpuSGpu: `coalesce(gpuSGpu, ${ifFlag(FLAGS.firstOfGpu)})`,
   smS: '((coalesce(smPercent, 0) * dt) / 100)',
   memGiBH: `(((coalesce(usedMemory, 0) / ${GIB}.0) * dt) / 3600)`,
   peakJob: 'peakJob',
@@ -140,6 +153,7 @@ export function accountTick(t: number, dt: number, samples: readonly ProcessSamp
   const busyJobs = new Map<number, Set<string>>();
   /** Distinct jobs per GPU (`g…`) and per user on a GPU (`u…`). */
   const jobCounts = new Map<string, number>();
+  const gpuTime = shareGpuTime(dt, samples);
   for (const s of samples) {
     const jobKey = `j\0${s.gpu}\0${s.job}`;
     if (!totals.has(jobKey)) {
@@ -184,8 +198,41 @@ export function accountTick(t: number, dt: number, samples: readonly ProcessSamp
       peakJob: flags & FLAGS.firstOfJob ? totals.get(job)! : 0,
       peakUser: flags & FLAGS.firstOfUser ? totals.get(user)! : 0,
       peakGpu: flags & FLAGS.firstOfGpu ? totals.get(gpu)! : 0,
+      gpuSJob: !gpuTime?.gpus.has(s.gpu) ? null : flags & FLAGS.firstOfJob ? gpuTime.seconds.get(job)! : 0,
+      gpuSUser: !gpuTime?.gpus.has(s.gpu) ? null : flags & FLAGS.firstOfUser ? gpuTime.seconds.get(user)! : 0,
+      gpuSGpu: !gpuTime?.gpus.has(s.gpu) ? null : flags & FLAGS.firstOfGpu ? gpuTime.seconds.get(gpu)! : 0,
     };
   });
+}
+
+/**
+ * GPU-seconds of one tick by job, user and GPU on each GPU with a MIG slice in use (keys as accountTick's): each
+ * place (a slice, or the whole GPU) gives dt × its share of the GPU, shared out among the jobs on it. Null for a
+ * GPU without slices in use, whose samples keep null and are counted by the flags' counts (the same figures, stored smaller).
+ */
+function shareGpuTime(dt: number, samples: readonly ProcessSample[]): { gpus: Set<number>; seconds: Map<string, number> } | null {
+  let gpus: Set<number> | null = null;
+  for (const s of samples) if (s.gpuInstanceId !== undefined && s.gpuInstanceId !== null) (gpus ??= new Set()).add(s.gpu);
+  if (gpus === null) return null;
+  const places = new Map<string, { gpu: number; share: number; jobs: Map<string, string> }>();
+  for (const s of samples) {
+    if (!gpus.has(s.gpu)) continue;
+    const key = `${s.gpu}\0${s.gpuInstanceId ?? ''}`;
+    let place = places.get(key);
+    if (!place) places.set(key, (place = { gpu: s.gpu, share: s.gpuShare ?? 1, jobs: new Map() }));
+    place.jobs.set(s.job, s.user);
+  }
+  const seconds = new Map<string, number>();
+  const add = (key: string, value: number): void => void seconds.set(key, (seconds.get(key) ?? 0) + value);
+  for (const place of places.values()) {
+    const each = (dt * place.share) / place.jobs.size;
+    add(`g\0${place.gpu}`, dt * place.share);
+    for (const [job, user] of place.jobs) {
+      add(`j\0${place.gpu}\0${job}`, each);
+      add(`u\0${place.gpu}\0${user}`, each);
+    }
+  }
+  return { gpus, seconds };
 }
 
 /** Combine contributions (a rollup of several samples, or of several rollups): sums, and maxima for peaks. */

@@ -98,8 +98,8 @@ test("usage per Slurm job: reports.slurmJobs answers a non-administrator every j
   const now = Date.now();
   const range = { since: now - 60_000, until: now + 60_000 };
   const rows = [
-    { jobId: '501', user: 'alice', partition: 'gpu', qos: 'high', start: now - 40_000, end: now - 20_000, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 3, peakMemoryBytes: 6 * 2 ** 30, gatedSeconds: 2, parkedSeconds: 0 },
-    { jobId: '502', user: 'bob', partition: null, qos: null, start: now - 30_000, end: now - 10_000, gpuHours: 1, smHours: 0.75, memoryGiBHours: 8, peakMemoryBytes: 16 * 2 ** 30, gatedSeconds: 0, parkedSeconds: 5 },
+    { jobId: '501', user: 'alice', partition: 'gpu', qos: 'high', start: now - 40_000, end: now - 20_000, gpuHours: 0.5, smHours: 0.25, memoryGiBHours: 3, peakMemoryBytes: 6 * 2 ** 30, gatedSeconds: 2, parkedSeconds: 0, account: 'vision', gpus: 'GPU 0, GPU 1' },
+    { jobId: '502', user: 'bob', partition: null, qos: null, start: now - 30_000, end: now - 10_000, gpuHours: 1, smHours: 0.75, memoryGiBHours: 8, peakMemoryBytes: 16 * 2 ** 30, gatedSeconds: 0, parkedSeconds: 5, account: null, gpus: null },
   ];
   rows.forEach((row) => store.recordSlurmUsage(row));
   await store.flush();
@@ -117,8 +117,8 @@ test("usage per Slurm job: reports.slurmJobs answers a non-administrator every j
   const html = await engine.call('reports.export', { ...range, by: 'slurm-job', format: 'html' }, mallory);
   assert.equal(html.mimeType, 'text/html;charset=utf-8');
   assert.match(html.content, /^<!doctype html>/i);
-  assert.match(html.content, /<td>501<\/td><td>alice<\/td><td>gpu<\/td><td>high<\/td>/);
-  assert.match(html.content, /<td>502<\/td><td>bob<\/td><td><\/td><td><\/td>/);
+  assert.match(html.content, /<td>501<\/td><td>alice<\/td><td>vision<\/td><td>gpu<\/td><td>high<\/td><td>GPU 0, GPU 1<\/td>/);
+  assert.match(html.content, /<td>502<\/td><td>bob<\/td><td>–<\/td><td>–<\/td><td>–<\/td><td>–<\/td>/, "a row from before account and GPUs were kept, and one with no partition or QOS: dashes, as the console shows them");
   assert.match(html.content, /<b>2<\/b><span>Slurm jobs<\/span>/);
   const empty = await engine.call('reports.export', { since: now - 120_000, until: now - 60_000, by: 'slurm-job', format: 'html' });
   assert.match(empty.content, /No Slurm job&#39;s usage recorded yet from \d{4}-/, 'no table: a sentence, as in the console');

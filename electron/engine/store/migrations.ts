@@ -135,6 +135,16 @@ CREATE TABLE slurm_usage (
 ) WITHOUT ROWID;
 CREATE INDEX slurm_usage_end ON slurm_usage (end);`);
   },
+  // 6: each Slurm job's account and the GPUs (or MIG slices) it used (null: recorded before); each sample's GPU-seconds by
+  // job, user and GPU, a MIG slice counting its share of its GPU (null: recorded before, the flags' counts say)
+  async (db) => {
+    await db.exec(`
+ALTER TABLE slurm_usage ADD COLUMN account TEXT;
+ALTER TABLE slurm_usage ADD COLUMN gpus TEXT;
+ALTER TABLE samples ADD COLUMN gpuSJob REAL;
+ALTER TABLE samples ADD COLUMN gpuSUser REAL;
+ALTER TABLE samples ADD COLUMN gpuSGpu REAL;`);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -10,7 +10,7 @@ import { SCHEMA_VERSION } from './migrations.js';
 import { KNOWN_T as T, writeKnownStream } from './testing/known-stream.js';
 import type { ProcStatus } from '../proc/proc-status.js';
 import { JobOwnership } from '../scheduler/ownership.js';
-import { fakeGpu, fakeSnapshot, fakeTicks, random, type FakeProcess } from './testing/synthetic.js';
+import { fakeGpu, fakeMigGpu, fakeSnapshot, fakeTicks, random, type FakeProcess } from './testing/synthetic.js';
 import { defaultUsageDbPath, HOUR_MS, UsageStore } from './usage-store.js';
 
 const GiB = 2 ** 30;
@@ -118,6 +118,33 @@ test('rollups agree with the raw samples over any range, with gaps and churn', a
   }
   await store.close();
 });
+
+for (const resolution of ['raw', 'minute', 'hour', 'day'] as Resolution[]) {
+  test(`GPU-hours: a MIG slice counts its share of its GPU, shared among the jobs in it; by job, user and GPU the totals agree (${resolution} data)`, async () => {
+    const store = await UsageStore.open({ path: freshPath(), now: () => T + HOUR_MS });
+    const tick = fakeTicks(1000);
+    const box = [fakeMigGpu(0, [{ gi: 1, computeSlices: 3 }, { gi: 2, computeSlices: 1 }]), fakeGpu(1)];
+    const procs: FakeProcess[] = [
+      { pid: 1, gpu: 0, gi: 1, user: 'alice', sm: 10, mem: GiB }, // a 3g slice of 7, shared by two jobs
+      { pid: 2, gpu: 0, gi: 1, user: 'bob', sm: 10, mem: GiB },
+      { pid: 3, gpu: 0, gi: 2, user: 'alice', sm: 10, mem: GiB }, // a 1g slice of 7
+      { pid: 4, gpu: 1, user: 'bob', sm: 10, mem: GiB }, // a whole GPU
+    ];
+    for (let k = 0; k < 2; k++) store.ingest(tick(T + k * 1000, box, procs)); // 2 s
+    await store.flush();
+    const range = { since: T - HOUR_MS, until: T + HOUR_MS, resolution, now: T + HOUR_MS };
+    const byJob = await queryUsage(store.db, { ...range, by: 'job' });
+    for (const [job, seconds] of [['p1', (3 / 7 / 2) * 2], ['p2', (3 / 7 / 2) * 2], ['p3', (1 / 7) * 2], ['p4', 2]] as const) assertFigures(row(byJob, job), { gpuSeconds: seconds });
+    const byUser = await queryUsage(store.db, { ...range, by: 'user' });
+    assertFigures(row(byUser, 'alice'), { gpuSeconds: (3 / 14 + 1 / 7) * 2 });
+    assertFigures(row(byUser, 'bob'), { gpuSeconds: (3 / 14 + 1) * 2 });
+    const byGpu = await queryUsage(store.db, { ...range, by: 'gpu' });
+    assertFigures(row(byGpu, '0'), { gpuSeconds: (4 / 7) * 2, smSeconds: 0.6, peakMemoryBytes: 3 * GiB });
+    assertFigures(row(byGpu, '1'), { gpuSeconds: 2 });
+    for (const report of [byJob, byUser]) assertFigures({ ...report.totals, key: 'totals' } as UsageRow, { gpuSeconds: byGpu.totals.gpuSeconds });
+    await store.close();
+  });
+}
 
 test('the store keeps its schema version, events, audit entries and data across reopening', async () => {
   const path = freshPath();

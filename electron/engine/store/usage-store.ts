@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Alert, AuditEntry, JobView } from '../../../shared/jobs.js';
 import { storeTrouble, type StoreStatus } from '../../../shared/store-status.js';
-import type { Snapshot } from '../../../shared/snapshot.js';
+import { gpuShareOfPlace, type Snapshot } from '../../../shared/snapshot.js';
 import type { SlurmUsageRow } from '../../../shared/slurm.js';
 import type { JobOwner, JobOwnership } from '../scheduler/ownership.js';
 import { accountTick, NO_CONTAINER, tickSeconds, type AccountedSample, type ProcessSample } from './accounting.js';
@@ -325,6 +325,7 @@ export class UsageStore {
           gpus.push({ gpu: g.index, uuid: g.uuid, name: g.name, memoryTotal: g.memoryTotal, at: t });
         }
       }
+      const gpuByIndex = new Map(snapshot.gpus.map((g) => [g.index, g]));
       const inputs: ProcessSample[] = snapshot.processes.map((p, i) => {
         const mine = owners?.[i] ?? null;
         // a job's processes all count for its owner, so by-user and by-job totals agree
@@ -340,7 +341,8 @@ export class UsageStore {
         if (inContainer && !containers.has(container)) {
           containers.set(container, { id: container, runtime: inContainer.runtime, fullId: inContainer.id, name: inContainer.name, startedBy: p.context?.containerUser ?? null, at: t });
         }
-        return { gpu: p.gpuIndex, pid: p.pid, user, job, smPercent: p.smPercent, usedMemory: p.usedMemory, container };
+        const gpuShare = p.gpuInstanceId === null ? 1 : gpuShareOfPlace(gpuByIndex.get(p.gpuIndex), p.gpuInstanceId);
+        return { gpu: p.gpuIndex, pid: p.pid, user, job, smPercent: p.smPercent, usedMemory: p.usedMemory, container, gpuInstanceId: p.gpuInstanceId, gpuShare };
       });
       samples.push(...accountTick(t, dt, inputs));
     }

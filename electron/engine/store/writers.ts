@@ -7,7 +7,7 @@ import type { SqliteDb } from './sqlite.js';
 import type { UsageEvent } from './usage-store.js';
 
 
-const SAMPLE_COLUMNS = ['t', 'gpu', 'pid', 'user', 'job', 'smPercent', 'usedMemory', 'dt', 'flags', 'peakJob', 'peakUser', 'peakGpu', 'container'] as const;
+const SAMPLE_COLUMNS = ['t', 'gpu', 'pid', 'user', 'job', 'smPercent', 'usedMemory', 'dt', 'flags', 'peakJob', 'peakUser', 'peakGpu', 'container', 'gpuSJob', 'gpuSUser', 'gpuSGpu'] as const;
 const ROLLUP_COLUMNS = ['bucket', 'gpu', 'user', 'job', 'samples', 'seconds', 'container', ...CONTRIBUTION_FIELDS] as const;
 
 // jsonb_each: each row's array is parsed once, not once per column
@@ -143,7 +143,7 @@ export async function writeJobs(db: SqliteDb, jobs: JobView[]): Promise<void> {
 }
 
 /** The columns of a Slurm job's usage row, in the table's order (migration 5). */
-export const SLURM_USAGE_COLUMNS = ['jobId', 'user', 'partition', 'qos', 'start', 'end', 'gpuHours', 'smHours', 'memoryGiBHours', 'peakMemoryBytes', 'gatedSeconds', 'parkedSeconds'] as const satisfies ReadonlyArray<keyof SlurmUsageRow>;
+export const SLURM_USAGE_COLUMNS = ['jobId', 'user', 'partition', 'qos', 'start', 'end', 'gpuHours', 'smHours', 'memoryGiBHours', 'peakMemoryBytes', 'gatedSeconds', 'parkedSeconds', 'account', 'gpus'] as const satisfies ReadonlyArray<keyof SlurmUsageRow>;
 
 /** Slurm jobs' usage rows; a row already there (the same job and end: a legacy file imported again) is kept as it was. Resolves to the rows added. */
 export async function writeSlurmUsage(db: SqliteDb, rows: SlurmUsageRow[]): Promise<number> {

@@ -251,6 +251,12 @@ static int cmd_dump(int argc, char **argv) {
            fg_sm_clock(st, (int)d, util), fg_mem_clock(st, (int)d));
     printf(",\"computeMode\":%u,\"migMode\":{\"current\":%u,\"pending\":%u},\"lost\":%s", g->compute_mode,
            g->mig_current, g->mig_pending, g->lost ? "true" : "false");
+    unsigned gpu_slices = 0; /* in MIG mode: the most compute slices of a profile (7 on an A100 or H100) */
+    fg_profile_t prof;
+    for (int k = 0; g->mig_current && fg_profile_at(g, k, &prof); k++)
+      if (prof.slices > gpu_slices) gpu_slices = prof.slices;
+    if (gpu_slices) printf(",\"migComputeSlices\":%u", gpu_slices);
+    else printf(",\"migComputeSlices\":null");
     printf(",\"utilizationGpu\":%u,\"utilizationMemory\":%u,\"migDevices\":[", util, fg_mem_util(util));
     first = 1;
     for (uint32_t m = 0; g->mig_current && m < g->mig_count; m++) {
@@ -266,8 +272,10 @@ static int cmd_dump(int argc, char **argv) {
       printf(",\"profileId\":%u,\"gpuInstanceId\":%u,\"computeInstanceId\":%u,\"memoryTotal\":%llu,\"memoryUsed\":%llu",
              mi->profile_id, mi->gi, mi->ci, (unsigned long long)mi->memory_total,
              (unsigned long long)FG_LOAD(&mi->proc_used));
-      printf(",\"smCount\":%u,\"placement\":{\"start\":%u,\"size\":%u}}", mi->sm_count, mi->placement_start,
+      printf(",\"smCount\":%u,\"placement\":{\"start\":%u,\"size\":%u}", mi->sm_count, mi->placement_start,
              mi->placement_size);
+      if (fg_profile_by_gi_id(g, mi->profile_id, &prof)) printf(",\"computeSlices\":%u}", prof.slices);
+      else printf(",\"computeSlices\":null}");
     }
     printf("],\"processes\":[");
     first = 1;

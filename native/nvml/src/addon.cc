@@ -63,6 +63,7 @@ Napi::Object describeObject(Napi::Env env, const DeviceDescription &d) {
     mo.Set("computeInstanceId", number(env, m.computeInstanceId));
     mo.Set("memoryTotal", number(env, static_cast<double>(m.memoryTotal)));
     mo.Set("smCount", orNull(env, m.smCount));
+    mo.Set("computeSlices", orNull(env, m.computeSlices));
     if (m.placement) {
       Napi::Object p = Napi::Object::New(env);
       p.Set("start", number(env, m.placement->start));
@@ -74,6 +75,7 @@ Napi::Object describeObject(Napi::Env env, const DeviceDescription &d) {
     migs.Set(static_cast<uint32_t>(i), mo);
   }
   o.Set("migDevices", migs);
+  o.Set("migComputeSlices", orNull(env, d.migComputeSlices));
   o.Set("errors", errorList(env, d.errors));
   return o;
 }

@@ -55,26 +55,44 @@ std::optional<unsigned> readSmCount(FieldChecker &check, nvmlDevice_t device) {
   return attributes.multiprocessorCount;
 }
 
+struct ProfileFacts {
+  std::string name;
+  unsigned sliceCount = 0;
+};
+
 // GetGpuInstanceProfileInfoV takes a profile *index* (NVML_GPU_INSTANCE_PROFILE_*), not the
 // profile id GpuInstanceGetInfo reports, so try the id first and then scan indexes for a match.
-std::optional<std::string> profileName(FieldChecker &check, nvmlDevice_t parent, unsigned profileId) {
+std::optional<ProfileFacts> profileFacts(FieldChecker &check, nvmlDevice_t parent, unsigned profileId) {
   auto fn = check.lib().api().nvmlDeviceGetGpuInstanceProfileInfoV;
   if (!fn) return std::nullopt;
-  auto lookup = [&](unsigned profile) -> std::optional<std::string> {
+  auto lookup = [&](unsigned profile) -> std::optional<ProfileFacts> {
     nvmlGpuInstanceProfileInfo_v2_t info{};
     info.version = nvmlGpuInstanceProfileInfo_v2;
     nvmlReturn_t rc = fn(parent, profile, &info);
     if (rc == NVML_ERROR_GPU_IS_LOST) check.ok("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
     if (rc != NVML_SUCCESS || info.id != profileId) return std::nullopt;
     info.name[sizeof info.name - 1] = '\0';
-    return stripMigPrefix(info.name);
+    return ProfileFacts{stripMigPrefix(info.name), info.sliceCount};
   };
-  if (auto name = lookup(profileId)) return name;
+  if (auto facts = lookup(profileId)) return facts;
   for (unsigned profile = 0; profile < 32; ++profile) {
     if (profile == profileId) continue;
-    if (auto name = lookup(profile)) return name;
+    if (auto facts = lookup(profile)) return facts;
   }
   return std::nullopt;
+}
+
+// The GPU's compute slices: the largest slice count of the GPU-instance profiles it offers.
+std::optional<unsigned> gpuComputeSlices(const NvmlLibrary &lib, nvmlDevice_t parent) {
+  auto fn = lib.api().nvmlDeviceGetGpuInstanceProfileInfoV;
+  if (!fn) return std::nullopt;
+  unsigned most = 0;
+  for (unsigned profile = 0; profile < 32; ++profile) {
+    nvmlGpuInstanceProfileInfo_v2_t info{};
+    info.version = nvmlGpuInstanceProfileInfo_v2;
+    if (fn(parent, profile, &info) == NVML_SUCCESS && info.sliceCount > most) most = info.sliceCount;
+  }
+  return most > 0 ? std::optional<unsigned>(most) : std::nullopt;
 }
 
 void describeMigDevice(const NvmlLibrary &lib, FieldChecker &check, nvmlDevice_t parent, unsigned i,
@@ -107,7 +125,10 @@ void describeMigDevice(const NvmlLibrary &lib, FieldChecker &check, nvmlDevice_t
         check.ok("nvmlGpuInstanceGetInfo", api.nvmlGpuInstanceGetInfo(instance, &info))) {
       d.profileId = info.profileId;
       d.placement = info.placement;
-      d.profileName = profileName(check, parent, info.profileId);
+      if (auto facts = profileFacts(check, parent, info.profileId)) {
+        d.profileName = facts->name;
+        if (facts->sliceCount > 0) d.computeSlices = facts->sliceCount;
+      }
     }
   }
   if (!d.profileName) {
@@ -122,6 +143,7 @@ void describeMigDevices(const NvmlLibrary &lib, FieldChecker &check, nvmlDevice_
   if (!api.nvmlDeviceGetMaxMigDeviceCount || !api.nvmlDeviceGetMigDeviceHandleByIndex) return;
   unsigned max = 0;
   if (!check.ok("nvmlDeviceGetMaxMigDeviceCount", api.nvmlDeviceGetMaxMigDeviceCount(parent, &max))) return;
+  out.migComputeSlices = gpuComputeSlices(lib, parent);
   for (unsigned i = 0; i < max; ++i) {
     nvmlDevice_t mig = nullptr;
     nvmlReturn_t rc = api.nvmlDeviceGetMigDeviceHandleByIndex(parent, i, &mig);

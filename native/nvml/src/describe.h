@@ -14,6 +14,8 @@ struct MigDescription {
   unsigned long long memoryTotal = 0;
   std::optional<unsigned> smCount;
   std::optional<nvmlGpuInstancePlacement_t> placement;
+  // Compute slices of its GPU instance's profile (3 for a 3g slice): its share of the GPU's compute.
+  std::optional<unsigned> computeSlices;
 };
 
 struct DeviceDescription {
@@ -23,6 +25,8 @@ struct DeviceDescription {
   std::optional<unsigned> smCount;
   std::optional<MigModeValue> migMode;
   std::vector<MigDescription> migDevices;
+  // In MIG mode: the GPU's compute slices (its largest GPU-instance profile's, 7 on an A100 or H100).
+  std::optional<unsigned> migComputeSlices;
   std::vector<FieldError> errors;
 };
 

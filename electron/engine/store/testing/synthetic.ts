@@ -9,6 +9,8 @@ export interface FakeProcess {
   sm: number | null;
   mem: number | null;
   argv?: string[];
+  /** Its MIG slice's GPU instance id; absent: the whole GPU. */
+  gi?: number;
 }
 
 export function fakeGpu(index: number): GpuView {
@@ -17,6 +19,19 @@ export function fakeGpu(index: number): GpuView {
     memoryUsed: null, memoryFree: null, utilizationGpu: null, utilizationMemory: null, temperatureC: null, powerWatts: null,
     powerLimitWatts: null, smClockMHz: null, memClockMHz: null, smCount: null, computeMode: null, migEnabled: false, migPending: false,
     migSlices: [], errors: [],
+  };
+}
+
+/** A GPU in MIG mode of `of` compute slices, with slices (GPU instance id, compute slices). */
+export function fakeMigGpu(index: number, slices: Array<{ gi: number; computeSlices: number }>, of = 7): GpuView {
+  return {
+    ...fakeGpu(index),
+    migEnabled: true,
+    migComputeSlices: of,
+    migSlices: slices.map(({ gi, computeSlices }) => ({
+      uuid: `MIG-synthetic-${index}-${gi}`, name: `slice ${gi}`, profileName: `${computeSlices}g.${computeSlices * 10}gb`, gpuInstanceId: gi, computeInstanceId: 0,
+      smCount: null, placement: null, memoryTotal: null, memoryUsed: null, computeSlices,
+    })),
   };
 }
 
@@ -37,7 +52,7 @@ export function fakeSnapshot(seq: number, takenAt: number, gpus: GpuView[], proc
     processes: processes.map((p): GpuProcessView => ({
       pid: p.pid, gpuIndex: p.gpu, gpuUuid: `GPU-synthetic-${p.gpu}`, kind: 'compute', user: p.user, uid: p.user ? 1000 : null,
       command: 'train', argv: p.argv ?? ['python', 'train.py', `--run=${p.pid}`], startedAt: null, usedMemory: p.mem, smPercent: p.sm,
-      memPercent: null, gpuInstanceId: null, computeInstanceId: null,
+      memPercent: null, gpuInstanceId: p.gi ?? null, computeInstanceId: p.gi === undefined ? null : 0,
     })),
   };
 }

@@ -1,5 +1,5 @@
 // The report's totals in one line of figures.
-import type { UsageReport } from '../../../../shared/usage-report.js';
+import { MIG_GPU_HOURS_NOTE, type UsageReport } from '../../../../shared/usage-report.js';
 import { formatBytes } from '../../format.js';
 import { formatAmount, formatDateTime, formatDuration, formatHours } from './report-format.js';
 
@@ -14,7 +14,7 @@ export function ReportSummary({ report }: { report: UsageReport }) {
     ['Suspended / parked', formatDuration(t.suspendedSeconds)],
     ['Contention', `${formatAmount(t.contentionMinutes, 1)} min`],
   ];
-  return <SummaryLine figures={figures} note={`${formatDateTime(report.since)} – ${formatDateTime(report.until)} · from ${report.resolution} data`} />;
+  return <SummaryLine figures={figures} note={`${formatDateTime(report.since)} – ${formatDateTime(report.until)} · from ${report.resolution} data · ${MIG_GPU_HOURS_NOTE}`} />;
 }
 
 /** Labelled figures in one line, and a note on the range at its end (the Slurm job report's too). */

@@ -1,5 +1,5 @@
 // Every user, job or GPU of the report with its accounting figures, and the totals.
-import type { UsageReport, UsageTotals } from '../../../../shared/usage-report.js';
+import { MIG_GPU_HOURS_NOTE, type UsageReport, type UsageTotals } from '../../../../shared/usage-report.js';
 import { formatBytes } from '../../format.js';
 import { formatAmount, formatDuration, formatHours } from './report-format.js';
 
@@ -26,7 +26,7 @@ export function ReportTable({ report }: { report: UsageReport }) {
         <tr>
           <th>{NOUN[report.by]}</th>
           <th>Label</th>
-          <th className="num">GPU-h</th>
+          <th className="num" title={MIG_GPU_HOURS_NOTE}>GPU-h</th>
           <th className="num">SM-h</th>
           <th className="num">Mem GiB·h</th>
           <th className="num">Peak mem</th>

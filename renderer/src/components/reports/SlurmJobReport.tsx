@@ -3,6 +3,7 @@
 import { useMemo } from 'react';
 import type { SlurmUsageReport } from '../../../../shared/slurm.js';
 import { noSlurmUsageSentence, slurmUsageTotals } from '../../../../shared/slurm-usage-report.js';
+import { MIG_GPU_HOURS_NOTE } from '../../../../shared/usage-report.js';
 import { formatBytes } from '../../format.js';
 import { useReports } from '../../stores/hooks.js';
 import { reportsStore } from '../../stores/reports-store.js';
@@ -21,7 +22,7 @@ function SlurmSummary({ report }: { report: SlurmUsageReport }) {
     ['Gated', formatDuration(t.gatedSeconds)],
     ['Parked', formatDuration(t.parkedSeconds)],
   ];
-  return <SummaryLine figures={figures} note={`${formatDateTime(report.since)} – ${formatDateTime(report.until)} · jobs whose epilog ran in the range`} />;
+  return <SummaryLine figures={figures} note={`${formatDateTime(report.since)} – ${formatDateTime(report.until)} · jobs whose epilog ran in the range · ${MIG_GPU_HOURS_NOTE}`} />;
 }
 
 export function SlurmJobReport({ report }: { report: SlurmUsageReport }) {
