@@ -108,3 +108,21 @@ test('a member that exits and whose pid another process takes is no longer the j
   t.procs.set(500, { ppid: 1, startTicks: 97 });
   assert.equal(own.jobOf(500), null, 'without one: /proc is read');
 });
+
+test("a claimed pid another process took since is no process's ancestor in the job: its children are not the job's", () => {
+  // an enrolled job's first process 500 (and its member 800) exited while the job lives on through other members;
+  // another user's processes took both pids, and their GPU children (501, 801) must not be parked or counted with it
+  const t = tree({ 1: [0, 1], 500: [1, 50], 800: [1, 80], 900: [1, 90] });
+  const own = new JobOwnership(t.readStatus);
+  own.claim('j7', 'alice', 500, 50);
+  own.member('j7', 800, 80);
+  own.member('j7', 900, 90); // the member that keeps the job alive
+  t.procs.set(500, { ppid: 1, startTicks: 150 });
+  t.procs.set(800, { ppid: 1, startTicks: 180 });
+  t.procs.set(501, { ppid: 500, startTicks: 151 });
+  t.procs.set(801, { ppid: 800, startTicks: 181 });
+  t.procs.set(901, { ppid: 900, startTicks: 191 });
+  assert.equal(own.jobOf(501), null, "a child of the process that took the main process's pid");
+  assert.equal(own.jobOf(801), null, "a child of the process that took a member's pid");
+  assert.equal(own.jobOf(901)?.jobId, 'j7', 'a child of a live member still is');
+});

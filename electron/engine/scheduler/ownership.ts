@@ -83,7 +83,7 @@ export class JobOwnership {
     let parent = status.ppid;
     for (let depth = 0; depth < OWNERSHIP_DEPTH && parent > 1 && jobId === null; depth++) {
       const claim = this.byPid.get(parent);
-      if (claim) jobId = claim.jobId;
+      if (claim && this.stillClaimed(parent, undefined)) jobId = claim.jobId; // a claimed pid another process took since is nobody's ancestor in the job
       else parent = this.readStatus(parent)?.ppid ?? 0;
     }
     this.lineage.set(pid, { startTicks: status.startTicks, startedAt: startedAt ?? null, jobId });
