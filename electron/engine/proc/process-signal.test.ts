@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { test, type TestContext } from 'node:test';
 import { requireNativeAddon } from '../gpu/nvml-addon.js';
@@ -147,4 +147,34 @@ test('a kernel that cannot signal a group through a pidfd (EINVAL: Linux < 6.9):
 test('a refused signal (EPERM from pidfd_send_signal) reaches the caller as the addon said it, with no fallback', () => {
   const signal = pidfdSignaller({ signalIfSame: () => { throw Object.assign(new Error('pidfd_send_signal(pid 4190999, 15) failed: EPERM (1): Operation not permitted'), { code: 'EPERM', call: 'pidfd_send_signal' }); } }, () => assert.fail('nothing to log'));
   assert.throws(() => signal({ pid: 4_190_999, startTicks: 0 }, 'SIGTERM'), { code: 'EPERM' }); // a fallback would answer 'gone': no such pid
+});
+
+/** A thread of this process that is not its leader: its id is a pid number /proc answers for, but names no process. */
+function nonLeaderThread(): { tid: number; ticks: number } {
+  const tid = readdirSync('/proc/self/task').map(Number).find((id) => id !== process.pid);
+  assert.ok(tid, 'node runs more than one thread');
+  return { tid, ticks: Number(readFileSync(`/proc/${tid}/stat`, 'latin1').split(') ')[1].split(' ')[19]) };
+}
+
+test("signalIfSame on a recorded pid that is now another process's thread: 'other', nothing sent, for a process and a group alike", () => {
+  const { tid, ticks } = nonLeaderThread(); // a pid reused as a thread id: pidfd_open refuses it (EINVAL, ENOENT since Linux 6.?)
+  assert.equal(native.signalIfSame(tid, ticks, 0, false), 'other');
+  assert.equal(native.signalIfSame(tid, ticks, 0, true), 'other');
+});
+
+test("an EINVAL from pidfd_open (a thread's id, on kernels before ENOENT) is not the kernel refusing group pidfds: the next group signal still goes through one", () => {
+  const logged: string[] = [];
+  const calls: number[] = [];
+  const threadThenLeader: SignalNative = {
+    signalIfSame: (pid) => {
+      calls.push(pid);
+      if (pid === 77) throw Object.assign(new Error('pidfd_open(77) failed: EINVAL (22): Invalid argument'), { code: 'EINVAL', call: 'pidfd_open' });
+      return 'sent';
+    },
+  };
+  const signal = pidfdSignaller(threadThenLeader, (line) => logged.push(line));
+  assert.throws(() => signal({ pid: 77, startTicks: 1 }, 'SIGCONT', { group: true }), { code: 'EINVAL' });
+  assert.equal(signal({ pid: 4242, startTicks: 7 }, 'SIGCONT', { group: true }), 'sent');
+  assert.deepEqual(calls, [77, 4242], 'the second group signal went to the addon, not to check-then-kill');
+  assert.deepEqual(logged, []);
 });

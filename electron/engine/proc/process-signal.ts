@@ -69,7 +69,8 @@ export function pidfdSignaller(native: SignalNative | null, log: (line: string) 
         log(`${missing}: signals are sent by pid after a start-time check, so a pid reused in between could get one`);
         return fallback(target, signal, options);
       }
-      if (group && errnoCode(error) === 'EINVAL') {
+      // only pidfd_send_signal's EINVAL says the flag is unknown (pidfd_open's: the pid is a thread's, not a process's)
+      if (group && errnoCode(error) === 'EINVAL' && (error as { call?: unknown }).call === 'pidfd_send_signal') {
         groupPidfds = false;
         log('this kernel cannot signal a process group through a pidfd (Linux < 6.9): a group is signalled by its id after its leader\'s start-time check');
         return fallback(target, signal, options);

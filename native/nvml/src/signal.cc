@@ -79,6 +79,8 @@ Napi::Value SignalIfSame(const Napi::CallbackInfo &info) {
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     if (errno == ESRCH) return Napi::String::New(env, "gone");
+    // EINVAL (ENOENT since Linux 6.x): the pid is a thread's id now, not a process's: the process meant is gone, nothing is sent
+    if (errno == EINVAL || errno == ENOENT) return Napi::String::New(env, "other");
     throw errnoError(env, "pidfd_open(" + std::to_string(pid) + ") failed", "pidfd_open", errno);
   }
   Stat stat = compareStartTime(pid, startTicks);
