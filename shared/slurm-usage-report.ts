@@ -1,6 +1,7 @@
 // Usage per Slurm job (reports.slurmJobs) as a file and as totals. Pure, so the CLI, the engine's
 // reports.export and the console write the same CSV, whose JobID joins `sacct -P -o JobIDRaw,…`.
 import type { SlurmUsageRow } from './slurm.js';
+import { spreadsheetText } from './usage-report-csv.js';
 
 const GiB = 1024 ** 3;
 
@@ -10,6 +11,8 @@ const cell = (v: string | number | null): string => {
   const text = v === null ? '' : String(v);
   return /[",\n|]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };
+/** A name (an account may be the job's submitter's choice where Slurm enforces none): text, never a formula. */
+const name = (v: string | null): string => cell(v === null ? null : spreadsheetText(v));
 
 /**
  * CSV with sacct's column name JobID first, so `join` or a spreadsheet lines it up with `sacct -P -o JobIDRaw,…`.
@@ -17,7 +20,11 @@ const cell = (v: string | number | null): string => {
  */
 export function slurmUsageCsv(rows: readonly SlurmUsageRow[]): string {
   const lines = rows.map((r) =>
-    [r.jobId, r.user, r.partition, r.qos, new Date(r.start).toISOString(), new Date(r.end).toISOString(), r.gpuHours.toFixed(6), r.smHours.toFixed(6), r.memoryGiBHours.toFixed(6), (r.peakMemoryBytes / GiB).toFixed(3), r.gatedSeconds.toFixed(3), r.parkedSeconds.toFixed(3), r.account, r.gpus].map(cell).join(','),
+    [
+      ...[r.jobId, r.user, r.partition, r.qos].map(name),
+      ...[new Date(r.start).toISOString(), new Date(r.end).toISOString(), r.gpuHours.toFixed(6), r.smHours.toFixed(6), r.memoryGiBHours.toFixed(6), (r.peakMemoryBytes / GiB).toFixed(3), r.gatedSeconds.toFixed(3), r.parkedSeconds.toFixed(3)].map(cell),
+      ...[r.account, r.gpus].map(name),
+    ].join(','),
   );
   return [SLURM_CSV_COLUMNS.join(','), ...lines].join('\n') + '\n';
 }

@@ -17,8 +17,13 @@ const FIELDS: Record<(typeof CSV_COLUMNS)[number], keyof UsageRow> = {
 };
 
 export function csvField(value: string | number): string {
-  const text = typeof value === 'number' ? formatNumber(value) : value;
+  const text = typeof value === 'number' ? formatNumber(value) : spreadsheetText(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** A name as text a spreadsheet shows, never runs: one that starts as a formula would (= @ tab CR, + or - before more) gets a leading ' (OWASP's advice); a lone '-' (no container) stays. */
+export function spreadsheetText(text: string): string {
+  return /^([=@\t\r]|[+-].)/s.test(text) ? `'${text}` : text;
 }
 
 /** Plain decimal, at most 9 significant decimals, never exponent notation for report-sized figures. */

@@ -10,6 +10,7 @@ import { migrate, MIGRATIONS, SCHEMA_VERSION } from '../store/migrations.js';
 import { SqliteDb } from '../store/sqlite.js';
 import { UsageStore } from '../store/usage-store.js';
 import { slurmUsageCsv } from '../../../shared/slurm-usage-report.js';
+import { csvField } from '../../../shared/usage-report-csv.js';
 import { importLegacySlurmUsage, parseLegacySlurmUsage, readSlurmUsage } from './slurm-usage.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-slurm-usage-'));
@@ -115,4 +116,19 @@ test('a store that cannot take the rows leaves the file where it was, for the ne
 test('a legacy line whose fields are not a row (wrong types) is left out, not half-imported', () => {
   const { rows, skipped } = parseLegacySlurmUsage(`${JSON.stringify({ ...row('50', T), gpuHours: 'lots' })}\n${JSON.stringify({ ...row('51', T), extra: 1 })}\n`);
   assert.deepEqual([rows, skipped], [[row('51', T)], 1]);
+});
+
+test("a name a spreadsheet would read as a formula (an account chosen with sbatch --account where Slurm enforces none) is written as text; figures stay numbers", () => {
+  // the daemon takes account, partition and QOS names of letters, digits and _ . + -: '+', '-' may lead, so a cell may start a formula
+  const line = slurmUsageCsv([row('14', T, { account: '-2+A1', partition: '+A2', qos: 'normal' })]).split('\n')[1].split(',');
+  assert.deepEqual([line[2], line[3], line[12]], ["'+A2", 'normal', "'-2+A1"]);
+  assert.equal(line[6], '0.016667', 'a figure is not touched');
+});
+
+test("the usage report's CSV writes a key or label a spreadsheet would read as a formula as text, a lone '-' (no container) and figures as they are", () => {
+  const at = (key: string, label: string) => csvField(key) + ',' + csvField(label);
+  assert.equal(at('=HYPERLINK("http://x")', '@SUM(1)'), `"'=HYPERLINK(""http://x"")",'@SUM(1)`);
+  assert.equal(at('-', '+1'), "-,'+1");
+  assert.equal(at('\tcmd', 'ok'), "'\tcmd,ok");
+  assert.equal(csvField(-1.5), '-1.5');
 });
