@@ -394,9 +394,10 @@ export class JobActuators {
       // an enrolled job's process group may be its user's shell's: each of its processes the slot lists, and its first
       let refusal: unknown = null;
       let sent = 0;
-      for (const p of new Set([pid, ...this.enrolledProcesses(record)])) {
+      const targets = new Map<number, number | null>([[pid, record.startTicks], ...this.enrolledProcesses(record).map((p): [number, number] => [p.pid, p.startTicks])]);
+      for (const [p, startTicks] of targets) {
         try {
-          this.options.control.terminate(p, { graceMs: this.options.terminateGraceMs });
+          this.options.control.terminate(p, { graceMs: this.options.terminateGraceMs, startTicks }); // the process the owner check saw, not one that took its pid since
           sent++;
         } catch (error) {
           refusal = error; // gone already: the others still end
@@ -409,11 +410,15 @@ export class JobActuators {
   }
 
   /** The live processes an enrolled job's slot lists that the kernel says are its user's (the job writes that list itself); none without a slot to read. */
-  private enrolledProcesses(record: JobRecord): number[] {
+  private enrolledProcesses(record: JobRecord): ProcessRef[] {
     if (!this.gated(record) || !this.options.gate!.readSlot) return [];
     try {
-      const listed = this.options.gate!.readSlot(record.slot!).processes.filter((p) => p.alive).map((p) => p.pid);
-      return listed.filter((pid) => this.options.control.status(pid)?.uid === record.view.uid);
+      const refs: ProcessRef[] = [];
+      for (const p of this.options.gate!.readSlot(record.slot!).processes) {
+        const status = p.alive && p.pid !== record.view.pid ? this.options.control.status(p.pid) : null;
+        if (status?.uid === record.view.uid) refs.push({ pid: p.pid, startTicks: status.startTicks });
+      }
+      return refs;
     } catch {
       return [];
     }

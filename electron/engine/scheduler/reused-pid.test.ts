@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import type { ProcessCheckpointer } from '../holds/checkpointer.js';
+import type { ProcStatus } from '../proc/proc-status.js';
 import { Freezer } from '../holds/freezer.js';
 import { ProcessControl } from '../holds/process-control.js';
 import { until } from '../../testing/until.js';
@@ -168,4 +169,33 @@ test('terminating an enrolled job signals only the processes its slot lists that
   assert.throws(() => act.terminate(record), /no such process/, 'its own process had exited; nothing else was signalled');
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(child.signalCode, null, 'the root process the slot named was never signalled');
+});
+
+test("terminating an enrolled job: a listed process whose pid another takes between the owner check and the signal gets nothing", (t) => {
+  if (process.getuid?.() !== 0) return t.skip('needs root: as another user the engine could signal neither process');
+  const sent: Array<[number, number, string]> = [];
+  const reads = new Map<number, ProcStatus[]>(); // /proc's successive answers for a pid (the last one stays)
+  class ScriptedProc extends ProcessControl {
+    override status(pid: number): ProcStatus | null {
+      const answers = reads.get(pid);
+      return !answers ? null : answers.length > 1 ? answers.shift()! : answers[0];
+    }
+  }
+  const control = new ScriptedProc({ signaller: (target, signal) => (sent.push([target.pid, target.startTicks, signal]), 'sent') });
+  t.after(() => control.dispose());
+  const freezer = new Freezer({ recordPath: join(scratch, 'suspended-scripted.json'), control, guardian: false });
+  t.after(() => freezer.stop());
+  const gate = { readSlot: () => ({ processes: [{ pid: 4_190_042, alive: true, usedBytes: 0 }] }), setPaused: () => undefined } as unknown as JobGate;
+  const act = new JobActuators({ control, freezer, gate, checkpointer: {} as ProcessCheckpointer, mps: null, log: () => undefined });
+  const status = (pid: number, uid: number, startTicks: number): ProcStatus => ({ pid, uid, ppid: 1, state: 'S', startTicks });
+  reads.set(4_190_041, [status(4_190_041, 4242, 3000)]); // the job's first process
+  reads.set(4_190_042, [status(4_190_042, 4242, 3200), status(4_190_042, 0, 3300)]); // its user's when listed; then it exits and root's process takes the pid
+  const view = newJobView({ id: 'j41', managed: true, owner: 'ann', uid: 4242, argv: ['python3'], gpu: 0, pid: 4_190_041, enrolled: { by: 'tree', group: 'tree:j41', name: null, pgid: 4_190_041, sid: 4_190_041 } }, 'running', 'enrolled');
+  try {
+    act.terminate(new JobTable().add(view, { startTicks: 3000, slot: 3 }));
+  } catch {
+    // the member's refusal: the first process was still signalled
+  }
+  assert.deepEqual(sent.filter(([pid]) => pid === 4_190_042), [], 'the process that took the listed pid got no signal');
+  assert.deepEqual(sent.filter(([pid]) => pid === 4_190_041).map(([, ticks, signal]) => [ticks, signal]), [[3000, 'SIGTERM'], [3000, 'SIGCONT']]);
 });
