@@ -12,6 +12,7 @@ import { UsageStore } from '../store/usage-store.js';
 import { slurmUsageCsv } from '../../../shared/slurm-usage-report.js';
 import { csvField } from '../../../shared/usage-report-csv.js';
 import { importLegacySlurmUsage, parseLegacySlurmUsage, readSlurmUsage } from './slurm-usage.js';
+import { slurmReportToHtml } from './slurm-html.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-slurm-usage-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -131,4 +132,13 @@ test("the usage report's CSV writes a key or label a spreadsheet would read as a
   assert.equal(at('-', '+1'), "-,'+1");
   assert.equal(at('\tcmd', 'ok'), "'\tcmd,ok");
   assert.equal(csvField(-1.5), '-1.5');
+});
+
+test('the Slurm HTML report shows names holding markup as text: no element of theirs reaches the page', () => {
+  const hostile = row('15', T, { account: '</td><script>alert(1)</script>', gpus: 'GPU 0 · <img src=x>', user: 'bob"><b>' });
+  const html = slurmReportToHtml({ by: 'slurm-job', since: T - 120_000, until: T + 1, rows: [hostile], leftOut: 0 });
+  assert.doesNotMatch(html, /<script|<img|bob"><b>/);
+  assert.match(html, /bob&quot;&gt;&lt;b&gt;/);
+  assert.match(html, /<td>&lt;\/td&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/td>/);
+  assert.match(html, /<td>GPU 0 · &lt;img src=x&gt;<\/td>/);
 });
