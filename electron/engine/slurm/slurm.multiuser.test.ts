@@ -168,10 +168,10 @@ test("a job of QOS high holds back a scavenger-QOS job on the same GPU (executio
   assert.ok(Math.abs(row.smSeconds - busySeconds) <= SAMPLE_INTERVAL_S, `SM-seconds ${row.smSeconds} vs the execution record's ${busySeconds} s busy: within one sampling interval (${SAMPLE_INTERVAL_S} s)`);
   const csv = execFileSync(process.execPath, [CLI_PATH, 'report', '--by', 'slurm-job', '--since', '1h', '--db', box.dbPath], { encoding: 'utf8', env: { ...process.env, ...CLI_ENV } });
   const [header, ...rows] = csv.trim().split('\n');
-  assert.match(header, /^JobID,User,Partition,QOS,Start,End,GPUHours,SMHours,MemoryGiBHours,PeakMemoryGiB,GatedSeconds,ParkedSeconds$/);
+  assert.match(header, /^JobID,User,Partition,QOS,Start,End,GPUHours,SMHours,MemoryGiBHours,PeakMemoryGiB,GatedSeconds,ParkedSeconds,Account,GPUs$/);
   const listed = rows.map((r) => r.split(',')).find((c) => c[0] === scav);
   assert.ok(listed, `report --by slurm-job lists Slurm job ${scav}: ${csv}`);
-  assert.deepEqual([listed![1], listed![2], listed![3]], [bob.name, 'gpu', 'scavenger']);
+  assert.deepEqual([listed![1], listed![2], listed![3], listed![12], listed![13]], [bob.name, 'gpu', 'scavenger', 'lab', 'GPU 0']);
   assert.ok(Math.abs(Number(listed![7]) * 3600 - busySeconds) <= SAMPLE_INTERVAL_S + 0.01, `its SM-hours (${listed![7]}) are the epilog's row`);
 });
 
@@ -194,7 +194,7 @@ test("a job given --gres=mps:25 on the mps node runs as a client of its GPU's MP
   await untilWith({ intervalMs: 200, timeoutMs: 20_000, detail: () => `daemon ${JSON.stringify(mpsDaemon())}; the job printed: ${rig.output(id)}; ${readFileSync(slurmLog, 'utf8')}` })('the task is a client of the daemon at 25 %', async () => mpsDaemon().clients.some((c) => c.pid === view.pid && c.share === 25) || undefined);
   assert.equal(await rig.finished(id), 'COMPLETED');
   assert.match(rig.output(id), new RegExp(`^share=25 pipe=${daemon.pipeDir}$`, 'm'), 'the task prolog exported the running daemon\'s pipe and the share');
-  assert.match(readFileSync(slurmLog, 'utf8'), new RegExp(`prolog job ${id}: registered for ${alice.name}: GPU 0, no memory quota, lane normal \\(the default\\), MPS client at 25 % of the GPU's SMs \\(gres/mps\\)`));
+  assert.match(readFileSync(slurmLog, 'utf8'), new RegExp(`prolog job ${id}: registered for ${alice.name} \\(account lab\\): GPU 0, no memory quota, lane normal \\(the default\\), MPS client at 25 % of the GPU's SMs \\(gres/mps\\)`));
   await until('the daemon stopped after the epilog', async () => !mpsDaemon().running || undefined);
 });
 
