@@ -245,9 +245,14 @@ export class JobActuators {
    * process of that name is listed. Anything else so named is a process like any other, its owner's.
    */
   ownMpsServers(snapshot: Snapshot | null): ReadonlySet<number> {
-    if (!this.options.mps || !snapshot?.processes.some((p) => p.command === MPS_SERVER_COMMAND)) return NO_PIDS;
-    const own = this.options.mps.control.ownServerPids();
+    if (!snapshot?.processes.some((p) => p.command === MPS_SERVER_COMMAND)) return NO_PIDS;
+    const own = this.ownMpsServerPids();
     return new Set(snapshot.processes.filter((p) => own.has(p.pid)).map((p) => p.pid));
+  }
+
+  /** Every MPS server our own control daemons started, from /proc now (mps-control.ts says how it is told). */
+  ownMpsServerPids(): ReadonlySet<number> {
+    return this.options.mps?.control.ownServerPids() ?? NO_PIDS;
   }
 
   /** Whether a daemon was started for jobs (by this engine or an earlier one): only then is there anything to release. */
