@@ -213,7 +213,10 @@ export class RealMpsControl implements MpsControl {
     return `${run.stdout ?? ''}${run.stderr ?? ''}`.trim();
   }
 
-  private statusOf(target: Target, procs: MpsProcess[]): MpsGpuStatus {
+  private statusOf(target: Target, listed: MpsProcess[]): MpsGpuStatus {
+    // a "server" no control daemon started is no MPS, only a name (exec -a) that must not hold MPS from everyone
+    const controls = new Set(listed.filter((p) => p.role === 'control').map((p) => p.pid));
+    const procs = listed.filter((p) => p.role === 'control' || controls.has(p.ppid));
     const gpu = target.gpu;
     const { pipeDir } = this.directories(target);
     const me = this.options.identity;
