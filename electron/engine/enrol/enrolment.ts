@@ -101,12 +101,21 @@ export class Enrolment {
     const managed = this.scheduler.ownership.jobOf(peer.pid);
     const managedRecord = managed ? this.scheduler.table.get(managed.jobId) : undefined;
     if (managedRecord && !managedRecord.view.enrolled) return refuse('managed', `process ${peer.pid} belongs to ${managed!.jobId}, which gpushare started: it is managed already`);
-    // the engine itself, its helpers (the guardian, gpushare-spawn, an MPS control daemon: its own children) and MPS servers
-    if (peer.pid === enginePid || proc.ppid === enginePid || proc.comm.startsWith('nvidia-cuda-mps'))
+    // the engine itself, its helpers (the guardian, gpushare-spawn: its own children) and its MPS daemons and their servers
+    if (peer.pid === enginePid || proc.ppid === enginePid || this.engineMps(peer.pid, proc))
       return refuse('engine', `process ${peer.pid} (${proc.comm}) is one of the engine's own`);
     const existing = this.findJob(proc, managedRecord);
     if (existing) return this.admit(existing, proc, 'joined');
     return this.create(proc);
+  }
+
+  /**
+   * An MPS process of the engine's: a control daemon of the engine's own uid (no user makes one), or a server one of our
+   * daemons started. The name alone (anyone's prctl or symlink) is no proof: a user's process so named enrols as theirs.
+   */
+  private engineMps(pid: number, proc: EnrollingProcess): boolean {
+    if (!proc.comm.startsWith('nvidia-cuda-mps')) return false;
+    return proc.uid === process.getuid?.() || this.scheduler.act.ownMpsServerPids().has(pid);
   }
 
   /** An enrolled job the process belongs to already, or null. */

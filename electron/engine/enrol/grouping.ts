@@ -21,7 +21,7 @@ export interface EnrollingProcess {
   ppid: number;
   pgid: number;
   sid: number;
-  /** comm: the engine's own helpers are told by it (nvidia-cuda-mps-*). */
+  /** comm: nvidia-cuda-mps-* marks an MPS process, which enrolment.ts checks is the engine's (anyone may take the name). */
   comm: string;
   /** Its ancestors nearest first (pid and start time), up to ENROL_DEPTH, stopping at pid 1. */
   ancestors: Array<{ pid: number; startTicks: number; uid: number }>;

@@ -229,9 +229,10 @@ export class SimulatedDriver {
     return out.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as KernelRecord);
   }
 
-  /** Start a fakejob against this driver; it is killed on dispose(). */
-  spawnFakejob(args: string[], extraEnv: Record<string, string> = {}): FakejobHandle {
+  /** Start a fakejob against this driver; it is killed on dispose(). `argv0`: the name /proc shows for it (as `exec -a` does). */
+  spawnFakejob(args: string[], extraEnv: Record<string, string> = {}, argv0?: string): FakejobHandle {
     const child = spawn(tool('fakejob'), args, {
+      ...(argv0 ? { argv0 } : {}),
       env: { ...process.env, ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -2,7 +2,7 @@
 // environment, and the real backend's daemon for a slice (a stand-in nvidia-cuda-mps-control that records
 // how it was started and what it was told; /proc is a directory this test writes).
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -108,4 +108,51 @@ test("finding the box's MPS daemons reads the start of each command line and onl
   const read = io() - before;
   assert.deepEqual(found.map((p) => [p.pid, p.role, p.pipeDir, p.visibleDevices]), [[300, 'server', '/run/mps/gpu0/pipe', '0']], 'a variable after megabytes of others is still found');
   assert.ok(read < 6.5 * 1024 * 1024, `read less than the 24 MB those files hold (one environment is scanned through), not ${read} bytes`);
+});
+
+/** Writes a /proc of these processes: each one's stat (its parent), argv[0], MPS pipe and owner. */
+function fakeProc(processes: Array<[pid: number, ppid: number, uid: number, argv0: string, pipeDir: string]>): string {
+  const proc = mkdtempSync(join(scratch, 'proc-owners-'));
+  for (const [pid, ppid, uid, argv0, pipeDir] of processes) {
+    const at = join(proc, String(pid));
+    mkdirSync(at, { recursive: true });
+    writeFileSync(join(at, 'stat'), `${pid} (x) S ${ppid} ${pid} ${pid} 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 100 1 1\n`);
+    writeFileSync(join(at, 'cmdline'), `${argv0}\0`);
+    writeFileSync(join(at, 'environ'), `CUDA_MPS_PIPE_DIRECTORY=${pipeDir}\0`);
+    chownSync(at, uid, uid);
+  }
+  return proc;
+}
+const asRoot = { skip: process.getuid?.() === 0 ? false : 'needs root: the processes of another user are directories chown-ed to them' };
+const alice = 4321;
+
+test("only servers our own control daemons started are the engine's MPS servers: one a user names so, or a user's own daemon's, is not", asRoot, () => {
+  const runtimeDir = join(scratch, 'owners-run');
+  const ours = mpsDirectories(runtimeDir, 0).pipeDir;
+  const proc = fakeProc([
+    [10, 1, me.uid, '/usr/bin/nvidia-cuda-mps-control', ours], // the engine's daemon for GPU 0
+    [11, 10, alice, '/usr/bin/nvidia-cuda-mps-server', ours], // its server, run as its first client's user
+    [20, 1, alice, 'bash', '/tmp/nvidia-mps'],
+    [21, 20, alice, 'nvidia-cuda-mps-server', ours], // `exec -a nvidia-cuda-mps-server python train.py`, our pipe copied
+    [30, 1, alice, 'nvidia-cuda-mps-control', '/tmp/nvidia-mps'], // alice's own `nvidia-cuda-mps-control -d`
+    [31, 30, alice, 'nvidia-cuda-mps-server', '/tmp/nvidia-mps'],
+    [40, 1, me.uid, 'nvidia-cuda-mps-control', '/tmp/nvidia-mps'], // an administrator's daemon, not gpushare's
+    [41, 40, alice, 'nvidia-cuda-mps-server', '/tmp/nvidia-mps'],
+    [50, 10, alice, 'nvidia-cuda-mps-server', '/tmp/elsewhere'], // a child of ours for another pipe: not its server
+  ]);
+  const mps = new RealMpsControl({ runtimeDir, identity: me, procRoot: proc, userName: (uid) => (uid === alice ? 'alice' : me.user) });
+  assert.deepEqual([...mps.ownServerPids()], [11]);
+  assert.deepEqual(mps.status([{ index: 0, uuid: 'GPU-0' }])[0].serverPids, [11], "the daemon's status names the same server");
+});
+
+test("a process that only calls itself nvidia-cuda-mps-server (no control daemon started it) holds no one's MPS; a user's own daemon does", asRoot, () => {
+  const runtimeDir = join(scratch, 'forged-run');
+  const forged: Array<[number, number, number, string, string]> = [
+    [20, 1, alice, 'bash', '/tmp/nvidia-mps'],
+    [21, 20, alice, 'nvidia-cuda-mps-server', '/tmp/nvidia-mps'],
+  ];
+  const statusOver = (proc: string) => new RealMpsControl({ runtimeDir, identity: me, procRoot: proc, userName: (uid) => (uid === alice ? 'alice' : me.user) }).status([{ index: 0, uuid: 'GPU-0' }])[0];
+  assert.equal(statusOver(fakeProc(forged)).state, 'off');
+  const held = statusOver(fakeProc([...forged, [30, 1, alice, 'nvidia-cuda-mps-control', '/tmp/nvidia-mps'], [31, 30, alice, 'nvidia-cuda-mps-server', '/tmp/nvidia-mps']]));
+  assert.deepEqual([held.state, held.heldBy, held.controlPid, held.serverPids], ['held', 'alice', 30, [31]]);
 });

@@ -42,7 +42,15 @@ export interface MpsControl {
   stopSlice(slice: SliceRef): MpsSliceStatus;
   sliceClientEnv(slice: SliceRef): Record<string, string>;
   terminateSliceClient(slice: SliceRef, clientPid: number): boolean;
+  /**
+   * Pids of the MPS servers our own control daemons started (each one's child, for its pipe): the only processes
+   * that are no job. Any other process named nvidia-cuda-mps-server (a name anyone can take) is its owner's.
+   */
+  ownServerPids(): ReadonlySet<number>;
 }
+
+/** The MPS server's command name, as the driver's process list shows it; by itself it proves nothing (`exec -a`). */
+export const MPS_SERVER_COMMAND = 'nvidia-cuda-mps-server';
 
 /** Our per-GPU pipe and log directories (CUDA_MPS_PIPE_DIRECTORY / CUDA_MPS_LOG_DIRECTORY). */
 export function mpsDirectories(runtimeDir: string, gpu: number): { pipeDir: string; logDir: string } {

@@ -129,6 +129,7 @@ test('terminate_client goes to the MPS server before any signal', async () => {
     stopSlice: (s) => inner.stopSlice(s),
     sliceClientEnv: (s) => inner.sliceClientEnv(s),
     terminateSliceClient: (s, pid) => inner.terminateSliceClient(s, pid),
+    ownServerPids: () => inner.ownServerPids(),
     terminateClient: (gpu, pid) => {
       let alive = true;
       try {

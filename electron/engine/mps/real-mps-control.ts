@@ -9,7 +9,7 @@ import type { MpsGpuStatus, MpsSliceStatus } from '../../../shared/spatial.js';
 import { lookupAccount } from '../accounts.js';
 import { toolEnvironment } from '../root-env.js';
 import { readEnvironVariables, readSmallText, readStart } from '../proc/bounded-read.js';
-import { DEFAULT_MPS_PIPE_DIR, heldMessage, mpsDirectories, mpsSliceDirectories, sliceLabel, type GpuRef, type MpsControl, type MpsIdentity, type SliceRef } from './mps-control.js';
+import { DEFAULT_MPS_PIPE_DIR, heldMessage, MPS_SERVER_COMMAND, mpsDirectories, mpsSliceDirectories, sliceLabel, type GpuRef, type MpsControl, type MpsIdentity, type SliceRef } from './mps-control.js';
 
 /** One daemon: a GPU's (slice null) or a MIG slice's. */
 interface Target {
@@ -23,7 +23,7 @@ const gpuTarget = (gpu: number, uuid = String(gpu)): Target => ({ gpu, visible: 
 const sliceTarget = (slice: SliceRef): Target => ({ gpu: slice.gpu, visible: slice.uuid, slice });
 
 const CONTROL = 'nvidia-cuda-mps-control';
-const SERVER = 'nvidia-cuda-mps-server';
+const SERVER = MPS_SERVER_COMMAND;
 const COMMAND_TIMEOUT_MS = 5000;
 const PATH_MAX = 4096;
 /** The variables of a daemon's environment read, each to a path's length; no other is kept. */
@@ -141,6 +141,14 @@ export class RealMpsControl implements MpsControl {
     return this.daemonEnv(sliceTarget(slice));
   }
 
+  ownServerPids(): ReadonlySet<number> {
+    const procs = findMpsProcesses(this.options.procRoot);
+    const ourDirs = join(this.options.runtimeDir, 'mps') + '/';
+    // only the engine's uid makes a control daemon with our pipe in its environment; no user picks their parent
+    const controls = procs.filter((p) => p.role === 'control' && p.uid === this.options.identity.uid && p.pipeDir?.startsWith(ourDirs));
+    return new Set(controls.flatMap((control) => serversOf(control, procs)));
+  }
+
   terminateSliceClient(slice: SliceRef, clientPid: number): boolean {
     return this.terminate(sliceTarget(slice), clientPid);
   }
@@ -205,13 +213,16 @@ export class RealMpsControl implements MpsControl {
     return `${run.stdout ?? ''}${run.stderr ?? ''}`.trim();
   }
 
-  private statusOf(target: Target, procs: MpsProcess[]): MpsGpuStatus {
+  private statusOf(target: Target, listed: MpsProcess[]): MpsGpuStatus {
+    // a "server" no control daemon started is no MPS, only a name (exec -a) that must not hold MPS from everyone
+    const controls = new Set(listed.filter((p) => p.role === 'control').map((p) => p.pid));
+    const procs = listed.filter((p) => p.role === 'control' || controls.has(p.ppid));
     const gpu = target.gpu;
     const { pipeDir } = this.directories(target);
     const me = this.options.identity;
     const control = procs.find((p) => p.role === 'control' && p.uid === me.uid && p.pipeDir === pipeDir);
     if (control) {
-      const servers = procs.filter((p) => p.role === 'server' && (p.ppid === control.pid || p.pipeDir === pipeDir)).map((p) => p.pid);
+      const servers = serversOf(control, procs);
       return { gpu, state: 'ours', user: me.user, controlPid: control.pid, serverPids: servers, pipeDir, message: `MPS runs for ${label(target)} (${CONTROL} pid ${control.pid}, pipe ${pipeDir}).` };
     }
     // servers our own daemons started run as their clients' users: they are ours too
@@ -234,4 +245,9 @@ export class RealMpsControl implements MpsControl {
     const note = mine ? ` A daemon of ${me.user} runs with pipe ${mine.pipeDir ?? '?'} (pid ${mine.pid}), not gpushare's.` : '';
     return { gpu, state: 'off', user: null, controlPid: null, serverPids: [], pipeDir: null, message: `No MPS daemon serves ${label(target)}.${note}` };
   }
+}
+
+/** The servers a control daemon started: its children, for its pipe (a name and an environment alone anyone can forge). */
+function serversOf(control: MpsProcess, procs: readonly MpsProcess[]): number[] {
+  return procs.filter((p) => p.role === 'server' && p.ppid === control.pid && p.pipeDir === control.pipeDir).map((p) => p.pid);
 }

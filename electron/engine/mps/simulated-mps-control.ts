@@ -90,6 +90,11 @@ export class SimulatedMpsControl implements MpsControl {
     return this.terminate({ gpu: slice.gpu, slice }, clientPid);
   }
 
+  /** None: the simulated daemon is a record in the fakegpu state, and its clients compute as themselves. */
+  ownServerPids(): ReadonlySet<number> {
+    return new Set();
+  }
+
   private startTarget(target: Target): MpsGpuStatus {
     const now = this.statusOf(target, this.read());
     if (now.state === 'ours') return now;

@@ -11,7 +11,7 @@ import type { Freezer } from '../holds/freezer.js';
 import { ApiError } from '../api/api-error.js';
 import { readProcStatus, type ProcessRef } from '../proc/proc-status.js';
 import type { ProcessControl } from '../holds/process-control.js';
-import { mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
+import { MPS_SERVER_COMMAND, mpsJobEnv, mpsSliceJobEnv, type SliceRef } from '../mps/mps-control.js';
 import type { MpsDaemonRef, MpsDaemons } from '../mps/mps-daemons.js';
 import type { GateClaim } from './activity-claims.js';
 import type { GateSlotUsage, JobGate } from './job-gate.js';
@@ -38,6 +38,7 @@ export interface ActuatorOptions {
 }
 
 const BEST_EFFORT_NICE = 19;
+const NO_PIDS: ReadonlySet<number> = new Set();
 type GpuView = Snapshot['gpus'][number];
 
 /** A job about to become an MPS client: its daemon and its client environment. */
@@ -237,6 +238,21 @@ export class JobActuators {
     } catch (error) {
       return error instanceof Error ? error.message : String(error);
     }
+  }
+
+  /**
+   * The snapshot's processes that are our own daemons' MPS servers (no job, never held): asked of MPS only when a
+   * process of that name is listed. Anything else so named is a process like any other, its owner's.
+   */
+  ownMpsServers(snapshot: Snapshot | null): ReadonlySet<number> {
+    if (!snapshot?.processes.some((p) => p.command === MPS_SERVER_COMMAND)) return NO_PIDS;
+    const own = this.ownMpsServerPids();
+    return new Set(snapshot.processes.filter((p) => own.has(p.pid)).map((p) => p.pid));
+  }
+
+  /** Every MPS server our own control daemons started, from /proc now (mps-control.ts says how it is told). */
+  ownMpsServerPids(): ReadonlySet<number> {
+    return this.options.mps?.control.ownServerPids() ?? NO_PIDS;
   }
 
   /** Whether a daemon was started for jobs (by this engine or an earlier one): only then is there anything to release. */

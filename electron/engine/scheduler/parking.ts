@@ -25,11 +25,14 @@ export interface ParkStepContext {
   gpuPids(record: JobRecord): number[];
 }
 
-/** The job's processes in the snapshot's driver list (`jobOf`: the job a pid belongs to), its main one first; none listed: its main one. */
-export function jobGpuPids(snapshot: Snapshot | null, record: JobRecord, jobOf: (pid: number) => string | null | undefined): number[] {
+/**
+ * The job's processes in the snapshot's driver list (`jobOf`: the job a pid belongs to), its main one first; none listed:
+ * its main one. Never one of our MPS servers (`ownMpsServers`: they hold every client's context).
+ */
+export function jobGpuPids(snapshot: Snapshot | null, record: JobRecord, jobOf: (pid: number) => string | null | undefined, ownMpsServers: ReadonlySet<number>): number[] {
   const main = record.view.pid!;
   const listed = new Set<number>();
-  for (const p of snapshot?.processes ?? []) if (p.command !== 'nvidia-cuda-mps-server' && (p.pid === main || jobOf(p.pid) === record.view.id)) listed.add(p.pid);
+  for (const p of snapshot?.processes ?? []) if (!ownMpsServers.has(p.pid) && (p.pid === main || jobOf(p.pid) === record.view.id)) listed.add(p.pid);
   if (listed.size === 0) return [main];
   return [...listed].sort((a, b) => Number(b === main) - Number(a === main) || a - b);
 }

@@ -1,7 +1,10 @@
 // The scheduler in an engine on the simulated driver, ticks driven by the test:
-// suspend/resume of a process gpushare did not start, priority holds, bad input, the queue.
+// suspend/resume of a process gpushare did not start, priority holds, bad input, the queue, and which
+// process named nvidia-cuda-mps-server is our MPS server (no job) and which is a user's process like any other.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { untilWith } from '../../testing/until.js';
@@ -13,6 +16,8 @@ import { SimulatedDriver, type FakejobHandle } from '../gpu/simulated-driver.js'
 import { fakegpuBuildDir } from '../paths.js';
 import { readProcStatus } from '../proc/proc-status.js';
 import { fakejobFor, useSimulatedRig } from '../testing/simulated-rig.js';
+import { mpsDirectories } from '../mps/mps-control.js';
+import { RealMpsControl } from '../mps/real-mps-control.js';
 import { attachScheduler, type AttachedScheduler, type AttachSchedulerOptions } from './attach.js';
 import { simulatedBackend } from '../gpu/gpu-backend.js';
 
@@ -163,6 +168,73 @@ test('a best-effort process is suspended while a high-priority job computes on i
   await until('the process continued (not T in /proc)', () => procState(low.pid) !== 'T', { intervalMs: 10 });
   assert.equal(await r.job(hi), undefined, 'the high process left with its process');
   assert.deepEqual(back.history.map((h) => h.state), ['running', 'suspended', 'running']);
+});
+
+test('a process that calls itself nvidia-cuda-mps-server is no MPS server of ours: it is listed as its owner\'s and held behind a high-priority job', async (t) => {
+  const r = rig('mps-server-name');
+  const high = fakejob(t, ['--device', '0', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '60']);
+  // what `exec -a nvidia-cuda-mps-server python train.py` makes: no gpushare MPS daemon started it
+  const disguised = fakejobFor(t, driver, ['--device', '0', '--mem', '1G', 'train', '--kernel-ms', '5', '--duration', '60'], 'nvidia-cuda-mps-server');
+  await Promise.all([high.ready, disguised.ready]);
+  assert.match(readFileSync(`/proc/${disguised.pid}/cmdline`, 'latin1'), /^nvidia-cuda-mps-server\0/);
+  const [hi, lo] = [`p${high.pid}`, `p${disguised.pid}`];
+  const listed = await until('the disguised process listed as a job', async () => {
+    await r.tick();
+    return (await r.job(hi)) && (await r.job(lo));
+  });
+  assert.equal(listed.managed, false);
+  assert.equal(listed.uid, process.getuid!(), 'its owner is the user who ran it');
+  assert.equal(listed.usedMemory, GiB, 'its GPU memory counts as its owner\'s');
+  await r.engine.call('jobs.setPriority', { job: lo, priority: 'best-effort' });
+  await r.engine.call('jobs.setPriority', { job: hi, priority: 'high' });
+  const held = await until('the disguised best-effort process held', async () => {
+    await r.tick();
+    const j = await r.job(lo);
+    return j?.state === 'suspended' ? j : undefined;
+  });
+  assert.equal(held.suspendedBy, 'priority');
+  await until('the disguised process stopped (T in /proc)', () => procState(disguised.pid) === 'T', { intervalMs: 10 });
+});
+
+/** A process `argv0` whose child is `sleep`, run as `exec -a nvidia-cuda-mps-server` with this pipe directory: the child's pid. */
+async function serverUnder(t: TestContext, argv0: string, pipeDir: string): Promise<number> {
+  const parent = spawn('bash', ['-c', 'exec -a nvidia-cuda-mps-server sleep 60 & wait'], { argv0, env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: pipeDir }, stdio: 'ignore' });
+  const gone = new Promise((resolve) => parent.once('exit', resolve));
+  const children = (): number[] => {
+    try {
+      return readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
+    } catch {
+      return []; // the parent is gone
+    }
+  };
+  t.after(async () => {
+    for (const pid of children()) process.kill(pid, 'SIGKILL'); // the parent's wait then returns
+    parent.kill('SIGKILL');
+    await gone;
+  });
+  return until('the server process started', () => children().find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('nvidia-cuda-mps-server\0')), { tries: 200, intervalMs: 10 });
+}
+
+test('the server our own MPS control daemon started is no job; a process of that name under anyone else is listed as its owner\'s', async (t) => {
+  const name = 'mps-server-own';
+  const runtimeDir = join(dir, name, 'run');
+  const me = userInfo();
+  const mps = new RealMpsControl({ runtimeDir, identity: { uid: me.uid, user: me.username } }); // this box's own /proc
+  const r = rig(name, { mps });
+  const ourPipe = mpsDirectories(runtimeDir, 0).pipeDir;
+  const own = await serverUnder(t, 'nvidia-cuda-mps-control', ourPipe); // what our `nvidia-cuda-mps-control -d` forks
+  const forged = await serverUnder(t, 'bash', ourPipe); // our pipe copied, its parent no control daemon of ours
+  for (const pid of [own, forged]) await driver.attach({ device: 0, pid, mem: GiB, type: 'mps' });
+  const listed = await until('the forged server listed as a job', async () => {
+    await r.tick(0);
+    return r.job(`p${forged}`);
+  });
+  assert.equal(listed.uid, me.uid);
+  assert.equal(listed.usedMemory, GiB, 'its GPU memory counts as its owner\'s');
+  const snapshot = r.engine.sampler.latest!;
+  assert.deepEqual(snapshot.processes.filter((p) => p.pid === own).map((p) => p.command), ['nvidia-cuda-mps-server'], 'the driver lists our server too');
+  assert.equal(await r.job(`p${own}`), undefined, 'our own MPS server is no job: never held, never parked');
+  assert.deepEqual(mps.status([{ index: 0, uuid: snapshot.gpus[0].uuid }])[0].serverPids, [own], "the daemon's status names the same server, not the forged one");
 });
 
 test('a job that needs more memory than is free waits queued, then starts when memory frees up', async (t) => {

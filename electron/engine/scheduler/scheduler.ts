@@ -150,7 +150,10 @@ export class Scheduler {
       settle: (record, why) => this.settle(record, why),
       raiseAlert: (alert) => this.options.engine.raiseAlert(alert),
       memoryFree: (gpu) => this.snapshot().gpus.find((g) => g.index === gpu)?.memoryFree,
-      gpuPids: (record) => jobGpuPids(this.options.engine.sampler.latest, record, (pid) => this.ownership.jobOf(pid)?.jobId),
+      gpuPids: (record) => {
+        const snapshot = this.options.engine.sampler.latest;
+        return jobGpuPids(snapshot, record, (pid) => this.ownership.jobOf(pid)?.jobId, this.act.ownMpsServers(snapshot));
+      },
       stepping: () => this.evaluating,
       step: () => this.requestEvaluation('now'),
       freshSample: () => this.options.engine.sampler.sampleNow(), // published: its step follows, and the usage store sees it
@@ -507,6 +510,7 @@ export class Scheduler {
   private ingest(snapshot: Snapshot): void {
     const readings = new Map<JobRecord, { mem: number; sm: number | null }>();
     const mpsServersBusy = new Set<number>(); // GPUs whose MPS server the driver shows computing (it may be credited with its clients' work)
+    const ownMpsServers = this.act.ownMpsServers(snapshot);
     const unsplit = new Map<string, Set<JobRecord>>(); // MIG slices whose SM % the sampler could not split
     const seen = new Set<number>();
     const enrolledPlaces = new Map<JobRecord, EnrolledPlace[]>(); // where the driver lists each enrolled job's processes
@@ -514,9 +518,9 @@ export class Scheduler {
     this.gateSights.clear();
 
     for (const p of snapshot.processes) {
-      if (p.command === 'nvidia-cuda-mps-server') {
+      if (ownMpsServers.has(p.pid)) {
         if ((p.smPercent ?? 0) > 0) mpsServersBusy.add(p.gpuIndex);
-        continue; // the MPS server holds its clients' context: never a job to hold or kill
+        continue; // our daemon's MPS server holds its clients' context: never a job to hold or kill
       }
       const owner = this.ownership.jobOf(p.pid, snapshot.takenAt, p.startedAt);
       let record = owner ? this.table.get(owner.jobId) : undefined;

@@ -140,7 +140,8 @@ export class TakeBack {
     } catch {
       return; // no GPU to read: no daemon of ours to judge
     }
-    for (const { gpu, daemon, users } of mpsDaemonUsers(snapshot, this.loop.table.live().filter((r) => r.view.state !== 'queued'))) {
+    const live = this.loop.table.live().filter((r) => r.view.state !== 'queued');
+    for (const { gpu, daemon, users } of mpsDaemonUsers(snapshot, live, this.loop.act.ownMpsServers(snapshot))) {
       const failure = this.loop.act.releaseUnusedMps(daemon, users);
       if (failure) this.loop.raiseAlert({ kind: 'failed', severity: 'warning', gpu, jobId: null, message: `The MPS daemon an earlier engine started for jobs on GPU ${gpu} is unused and could not be stopped: ${failure}` });
     }

@@ -47,8 +47,8 @@ export function useSimulatedRig(scenario: string, dirPrefix: string, onReady: (r
 }
 
 /** A fakejob started directly on the simulated box (not through gpushare), killed when the test ends. */
-export function fakejobFor(t: TestContext, driver: SimulatedDriver, args: string[]): FakejobHandle {
-  const job = driver.spawnFakejob(args);
+export function fakejobFor(t: TestContext, driver: SimulatedDriver, args: string[], argv0?: string): FakejobHandle {
+  const job = driver.spawnFakejob(args, {}, argv0);
   t.after(async () => {
     job.kill('SIGKILL');
     await job.exited;
