@@ -2,11 +2,11 @@
 // process that merely takes the name: another user's process called nvidia-cuda-mps-server (prctl, a symlink:
 // /proc/PID/comm) enrols as that user's job, gated and counted like any other.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { parentWithChildren } from '../../testing/parent-with-children.js';
 import { until } from '../../testing/until.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { SimulatedDriver } from '../gpu/simulated-driver.js';
@@ -28,20 +28,7 @@ async function namedServer(t: TestContext, argv0: string, pipeDir: string): Prom
   // its command line and its comm: the server's
   const script = `setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups bash -c 'exec -a nvidia-cuda-mps-server /usr/bin/python3 -c "$RENAME_AND_SLEEP"' & wait`;
   const env = { PATH: '/usr/bin:/bin', CUDA_MPS_PIPE_DIRECTORY: pipeDir, RENAME_AND_SLEEP: renameAndSleep };
-  const parent = spawn('bash', ['-c', script], { argv0, cwd: '/', env, stdio: 'ignore' });
-  const gone = new Promise((resolve) => parent.once('exit', resolve));
-  const children = (): number[] => {
-    try {
-      return readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
-    } catch {
-      return []; // the parent is gone
-    }
-  };
-  t.after(async () => {
-    for (const pid of children()) process.kill(pid, 'SIGKILL'); // the parent's wait then returns
-    parent.kill('SIGKILL');
-    await gone;
-  });
+  const children = parentWithChildren(t, argv0, script, { cwd: '/', env });
   // the kernel keeps 15 bytes of the name
   return until('the renamed process running as nobody', () => children().find((p) => readFileSync(`/proc/${p}/comm`, 'latin1') === 'nvidia-cuda-mps\n'), { tries: 300, intervalMs: 10 });
 }

@@ -2,11 +2,11 @@
 // suspend/resume of a process gpushare did not start, priority holds, bad input, the queue, and which
 // process named nvidia-cuda-mps-server is our MPS server (no job) and which is a user's process like any other.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { parentWithChildren } from '../../testing/parent-with-children.js';
 import { untilWith } from '../../testing/until.js';
 import type { Alert, JobView } from '../../../shared/jobs.js';
 import type { Caller } from '../api/dispatcher.js';
@@ -198,20 +198,7 @@ test('a process that calls itself nvidia-cuda-mps-server is no MPS server of our
 
 /** A process `argv0` whose child is `sleep`, run as `exec -a nvidia-cuda-mps-server` with this pipe directory: the child's pid. */
 async function serverUnder(t: TestContext, argv0: string, pipeDir: string): Promise<number> {
-  const parent = spawn('bash', ['-c', 'exec -a nvidia-cuda-mps-server sleep 60 & wait'], { argv0, env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: pipeDir }, stdio: 'ignore' });
-  const gone = new Promise((resolve) => parent.once('exit', resolve));
-  const children = (): number[] => {
-    try {
-      return readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
-    } catch {
-      return []; // the parent is gone
-    }
-  };
-  t.after(async () => {
-    for (const pid of children()) process.kill(pid, 'SIGKILL'); // the parent's wait then returns
-    parent.kill('SIGKILL');
-    await gone;
-  });
+  const children = parentWithChildren(t, argv0, 'exec -a nvidia-cuda-mps-server sleep 60 & wait', { env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: pipeDir } });
   return until('the server process started', () => children().find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('nvidia-cuda-mps-server\0')), { tries: 200, intervalMs: 10 });
 }
 
