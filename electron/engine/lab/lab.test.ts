@@ -36,6 +36,7 @@ function job(id: string, owner: string, state: JobView['state'], extra: Partial<
     id, managed: true, owner, uid: 1000, argv: ['train'], cwd: '/', gpu: null, requestedGpu: 'auto', priority: 'normal', memoryQuotaBytes: null, memoryRequestBytes: null,
     mode: 'shared', mpsSharePercent: null, migSlice: null, state, suspendedBy: null, pid: null, exitCode: null, signal: null, logPath: null,
     history: [{ state: 'queued', at: Number(id.slice(1)), reason: 'submitted' }], usedMemory: null, smPercent: null, ...extra,
+    gpus: extra.gpus ?? (extra.gpu === undefined || extra.gpu === null ? [] : [extra.gpu]),
   };
 }
 

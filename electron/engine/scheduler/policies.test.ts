@@ -38,8 +38,8 @@ test('admission: memory that fits, auto picks the most free, exclusive needs an 
   const plan = planAdmission(gpus, t.live());
   // j4 (high) first, takes GPU 1 (35G free); j2 then fits best on GPU 1 (15G) over GPU 0 (10G)
   assert.deepEqual(plan.start, [
-    { jobId: 'j4', gpu: 1 },
-    { jobId: 'j2', gpu: 1 },
+    { jobId: 'j4', gpus: [1] },
+    { jobId: 'j2', gpus: [1] },
   ]);
   assert.match(plan.waiting.get('j1')!, /GPU 0 has 10G free and j1 needs 12G/);
   assert.match(plan.waiting.get('j3')!, /a higher-priority job is waiting for GPU 0|GPU 0 is not empty and j3 asked for it exclusively/);
@@ -66,7 +66,7 @@ test('admission into a MIG slice counts what it placed there this tick, and what
   job(t, { id: 'j3', gpu: 0, requestedGpu: 0, mode: 'mig', migSlice: 'MIG-b', memoryRequestBytes: 8 * G, usedMemory: 1 * G }, 'running');
   job(t, { id: 'j4', requestedGpu: 0, mode: 'mig', migSlice: 'MIG-b', memoryRequestBytes: 4 * G }, 'queued', 3);
   const plan = planAdmission(gpus, t.live());
-  assert.deepEqual(plan.start, [{ jobId: 'j1', gpu: 0 }], 'j2 does not fit beside j1 in MIG-a; j4 does not fit beside what j3 declared in MIG-b');
+  assert.deepEqual(plan.start, [{ jobId: 'j1', gpus: [0] }], 'j2 does not fit beside j1 in MIG-a; j4 does not fit beside what j3 declared in MIG-b');
   assert.match(plan.waiting.get('j2')!, /MIG slice 3g\.40gb has 4G free and j2 needs 6G/);
   assert.match(plan.waiting.get('j4')!, /MIG slice 3g\.40gb has 2G free and j4 needs 4G/);
 });

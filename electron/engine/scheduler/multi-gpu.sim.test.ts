@@ -1,0 +1,124 @@
+// `gpushare run --gpu 0,1` (a job on two GPUs, as torchrun starts one process per GPU) through the engine with its
+// launch gate on a simulated box of three GPUs. Asserts the simulated driver's execution record and job states:
+// no kernel of the job on either GPU before both were free, kernels on both once they were, and a higher job on
+// one of its GPUs holds it back there. Then two two-GPU jobs on three GPUs: one starts, the other waits holding
+// nothing, and starts when the first ends (no deadlock, no half-started job).
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { JobView } from '../../../shared/jobs.js';
+import { LaunchGate } from '../gate/launch-gate.js';
+import { enqueuedUnderHigh, ensurePreloadBuilt, recordsOf } from '../gate/testing/launch-gate-sim.js';
+import type { NvmlBinding } from '../gpu/nvml-types.js';
+import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
+import { fakegpuBuildDir } from '../paths.js';
+import { schedulerRig } from '../testing/scheduler-rig.js';
+import { jobProcessesOn, killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
+
+const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
+const scenarioDir = mkdtempSync(join(tmpdir(), 'gpushare-three-gpus-'));
+const SCENARIO = join(scenarioDir, 'three.scn');
+writeFileSync(
+  SCENARIO,
+  ['driver 550.54.15', 'cuda 12040', ...[0, 1, 2].map((i) => `gpu model="NVIDIA A100-SXM4-40GB" memory=40960MiB sm=108 sm_clock=1410 mem_clock=1215 power_limit=400W pci=00000000:0${i + 1}:00.0`), ''].join('\n'),
+);
+let driver: SimulatedDriver;
+let nvml: NvmlBinding;
+let dir: string;
+const cleanups = useSimulatedRig(SCENARIO, 'gpushare-multi-gpu-', (rig) => ({ driver, nvml, dir } = rig));
+const skip = ensurePreloadBuilt() ? false : 'native/preload is not built (make -C native/preload)';
+
+const train = (seconds: number, device = 0) => [FAKEJOB, '--device', String(device), '--mem', '1G', 'train', '--kernel-ms', '2', '--duration', String(seconds)];
+/** One process per GPU of the job, as torchrun starts them: device i of its CUDA_VISIBLE_DEVICES. */
+const perGpu = (seconds: number, gpus: number) => ['/bin/sh', '-c', `${[...Array(gpus).keys()].map((d) => train(seconds, d).join(' ')).join(' & ')} & wait`];
+const environOf = (pid: number): Map<string, string> => new Map(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+const ofPids = (log: KernelRecord[], pids: readonly number[]): KernelRecord[] => log.filter((k) => pids.includes(k.pid)).sort((a, b) => a.enqueueNs - b.enqueueNs);
+
+test('a job on GPUs 0,1 starts when both are free, runs kernels on both, and a high job on GPU 1 holds it back there', { skip }, async () => {
+  const gate = LaunchGate.create({ dir: join(dir, 'two'), heartbeatIntervalMs: 200 });
+  const r = schedulerRig({ driver, nvml, dir }, 'two', { gate }, cleanups);
+  const ids: string[] = [];
+  try {
+    const blocker = await r.engine.call('jobs.submit', { argv: train(3), cwd: dir, gpu: 1, mode: 'exclusive' });
+    ids.push(blocker.id);
+    await r.until('the exclusive job runs on GPU 1', async () => (await r.job(blocker.id))?.state === 'running');
+    const blockerPid = (await r.job(blocker.id))!.pid!;
+    const both = await r.engine.call('jobs.submit', { argv: perGpu(30, 2), cwd: dir, gpu: [0, 1] });
+    ids.push(both.id);
+    assert.deepEqual([both.requestedGpus, both.gpuCount, both.gpus], [[0, 1], 2, [0, 1]]);
+    for (let i = 0; i < 3; i++) await r.tick();
+    const waiting = (await r.job(both.id))!;
+    assert.equal(waiting.state, 'queued', 'GPU 0 is free, GPU 1 is not: it starts on neither');
+    assert.deepEqual(await driver.execlog(0), [], 'nothing ran on GPU 0 while the job waited for GPU 1');
+    await r.until('the exclusive job finished', async () => (await r.job(blocker.id))?.state === 'finished', 80);
+    const running = await r.until('the two-GPU job runs', async () => {
+      const job = await r.job(both.id);
+      return job?.state === 'running' && jobProcessesOn(driver, both.id).length >= 3 ? job : undefined;
+    });
+    assert.deepEqual([running.gpu, running.gpus], [0, [0, 1]], 'gpu stays its first GPU for readers of one');
+    assert.match(running.history.find((h) => h.state === 'running')!.reason, /started on GPUs 0,1 as pid/);
+    const pids = jobProcessesOn(driver, both.id);
+    const uuids = (await r.engine.call('snapshot.latest', {}))!.gpus.map((g) => g.uuid);
+    assert.equal(environOf(running.pid!).get('CUDA_VISIBLE_DEVICES'), `${uuids[0]},${uuids[1]}`, 'its GPUs in order, by UUID as for one GPU');
+    for (let i = 0; i < 4; i++) await r.tick();
+    const blockerKernels = recordsOf(await driver.execlog(1), blockerPid);
+    const [on0, on1] = [ofPids(await driver.execlog(0), pids), ofPids(await driver.execlog(1), pids)];
+    assert.ok(on0.length > 0 && on1.length > 0, `kernels on both GPUs (${on0.length} on GPU 0, ${on1.length} on GPU 1)`);
+    const blockerEnd = Math.max(...blockerKernels.map((k) => k.endNs));
+    assert.ok(blockerKernels.length > 0 && on0[0].enqueueNs > blockerEnd && on1[0].enqueueNs > blockerEnd, 'none of its kernels before the exclusive job on GPU 1 was done');
+
+    const high = await r.engine.call('jobs.submit', { argv: train(30), cwd: dir, gpu: 1, priority: 'high' });
+    ids.push(high.id);
+    await r.until('the high job runs on GPU 1', async () => (await r.job(high.id))?.state === 'running');
+    const states: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      await r.tick();
+      states.push((await r.job(both.id))!.state);
+    }
+    assert.ok(states.includes('gated'), `the two-GPU job is gated while the high job runs on one of its GPUs: ${states.join(' ')}`);
+    const highPid = (await r.job(high.id))!.pid!;
+    const highKernels = recordsOf(await driver.execlog(1), highPid);
+    assert.ok(highKernels.length > 0, 'the high job ran kernels on GPU 1');
+    const ourKernelsOn1 = ofPids(await driver.execlog(1), pids);
+    assert.deepEqual(enqueuedUnderHigh(highKernels, ourKernelsOn1), [], 'no kernel of the two-GPU job enqueued on GPU 1 while a high kernel was queued or running');
+    const gatedNs = gate.readSlot(gate.slotsInUse().find((s) => gate.readSlot(s).pid === running.pid)!).gatedNs;
+    assert.ok(gatedNs > 0, 'its launches waited at the gate');
+  } finally {
+    await r.stop();
+    for (const id of ids) killJobProcessesOn(driver, id);
+  }
+});
+
+test('two jobs of two GPUs on three GPUs: one starts on two, the other waits holding none, then starts when the first ends', { skip }, async () => {
+  const r = schedulerRig({ driver, nvml, dir }, 'deadlock', {}, cleanups);
+  const ids: string[] = [];
+  try {
+    const first = await r.engine.call('jobs.submit', { argv: perGpu(2, 2), cwd: dir, gpu: 'auto', gpuCount: 2, mode: 'exclusive' });
+    const second = await r.engine.call('jobs.submit', { argv: perGpu(2, 2), cwd: dir, gpu: 'auto', gpuCount: 2, mode: 'exclusive' });
+    ids.push(first.id, second.id);
+    const seen: Array<[JobView, JobView]> = [];
+    const started = await r.until('the first runs', async () => {
+      const pair = [(await r.job(first.id))!, (await r.job(second.id))!] as [JobView, JobView];
+      seen.push(pair);
+      return pair[0].state === 'running' ? pair : undefined;
+    });
+    assert.equal(started[0].gpus.length, 2);
+    assert.equal(started[1].state, 'queued');
+    assert.deepEqual(started[1].gpus, [], 'the waiting job holds no GPU');
+    assert.match(started[1].history.at(-1)!.reason, /submitted/);
+    const done = await r.until('the second runs after the first', async () => {
+      const pair = [(await r.job(first.id))!, (await r.job(second.id))!] as [JobView, JobView];
+      seen.push(pair);
+      return pair[1].state === 'running' || pair[1].state === 'finished' ? pair : undefined;
+    }, 120);
+    assert.equal(done[0].state, 'finished', 'the second started only once the first had ended');
+    assert.equal(done[1].gpus.length, 2);
+    for (const [a, b] of seen) assert.ok(!(b.gpus.length > 0 && b.gpus.length < 2) && !(a.gpus.length > 0 && a.gpus.length < 2), 'never a job on part of its GPUs');
+    for (const [a, b] of seen) if (a.state === 'running' && b.state === 'running') assert.fail('both ran at once on three GPUs, exclusively');
+  } finally {
+    await r.stop();
+    for (const id of ids) killJobProcessesOn(driver, id);
+  }
+});
