@@ -14,7 +14,10 @@ import { enqueuedUnderHigh, ensurePreloadBuilt, recordsOf } from '../gate/testin
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
-import { schedulerRig } from '../testing/scheduler-rig.js';
+import { spawn } from 'node:child_process';
+import { preloadLibraryPath } from '../gate/launch-gate.js';
+import { shellLine } from '../enrol/shell-line.js';
+import { schedulerRig, socketSchedulerRig } from '../testing/scheduler-rig.js';
 import { jobProcessesOn, killJobProcessesOn, useSimulatedRig } from '../testing/simulated-rig.js';
 
 const FAKEJOB = join(fakegpuBuildDir(), 'fakejob');
@@ -120,5 +123,45 @@ test('two jobs of two GPUs on three GPUs: one starts on two, the other waits hol
   } finally {
     await r.stop();
     for (const id of ids) killJobProcessesOn(driver, id);
+  }
+});
+
+test('an enrolled job whose processes the driver lists on GPUs 1 and 0 is gated on both: a high job on GPU 0 holds it back there', { skip }, async () => {
+  const { r, socketPath } = await socketSchedulerRig({ driver, nvml, dir }, 'enrolled', {}, cleanups);
+  const env = { PATH: '/usr/bin:/bin', HOME: dir, ...driver.env, GPUSHARE_SOCKET: socketPath, GPUSHARE_ENROL_WAIT_MS: '3000' };
+  const rank = (device: number, mem: string) => [FAKEJOB, '--device', String(device), '--mem', mem, 'train', '--kernel-ms', '2', '--duration', '30'].join(' ');
+  // one process group started outside gpushare, with the library: less memory on GPU 0 than on GPU 1
+  const script = `${shellLine('bash', preloadLibraryPath())}\n${rank(0, '256M')} &\n${rank(1, '1G')} &\nwait`;
+  const child = spawn('bash', ['-c', script], { env, detached: true, stdio: 'ignore' });
+  cleanups.push(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  const enrolled = await r.until('one enrolled job on GPUs 1 and 0', async () => {
+    const j = (await r.engine.call('jobs.list', {})).filter((v) => v.enrolled);
+    return j.length === 1 && j[0].gpus.length === 2 ? j[0] : undefined;
+  });
+  assert.deepEqual([enrolled.gpu, enrolled.gpus], [1, [1, 0]], 'first where it holds most memory');
+  assert.ok(enrolled.history.some((h) => /gated on GPUs 1,0/.test(h.reason)), enrolled.history.map((h) => h.reason).join(' | '));
+  const high = await r.engine.call('jobs.submit', { argv: train(30), cwd: dir, gpu: 0, priority: 'high' });
+  try {
+    await r.until('the high job runs on GPU 0', async () => (await r.job(high.id))?.state === 'running');
+    const states: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      await r.tick();
+      states.push((await r.job(enrolled.id))!.state);
+    }
+    assert.ok(states.includes('gated'), `the enrolled job is gated while the high job runs on GPU 0: ${states.join(' ')}`);
+    const log0 = await driver.execlog(0);
+    const highKernels = recordsOf(log0, (await r.job(high.id))!.pid!);
+    const ours = log0.filter((k) => !highKernels.includes(k));
+    assert.ok(highKernels.length > 0 && ours.length > 0, 'both ran kernels on GPU 0');
+    assert.deepEqual(enqueuedUnderHigh(highKernels, ours), [], 'no kernel of the enrolled job enqueued on GPU 0 while a high kernel was queued or running');
+  } finally {
+    await r.stop();
+    killJobProcessesOn(driver, high.id);
   }
 });
