@@ -228,8 +228,9 @@ export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [-
   policy, the jobs queued ahead of it), best first; then why each other box cannot. On a GPU
   in MIG mode the places are its slices (a one-GPU job runs in one). Ranked by the queue ahead,
   then how busy (in quarters of utilization; a slice by its own SMs, idle when nothing runs in it),
-  then free memory. It prints the \`gpushare run --box NAME [--mig-slice MIG-UUID] --mem SIZE\`
-  that starts it in the first; --json gives each place's box, GPUs, slice and \`run\` flags.`;
+  then free memory. It prints the \`gpushare run --box NAME [--mig-slice MIG-UUID] [--gpu A,B…] --mem SIZE\`
+  that starts it in the first (with --gpus N, on the N GPUs found there; --mem is per GPU);
+  --json gives each place's box, GPUs, slice and \`run\` flags.`;
 
 export const labUsage = `Usage: gpushare lab ps|where …
   The lab's boxes in one view, each reached as you: over ssh (your keys, agent and

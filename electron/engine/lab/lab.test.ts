@@ -193,6 +193,20 @@ test("where can I run: each place's run flags start the job there (a slice by it
   assert.deepEqual(runFlags(whole!, { memoryBytes: 0, gpus: 1, priority: 'normal' }, '0'), ['--box', 'w']);
 });
 
+test('where can I run on two GPUs: the run flags name both, in index order; a running job on two GPUs holds its memory on each, a queued one takes two first', () => {
+  const four = (jobs: JobView[]) => box('four', snapshot([gpu(0, 80, 0), gpu(1, 80, 0), gpu(2, 80, 0), gpu(3, 80, 0)], []), jobs);
+  const [place] = whereCanIRun(lab(four([])), { memoryBytes: 20 * G, gpus: 2, priority: 'high' }).places;
+  assert.deepEqual(runFlags(place!, { memoryBytes: 20 * G, gpus: 2, priority: 'high' }, '20G'), ['--box', 'four', '--gpu', '0,1', '--mem', '20G', '--priority', 'high']);
+  // j1 runs on GPUs 0 and 2 with 70G declared on each (nothing allocated yet); j2 (high) waits for two GPUs of 70G
+  const running = job('j1', 'bob', 'running', { gpu: 0, gpus: [0, 2], gpuCount: 2, requestedGpus: [0, 2], requestedGpu: 0, memoryQuotaBytes: 70 * G, usedMemory: 0 });
+  const queued = job('j2', 'bob', 'queued', { priority: 'high', requestedGpu: 'auto', gpuCount: 2, memoryQuotaBytes: 70 * G });
+  const answer = whereCanIRun(lab(four([running, queued])), { memoryBytes: 20 * G, gpus: 2, priority: 'normal' });
+  assert.deepEqual(answer.places, [], 'GPUs 1 and 3 go to j2 first; 0 and 2 have 10G left each');
+  assert.match(answer.notNow[0]!.reason, /^no GPU has 20G free now \(the most: GPU 0, 10G\)/);
+  const exclusive = job('j3', 'bob', 'running', { gpu: 1, gpus: [1, 3], gpuCount: 2, requestedGpu: 'auto', mode: 'exclusive' });
+  assert.deepEqual(whereCanIRun(lab(four([exclusive])), { memoryBytes: 1 * G, gpus: 2, priority: 'normal' }).places.map((p) => p.gpus), [[0, 2]], 'an exclusive job on two GPUs holds both');
+});
+
 test('where can I run: a slice that fits ranks with whole GPUs by the same rule: queue ahead, then its own busyness, then its free memory', () => {
   const idleSlice = migBox('slice', [slice(1, '3g.40gb', 40, 0, { smPercent: 0 })]);
   const busyWhole = box('busy', snapshot([gpu(0, 80, 10, { utilizationGpu: 100 })], []));
