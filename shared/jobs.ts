@@ -177,6 +177,9 @@ export function gpuDemand(view: Pick<JobView, 'requestedGpu' | 'requestedGpus' |
 /** What a job's processes may hold together: its quota (per GPU) times its GPUs; null: no quota. */
 export const quotaOverItsGpus = (job: Pick<JobView, 'memoryQuotaBytes' | 'gpus'>): number | null => (job.memoryQuotaBytes === null ? null : job.memoryQuotaBytes * Math.max(1, job.gpus?.length ?? 1));
 
+/** Where a job runs, in words: "GPU 0", "GPUs 0,2". */
+export const gpusPhrase = (view: Pick<JobView, 'gpu' | 'gpus'>): string => (view.gpus?.length > 1 ? `GPUs ${view.gpus.join(',')}` : `GPU ${view.gpu ?? '?'}`);
+
 /** A job's GPUs as one word: "0", "0,2"; "?" where it has none yet. */
 export const gpusText = (view: Pick<JobView, 'gpu' | 'gpus'>): string => (view.gpus?.length ? view.gpus.join(',') : view.gpu === null ? '?' : String(view.gpu));
 

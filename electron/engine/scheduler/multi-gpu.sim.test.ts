@@ -165,3 +165,42 @@ test('an enrolled job whose processes the driver lists on GPUs 1 and 0 is gated 
     killJobProcessesOn(driver, high.id);
   }
 });
+
+test('parking a job on two GPUs moves its memory off both and says so; unparking brings it back on both; suspend stops it on both', { skip }, async () => {
+  const r = schedulerRig({ driver, nvml, dir }, 'park', {}, cleanups);
+  const used = () => r.engine.sampler.tick().gpus.map((g) => g.memoryUsed!);
+  const GiB = 1024 ** 3;
+  const both = await r.engine.call('jobs.submit', { argv: perGpu(60, 2), cwd: dir, gpu: [0, 2] });
+  try {
+    const running = await r.until('both processes hold their memory', async () => {
+      const job = await r.job(both.id);
+      return job?.state === 'running' && job.usedMemory === 2 * GiB ? job : undefined;
+    });
+    const before = used();
+    const parked = await r.engine.call('jobs.park', { job: running.id });
+    assert.equal(parked.state, 'parked');
+    assert.match(parked.history.at(-1)!.reason, /^parked by \S+: 2G of GPUs 0,2 memory moved to host memory$/);
+    assert.deepEqual(used(), [before[0] - GiB, before[1], before[2] - GiB], 'a GiB off each of its GPUs');
+    const unparked = await r.engine.call('jobs.unpark', { job: running.id });
+    assert.equal(unparked.state, 'running');
+    assert.match(unparked.history.at(-1)!.reason, /on GPUs 0,2$/);
+    assert.deepEqual(used(), before, 'back on both');
+    const pids = jobProcessesOn(driver, both.id);
+    const suspended = await r.engine.call('jobs.suspend', { job: both.id });
+    assert.equal(suspended.state, 'suspended');
+    await new Promise((done) => setTimeout(done, 200)); // a launch already past the gate may still finish
+    const since = process.hrtime.bigint();
+    await new Promise((done) => setTimeout(done, 400));
+    const after = async (gpu: number) => ofPids(await driver.execlog(gpu), pids).filter((k) => BigInt(k.enqueueNs) > since).length;
+    assert.deepEqual([await after(0), await after(2)], [0, 0], 'suspended: no kernel enqueued on either of its GPUs');
+    await r.engine.call('jobs.resume', { job: both.id });
+    const resumedAt = process.hrtime.bigint();
+    await r.until('kernels on both GPUs again', async () => {
+      const again = async (gpu: number) => ofPids(await driver.execlog(gpu), pids).some((k) => BigInt(k.enqueueNs) > resumedAt);
+      return (await again(0)) && (await again(2));
+    });
+  } finally {
+    await r.stop();
+    killJobProcessesOn(driver, both.id);
+  }
+});

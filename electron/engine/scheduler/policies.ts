@@ -1,7 +1,7 @@
 // The scheduler's decisions as pure functions of the jobs and the latest snapshot:
 // what is active, which queued job may start where, who is held for priority,
 // and which contention conditions hold right now.
-import { formatByteSize, gpuDemand, PRIORITY_RANK, quotaOverItsGpus, type AlertKind, type JobView } from '../../../shared/jobs.js';
+import { formatByteSize, gpuDemand, gpusPhrase, PRIORITY_RANK, quotaOverItsGpus, type AlertKind, type JobView } from '../../../shared/jobs.js';
 import type { GpuView } from '../../../shared/snapshot.js';
 import type { JobRecord } from './job-table.js';
 
@@ -261,7 +261,7 @@ export function detectContention(gpus: readonly GpuView[], live: readonly JobRec
     const job = r.view;
     if (job.state === 'gated' || r.holds.has('priority')) {
       const verb = job.state === 'gated' ? 'is gated' : 'is suspended';
-      conditions.push({ key: `held:${job.id}`, kind: 'contention', severity: 'info', gpu: job.gpu, jobId: job.id, message: `${name(job)} ${verb} on GPU ${job.gpu} while a higher-priority job runs there.` });
+      conditions.push({ key: `held:${job.id}`, kind: 'contention', severity: 'info', gpu: job.gpu, jobId: job.id, message: `${name(job)} ${verb} on ${gpusPhrase(job)} while a higher-priority job runs ${job.gpus.length > 1 ? 'on one of them' : 'there'}.` });
     }
     if (r.oomAt !== null && now - r.oomAt < OOM_HOLD_MS) conditions.push(outOfMemoryCondition(r));
     const quota = quotaOverItsGpus(job);

@@ -10,7 +10,7 @@
 // The jobs of an earlier engine are taken back by steps (take-back.ts; adoption.ts decides);
 // an enrolled job's end is a wish for the next step; only an enrolment's start acts at once
 // (enrolled-jobs.ts).
-import { FINAL_STATES, formatByteSize, placeOnGpus, quotaOverItsGpus, type Alert, type EnrolledPlace, type JobState, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, gpusPhrase, placeOnGpus, quotaOverItsGpus, type Alert, type EnrolledPlace, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
 import { UnavailableCheckpointer, type ProcessCheckpointer } from '../holds/checkpointer.js';
@@ -802,16 +802,16 @@ export class Scheduler {
       const key = `hold-failed:${r.view.id}`;
       const higher = decision.hold.get(r.view.id);
       try {
-        if (higher && !r.holds.has('priority')) this.hold(r, 'priority', `${higher} (higher priority) is active on GPU ${r.view.gpu}`);
-        else if (!higher && r.holds.has('priority')) this.release(r, 'priority', `no higher-priority job is active on GPU ${r.view.gpu}`);
+        if (higher && !r.holds.has('priority')) this.hold(r, 'priority', `${higher} (higher priority) is active on ${gpusPhrase(r.view)}`);
+        else if (!higher && r.holds.has('priority')) this.release(r, 'priority', `no higher-priority job is active on ${gpusPhrase(r.view)}`);
         this.policyErrors.delete(key);
       } catch (error) {
         const message = `Could not hold ${r.view.id} back for ${higher}: ${error instanceof Error ? error.message : String(error)}`;
         this.policyErrors.set(key, { key, kind: 'contention', severity: 'warning', gpu: r.view.gpu, jobId: r.view.id, message });
       }
       const gatedBy = gating.get(r.view.id);
-      if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on GPU ${r.view.gpu}`);
-      else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on GPU ${r.view.gpu}`);
+      if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on ${gpusPhrase(r.view)}`);
+      else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on ${gpusPhrase(r.view)}`);
     }
   }
 
