@@ -129,9 +129,10 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto|N,M…] [--gpus N] [-
   --request (default: the quota) free. Output goes to the job's log file.
   --gpus N runs it on N GPUs the scheduler picks, --gpu 0,2 on those (CUDA_VISIBLE_DEVICES lists them
   in that order, e.g. for torchrun --nproc-per-node N): it starts only when every one of them has room,
-  all at once. --mem and --request are per GPU: each of its GPUs must have --request free, and the gate
-  holds its processes together to --mem times its GPUs. Its lane applies on each of its GPUs: a higher
-  job on any of them holds the whole job back. Not with --mode mps or --mig-slice (one GPU each).
+  all at once. --mem and --request are per GPU: each of its GPUs must have --request free, each process
+  is told --mem on its GPU (less what it holds), and the gate holds its processes together to --mem
+  times its GPUs. Its lane applies on each of its GPUs: a higher job on any of them holds the whole
+  job back. Not with --mode mps or --mig-slice (one GPU each).
   Then follows it for up to --wait seconds (default 1) and says what it came to: running, queued
   and what it waits for, or failed (exit status 1 when it failed or could not start).
   --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the

@@ -190,6 +190,8 @@ export class JobActuators {
         // a MIG job sees only its slice
         CUDA_VISIBLE_DEVICES: job.mode === 'mig' && job.migSlice ? job.migSlice : gpus.map((g) => g.view?.uuid || String(g.index)).join(','),
         GPUSHARE_JOB_ID: job.id,
+        // its quota is per GPU: each process is told one GPU's share (the gate holds them together to all of them)
+        ...(gpus.length > 1 ? { GPUSHARE_JOB_GPUS: String(gpus.length) } : {}),
       };
       if (extra.LD_LIBRARY_PATH && base.LD_LIBRARY_PATH) env.LD_LIBRARY_PATH = `${extra.LD_LIBRARY_PATH.split(':')[0]}:${base.LD_LIBRARY_PATH}`;
       if (slotEnv.LD_PRELOAD && base.LD_PRELOAD) env.LD_PRELOAD = `${slotEnv.LD_PRELOAD}:${base.LD_PRELOAD}`;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import { LaunchGate } from '../gate/launch-gate.js';
-import { enqueuedUnderHigh, ensurePreloadBuilt, recordsOf } from '../gate/testing/launch-gate-sim.js';
+import { enqueuedUnderHigh, ensurePreloadBuilt, preloadProbePath, recordsOf } from '../gate/testing/launch-gate-sim.js';
 import type { NvmlBinding } from '../gpu/nvml-types.js';
 import type { KernelRecord, SimulatedDriver } from '../gpu/simulated-driver.js';
 import { fakegpuBuildDir } from '../paths.js';
@@ -202,5 +202,28 @@ test('parking a job on two GPUs moves its memory off both and says so; unparking
   } finally {
     await r.stop();
     killJobProcessesOn(driver, both.id);
+  }
+});
+
+test('each process of a job on two GPUs with --mem 1G is told 1G on its GPU, less what it holds there', { skip }, async () => {
+  const gate = LaunchGate.create({ dir: join(dir, 'told'), heartbeatIntervalMs: 200 });
+  const r = schedulerRig({ driver, nvml, dir }, 'told', { gate }, cleanups);
+  const GiB = 1024 ** 3;
+  const probe = preloadProbePath();
+  // rank 0 only looks; rank 1 holds half a GiB first
+  const script = `"${probe}" --device 0 meminfo totalmem & "${probe}" --device 1 alloc:${GiB / 2} meminfo & wait`;
+  try {
+    const job = await r.engine.call('jobs.submit', { argv: ['/bin/sh', '-c', script], cwd: dir, gpu: [0, 1], memoryQuotaBytes: GiB });
+    const done = await r.until('the job finished', async () => {
+      const j = await r.job(job.id);
+      return j?.state === 'finished' ? j : undefined;
+    });
+    const lines = readFileSync(done.logPath!, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { op: string; free?: number; total?: number; code: number });
+    const told = lines.filter((l) => l.op === 'meminfo').map((l) => [l.total, l.free]).sort((a, b) => b[1]! - a[1]!);
+    assert.deepEqual(told, [[GiB, GiB], [GiB, GiB / 2]], `one GPU's share each (not the job's 2G): ${JSON.stringify(lines)}`);
+    assert.deepEqual(lines.filter((l) => l.op === 'totalmem').map((l) => l.total), [GiB]);
+    assert.deepEqual(lines.filter((l) => l.op === 'alloc').map((l) => l.code), [0]);
+  } finally {
+    await r.stop();
   }
 });
