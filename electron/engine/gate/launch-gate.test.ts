@@ -301,6 +301,18 @@ describe('gate domains (a GPU, or one MIG slice of it)', () => {
     assert.deepEqual([members(d0), members(domainOf(d1))[2], alsoMask(slot)], [[0n, 0n, 0n], 0n, [0n, 0n]]);
   });
 
+  test('a resumed gate adopts a job on two GPUs into both domains again', () => {
+    const { slot } = gate.allocateSlot({ gpu: 1, alsoOn: [3], priority: 'normal', pid: 4242 });
+    gate.close({ keepFile: true }); // the engine stops; the job runs on
+    gate = LaunchGate.create({ dir: join(dir, 'gpushare'), resume: true });
+    assert.deepEqual([0, 8].map((o) => image().readBigUInt64LE(L.GATE_SLOT_DOMAINS_OFFSET + slot * L.GATE_SLOT_DOMAINS_SIZE + o)), [0n, 0n], 'nothing counts until it is adopted');
+    assert.equal(gate.adoptSlot(slot, { pid: 4242, gpu: 1, alsoOn: [3], priority: 'best-effort' }), true);
+    const on3 = gate.allocateSlot({ gpu: 3, priority: 'high' }).slot;
+    assert.deepEqual(members(domainOf(slot))[2], 1n << BigInt(slot));
+    assert.deepEqual(members(domainOf(on3)), [1n << BigInt(on3), 0n, 1n << BigInt(slot)], 'on GPU 3 too, below the high job there');
+    assert.deepEqual([0, 8].map((o) => image().readBigUInt64LE(L.GATE_SLOT_DOMAINS_OFFSET + slot * L.GATE_SLOT_DOMAINS_SIZE + o)), [1n << BigInt(domainOf(on3)), 0n]);
+  });
+
   test('setMember takes a slot out of its domain and puts it back, at its current priority', () => {
     const { slot } = gate.allocateSlot({ gpu: 2, priority: 'best-effort', migSlice: 'MIG-x' });
     const d = domainOf(slot);

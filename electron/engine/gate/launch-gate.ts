@@ -168,6 +168,7 @@ export class LaunchGate {
     this.heartbeat();
     F.HEADER_WINDOWS.forEach((at, i) => this.writeU64(at, header[i]));
     this.write(L.GATE_DOMAIN_OFFSET, Buffer.alloc(L.GATE_MAX_DOMAINS * L.GATE_DOMAIN_SIZE));
+    this.write(L.GATE_SLOT_DOMAINS_OFFSET, Buffer.alloc(L.GATE_MAX_SLOTS * L.GATE_SLOT_DOMAINS_SIZE)); // the earlier engine's domain numbers mean nothing here
     for (let slot = 0; slot < L.GATE_MAX_SLOTS; slot++) {
       const base = slotBase(slot);
       this.slots[slot].generation = image.readUInt32LE(base + L.SLOT.generation);
