@@ -167,7 +167,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (size > SUBMITTED_BYTES_MAX) {
       throw new ApiError('invalid-request', `The job was not submitted: its arguments and environment come to ${size.toLocaleString('en-US')} bytes, and a job may have at most ${SUBMITTED_BYTES_MAX.toLocaleString('en-US')} (${SUBMITTED_BYTES_MAX / 1024} KiB). Put long inputs in a file and pass its path. Nothing was started.`);
     }
-    scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request }); // the lab policy's limits
+    scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request, gpuCount: several?.count ?? 1 }); // the lab policy's limits
     const engineIsTheUsers = options.engineKind !== 'daemon' && !asUser;
     const runsAs = runAs ?? account;
     const loginLike = params.loginEnv === true || (params.env === undefined && !engineIsTheUsers);
@@ -224,7 +224,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   /** `gpu`: the GPU the same move places it on. */
   const quotaChange = (r: JobRecord, bytes: number | null, state?: JobState, gpu?: number): Change => {
     live(r, 'change the memory quota of');
-    checkFits(bytes, gpu ?? r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
+    for (const on of gpu !== undefined ? [gpu] : r.view.gpus.length ? r.view.gpus : (r.view.requestedGpus ?? [r.view.requestedGpu])) checkFits(bytes, on, 'The memory quota'); // per GPU: each of its GPUs
     if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
       throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${r.view.id}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
     }

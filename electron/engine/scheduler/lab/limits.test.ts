@@ -136,3 +136,18 @@ test('a quota the lab policy gave a job caps it, and speaks for none of its GPU\
   t.get('j1')!.view.memoryQuotaFromPolicy = undefined; // a quota alice declared herself is memory she said it needs
   assert.match(admit(t, gpus, { limits: [{ user: 'alice', maxMemory: '20G' }] }).waiting.get('j2')!, /GPU 0 has 60G free and j2 needs 70G/);
 });
+
+test('a job on two GPUs counts two GPUs and its memory on each against its owner\'s limits; the policy\'s quota for it is per GPU', () => {
+  const t = new JobTable();
+  job(t, { id: 'j1', owner: 'alice', requestedGpu: 'auto', gpuCount: 2 }, 'queued', 1);
+  const oneGpu = admit(t, [gpu(0), gpu(1), gpu(2)], { limits: [{ user: 'alice', maxGpus: 1 }] });
+  assert.deepEqual(oneGpu.start, []);
+  assert.match(oneGpu.waiting.get('j1')!, /is queued \(it needs 2 GPUs at once\): alice may use at most 1 GPU at once \(lab policy, user alice\), and the job needs 2/);
+  end(t.get('j1')!);
+  job(t, { id: 'j2', owner: 'alice', requestedGpu: 'auto', gpuCount: 2, memoryQuotaBytes: 20 * G }, 'queued', 2);
+  const memory = admit(t, [gpu(0), gpu(1), gpu(2)], { limits: [{ user: 'alice', maxMemory: '30G' }] });
+  assert.match(memory.waiting.get('j2')!, /alice may hold at most 30G .* j2 asks for 40G/, 'its 20G on each of two GPUs');
+  end(t.get('j2')!);
+  job(t, { id: 'j3', owner: 'alice', requestedGpu: 'auto', gpuCount: 2 }, 'queued', 3);
+  assert.deepEqual(admit(t, [gpu(0), gpu(1), gpu(2)], { limits: [{ user: 'alice', maxMemory: '40G' }] }).start, [{ jobId: 'j3', gpus: [0, 1], quotaBytes: 20 * G }], 'the rest of her 40G, per GPU');
+});
