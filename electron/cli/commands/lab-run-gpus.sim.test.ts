@@ -84,6 +84,9 @@ test('lab where --gpus 2 prints a run line with --gpu a,b; started as printed, t
   assert.deepEqual(place.run, ['--box', 'sim', '--gpu', '1,2', '--mem', '20G']);
   assert.match((await gpushare(['lab', 'where', '--mem', '20G', '--gpus', '2'])).stdout, /^Run it there: gpushare run --box sim --gpu 1,2 --mem 20G -- COMMAND$/m);
 
+  const said = await gpushare(['run', '--gpus', '2', '--mem', '1G', '--wait', '5', '--', ...perGpu(2, '1G')]);
+  assert.match(said.stdout, /^j\d+ running on GPUs \d,\d, pid \d+$/m, 'what run says of a job on two GPUs');
+  assert.equal((await gpushare(['set', said.stdout.split(' ')[0]!, '--terminate'])).code, 0);
   const run = await gpushare(['run', ...place.run, '--wait', '5', '--json', '--', ...perGpu(2, '1G')]);
   assert.equal(run.code, 0, run.stderr);
   const job = JSON.parse(run.stdout) as JobView;

@@ -146,3 +146,20 @@ test('contention: each condition is raised once per onset', () => {
   assert.equal(tracker.update([]).length, 0);
   assert.deepEqual(tracker.update(conditions.filter((c) => c.key === 'memory:0')).map((c) => c.key), ['memory:0'], 'a new onset is raised again');
 });
+
+test('admission of jobs on several GPUs: all at once or none, auto by most free in index order, a named list reserved from lower jobs', () => {
+  const t = new JobTable();
+  job(t, { id: 'j1', requestedGpu: 'auto', gpuCount: 2, memoryRequestBytes: 20 * G }, 'queued', 1);
+  job(t, { id: 'j2', requestedGpu: 0, requestedGpus: [0, 2], gpuCount: 2, priority: 'high', memoryRequestBytes: 20 * G }, 'queued', 2);
+  job(t, { id: 'j3', requestedGpu: 2, priority: 'best-effort', memoryRequestBytes: 1 * G }, 'queued', 3);
+  const tight = planAdmission([gpu(0, 40, 35), gpu(1, 40, 35), gpu(2, 40, 0)], t.live());
+  assert.deepEqual(tight.start, [], 'one GPU fits each of them: neither starts on part of its GPUs');
+  assert.match(tight.waiting.get('j1')!, /j1 \(train\.py, ann\) is queued: 0 of the 2 GPUs it needs fit it now \(a higher-priority job is waiting for GPU 2\)\./);
+  assert.match(tight.waiting.get('j2')!, /is queued: GPU 0 has 5G free and j2 needs 20G\./);
+  assert.match(tight.waiting.get('j3')!, /a higher-priority job is waiting for GPU 2/, 'j2 named GPU 2: a lower job does not take it meanwhile');
+  const roomy = planAdmission([gpu(0, 40, 10), gpu(1, 40, 30), gpu(2, 40, 0), gpu(3, 40, 5)], t.live());
+  assert.deepEqual(roomy.start, [{ jobId: 'j2', gpus: [0, 2] }, { jobId: 'j1', gpus: [2, 3] }], 'j2 (high) first on the two it named; j1 on the two with most free left, in index order');
+  const alone = new JobTable();
+  job(alone, { id: 'j4', requestedGpu: 'auto', gpuCount: 2, memoryRequestBytes: 20 * G }, 'queued', 1);
+  assert.match(planAdmission([gpu(0, 40, 35), gpu(1, 40, 0)], alone.live()).waiting.get('j4')!, /is queued: 1 of the 2 GPUs it needs fits it now \(GPU 0 has 5G free and j4 needs 20G\)\./);
+});

@@ -122,7 +122,6 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     let reason: string | null = limits?.holdsBack(job) ?? null;
     const limitOn = (gs: readonly GpuView[]): string | null => limits?.holdsBackOn(job, gs.map((g) => g.index)) ?? null;
     const byFree = (a: GpuView, b: GpuView): number => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index;
-    const several = demand.count > 1 ? ` (it needs ${demand.count} GPUs at once)` : '';
     if (reason) {
       // held for its owner's limit: it waits for no GPU, so it holds no lower job back
     } else if (demand.named === null) {
@@ -150,7 +149,7 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
       else if (missing || limitOn(present) === null) for (const { index } of named) blockedBelow.set(index, Math.min(blockedBelow.get(index) ?? Infinity, PRIORITY_RANK[job.priority])); // reserved: no lower job takes any of them meanwhile
     }
     if (!chosen) {
-      plan.waiting.set(job.id, `${name(job)} is queued${several}: ${reason}.`);
+      plan.waiting.set(job.id, `${name(job)} is queued: ${reason}.`);
       continue;
     }
     const on = chosen.map((g) => g.index);

@@ -142,7 +142,7 @@ test('a job on two GPUs counts two GPUs and its memory on each against its owner
   job(t, { id: 'j1', owner: 'alice', requestedGpu: 'auto', gpuCount: 2 }, 'queued', 1);
   const oneGpu = admit(t, [gpu(0), gpu(1), gpu(2)], { limits: [{ user: 'alice', maxGpus: 1 }] });
   assert.deepEqual(oneGpu.start, []);
-  assert.match(oneGpu.waiting.get('j1')!, /is queued \(it needs 2 GPUs at once\): alice may use at most 1 GPU at once \(lab policy, user alice\), and the job needs 2/);
+  assert.match(oneGpu.waiting.get('j1')!, /is queued: alice may use at most 1 GPU at once \(lab policy, user alice\), and the job needs 2/);
   end(t.get('j1')!);
   job(t, { id: 'j2', owner: 'alice', requestedGpu: 'auto', gpuCount: 2, memoryQuotaBytes: 20 * G }, 'queued', 2);
   const memory = admit(t, [gpu(0), gpu(1), gpu(2)], { limits: [{ user: 'alice', maxMemory: '30G' }] });
