@@ -193,6 +193,14 @@ test("where can I run: each place's run flags start the job there (a slice by it
   assert.deepEqual(runFlags(whole!, { memoryBytes: 0, gpus: 1, priority: 'normal' }, '0'), ['--box', 'w']);
 });
 
+test('the lab view counts a queued job naming two GPUs on each of them, and one queued for any two GPUs as for any GPU', () => {
+  const named = job('j1', 'carol', 'queued', { requestedGpu: 0, requestedGpus: [0, 2], gpuCount: 2, gpus: [0, 2] });
+  const any = job('j2', 'carol', 'queued', { requestedGpu: 'auto', gpuCount: 2 });
+  const view = labView(lab(box('b', snapshot([gpu(0, 80, 0), gpu(1, 80, 0), gpu(2, 80, 0)], []), [named, any])));
+  assert.deepEqual(view.boxes[0]!.gpus.map((g) => g.queued), [1, 0, 1]);
+  assert.deepEqual([view.boxes[0]!.queued, view.boxes[0]!.queuedAnyGpu], [2, 1]);
+});
+
 test('where can I run on two GPUs: the run flags name both, in index order; a running job on two GPUs holds its memory on each, a queued one takes two first', () => {
   const four = (jobs: JobView[]) => box('four', snapshot([gpu(0, 80, 0), gpu(1, 80, 0), gpu(2, 80, 0), gpu(3, 80, 0)], []), jobs);
   const [place] = whereCanIRun(lab(four([])), { memoryBytes: 20 * G, gpus: 2, priority: 'high' }).places;
