@@ -148,6 +148,11 @@ function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace
       if (job.mode === 'exclusive') blocked.set(g, `GPU ${g} runs ${job.id} exclusively`);
     }
   }
+  /** A job ahead takes its memory on `spot`; one on several GPUs that waits for the rest and runs exclusively keeps the whole GPU. */
+  const takeFor = (job: JobView, spot: Spot, need: number, waiting: boolean): void => {
+    spot.free -= need;
+    if (waiting && job.mode === 'exclusive') blocked.set(spot.gpu.index, `GPU ${spot.gpu.index} is held for ${job.id} (${job.owner}), which waits for the rest of its GPUs`);
+  };
   // the jobs queued ahead take their places first, as the box's scheduler would start them
   const ahead = box.jobs.filter((j) => isQueued(j) && rank(j.priority) <= rank(request.priority)).sort((a, b) => rank(a.priority) - rank(b.priority) || a.history[0]!.at - b.history[0]!.at);
   for (const job of ahead) {
@@ -155,13 +160,15 @@ function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace
     const demand = gpuDemand(job);
     if (demand.named === null && job.mode !== 'mig') {
       const targets = [...spots.values()].filter((s) => s.slice === null && !blocked.has(s.gpu.index) && s.free >= need).sort((a, b) => b.free - a.free);
-      if (targets.length >= demand.count) for (const target of targets.slice(0, demand.count)) target.free -= need; // all of them or none, as the scheduler starts it
+      // it starts on them, or (on several GPUs) waits keeping what fits it now, as the scheduler does
+      for (const target of targets.slice(0, demand.count)) takeFor(job, target, need, targets.length < demand.count);
       continue;
     }
     if (demand.count > 1) {
       const named = demand.named!.map((g) => spots.get(spotKey(g, null)));
-      if (named.every((spot) => spot && !blocked.has(spot.gpu.index) && spot.free >= need)) for (const spot of named) spot!.free -= need;
-      else if (rank(job.priority) < rank(request.priority)) for (const g of demand.named!) blocked.set(g, `${job.id} (${job.owner}) waits for GPUs ${demand.named!.join(',')} first`);
+      const fitting = named.filter((spot): spot is Spot => !!spot && !blocked.has(spot.gpu.index) && spot.free >= need);
+      for (const spot of fitting) takeFor(job, spot, need, fitting.length < named.length);
+      if (fitting.length < named.length && rank(job.priority) < rank(request.priority)) for (const g of demand.named!) blocked.set(g, `${job.id} (${job.owner}) waits for GPUs ${demand.named!.join(',')} first`);
       continue;
     }
     const gpu = job.mode === 'mig' ? (snapshot.gpus.find((g) => g.migSlices.some((s) => s.uuid === job.migSlice))?.index ?? job.requestedGpu) : job.requestedGpu;

@@ -213,6 +213,11 @@ test('where can I run on two GPUs: the run flags name both, in index order; a ru
   assert.match(answer.notNow[0]!.reason, /^no GPU has 20G free now \(the most: GPU 0, 10G\)/);
   const exclusive = job('j3', 'bob', 'running', { gpu: 1, gpus: [1, 3], gpuCount: 2, requestedGpu: 'auto', mode: 'exclusive' });
   assert.deepEqual(whereCanIRun(lab(four([exclusive])), { memoryBytes: 1 * G, gpus: 2, priority: 'normal' }).places.map((p) => p.gpus), [[0, 2]], 'an exclusive job on two GPUs holds both');
+  // j4 waits for three whole GPUs exclusively beside j3: it keeps GPUs 0 and 2, which fit it now, as the scheduler does
+  const waiting = job('j4', 'bob', 'queued', { requestedGpu: 'auto', gpuCount: 3, mode: 'exclusive' });
+  const kept = whereCanIRun(lab(four([exclusive, waiting])), { memoryBytes: 1 * G, gpus: 1, priority: 'normal' });
+  assert.deepEqual(kept.places, []);
+  assert.match(kept.notNow[0]!.reason, /GPU 0 is held for j4 \(bob\), which waits for the rest of its GPUs/);
 });
 
 test('where can I run: a slice that fits ranks with whole GPUs by the same rule: queue ahead, then its own busyness, then its free memory', () => {

@@ -163,3 +163,24 @@ test('admission of jobs on several GPUs: all at once or none, auto by most free 
   job(alone, { id: 'j4', requestedGpu: 'auto', gpuCount: 2, memoryRequestBytes: 20 * G }, 'queued', 1);
   assert.match(planAdmission([gpu(0, 40, 35), gpu(1, 40, 0)], alone.live()).waiting.get('j4')!, /is queued: 1 of the 2 GPUs it needs fits it now \(GPU 0 has 5G free and j4 needs 20G\)\./);
 });
+
+test('a job on two GPUs that waits keeps what fits it now from later jobs: its memory there, the whole GPU when exclusive', () => {
+  const t = new JobTable();
+  job(t, { id: 'p9', managed: false, gpu: 1, requestedGpu: 1, usedMemory: 30 * G, smPercent: 50 }, 'running');
+  job(t, { id: 'j1', requestedGpu: 'auto', gpuCount: 2, memoryRequestBytes: 20 * G }, 'queued', 1);
+  job(t, { id: 'j2', requestedGpu: 'auto', memoryRequestBytes: 30 * G }, 'queued', 2);
+  job(t, { id: 'j3', requestedGpu: 'auto', memoryRequestBytes: 15 * G }, 'queued', 3);
+  const plan = planAdmission([gpu(0, 40, 0), gpu(1, 40, 30)], t.live());
+  assert.match(plan.waiting.get('j1')!, /1 of the 2 GPUs it needs fits it now/);
+  assert.match(plan.waiting.get('j2')!, /GPU 0 has 20G free and j2 needs 30G/, 'j1 keeps 20G of GPU 0: j2, after it, does not take the GPU it waits beside');
+  assert.deepEqual(plan.start, [{ jobId: 'j3', gpus: [0] }], 'what is left beside it is still used');
+  const exclusive = new JobTable();
+  job(exclusive, { id: 'p9', managed: false, gpu: 1, requestedGpu: 1, usedMemory: 30 * G, smPercent: 50 }, 'running');
+  job(exclusive, { id: 'j1', requestedGpu: 0, requestedGpus: [0, 1], gpuCount: 2, mode: 'exclusive' }, 'queued', 1);
+  job(exclusive, { id: 'j2', requestedGpu: 0, memoryRequestBytes: 1 * G }, 'queued', 2);
+  job(exclusive, { id: 'j3', requestedGpu: 'auto', memoryRequestBytes: 1 * G }, 'queued', 3);
+  const held = planAdmission([gpu(0, 40, 0), gpu(1, 40, 30)], exclusive.live());
+  assert.match(held.waiting.get('j1')!, /GPU 1 is not empty and j1 asked for it exclusively/);
+  assert.match(held.waiting.get('j2')!, /GPU 0 is held for j1, which waits for the rest of its GPUs to run on it exclusively/);
+  assert.deepEqual(held.start, [{ jobId: 'j3', gpus: [1] }], 'not on GPU 0, which has the most free');
+});

@@ -93,6 +93,7 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     .sort((a, b) => (options.queueOrder?.(a.view, b.view) ?? 0) || PRIORITY_RANK[a.view.priority] - PRIORITY_RANK[b.view.priority] || a.view.history[0].at - b.view.history[0].at || Number(a.view.id.slice(1)) - Number(b.view.id.slice(1)));
   const limits = options.limits ?? null;
   const blockedBelow = new Map<number, number>(); // GPU → rank of the highest job waiting for it
+  const heldFor = new Map<number, string>(); // GPU → the exclusive job on several GPUs that waits for its others and has this one
   const plan: AdmissionPlan = { start: [], waiting: new Map() };
 
   const whyNot = (job: JobView, gpu: GpuView): string | null => {
@@ -108,6 +109,7 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     if (blocked) return blocked;
     if ((blockedBelow.get(gpu.index) ?? Infinity) < PRIORITY_RANK[job.priority]) return `a higher-priority job is waiting for GPU ${gpu.index}`;
     if (exclusiveOn.has(gpu.index)) return `GPU ${gpu.index} runs ${exclusiveOn.get(gpu.index)} exclusively`;
+    if (heldFor.has(gpu.index)) return `GPU ${gpu.index} is held for ${heldFor.get(gpu.index)}, which waits for the rest of its GPUs to run on it exclusively`;
     if (job.mode === 'exclusive' && occupied.has(gpu.index)) return `GPU ${gpu.index} is not empty and ${job.id} asked for it exclusively`;
     const need = job.mode === 'mig' ? 0 : declaredNeed(job); // a slice's memory is its own, checked above
     const available = free.get(gpu.index) ?? 0;
@@ -115,11 +117,26 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     return null;
   };
 
+  /**
+   * A job on several GPUs that waits keeps what fits it now from the jobs after it in the queue: its memory on
+   * each such GPU (the whole GPU, exclusive), so that a stream of smaller jobs cannot starve it. Planned anew
+   * every step, it holds nothing while it waits: no deadlock.
+   */
+  const holdWhatFits = (job: JobView, named: readonly number[] | null): void => {
+    for (const g of gpus) {
+      if ((named && !named.includes(g.index)) || whyNot(job, g) !== null || limits?.holdsBackOn(job, [g.index])) continue;
+      free.set(g.index, (free.get(g.index) ?? 0) - declaredNeed(job));
+      occupied.add(g.index);
+      if (job.mode === 'exclusive') heldFor.set(g.index, job.id);
+    }
+  };
+
   for (const r of queued) {
     const job = r.view;
     const demand = gpuDemand(job);
     let chosen: GpuView[] | null = null;
-    let reason: string | null = limits?.holdsBack(job) ?? null;
+    const ownerLimit = limits?.holdsBack(job) ?? null;
+    let reason: string | null = ownerLimit;
     const limitOn = (gs: readonly GpuView[]): string | null => limits?.holdsBackOn(job, gs.map((g) => g.index)) ?? null;
     const byFree = (a: GpuView, b: GpuView): number => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index;
     if (reason) {
@@ -150,6 +167,7 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     }
     if (!chosen) {
       plan.waiting.set(job.id, `${name(job)} is queued: ${reason}.`);
+      if (demand.count > 1 && !ownerLimit) holdWhatFits(job, demand.named);
       continue;
     }
     const on = chosen.map((g) => g.index);
