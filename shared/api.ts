@@ -2,7 +2,7 @@
 // the unix socket), described once: each method's params, result, whether it reads, who may call it;
 // each event's payload. Every request is checked against these schemas first.
 import { consolePreferencesSchema, type ConsolePreferences } from './settings.js';
-import { PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type EngineKind, type JobView } from './jobs.js';
+import { MAX_JOB_GPUS, PRIORITIES, SHARING_MODES, type Alert, type AlertKind, type AuditEntry, type EngineKind, type JobView } from './jobs.js';
 import { array, boolean, nullable, number, object, oneOf, optional, string, union, type Infer, type Schema } from './schema.js';
 import { labPolicyValue, type LabPolicyStatus } from './lab-policy.js';
 import { RECENT_SAMPLES_MAX_SECONDS, type RecentSamples } from './recent-samples.js';
@@ -100,8 +100,12 @@ export const API_METHODS = {
     params: object({
       argv: array(string({ min: 1, max: ARGUMENT_MAX }), { min: 1, max: 4096 }),
       cwd: optional(string({ min: 1, max: PATH_MAX })),
-      gpu: union(gpuIndex, oneOf(['auto'] as const), 'a GPU index or "auto"'),
+      /** A GPU index, "auto", or the GPUs of a job on several, in the order its CUDA_VISIBLE_DEVICES lists them (`gpushare run --gpu 0,2`). */
+      gpu: union(union(gpuIndex, oneOf(['auto'] as const), 'a GPU index or "auto"'), array(gpuIndex, { min: 1, max: MAX_JOB_GPUS }), `a GPU index, "auto", or a list of at most ${MAX_JOB_GPUS} GPU indexes`),
+      /** With gpu "auto": how many GPUs the job runs on (`gpushare run --gpus N`), each with its memory request and quota free; default 1. */
+      gpuCount: optional(number({ integer: true, min: 1, max: MAX_JOB_GPUS })),
       priority: optional(oneOf(PRIORITIES)),
+      /** Per GPU: the job's processes hold at most this much on each of its GPUs (on several GPUs the gate counts it over them together: GPUs × this). */
       memoryQuotaBytes: optional(nullable(bytes)),
       memoryRequestBytes: optional(nullable(bytes)),
       mode: optional(oneOf(SHARING_MODES)),

@@ -15,6 +15,9 @@ export type EngineKind = 'daemon' | 'personal';
 export const SHARING_MODES = ['shared', 'exclusive', 'mps', 'mig'] as const;
 export type SharingMode = (typeof SHARING_MODES)[number];
 
+/** The most GPUs one job may run on (the gate knows 16 GPUs). */
+export const MAX_JOB_GPUS = 16;
+
 /** Every state a job can be in; the engine's transition table is electron/engine/scheduler/job-state.ts. */
 export const JOB_STATES = ['queued', 'starting', 'running', 'gated', 'suspended', 'parking', 'parked', 'unparking', 'finished', 'failed', 'lost'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -45,9 +48,16 @@ export interface JobView {
   /** Set when argv is only the start of the whole one: its bytes (NULs included, as /proc/PID/cmdline) and arguments, as GpuProcessView.argvCut. */
   argvCut?: { bytes: number; args: number } | null;
   cwd: string | null;
-  /** The GPU it runs on (or was placed on); null while queued for "auto". */
-  gpu: number | null;
+  /** The first of `gpus` (null: none yet), for readers of one GPU; written only with `gpus`, by placeOnGpus(). */
+  readonly gpu: number | null;
+  /** The GPUs it runs on (or was placed on), in its CUDA_VISIBLE_DEVICES order; empty while queued for "auto". */
+  gpus: number[];
+  /** The GPU it asked for, or "auto"; a job that asked for several: the first of requestedGpus, or "auto" with gpuCount. */
   requestedGpu: number | 'auto';
+  /** The GPUs a job on several asked for by index (`gpushare run --gpu 0,2`), in order; absent: see requestedGpu. */
+  requestedGpus?: number[];
+  /** How many GPUs it asked for where more than one (`--gpus N`, or requestedGpus' length); absent: one. Memory requests and quotas are per GPU. */
+  gpuCount?: number;
   priority: Priority;
   /** Hard quota for managed jobs, reactive limit for unmanaged ones; null = none. */
   memoryQuotaBytes: number | null;
@@ -150,6 +160,28 @@ export interface AuditEntry {
   count?: number;
   until?: number;
 }
+
+/** Sets where a job runs: its GPUs, and `gpu` (their first) with them, so the two never disagree. */
+export function placeOnGpus(view: Pick<JobView, 'gpu' | 'gpus'>, gpus: readonly number[]): void {
+  (view as { gpu: number | null }).gpu = gpus[0] ?? null;
+  view.gpus = [...gpus];
+}
+
+/** How many GPUs a job asked for, and which where it named them (null: the scheduler picks). */
+export function gpuDemand(view: Pick<JobView, 'requestedGpu' | 'requestedGpus' | 'gpuCount'>): { count: number; named: number[] | null } {
+  if (view.requestedGpus?.length) return { count: view.requestedGpus.length, named: view.requestedGpus };
+  if (view.requestedGpu !== 'auto') return { count: 1, named: [view.requestedGpu] };
+  return { count: view.gpuCount ?? 1, named: null };
+}
+
+/** What a job's processes may hold together: its quota (per GPU) times its GPUs; null: no quota. */
+export const quotaOverItsGpus = (job: Pick<JobView, 'memoryQuotaBytes' | 'gpus'>): number | null => (job.memoryQuotaBytes === null ? null : job.memoryQuotaBytes * Math.max(1, job.gpus?.length ?? 1));
+
+/** Where a job runs, in words: "GPU 0", "GPUs 0,2". */
+export const gpusPhrase = (view: Pick<JobView, 'gpu' | 'gpus'>): string => (view.gpus?.length > 1 ? `GPUs ${view.gpus.join(',')}` : `GPU ${view.gpu ?? '?'}`);
+
+/** A job's GPUs as one word: "0", "0,2"; "?" where it has none yet. */
+export const gpusText = (view: Pick<JobView, 'gpu' | 'gpus'>): string => (view.gpus?.length ? view.gpus.join(',') : view.gpu === null ? '?' : String(view.gpu));
 
 // sizes have one parser, shared with the console and the MIG job specs
 import { formatByteSize } from './byte-size.js';

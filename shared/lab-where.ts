@@ -1,7 +1,7 @@
 // "Where can I run now" across the lab: from every box's published snapshot, jobs and lab policy,
 // the places that can start a job now, as each box's scheduler (electron/engine/scheduler/policies.ts)
 // would decide. A place is whole GPUs, or one MIG slice of a GPU in MIG mode (a job there runs in mode mig).
-import { FINAL_STATES, PRIORITIES, formatByteSize, type JobView, type Priority } from './jobs.js';
+import { FINAL_STATES, PRIORITIES, formatByteSize, gpuDemand, type JobView, type Priority } from './jobs.js';
 import { describeBoxState, isQueued, type LabBox, type LabSnapshot } from './lab.js';
 import type { GpuView, MigSliceView, Snapshot } from './snapshot.js';
 
@@ -47,6 +47,8 @@ export function runFlags(place: WherePlace, request: WhereRequest, memory: strin
   return [
     '--box', place.box,
     ...(place.slice ? ['--mig-slice', place.slice.uuid] : []),
+    // a job on several GPUs is started on the ones this place found, in index order (its CUDA_VISIBLE_DEVICES order)
+    ...(place.gpus.length > 1 ? ['--gpu', [...place.gpus].sort((a, b) => a - b).join(',')] : []),
     ...(request.memoryBytes > 0 ? ['--mem', memory] : []),
     ...(request.priority === 'normal' ? [] : ['--priority', request.priority]),
   ];
@@ -58,6 +60,8 @@ const busyness = (utilization: number | null): number => (utilization === null ?
 /** Memory a job declared: its quota, else its request. */
 const declared = (job: JobView): number => job.memoryQuotaBytes ?? job.memoryRequestBytes ?? 0;
 const liveOnGpu = (job: JobView): boolean => !FINAL_STATES.has(job.state) && job.state !== 'queued' && job.state !== 'parked' && job.gpu !== null;
+/** The GPUs a live job is on (a box older than jobs on several GPUs sends gpu alone). */
+const gpusOf = (job: JobView): number[] => (job.gpus?.length ? job.gpus : [job.gpu!]);
 
 /** Where a job can start on a box: a whole GPU (not in MIG mode), or one slice of a GPU in MIG mode. */
 interface Spot {
@@ -136,17 +140,35 @@ function placeOnBox(box: LabBox, request: WhereRequest, now: number): WherePlace
   }
   for (const job of box.jobs) {
     if (!liveOnGpu(job)) continue;
-    const spot = spots.get(jobSpot(job, job.gpu!));
-    if (spot && job.managed) spot.free -= Math.max(0, declared(job) - (job.usedMemory ?? 0));
-    if (job.mode === 'exclusive') blocked.set(job.gpu!, `GPU ${job.gpu} runs ${job.id} exclusively`);
+    const on = gpusOf(job);
+    for (const g of on) {
+      const spot = spots.get(jobSpot(job, g));
+      // declared per GPU; what it allocated, spread over its GPUs
+      if (spot && job.managed) spot.free -= Math.max(0, declared(job) - (job.usedMemory ?? 0) / on.length);
+      if (job.mode === 'exclusive') blocked.set(g, `GPU ${g} runs ${job.id} exclusively`);
+    }
   }
+  /** A job ahead takes its memory on `spot`; one on several GPUs that waits for the rest and runs exclusively keeps the whole GPU. */
+  const takeFor = (job: JobView, spot: Spot, need: number, waiting: boolean): void => {
+    spot.free -= need;
+    if (waiting && job.mode === 'exclusive') blocked.set(spot.gpu.index, `GPU ${spot.gpu.index} is held for ${job.id} (${job.owner}), which waits for the rest of its GPUs`);
+  };
   // the jobs queued ahead take their places first, as the box's scheduler would start them
   const ahead = box.jobs.filter((j) => isQueued(j) && rank(j.priority) <= rank(request.priority)).sort((a, b) => rank(a.priority) - rank(b.priority) || a.history[0]!.at - b.history[0]!.at);
   for (const job of ahead) {
     const need = declared(job);
-    if (job.requestedGpu === 'auto' && job.mode !== 'mig') {
-      const target = [...spots.values()].filter((s) => s.slice === null && !blocked.has(s.gpu.index) && s.free >= need).sort((a, b) => b.free - a.free)[0];
-      if (target) target.free -= need;
+    const demand = gpuDemand(job);
+    if (demand.named === null && job.mode !== 'mig') {
+      const targets = [...spots.values()].filter((s) => s.slice === null && !blocked.has(s.gpu.index) && s.free >= need).sort((a, b) => b.free - a.free);
+      // it starts on them, or (on several GPUs) waits keeping what fits it now, as the scheduler does
+      for (const target of targets.slice(0, demand.count)) takeFor(job, target, need, targets.length < demand.count);
+      continue;
+    }
+    if (demand.count > 1) {
+      const named = demand.named!.map((g) => spots.get(spotKey(g, null)));
+      const fitting = named.filter((spot): spot is Spot => !!spot && !blocked.has(spot.gpu.index) && spot.free >= need);
+      for (const spot of fitting) takeFor(job, spot, need, fitting.length < named.length);
+      if (fitting.length < named.length && rank(job.priority) < rank(request.priority)) for (const g of demand.named!) blocked.set(g, `${job.id} (${job.owner}) waits for GPUs ${demand.named!.join(',')} first`);
       continue;
     }
     const gpu = job.mode === 'mig' ? (snapshot.gpus.find((g) => g.migSlices.some((s) => s.uuid === job.migSlice))?.index ?? job.requestedGpu) : job.requestedGpu;
@@ -191,13 +213,13 @@ function limitReason(box: LabBox, request: WhereRequest, fits: readonly GpuView[
   const rule = (from: string): string => `(lab policy on ${box.name}, ${from})`;
   if (limits.maxGpus) {
     // GPUs the person already uses cost nothing more; prefer them when counting
-    const mine = new Set(box.jobs.filter((j) => j.owner === you.user && liveOnGpu(j)).map((j) => j.gpu!));
+    const mine = new Set(box.jobs.filter((j) => j.owner === you.user && liveOnGpu(j)).flatMap(gpusOf));
     const extra = Math.max(0, request.gpus - fits.filter((g) => mine.has(g.index)).length);
     if (using.gpus + extra > limits.maxGpus.value) return `${you.user} may use at most ${limits.maxGpus.value} GPU${limits.maxGpus.value === 1 ? '' : 's'} at once ${rule(limits.maxGpus.from)} and already uses ${using.gpus}`;
   }
   if (limits.maxMemory && request.memoryBytes * request.gpus + using.memoryBytes > limits.maxMemory.value)
     return `${you.user} may hold at most ${formatByteSize(limits.maxMemory.value)} of GPU memory ${rule(limits.maxMemory.from)} and holds ${formatByteSize(using.memoryBytes)}`;
-  if (request.priority === 'high' && limits.maxHighPriorityJobs && using.highPriorityJobs + request.gpus > limits.maxHighPriorityJobs.value)
+  if (request.priority === 'high' && limits.maxHighPriorityJobs && using.highPriorityJobs + 1 > limits.maxHighPriorityJobs.value) // one job, on however many GPUs
     return `${you.user} may run at most ${limits.maxHighPriorityJobs.value} high-priority job${limits.maxHighPriorityJobs.value === 1 ? '' : 's'} at once ${rule(limits.maxHighPriorityJobs.from)}`;
   return null;
 }

@@ -1,7 +1,7 @@
 // The lab: several boxes, each with its own daemon, seen together. The hub (electron/engine/lab/)
 // keeps one connection per box and publishes a LabSnapshot; everything here is plain data and pure
 // functions over it, so the console, the CLI and the tests read the same lab the same way.
-import { FINAL_STATES, type JobView } from './jobs.js';
+import { FINAL_STATES, gpuDemand, type JobView } from './jobs.js';
 import type { LabPolicyStatus } from './lab-policy.js';
 import type { Snapshot } from './snapshot.js';
 import { array, object, optional, string, ValidationError, type Infer } from './schema.js';
@@ -192,7 +192,7 @@ export function labView(lab: LabSnapshot, now: number = lab.takenAt): LabView {
         memoryTotal: gpu.memoryTotal,
         users: [...users.values()].sort((a, b) => b.memoryBytes - a.memoryBytes || a.user.localeCompare(b.user)),
         migSlices: gpu.migSlices.length,
-        queued: queuedJobs.filter((j) => j.requestedGpu === gpu.index).length,
+        queued: queuedJobs.filter((j) => gpuDemand(j).named?.includes(gpu.index)).length, // a job naming several GPUs waits for each
       };
     });
     if (box.connection.state === 'connected') {

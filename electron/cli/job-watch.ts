@@ -2,7 +2,7 @@
 // the state it came to, why it waits, or that it failed at once. Event-driven ('jobs',
 // 'alert', 'conditions'), with a slow poll as a fallback for events missed before subscribing.
 import type { ActiveCondition, GpushareApi } from '../../shared/api.js';
-import { FINAL_STATES, type Alert, type JobState, type JobView } from '../../shared/jobs.js';
+import { FINAL_STATES, gpusPhrase, type Alert, type JobState, type JobView } from '../../shared/jobs.js';
 
 /** States a job passes through on its way somewhere: the CLI waits for it to leave them. */
 export const PASSING_STATES: ReadonlySet<JobState> = new Set(['queued', 'starting', 'parking', 'unparking']);
@@ -118,10 +118,11 @@ export function waitReason(message: string): string {
   return message.replace(/^\S+ (\([^)]*\) )?is queued: /, '').replace(/\.$/, '');
 }
 
-/** One line: "j7 running on GPU 0, pid 4242", "j7 queued: GPU 0 has …", "j7 failed: exit code 1". */
+/** One line: "j7 running on GPU 0, pid 4242" ("on GPUs 0,2"), "j7 queued: GPU 0 has …", "j7 failed: exit code 1". */
 export function describeOutcome({ job, waitingFor, settled }: JobOutcome): string {
   const reason = job.history[job.history.length - 1]?.reason ?? '';
-  if (job.state === 'queued') return `${job.id} queued: ${waitingFor ?? (job.gpu === null ? 'waiting for a GPU' : `waiting for GPU ${job.gpu}`)}`;
-  if (job.state === 'running' || job.state === 'gated') return `${job.id} ${job.state} on GPU ${job.gpu}, pid ${job.pid}${job.state === 'gated' ? ` (${reason})` : ''}`;
+  const waitingForGpus = job.gpu === null ? `waiting for ${(job.gpuCount ?? 1) > 1 ? `${job.gpuCount} GPUs` : 'a GPU'}` : `waiting for ${gpusPhrase(job)}`;
+  if (job.state === 'queued') return `${job.id} queued: ${waitingFor ?? waitingForGpus}`;
+  if (job.state === 'running' || job.state === 'gated') return `${job.id} ${job.state} on ${gpusPhrase(job)}, pid ${job.pid}${job.state === 'gated' ? ` (${reason})` : ''}`;
   return `${job.id} ${job.state}: ${reason}${settled ? '' : ' (still in progress; see gpushare jobs)'}`;
 }

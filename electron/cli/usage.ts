@@ -120,13 +120,19 @@ export const reportUsage = `Usage: gpushare report [--since 7d] [--until TIME] [
                        when you may not read it; else $XDG_DATA_HOME/gpushare/usage.db)`;
 
 // gpushare run
-export const runUsage = `Usage: gpushare run [--gpu N|auto] [--priority high|normal|best-effort] [--mem SIZE]
+export const runUsage = `Usage: gpushare run [--gpu N|auto|N,M…] [--gpus N] [--priority high|normal|best-effort] [--mem SIZE]
                     [--request SIZE] [--mode shared|exclusive|mps|mig] [--mps-share PCT]
                     [--mig-slice MIG-UUID] [--keep-resident] [--wait SECONDS] [--box NAME]
                     [--env NAME[=VALUE]]… [--json] -- COMMAND [ARGS…]
   Starts COMMAND (no shell) as a managed job: on its GPU (default auto: the one with the most
   free memory), under the launch gate with a hard memory quota (--mem 20G), once its GPU has
   --request (default: the quota) free. Output goes to the job's log file.
+  --gpus N runs it on N GPUs the scheduler picks, --gpu 0,2 on those (CUDA_VISIBLE_DEVICES lists them
+  in that order, e.g. for torchrun --nproc-per-node N): it starts only when every one of them has room,
+  all at once. --mem and --request are per GPU: each of its GPUs must have --request free, each process
+  is told --mem on its GPU (less what it holds), and the gate holds its processes together to --mem
+  times its GPUs. Its lane applies on each of its GPUs: a higher job on any of them holds the whole
+  job back. Not with --mode mps or --mig-slice (one GPU each).
   Then follows it for up to --wait seconds (default 1) and says what it came to: running, queued
   and what it waits for, or failed (exit status 1 when it failed or could not start).
   --mode mps runs it as an MPS client with --mps-share percent of the SMs (its --mem becomes the
@@ -223,8 +229,9 @@ export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [-
   policy, the jobs queued ahead of it), best first; then why each other box cannot. On a GPU
   in MIG mode the places are its slices (a one-GPU job runs in one). Ranked by the queue ahead,
   then how busy (in quarters of utilization; a slice by its own SMs, idle when nothing runs in it),
-  then free memory. It prints the \`gpushare run --box NAME [--mig-slice MIG-UUID] --mem SIZE\`
-  that starts it in the first; --json gives each place's box, GPUs, slice and \`run\` flags.`;
+  then free memory. It prints the \`gpushare run --box NAME [--mig-slice MIG-UUID] [--gpu A,B…] --mem SIZE\`
+  that starts it in the first (with --gpus N, on the N GPUs found there; --mem is per GPU);
+  --json gives each place's box, GPUs, slice and \`run\` flags.`;
 
 export const labUsage = `Usage: gpushare lab ps|where …
   The lab's boxes in one view, each reached as you: over ssh (your keys, agent and

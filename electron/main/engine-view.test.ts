@@ -22,7 +22,7 @@ const ME = process.getuid!();
 const BOB = ME === 4242 ? 4243 : 4242;
 
 const job = (id: string, uid: number, gpu: number, priority: JobView['priority'] = 'normal', state: JobView['state'] = 'running'): JobView => ({
-  id, managed: true, owner: uid === ME ? 'me' : 'bob', uid, argv: ['train'], cwd: null, gpu, requestedGpu: gpu, priority,
+  id, managed: true, owner: uid === ME ? 'me' : 'bob', uid, argv: ['train'], cwd: null, gpu, gpus: [gpu], requestedGpu: gpu, priority,
   memoryQuotaBytes: null, memoryRequestBytes: null, mode: 'shared', mpsSharePercent: null, migSlice: null, state, suspendedBy: null,
   pid: 100, exitCode: null, signal: null, logPath: null, history: [], usedMemory: null, smPercent: null,
 });

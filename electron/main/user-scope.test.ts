@@ -8,7 +8,7 @@ const ALICE = { uid: 1001, admin: false };
 const ADMIN = { uid: 0, admin: true };
 
 const job = (id: string, uid: number, gpu: number | null, state: JobView['state'] = 'running'): JobView => ({
-  id, managed: id.startsWith('j'), owner: `u${uid}`, uid, argv: ['train'], cwd: null, gpu, requestedGpu: gpu ?? 'auto', priority: 'normal',
+  id, managed: id.startsWith('j'), owner: `u${uid}`, uid, argv: ['train'], cwd: null, gpu, gpus: gpu === null ? [] : [gpu], requestedGpu: gpu ?? 'auto', priority: 'normal',
   memoryQuotaBytes: null, memoryRequestBytes: null, mode: 'shared', mpsSharePercent: null, migSlice: null, state, suspendedBy: null,
   pid: 100, exitCode: null, signal: null, logPath: null, history: [], usedMemory: null, smPercent: null,
 });

@@ -63,7 +63,11 @@
  *     on only for its own slot (reclaim of its own dead processes).
  *
  * Gate domains: a whole GPU, or one MIG slice of it, is one domain (slices are
- * isolated engines: a job in one never waits for a job in another). The engine
+ * isolated engines: a job in one never waits for a job in another). A job on
+ * several GPUs has one slot that counts in the domain of each: `domain` is its
+ * first GPU's, its others are bits in its gate_slot_domains_t; "J's domain"
+ * below then means all of them together (a higher job active on any of its GPUs
+ * holds the whole job back, and it waits at step 3 for lower members of each). The engine
  * numbers the domains and writes each slot's; a slot is a MEMBER of its domain
  * (a bit in gate_domain_t.members) while the engine counts it there: it takes a
  * stopped, parked or checkpoint-locked job out, so a job frozen inside a launch
@@ -173,6 +177,8 @@
 #define GATE_DOMAIN_OFFSET 256u
 #define GATE_DOMAIN_SIZE 32u
 #define GATE_SLOT_OFFSET 8192u
+#define GATE_SLOT_DOMAINS_OFFSET 4352u /* after the domain table: each slot's other domains */
+#define GATE_SLOT_DOMAINS_SIZE 16u
 #define GATE_SLOT_SIZE 64u
 #define GATE_CONTROL_SIZE (GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE) /* 12288 */
 #define GATE_ACTIVITY_SIZE 4096u /* one page: mapped at a fixed place, replaced whole */
@@ -221,6 +227,13 @@ typedef struct {
   uint64_t members[GATE_PRIORITIES]; /* 0,8,16: bit i = slot i counts in this domain at that priority */
   uint64_t stuck;                    /* 24: bit i = slot i held a higher job back HOLD_MAX: nobody waits for its launches */
 } gate_domain_t;
+
+/* control, at GATE_SLOT_DOMAINS_OFFSET + slot * 16: the domains a slot counts in besides its
+ * `domain` (bit d of also[d / 64]: domain d), for a job on several GPUs; zero otherwise (and in
+ * gates made before it). Engine writes. */
+typedef struct {
+  uint64_t also[2];
+} gate_slot_domains_t;
 
 /* control, at GATE_SLOT_OFFSET + slot * 64: the engine half. Engine writes. */
 typedef struct {
@@ -296,7 +309,10 @@ _Static_assert(__builtin_offsetof(gate_slot_t, unconfirmed) == 60, "unconfirmed 
 _Static_assert(__builtin_offsetof(gate_activity_t, procs) == GATE_PROC_OFFSET, "process table offset");
 _Static_assert(__builtin_offsetof(gate_activity_t, stuck_gen) == GATE_STUCK_OFFSET, "stuck reports offset");
 _Static_assert(__builtin_offsetof(gate_activity_t, gap_hist) == GATE_GAP_OFFSET, "gap histogram offset");
-_Static_assert(GATE_DOMAIN_OFFSET + GATE_MAX_DOMAINS * GATE_DOMAIN_SIZE <= GATE_SLOT_OFFSET, "domain table fits");
+_Static_assert(GATE_DOMAIN_OFFSET + GATE_MAX_DOMAINS * GATE_DOMAIN_SIZE <= GATE_SLOT_DOMAINS_OFFSET, "domain table fits");
+_Static_assert(sizeof(gate_slot_domains_t) == GATE_SLOT_DOMAINS_SIZE, "a slot's other domains: 16 bytes");
+_Static_assert(GATE_MAX_DOMAINS <= 8 * GATE_SLOT_DOMAINS_SIZE, "one bit per domain");
+_Static_assert(GATE_SLOT_DOMAINS_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_DOMAINS_SIZE <= GATE_SLOT_OFFSET, "slots' other domains fit");
 #endif
 
 #endif

@@ -1,6 +1,6 @@
 // `gpushare jobs`: the jobs the engine knows, managed and unmanaged, as a table or JSON.
 import { slurmJobLabel } from '../../../shared/slurm.js';
-import { enrolledGpuText, FINAL_STATES, type JobView } from '../../../shared/jobs.js';
+import { enrolledGpuText, FINAL_STATES, gpuDemand, gpusText, quotaOverItsGpus, type JobView } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import { connectToEngine, type EngineClient } from '../engine-client.js';
 import { clip, formatBytes, formatPercent, table } from '../format.js';
@@ -29,8 +29,8 @@ export function renderJobs(jobs: readonly JobView[], width = 120): string {
     j.id,
     stateText(j),
     j.priority,
-    j.gpu === null ? (j.requestedGpu === 'auto' ? 'auto' : String(j.requestedGpu)) : j.enrolled ? enrolledGpuText(j) : String(j.gpu),
-    `${formatBytes(j.usedMemory)}/${j.memoryQuotaBytes === null ? '-' : formatBytes(j.memoryQuotaBytes)}`,
+    j.gpu === null ? queuedGpuText(j) : j.enrolled ? enrolledGpuText(j) : gpusText(j),
+    `${formatBytes(j.usedMemory)}/${quotaOverItsGpus(j) === null ? '-' : formatBytes(quotaOverItsGpus(j))}`, // its quota over all its GPUs, as its memory is
     formatPercent(j.smPercent),
     j.owner,
     enrolledMark(j) + j.argv.join(' '),
@@ -52,4 +52,10 @@ export function enrolledMark(job: JobView): string {
 function stateText(job: JobView): string {
   if (FINAL_STATES.has(job.state)) return job.signal ? `${job.state} (${job.signal})` : `${job.state} (${job.exitCode ?? '-'})`;
   return job.state;
+}
+
+/** Where a queued job asked to run: "auto", "1", "0,2", or "auto×2" for two GPUs the scheduler picks. */
+function queuedGpuText(j: JobView): string {
+  const { count, named } = gpuDemand(j);
+  return named ? named.join(',') : count > 1 ? `auto×${count}` : 'auto';
 }

@@ -13,6 +13,7 @@ function view(state: JobState, reasons: Array<[JobState, string]> = [], over: Pa
     id: 'j7', managed: true, owner: 'ada', uid: 1000, argv: ['python', 'train.py'], cwd: '/', gpu: 0, requestedGpu: 0, priority: 'normal',
     memoryQuotaBytes: null, memoryRequestBytes: null, mode: 'shared', mpsSharePercent: null, migSlice: null, state, suspendedBy: null,
     pid: state === 'running' ? 4242 : null, exitCode: null, signal: null, logPath: '/logs/j7.log', history, usedMemory: null, smPercent: null, ...over,
+    gpus: over.gpus ?? [over.gpu ?? 0],
   };
 }
 

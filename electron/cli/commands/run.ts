@@ -1,9 +1,9 @@
 // `gpushare run`: submit a command as a managed job to the running engine.
 import { PRIORITIES, SHARING_MODES, parseByteSize, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { UsageError } from '../args.js';
-import { splitRunArgs } from '../run-args.js';
+import { checkGpuCountOnBox, parseRunGpus, splitRunArgs } from '../run-args.js';
 import { namedEnv, sentEnv } from '../job-env-flags.js';
-import { checkGpuOnEngine } from '../engine-snapshot.js';
+import { latestSnapshot } from '../engine-snapshot.js';
 import { engineDefaults } from '../user-settings.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
 import { withEngine } from './jobs.js';
@@ -32,8 +32,6 @@ export async function runCommand(argv: string[]): Promise<number> {
   const { flags, lists, command } = splitRunArgs(argv);
   if (command.length === 0) throw new UsageError('Which command? Give it after --, e.g. gpushare run --gpu 0 -- python train.py');
   const text = (name: string): string | undefined => (typeof flags.get(name) === 'string' ? (flags.get(name) as string) : undefined);
-  const gpuText = text('gpu') ?? 'auto';
-  if (gpuText !== 'auto' && !/^\d+$/.test(gpuText)) throw new UsageError(`--gpu must be a GPU index or "auto", got "${gpuText}".`);
   const priority = text('priority') ?? engineDefaults().defaultPriority; // the person's config file; --priority wins
   if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
     throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}; got "${priority}".`);
@@ -45,6 +43,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!/^\d+(\.\d+)?$/.test(waitText) || waitS > MAX_WAIT_S) throw new UsageError(`--wait must be a number of seconds from 0 to ${MAX_WAIT_S}, got "${waitText}".`);
   const shareText = text('mps-share');
   if (shareText !== undefined && !/^\d+$/.test(shareText)) throw new UsageError(`--mps-share must be a whole percentage from 1 to 100, got "${shareText}".`);
+  const gpus = parseRunGpus({ gpu: text('gpu'), gpus: text('gpus'), mode, mpsShare: shareText, migSlice: text('mig-slice') });
   const size = (name: string): number | undefined => {
     const value = text(name);
     if (value === undefined) return undefined;
@@ -59,7 +58,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const params = {
     argv: command,
     cwd: process.cwd(),
-    gpu: gpuText === 'auto' ? ('auto' as const) : Number(gpuText),
+    ...gpus,
     priority: priority as Priority | undefined,
     memoryQuotaBytes: size('mem'),
     memoryRequestBytes: size('request'),
@@ -75,7 +74,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const outcome = await onEngine(async (engine) => {
     const watch = new JobWatch(engine); // before submitting: its first changes are not missed
     try {
-      if (params.gpu !== 'auto') await checkGpuOnEngine(engine, params.gpu);
+      if (params.gpu !== 'auto' || params.gpuCount !== undefined) checkGpuCountOnBox((await latestSnapshot(engine)).gpus.length, gpus);
       const submitted = await engine.call('jobs.submit', params).catch((error: unknown) => {
         // a box not yet updated: never fall back to sending this shell's environment there
         if (box !== undefined && error instanceof Error && /\bloginEnv\b.*not a known field/.test(error.message))

@@ -15,6 +15,9 @@ export const GATE_ACTIVITY_PREFIX = 'slot-';
 export const GATE_DOMAIN_OFFSET = 256;
 export const GATE_DOMAIN_SIZE = 32;
 export const GATE_SLOT_OFFSET = 8192;
+/** A slot's other domains (a job on several GPUs): two u64 masks of domain numbers, per slot, after the domain table. */
+export const GATE_SLOT_DOMAINS_OFFSET = 4352;
+export const GATE_SLOT_DOMAINS_SIZE = 16;
 export const GATE_SLOT_SIZE = 64;
 export const GATE_CONTROL_SIZE = GATE_SLOT_OFFSET + GATE_MAX_SLOTS * GATE_SLOT_SIZE;
 export const GATE_ACTIVITY_SIZE = 4096;

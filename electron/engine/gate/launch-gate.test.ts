@@ -54,6 +54,8 @@ describe('gate files', () => {
       domainSize: L.GATE_DOMAIN_SIZE,
       slotOffset: L.GATE_SLOT_OFFSET,
       slotSize: L.GATE_SLOT_SIZE,
+      slotDomainsOffset: L.GATE_SLOT_DOMAINS_OFFSET,
+      slotDomainsSize: L.GATE_SLOT_DOMAINS_SIZE,
       controlSize: L.GATE_CONTROL_SIZE,
       activitySize: L.GATE_ACTIVITY_SIZE,
       procOffset: L.GATE_PROC_OFFSET,
@@ -273,6 +275,42 @@ describe('gate domains (a GPU, or one MIG slice of it)', () => {
     gate.setMember(moving, true);
     assert.deepEqual(members(domainOf(moving)), [0n, 0n, 1n << BigInt(moving)]);
     assert.throws(() => gate.moveSlot(moving, -1), LaunchGateError);
+  });
+
+  test('a slot on several GPUs counts in each one\'s domain, at its priority, with its other domains in its mask; moveSlot and release follow', () => {
+    const alsoMask = (slot: number): bigint[] => [0, 8].map((o) => image().readBigUInt64LE(L.GATE_SLOT_DOMAINS_OFFSET + slot * L.GATE_SLOT_DOMAINS_SIZE + o));
+    const solo = gate.allocateSlot({ gpu: 2, priority: 'high' }).slot;
+    const { slot } = gate.allocateSlot({ gpu: 0, alsoOn: [2], priority: 'normal' });
+    const [d0, d2] = [domainOf(slot), domainOf(solo)];
+    assert.deepEqual(members(d0), [0n, 1n << BigInt(slot), 0n]);
+    assert.deepEqual(members(d2), [1n << BigInt(solo), 1n << BigInt(slot), 0n], 'beside the high job of GPU 2, below it');
+    assert.deepEqual(alsoMask(slot), [1n << BigInt(d2), 0n]);
+    gate.setPriority(slot, 'best-effort');
+    assert.deepEqual([members(d0)[2], members(d2)[2], members(d2)[1]], [1n << BigInt(slot), 1n << BigInt(slot), 0n], 'its lane moves on every GPU');
+    gate.setMember(slot, false);
+    assert.deepEqual([members(d0), members(d2)], [[0n, 0n, 0n], [1n << BigInt(solo), 0n, 0n]]);
+    gate.setMember(slot, true);
+    gate.moveSlot(slot, 0, null, [1]); // the driver lists it on GPUs 0 and 1 now
+    const d1 = gate.allocateSlot({ gpu: 1, priority: 'high' }).slot;
+    assert.deepEqual(members(domainOf(d1))[2], 1n << BigInt(slot));
+    assert.deepEqual(members(d2), [1n << BigInt(solo), 0n, 0n], 'out of GPU 2\'s');
+    assert.deepEqual(alsoMask(slot), [1n << BigInt(domainOf(d1)), 0n]);
+    assert.throws(() => gate.allocateSlot({ gpu: 0, alsoOn: [0], priority: 'normal' }), /distinct/);
+    assert.throws(() => gate.allocateSlot({ gpu: 0, alsoOn: [1], migSlice: 'MIG-a', priority: 'normal' }), /one GPU/);
+    gate.releaseSlot(slot);
+    assert.deepEqual([members(d0), members(domainOf(d1))[2], alsoMask(slot)], [[0n, 0n, 0n], 0n, [0n, 0n]]);
+  });
+
+  test('a resumed gate adopts a job on two GPUs into both domains again', () => {
+    const { slot } = gate.allocateSlot({ gpu: 1, alsoOn: [3], priority: 'normal', pid: 4242 });
+    gate.close({ keepFile: true }); // the engine stops; the job runs on
+    gate = LaunchGate.create({ dir: join(dir, 'gpushare'), resume: true });
+    assert.deepEqual([0, 8].map((o) => image().readBigUInt64LE(L.GATE_SLOT_DOMAINS_OFFSET + slot * L.GATE_SLOT_DOMAINS_SIZE + o)), [0n, 0n], 'nothing counts until it is adopted');
+    assert.equal(gate.adoptSlot(slot, { pid: 4242, gpu: 1, alsoOn: [3], priority: 'best-effort' }), true);
+    const on3 = gate.allocateSlot({ gpu: 3, priority: 'high' }).slot;
+    assert.deepEqual(members(domainOf(slot))[2], 1n << BigInt(slot));
+    assert.deepEqual(members(domainOf(on3)), [1n << BigInt(on3), 0n, 1n << BigInt(slot)], 'on GPU 3 too, below the high job there');
+    assert.deepEqual([0, 8].map((o) => image().readBigUInt64LE(L.GATE_SLOT_DOMAINS_OFFSET + slot * L.GATE_SLOT_DOMAINS_SIZE + o)), [1n << BigInt(domainOf(on3)), 0n]);
   });
 
   test('setMember takes a slot out of its domain and puts it back, at its current priority', () => {

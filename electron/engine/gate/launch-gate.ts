@@ -66,6 +66,8 @@ export interface LaunchGateOptions {
 export interface SlotAdoption {
   pid: number;
   gpu: number;
+  /** The other GPUs of a job on several (whole GPUs). */
+  alsoOn?: readonly number[];
   migSlice?: string | null;
   priority: JobPriority;
 }
@@ -74,6 +76,8 @@ export interface SlotRequest {
   /** The job's pid, when already known (else 0 until setPid). */
   pid?: number;
   gpu: number;
+  /** The other GPUs of a job on several (whole GPUs, no slice): its slot counts in each one's domain too. */
+  alsoOn?: readonly number[];
   /** The MIG slice the job runs in (e.g. its UUID): its own gate domain. Null or absent: the whole GPU. */
   migSlice?: string | null;
   priority: JobPriority;
@@ -104,6 +108,8 @@ interface SlotRecord {
   gpu: number;
   migSlice: string | null;
   domain: number;
+  /** A job on several GPUs: the domains of its other GPUs (it counts in each, as in `domain`). */
+  also: Array<{ gpu: number; domain: number }>;
   member: boolean;
   /** Held a higher job back GATE_HOLD_MAX_NS mid-launch: higher jobs no longer wait for its launches. */
   stuck: boolean;
@@ -118,7 +124,7 @@ const engineUid = (): number => process.geteuid?.() ?? -1;
 export class LaunchGate {
   private fd: number | null;
   private readonly slots: SlotRecord[] = Array.from({ length: L.GATE_MAX_SLOTS }, () => ({
-    inUse: false, generation: 0, gpu: 0, migSlice: null, domain: 0, member: false, stuck: false, priority: 0, configSeq: 0, activity: null,
+    inUse: false, generation: 0, gpu: 0, migSlice: null, domain: 0, also: [], member: false, stuck: false, priority: 0, configSeq: 0, activity: null,
   }));
   private readonly domains = new GateDomains((position, value) => this.writeU64(position, value));
   private timer: NodeJS.Timeout | null = null;
@@ -162,6 +168,7 @@ export class LaunchGate {
     this.heartbeat();
     F.HEADER_WINDOWS.forEach((at, i) => this.writeU64(at, header[i]));
     this.write(L.GATE_DOMAIN_OFFSET, Buffer.alloc(L.GATE_MAX_DOMAINS * L.GATE_DOMAIN_SIZE));
+    this.write(L.GATE_SLOT_DOMAINS_OFFSET, Buffer.alloc(L.GATE_MAX_SLOTS * L.GATE_SLOT_DOMAINS_SIZE)); // the earlier engine's domain numbers mean nothing here
     for (let slot = 0; slot < L.GATE_MAX_SLOTS; slot++) {
       const base = slotBase(slot);
       this.slots[slot].generation = image.readUInt32LE(base + L.SLOT.generation);
@@ -188,6 +195,8 @@ export class LaunchGate {
     rec.gpu = gpu;
     rec.migSlice = migSlice;
     rec.domain = this.domains.adopt(migSlice === null ? `${gpu}` : `${gpu}/${migSlice}`, image.readUInt32LE(L.SLOT.domain));
+    rec.also = alsoGpus(job.alsoOn, gpu, migSlice).map((g) => ({ gpu: g, domain: this.domains.take(`${g}`) }));
+    this.writeAlso(slot, rec);
     rec.priority = priority;
     rec.inUse = true;
     rec.member = true;
@@ -198,7 +207,7 @@ export class LaunchGate {
     this.writeU32(base + L.SLOT.priority, rec.priority);
     this.writeU32(base + L.SLOT.paused, 0);
     this.writeU32(base + L.SLOT.unconfirmed, 0); // this engine has not judged its claims yet
-    this.domains.setMember(rec.domain, rec.priority, slot, true);
+    this.setMemberEverywhere(rec, rec.priority, slot, true);
     return true;
   }
 
@@ -253,8 +262,11 @@ export class LaunchGate {
     const rec = this.slots[slot];
     const generation = (rec.generation + 1) >>> 0 || 1;
     const activity = F.createActivity(this.path, slot, generation, owner); // the slot is free: nobody counts its activity
+    const alsoOn = alsoGpus(request.alsoOn, gpu, migSlice); // checked before anything is taken
     const domain = this.domains.take(migSlice === null ? `${gpu}` : `${gpu}/${migSlice}`);
-    Object.assign(rec, { generation, gpu, migSlice, domain, priority, stuck: false });
+    const also = alsoOn.map((g) => ({ gpu: g, domain: this.domains.take(`${g}`) }));
+    Object.assign(rec, { generation, gpu, migSlice, domain, also, priority, stuck: false });
+    this.writeAlso(slot, rec);
     this.setActivity(slot, activity);
     const base = slotBase(slot);
     this.writeU64(base + L.SLOT.activityIno, activity.ino);
@@ -271,7 +283,7 @@ export class LaunchGate {
     this.writeU32(base + L.SLOT.state, L.GATE_SLOT_IN_USE);
     rec.inUse = true;
     rec.member = true;
-    this.domains.setMember(domain, priority, slot, true);
+    this.setMemberEverywhere(rec, priority, slot, true);
     const env: Record<string, string> = {
       LD_PRELOAD: preloadLibraryPath(),
       GPUSHARE_GATE: this.path,
@@ -292,9 +304,9 @@ export class LaunchGate {
     const rec = this.inUse(slot);
     const next = priorityIndex(priority);
     if (next === rec.priority) return;
-    if (rec.member) this.domains.setMember(rec.domain, next, slot, true);
+    if (rec.member) this.setMemberEverywhere(rec, next, slot, true);
     this.writeU32(slotBase(slot) + L.SLOT.priority, next);
-    if (rec.member) this.domains.setMember(rec.domain, rec.priority, slot, false);
+    if (rec.member) this.setMemberEverywhere(rec, rec.priority, slot, false);
     rec.priority = next;
   }
 
@@ -307,28 +319,34 @@ export class LaunchGate {
     const rec = this.inUse(slot);
     if (typeof member !== 'boolean') throw new LaunchGateError(`setMember needs true or false (got ${String(member)}).`);
     if (member === rec.member) return;
-    this.domains.setMember(rec.domain, rec.priority, slot, member);
+    this.setMemberEverywhere(rec, rec.priority, slot, member);
     rec.member = member;
   }
 
   /**
    * The job runs elsewhere than its slot said (an enrolled job, placed by the driver's process list): its slot
-   * counts in the domain of `gpu` (or its slice) from now. In the new domain before out of the old one, so it
-   * is never in none; the library reads its domain at every launch.
+   * counts in the domain of `gpu` (or its slice) from now, and in those of `alsoOn` (other whole GPUs the driver
+   * lists it on). In the new domains before out of the old ones, so it is never in none; the library reads its
+   * domains at every launch.
    */
-  moveSlot(slot: number, gpu: number, migSlice?: string | null): void {
+  moveSlot(slot: number, gpu: number, migSlice?: string | null, alsoOn?: readonly number[]): void {
     const rec = this.inUse(slot);
     const [to, slice] = [checkGpu(gpu), checkMigSlice(migSlice)];
-    if (rec.gpu === to && rec.migSlice === slice) return;
-    const from = rec.domain;
+    const others = alsoGpus(alsoOn, to, slice);
+    if (rec.gpu === to && rec.migSlice === slice && sameList(rec.also.map((a) => a.gpu), others)) return;
+    const before = { domain: rec.domain, also: rec.also };
     const domain = this.domains.take(slice === null ? `${to}` : `${to}/${slice}`);
-    if (rec.member) this.domains.setMember(domain, rec.priority, slot, true);
+    const also = others.map((g) => ({ gpu: g, domain: this.domains.take(`${g}`) }));
+    const after = { ...rec, domain, also };
+    const left = domainsOf(before).filter((d) => !domainsOf(after).includes(d));
+    if (rec.member) this.setMemberEverywhere(after, rec.priority, slot, true);
     this.writeU32(slotBase(slot) + L.SLOT.gpu, to);
     this.writeU32(slotBase(slot) + L.SLOT.domain, domain);
-    if (rec.member) this.domains.setMember(from, rec.priority, slot, false);
-    if (rec.stuck) this.domains.setStuck(from, slot, false); // judged against the old domain's jobs
-    Object.assign(rec, { gpu: to, migSlice: slice, domain, stuck: false });
-    this.domains.drop(from);
+    this.writeAlso(slot, after);
+    if (rec.member) for (const d of left) this.domains.setMember(d, rec.priority, slot, false);
+    if (rec.stuck) for (const d of domainsOf(before)) this.domains.setStuck(d, slot, false); // judged against the old domains' jobs
+    Object.assign(rec, { gpu: to, migSlice: slice, domain, also, stuck: false });
+    for (const d of domainsOf(before)) this.domains.drop(d); // each take above holds its own count
   }
 
   /** Takes effect at the job's next allocation; null removes the quota. */
@@ -371,9 +389,9 @@ export class LaunchGate {
         const generation = reports.readUInt32LE(i * 4);
         const rec = this.slots[i];
         if (!generation || i === r || !rec.inUse || rec.stuck || rec.generation !== generation) continue;
-        if (rec.domain !== reporter.domain || rec.priority <= reporter.priority) continue;
+        if (!domainsOf(rec).some((d) => domainsOf(reporter).includes(d)) || rec.priority <= reporter.priority) continue;
         rec.stuck = true;
-        this.domains.setStuck(rec.domain, i, true);
+        for (const d of domainsOf(rec)) this.domains.setStuck(d, i, true);
         marked.push(i);
       }
     }
@@ -392,15 +410,17 @@ export class LaunchGate {
   /** The job has ended (or is no longer managed): nobody waits for it, and it stops being gated. */
   releaseSlot(slot: number): void {
     const rec = this.inUse(slot);
-    if (rec.member) this.domains.setMember(rec.domain, rec.priority, slot, false);
-    if (rec.stuck) this.domains.setStuck(rec.domain, slot, false);
+    if (rec.member) this.setMemberEverywhere(rec, rec.priority, slot, false);
+    if (rec.stuck) for (const d of domainsOf(rec)) this.domains.setStuck(d, slot, false);
     this.writeU32(slotBase(slot) + L.SLOT.state, L.GATE_SLOT_FREE);
     this.writeU32(slotBase(slot) + L.SLOT.paused, 0);
     this.writeU32(slotBase(slot) + L.SLOT.unconfirmed, 0);
     rec.inUse = false;
     rec.member = false;
     rec.stuck = false;
-    this.domains.drop(rec.domain);
+    for (const d of domainsOf(rec)) this.domains.drop(d);
+    rec.also = [];
+    this.writeAlso(slot, rec);
   }
 
   /** What an enrolled process of `slot` is handed as descriptors (server/enrol-answer.ts): the gate's directory, control file and the slot's activity, and its generation. */
@@ -425,6 +445,20 @@ export class LaunchGate {
   }
 
   // ---- writes ----
+
+  /** In (or out of) every domain the slot counts in, at `priority`. */
+  private setMemberEverywhere(rec: Pick<SlotRecord, 'domain' | 'also'>, priority: number, slot: number, on: boolean): void {
+    for (const d of domainsOf(rec)) this.domains.setMember(d, priority, slot, on);
+  }
+
+  /** The slot's other domains, as the library reads them (gate_slot_domains_t): a mask of domain numbers. */
+  private writeAlso(slot: number, rec: Pick<SlotRecord, 'also'>): void {
+    const mask = [0n, 0n];
+    for (const { domain } of rec.also) mask[domain >> 6] |= 1n << BigInt(domain & 63);
+    const base = L.GATE_SLOT_DOMAINS_OFFSET + slot * L.GATE_SLOT_DOMAINS_SIZE;
+    this.writeU64(base, mask[0]);
+    this.writeU64(base + 8, mask[1]);
+  }
 
   private openFd(): number {
     if (this.fd === null) throw new LaunchGateError(`The launch gate ${this.path} is closed.`);
@@ -481,6 +515,20 @@ function windowPolicyValue(policy: unknown): number {
   if (policy === undefined || policy === 'learned') return L.GATE_WINDOW_LEARNED;
   if (policy === 'fixed') return L.GATE_WINDOW_FIXED;
   throw new LaunchGateError(`windowPolicy must be 'fixed' or 'learned', not ${JSON.stringify(policy)}.`);
+}
+
+/** Every domain a slot counts in: its own, then its other GPUs'. */
+const domainsOf = (rec: Pick<SlotRecord, 'domain' | 'also'>): number[] => [rec.domain, ...rec.also.map((a) => a.domain)];
+const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** The other GPUs of a job on several, checked: distinct, not its first, and whole GPUs (a MIG slice is one GPU's). */
+function alsoGpus(alsoOn: readonly number[] | undefined, gpu: number, migSlice: string | null): number[] {
+  if (alsoOn === undefined || alsoOn.length === 0) return [];
+  if (!Array.isArray(alsoOn)) throw new LaunchGateError(`alsoOn must be a list of GPU indexes (got ${String(alsoOn)}).`);
+  const list = alsoOn.map((g) => checkGpu(g));
+  if (migSlice !== null) throw new LaunchGateError(`A slot in MIG slice ${migSlice} is on one GPU: it cannot also count on GPU ${list.join(', ')}.`);
+  if (new Set([gpu, ...list]).size !== list.length + 1) throw new LaunchGateError(`A slot's GPUs must be distinct (got ${[gpu, ...list].join(', ')}).`);
+  return list;
 }
 
 const slotBase = (slot: number): number => L.GATE_SLOT_OFFSET + slot * L.GATE_SLOT_SIZE;

@@ -36,6 +36,7 @@ function job(id: string, owner: string, state: JobView['state'], extra: Partial<
     id, managed: true, owner, uid: 1000, argv: ['train'], cwd: '/', gpu: null, requestedGpu: 'auto', priority: 'normal', memoryQuotaBytes: null, memoryRequestBytes: null,
     mode: 'shared', mpsSharePercent: null, migSlice: null, state, suspendedBy: null, pid: null, exitCode: null, signal: null, logPath: null,
     history: [{ state: 'queued', at: Number(id.slice(1)), reason: 'submitted' }], usedMemory: null, smPercent: null, ...extra,
+    gpus: extra.gpus ?? (extra.gpu === undefined || extra.gpu === null ? [] : [extra.gpu]),
   };
 }
 
@@ -190,6 +191,33 @@ test("where can I run: each place's run flags start the job there (a slice by it
   assert.deepEqual(runFlags(inSlice!, { memoryBytes: 15 * G, gpus: 1, priority: 'high' }, '15G'), ['--box', 'mig', '--mig-slice', 'MIG-1', '--mem', '15G', '--priority', 'high']);
   const [whole] = whereCanIRun(lab(box('w', snapshot([gpu(0, 80, 0)], []))), { memoryBytes: 0, gpus: 1, priority: 'normal' }).places;
   assert.deepEqual(runFlags(whole!, { memoryBytes: 0, gpus: 1, priority: 'normal' }, '0'), ['--box', 'w']);
+});
+
+test('the lab view counts a queued job naming two GPUs on each of them, and one queued for any two GPUs as for any GPU', () => {
+  const named = job('j1', 'carol', 'queued', { requestedGpu: 0, requestedGpus: [0, 2], gpuCount: 2, gpus: [0, 2] });
+  const any = job('j2', 'carol', 'queued', { requestedGpu: 'auto', gpuCount: 2 });
+  const view = labView(lab(box('b', snapshot([gpu(0, 80, 0), gpu(1, 80, 0), gpu(2, 80, 0)], []), [named, any])));
+  assert.deepEqual(view.boxes[0]!.gpus.map((g) => g.queued), [1, 0, 1]);
+  assert.deepEqual([view.boxes[0]!.queued, view.boxes[0]!.queuedAnyGpu], [2, 1]);
+});
+
+test('where can I run on two GPUs: the run flags name both, in index order; a running job on two GPUs holds its memory on each, a queued one takes two first', () => {
+  const four = (jobs: JobView[]) => box('four', snapshot([gpu(0, 80, 0), gpu(1, 80, 0), gpu(2, 80, 0), gpu(3, 80, 0)], []), jobs);
+  const [place] = whereCanIRun(lab(four([])), { memoryBytes: 20 * G, gpus: 2, priority: 'high' }).places;
+  assert.deepEqual(runFlags(place!, { memoryBytes: 20 * G, gpus: 2, priority: 'high' }, '20G'), ['--box', 'four', '--gpu', '0,1', '--mem', '20G', '--priority', 'high']);
+  // j1 runs on GPUs 0 and 2 with 70G declared on each (nothing allocated yet); j2 (high) waits for two GPUs of 70G
+  const running = job('j1', 'bob', 'running', { gpu: 0, gpus: [0, 2], gpuCount: 2, requestedGpus: [0, 2], requestedGpu: 0, memoryQuotaBytes: 70 * G, usedMemory: 0 });
+  const queued = job('j2', 'bob', 'queued', { priority: 'high', requestedGpu: 'auto', gpuCount: 2, memoryQuotaBytes: 70 * G });
+  const answer = whereCanIRun(lab(four([running, queued])), { memoryBytes: 20 * G, gpus: 2, priority: 'normal' });
+  assert.deepEqual(answer.places, [], 'GPUs 1 and 3 go to j2 first; 0 and 2 have 10G left each');
+  assert.match(answer.notNow[0]!.reason, /^no GPU has 20G free now \(the most: GPU 0, 10G\)/);
+  const exclusive = job('j3', 'bob', 'running', { gpu: 1, gpus: [1, 3], gpuCount: 2, requestedGpu: 'auto', mode: 'exclusive' });
+  assert.deepEqual(whereCanIRun(lab(four([exclusive])), { memoryBytes: 1 * G, gpus: 2, priority: 'normal' }).places.map((p) => p.gpus), [[0, 2]], 'an exclusive job on two GPUs holds both');
+  // j4 waits for three whole GPUs exclusively beside j3: it keeps GPUs 0 and 2, which fit it now, as the scheduler does
+  const waiting = job('j4', 'bob', 'queued', { requestedGpu: 'auto', gpuCount: 3, mode: 'exclusive' });
+  const kept = whereCanIRun(lab(four([exclusive, waiting])), { memoryBytes: 1 * G, gpus: 1, priority: 'normal' });
+  assert.deepEqual(kept.places, []);
+  assert.match(kept.notNow[0]!.reason, /GPU 0 is held for j4 \(bob\), which waits for the rest of its GPUs/);
 });
 
 test('where can I run: a slice that fits ranks with whole GPUs by the same rule: queue ahead, then its own busyness, then its free memory', () => {

@@ -3,7 +3,7 @@
 // reset before it is filled, so a process or job that left takes its series with it. The per-process
 // and per-job families (hundreds of series) are written by GaugeFamily, after prom-client's text.
 import { Counter, Gauge, Registry, type RegistryContentType } from 'prom-client';
-import { JOB_STATES, type AlertKind, type EngineKind, type JobView } from '../../../shared/jobs.js';
+import { gpusText, JOB_STATES, type AlertKind, type EngineKind, type JobView } from '../../../shared/jobs.js';
 import { containerLabel } from '../../../shared/process-context.js';
 import type { GpuProcessView, Snapshot } from '../../../shared/snapshot.js';
 import type { SchedulerCounters } from '../scheduler/scheduler-counters.js';
@@ -221,7 +221,8 @@ export class GpushareMetrics {
     for (const job of this.sources.jobs()) {
       perState.set(job.state, (perState.get(job.state) ?? 0) + 1);
       if (job.state === 'finished' || job.state === 'failed' || job.state === 'lost') continue;
-      const labels = labelText(JOB_LABELS, { job_id: job.id, user: job.owner, gpu: job.gpu === null ? '' : String(job.gpu), priority: job.priority, state: job.state, mode: job.mode });
+      // a job on several GPUs is labelled gpu="0,2"; its quota is per GPU
+      const labels = labelText(JOB_LABELS, { job_id: job.id, user: job.owner, gpu: job.gpu === null ? '' : gpusText(job), priority: job.priority, state: job.state, mode: job.mode });
       this.jobMemory.set(labels, job.usedMemory);
       this.jobSm.set(labels, job.smPercent === null ? null : job.smPercent / 100);
       this.jobQuota.set(labels, job.memoryQuotaBytes);

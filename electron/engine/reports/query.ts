@@ -250,8 +250,8 @@ function seriesOf(cells: Map<number, Map<string, Figures>>, rows: UsageRow[], bu
 
 /** Seconds each key's jobs spent queued and suspended or parked within [since, until). */
 async function waitingSeconds(db: SqliteDb, by: ReportGrouping, since: number, until: number, now: number) {
-  const changes = await db.all<{ job: string; at: number; state: string; owner: string; gpu: number | null }>(
-    `SELECT s.job, s.at, s.state, j.owner, j.gpu FROM job_states s JOIN jobs j ON j.id = s.job
+  const changes = await db.all<{ job: string; at: number; state: string; owner: string; gpu: number | null; gpus: string | null }>(
+    `SELECT s.job, s.at, s.state, j.owner, j.gpu, j.view ->> '$.gpus' AS gpus FROM job_states s JOIN jobs j ON j.id = s.job
      WHERE j.firstSeen < ? AND (j.lastSeen >= ? OR j.state NOT IN ('finished', 'failed', 'lost'))
      ORDER BY s.job, s.at`,
     [until, since],
@@ -266,11 +266,13 @@ async function waitingSeconds(db: SqliteDb, by: ReportGrouping, since: number, u
     if (!kind || seconds <= 0) continue;
     all[kind] += seconds; // the box's total counts every wait, shown in a row or not
     // a job waiting has no process yet, so no container: waits are not shown by container
-    const key = by === 'user' ? c.owner : by === 'job' ? c.job : by === 'container' || c.gpu === null ? null : String(c.gpu);
-    if (key === null) continue; // queued for "auto": not yet on any GPU
-    const entry = out.get(key) ?? { queued: 0, suspended: 0 };
-    entry[kind] += seconds;
-    out.set(key, entry);
+    const onGpus = c.gpu === null ? [] : c.gpus ? (JSON.parse(c.gpus) as number[]) : [c.gpu]; // a job on several GPUs waits on each
+    const keys = by === 'user' ? [c.owner] : by === 'job' ? [c.job] : by === 'container' ? [] : onGpus.map(String); // queued for "auto": not yet on any GPU
+    for (const key of keys) {
+      const entry = out.get(key) ?? { queued: 0, suspended: 0 };
+      entry[kind] += seconds;
+      out.set(key, entry);
+    }
   }
   return { byKey: out, all };
 }

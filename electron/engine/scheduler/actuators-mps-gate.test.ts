@@ -67,7 +67,7 @@ test('an MPS client starts with the client priority of its job priority, and its
   const { act, requests } = rig();
   const cases = [record('j1', 'mps', 'best-effort'), record('j2', 'mps', 'high'), record('j3', 'mig', 'best-effort'), record('j4', 'shared', 'best-effort')];
   const inEnv: Array<number | null> = [];
-  for (const r of cases) inEnv.push(await clientPriorityIn(r, act.launch(r, 1, GPU)));
+  for (const r of cases) inEnv.push(await clientPriorityIn(r, act.launch(r, [{ index: 1, view: GPU }])));
   assert.deepEqual(inEnv, [1, 0, 1, null]);
   const asked = (jobId: string, priority: string, migSlice: string | null) => ({ jobId, gpu: 1, migSlice, priority, quotaBytes: null, owner: null });
   assert.deepEqual(requests, [asked('j1', 'best-effort', null), asked('j2', 'high', null), asked('j3', 'best-effort', SLICE), asked('j4', 'best-effort', null)]);
@@ -75,6 +75,6 @@ test('an MPS client starts with the client priority of its job priority, and its
 
 test('a job whose gate slot is refused starts no MPS daemon', () => {
   const { act, started } = rig(true);
-  assert.throws(() => act.launch(record('j1', 'mps', 'best-effort'), 1, GPU), /slots are in use/);
+  assert.throws(() => act.launch(record('j1', 'mps', 'best-effort'), [{ index: 1, view: GPU }]), /slots are in use/);
   assert.deepEqual(started, []);
 });

@@ -56,7 +56,7 @@ async function exited(r: JobRecord, child: ReturnType<JobActuators['launch']>): 
 test("a slice client: the slice's daemon is started first and the job runs with the slice's client environment", async () => {
   const { act, calls } = rig();
   const r = record('j1', 40);
-  const log = await exited(r, act.launch(r, 1, gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }])));
+  const log = await exited(r, act.launch(r, [{ index: 1, view: gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]) }]));
   assert.deepEqual(calls, [`startSlice 1/2/${SLICE}`], 'its own slice daemon, not the GPU one');
   const env = new Map(log.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
   assert.equal(env.get('CUDA_VISIBLE_DEVICES'), SLICE);
@@ -72,7 +72,7 @@ test("a slice client's MPS priority follows its job's: best-effort below normal 
   for (const priority of ['best-effort', 'normal'] as const) {
     const r = record(`p-${priority}`, 40);
     r.view.priority = priority;
-    const log = await exited(r, act.launch(r, 1, gpu));
+    const log = await exited(r, act.launch(r, [{ index: 1, view: gpu }]));
     seen[priority] = /^CUDA_MPS_CLIENT_PRIORITY=(.*)$/m.exec(log)?.[1];
   }
   assert.deepEqual(seen, { 'best-effort': '1', normal: '0' });
@@ -81,9 +81,9 @@ test("a slice client's MPS priority follows its job's: best-effort below normal 
 test('a MIG job without a share starts no daemon; a slice that is gone is a clear failure, with no daemon started', async () => {
   const { act, calls } = rig();
   const plain = record('j2', null);
-  const log = await exited(plain, act.launch(plain, 1, gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }])));
+  const log = await exited(plain, act.launch(plain, [{ index: 1, view: gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]) }]));
   assert.doesNotMatch(log, /CUDA_MPS_/);
-  assert.throws(() => act.launch(record('j3', 40), 1, gpuWith([])), new RegExp(`MIG slice ${SLICE} is not on GPU 1 any more, so its MPS daemon cannot serve j3`));
+  assert.throws(() => act.launch(record('j3', 40), [{ index: 1, view: gpuWith([]) }]), new RegExp(`MIG slice ${SLICE} is not on GPU 1 any more, so its MPS daemon cannot serve j3`));
   assert.deepEqual(calls, []);
 });
 
@@ -91,8 +91,8 @@ test("terminate_client goes to the slice's daemon before any signal; the daemon 
   const { act, calls } = rig();
   const [a, b] = [record('j4', 50), record('j5', 50)];
   const gpu = gpuWith([{ uuid: SLICE, gpuInstanceId: 2 }]);
-  await exited(a, act.launch(a, 1, gpu));
-  await exited(b, act.launch(b, 1, gpu));
+  await exited(a, act.launch(a, [{ index: 1, view: gpu }]));
+  await exited(b, act.launch(b, [{ index: 1, view: gpu }]));
   assert.deepEqual(calls, [`startSlice 1/2/${SLICE}`], 'started for the first job; the second is a client of the running daemon');
   a.view.pid = 4242;
   act.terminate(a);

@@ -3,6 +3,7 @@
 // it runs from parking.ts; adoption.ts while an engine starts) calls these; commands never do.
 // Nothing here changes a job's state: that is the state machine's (job-state.ts).
 import type { ChildProcess } from 'node:child_process';
+import { quotaOverItsGpus } from '../../../shared/jobs.js';
 import { getPriority } from 'node:os';
 import { mpsClientPriorityOf } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
@@ -66,6 +67,9 @@ export function mpsDaemonKey(job: Pick<JobRecord['view'], 'mode' | 'gpu' | 'migS
   if (job.mode === 'mig' && job.mpsSharePercent !== null && job.migSlice !== null) return `slice ${job.migSlice}`;
   return null;
 }
+
+/** The quota the gate holds the job's processes to together. */
+const slotQuota = quotaOverItsGpus;
 
 export class JobActuators {
   /** The slice whose MPS daemon each slice client was started on, by job id (for terminate_client). */
@@ -138,7 +142,7 @@ export class JobActuators {
   }
 
   applyQuota(record: JobRecord): void {
-    if (this.gated(record)) this.options.gate!.setQuota(record.slot!, record.view.memoryQuotaBytes);
+    if (this.gated(record)) this.options.gate!.setQuota(record.slot!, slotQuota(record.view));
   }
 
   /** Why an MPS job cannot start on this GPU now (another user's MPS, or its daemon still stopping), or null. */
@@ -159,15 +163,17 @@ export class JobActuators {
    * Start a queued job on `gpu`: a gate slot, its environment, the launcher. Throws when it
    * cannot start; the slot is given back then. The child is unref'd: the engine never waits for a job.
    */
-  launch(record: JobRecord, gpu: number, gpuView: GpuView | undefined): ChildProcess {
+  launch(record: JobRecord, gpus: ReadonlyArray<{ index: number; view: GpuView | undefined }>): ChildProcess {
     const job = record.view;
+    const [{ index: gpu, view: gpuView }, ...also] = gpus;
     let slotEnv: Record<string, string> = {};
     const gate = this.options.gate;
     const mpsClient = this.mpsClientPlan(record, gpu, gpuView);
     if (gate) {
       const owner = record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null; // the job writes only its own activity file
       // an MPS client too: its client priority alone did not protect a high client on an H200 (bench/device/README.md)
-      const slot = gate.allocateSlot({ jobId: job.id, gpu, migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: job.memoryQuotaBytes, owner });
+      const alsoOn = also.map((g) => g.index);
+      const slot = gate.allocateSlot({ jobId: job.id, gpu, ...(alsoOn.length ? { alsoOn } : {}), migSlice: job.mode === 'mig' ? job.migSlice : null, priority: job.priority, quotaBytes: slotQuota(job), owner });
       record.slot = slot.slot;
       record.gateWaitNs = 0; // a fresh slot's counters start at nothing
       slotEnv = slot.env;
@@ -182,12 +188,14 @@ export class JobActuators {
         ...(mpsClient ? this.joinMps(record, mpsClient) : {}),
         CUDA_DEVICE_ORDER: 'PCI_BUS_ID',
         // a MIG job sees only its slice
-        CUDA_VISIBLE_DEVICES: job.mode === 'mig' && job.migSlice ? job.migSlice : gpuView?.uuid || String(gpu),
+        CUDA_VISIBLE_DEVICES: job.mode === 'mig' && job.migSlice ? job.migSlice : gpus.map((g) => g.view?.uuid || String(g.index)).join(','),
         GPUSHARE_JOB_ID: job.id,
+        // its quota is per GPU: each process is told one GPU's share (the gate holds them together to all of them)
+        ...(gpus.length > 1 ? { GPUSHARE_JOB_GPUS: String(gpus.length) } : {}),
       };
       if (extra.LD_LIBRARY_PATH && base.LD_LIBRARY_PATH) env.LD_LIBRARY_PATH = `${extra.LD_LIBRARY_PATH.split(':')[0]}:${base.LD_LIBRARY_PATH}`;
       if (slotEnv.LD_PRELOAD && base.LD_PRELOAD) env.LD_PRELOAD = `${slotEnv.LD_PRELOAD}:${base.LD_PRELOAD}`;
-      if (gate === null && job.memoryQuotaBytes !== null) env.GPUSHARE_MEM_QUOTA = String(job.memoryQuotaBytes);
+      if (gate === null && job.memoryQuotaBytes !== null) env.GPUSHARE_MEM_QUOTA = String(slotQuota(job));
       if (gate && this.options.parkRequests) env.GPUSHARE_PARK_FILE = this.options.parkRequests.create(job.id, record.runAs ? { uid: record.runAs.uid, gid: record.runAs.gid } : null);
       const child = launch({ executable: record.executable!, argv: record.launchArgv ?? job.argv, cwd: job.cwd!, env, logPath: job.logPath!, runAs: record.runAs });
       child.unref(); // a stopping engine leaves its jobs running
@@ -360,7 +368,7 @@ export class JobActuators {
 
   /** An enrolled job the driver lists elsewhere than its slot said: its slot follows it (the library reads its domain at every launch). */
   moveSlot(record: JobRecord): void {
-    if (record.slot !== null && record.view.gpu !== null) this.options.gate?.moveSlot?.(record.slot, record.view.gpu, record.view.migSlice);
+    if (record.slot !== null && record.view.gpu !== null) this.options.gate?.moveSlot?.(record.slot, record.view.gpu, record.view.migSlice, record.view.gpus.slice(1));
   }
 
   /** The job's park file, where auto-park made one (null: none). */
@@ -535,7 +543,7 @@ export class JobActuators {
   adoptSlot(record: JobRecord, slot: number | null): boolean {
     const gate = this.options.gate;
     const { pid, gpu, mode, migSlice, priority } = record.view;
-    if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, migSlice: mode === 'mig' ? migSlice : null, priority })) return false;
+    if (slot === null || pid === null || gpu === null || !gate?.adoptSlot?.(slot, { pid, gpu, alsoOn: record.view.gpus.slice(1), migSlice: mode === 'mig' ? migSlice : null, priority })) return false;
     record.slot = slot;
     record.gateWaitNs = null; // what it waited under the earlier engine is no wait now
     return true;

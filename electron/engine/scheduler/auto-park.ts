@@ -132,7 +132,7 @@ export class AutoPark {
   admissionBlock(gpu: number): string | null {
     for (const id of this.parkedHere) {
       const r = this.loop.table.get(id);
-      if (r?.view.gpu === gpu && r.view.state !== 'running' && (this.inFlight.has(id) || this.wantsBack(r))) return `${id}, parked, is getting its memory on GPU ${gpu} back first`;
+      if (r?.view.gpus.includes(gpu) && r.view.state !== 'running' && (this.inFlight.has(id) || this.wantsBack(r))) return `${id}, parked, is getting its memory on GPU ${gpu} back first`;
     }
     return null;
   }
@@ -178,7 +178,7 @@ export class AutoPark {
   private idleOn(gpu: number, except: string, now: number): Array<{ record: JobRecord; idleSince: number }> {
     const out: Array<{ record: JobRecord; idleSince: number }> = [];
     for (const r of this.loop.table.live()) {
-      if (r.view.id === except || r.view.gpu !== gpu || r.view.state !== 'running') continue;
+      if (r.view.id === except || !r.view.gpus.includes(gpu) || r.view.state !== 'running') continue; // a job on several GPUs frees each of them when parked
       if (r.holds.size > 0 || protectedFromAutoPark(r) !== null) continue;
       const activeAt = this.activeAt(r);
       if (activeAt === null || now - activeAt < this.policy.idleMs || (r.view.usedMemory ?? 0) <= 0) continue;

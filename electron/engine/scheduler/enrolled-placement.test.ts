@@ -20,6 +20,22 @@ test('a job on two GPUs is placed where its processes hold most memory, the othe
   assert.ok(changed);
   assert.match(moved!, /on GPU 0 \(its CUDA_VISIBLE_DEVICES named GPU 1\)/);
   assert.deepEqual([job.gpu, job.requestedGpu, job.enrolled!.gpuFrom, job.enrolled!.alsoOn], [0, 0, 'driver', [{ gpu: 1, migSlice: null, usedMemory: 300 }]]);
+  assert.deepEqual(job.gpus, [0, 1], 'its GPUs: where it holds most first, then the others: it is gated on each');
+  assert.match(moved!, /gated on GPUs 0,1/);
+});
+
+test('a job the driver shows on a second GPU is gated there too (a move of its slot), and back on one when it leaves it', () => {
+  const job = enrolledJob(0);
+  applyPlacement(job, decidePlacement([{ gpu: 0, migSlice: null, usedMemory: 64 }], job)!);
+  const second = applyPlacement(job, decidePlacement([{ gpu: 0, migSlice: null, usedMemory: 64 }, { gpu: 2, migSlice: null, usedMemory: 32 }], job)!);
+  assert.deepEqual([job.gpu, job.gpus], [0, [0, 2]]);
+  assert.deepEqual(second, { changed: true, moved: 'the driver lists its processes on GPU 2 too: gated on GPUs 0,2' });
+  const alone = () => applyPlacement(job, decidePlacement([{ gpu: 0, migSlice: null, usedMemory: 64 }], job)!);
+  for (let i = 1; i < PLACEMENT_MOVE_SAMPLES; i++) assert.deepEqual([job.gpus, alone().moved], [[0, 2], null], 'still gated on GPU 2: a flickering list does not take it out');
+  assert.deepEqual([alone(), job.gpus], [{ changed: true, moved: 'the driver lists its processes on GPU 0 alone now: gated there alone' }, [0]], 'out after PLACEMENT_MOVE_SAMPLES samples in a row without it');
+  const slice = enrolledJob(1);
+  applyPlacement(slice, decidePlacement([{ gpu: 1, migSlice: 'MIG-a', usedMemory: 64 }, { gpu: 0, migSlice: null, usedMemory: 8 }], slice)!);
+  assert.deepEqual(slice.gpus, [1], 'a job in a MIG slice is gated in its slice only (a slot in a slice is on one GPU)');
 });
 
 test('between equal places the job stays where it is; listed nowhere, its place stands', () => {
@@ -29,7 +45,7 @@ test('between equal places the job stays where it is; listed nowhere, its place 
   assert.equal(decidePlacement(equal, enrolledJob(3))!.place.gpu, 0, 'else the lowest GPU');
   assert.equal(decidePlacement([], job), null);
   const { changed, moved } = applyPlacement(job, decidePlacement(equal, job)!);
-  assert.deepEqual([changed, moved], [true, null], 'confirmed by the driver: its view says so, no move');
+  assert.deepEqual([changed, moved], [true, 'the driver lists its processes on GPU 0 too: gated on GPUs 1,0'], 'confirmed by the driver on GPU 1, and on GPU 0 too: gated there as well (it was: no move)');
   assert.deepEqual(applyPlacement(job, decidePlacement(equal, job)!), { changed: false, moved: null }, 'nothing new: no change to keep');
   assert.deepEqual(applyPlacement(job, decidePlacement([{ ...equal[0], usedMemory: 1 }, { ...equal[1], usedMemory: 99 }], job)!), { changed: false, moved: null }, 'memory alone: shown, not kept');
   assert.equal(job.enrolled!.alsoOn![0].usedMemory, 1);
@@ -58,7 +74,7 @@ test('a job whose process list flickers between two GPUs tick by tick keeps its 
   assert.match(sample(on(0)).moved!, /on GPU 0 \(its CUDA_VISIBLE_DEVICES named GPU 1\)/, 'the driver\'s first word is taken at once');
   const moves: Array<string | null> = [];
   for (let tick = 0; tick < 8; tick++) moves.push(sample(on(tick % 2 === 0 ? 1 : 0)).moved);
-  assert.deepEqual(moves, Array(8).fill(null), 'alternating lists never move its gate slot');
+  assert.deepEqual(moves, ['the driver lists its processes on GPU 1 too: gated on GPUs 0,1', ...Array(7).fill(null)], 'alternating lists never move its place; its slot counts on GPU 1 too from the first, and stays');
   assert.equal(job.gpu, 0);
   assert.deepEqual(job.enrolled!.alsoOn, undefined, 'listed where it is: nothing beside it');
   sample(on(1));

@@ -5,7 +5,9 @@ import type { Priority } from '../../../shared/jobs.js';
 
 export interface GateSlotRequest {
   jobId: string;
+  /** Its first GPU; `alsoOn`: the others of a job on several (whole GPUs): its slot counts in each one's domain. */
   gpu: number;
+  alsoOn?: number[];
   /** The MIG slice the job runs in (its UUID, say): a slice is its own gate domain. Null or absent: the whole GPU. */
   migSlice?: string | null;
   priority: Priority;
@@ -70,14 +72,14 @@ export interface JobGate {
   /** True: the driver has not confirmed the activity the job claims (scheduler/activity-claims.ts): its claims hold nobody back. */
   setUnconfirmed?(slot: number, unconfirmed: boolean): void;
   /** The job runs on another GPU (or slice) than its slot said: its slot counts in that one's domain from now. */
-  moveSlot?(slot: number, gpu: number, migSlice?: string | null): void;
+  moveSlot?(slot: number, gpu: number, migSlice?: string | null, alsoOn?: readonly number[]): void;
   /** What the job's processes published: used bytes, refused allocations. */
   readSlot?(slot: number): GateSlotUsage;
   releaseSlot(slot: number): void;
   /** The slot's files and generation, handed to an enrolled process (enrol/enrolment.ts). */
   slotFiles?(slot: number): SlotFiles;
   /** A job of an earlier engine (same pid in the slot it left) counts again: false when the slot is not its any more. */
-  adoptSlot?(slot: number, job: { pid: number; gpu: number; migSlice?: string | null; priority: Priority }): boolean;
+  adoptSlot?(slot: number, job: { pid: number; gpu: number; alsoOn?: readonly number[]; migSlice?: string | null; priority: Priority }): boolean;
   /** After adoption: the earlier engine's slots nobody was adopted into are freed. */
   releaseLeftovers?(): number[];
   /** Engine shutdown: mark the gate closed so every job fails open; keepFile when jobs live on for the next engine. */

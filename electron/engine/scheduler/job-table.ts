@@ -268,10 +268,11 @@ export function viewBytes(view: JobView): number {
   return bytes;
 }
 
+/** A job's view; its GPUs from `gpus`, else from `gpu` (one GPU: a process, an older caller), `gpu` always their first. */
 export function newJobView(fields: Pick<JobView, 'id' | 'managed' | 'owner' | 'uid' | 'argv'> & Partial<JobView>, state: JobState, reason: string, at = Date.now()): JobView {
+  const gpus = fields.gpus ?? (fields.gpu === undefined || fields.gpu === null ? [] : [fields.gpu]);
   return {
     cwd: null,
-    gpu: null,
     requestedGpu: 'auto',
     priority: 'normal',
     memoryQuotaBytes: null,
@@ -286,6 +287,8 @@ export function newJobView(fields: Pick<JobView, 'id' | 'managed' | 'owner' | 'u
     usedMemory: null,
     smPercent: null,
     ...fields,
+    gpu: gpus[0] ?? null,
+    gpus: [...gpus],
     suspendedBy: null,
     state,
     history: [{ state, at, reason }],

@@ -2,7 +2,7 @@
 // goes to host memory through the driver's checkpoint calls (lock → checkpoint) and comes back on
 // the same GPU (restore → unlock). A refused or failed step leaves the job as it was. Only the
 // loop runs these (park-wishes.ts, in a step); a command or a policy asks (Scheduler.requestPark).
-import { formatByteSize, type Alert } from '../../../shared/jobs.js';
+import { formatByteSize, gpusPhrase, type Alert } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import { checkpointErrorName, type ProcessCheckpointer } from '../holds/checkpointer.js';
 import type { JobActuators, ParkStepError } from './actuators.js';
@@ -39,9 +39,9 @@ export function jobGpuPids(snapshot: Snapshot | null, record: JobRecord, jobOf: 
 
 const why = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-function noRoom(id: string, gpu: number, bytes: number, free: number | null | undefined): string {
+function noRoom(id: string, where: string, bytes: number, free: number | null | undefined): string {
   const have = typeof free === 'number' ? ` (it needs ${formatByteSize(bytes)}, ${formatByteSize(free)} is free)` : ` (it needs ${formatByteSize(bytes)})`;
-  return `Cannot unpark ${id}: not enough free memory to unpark on GPU ${gpu}${have} — try later. It stays parked.`;
+  return `Cannot unpark ${id}: not enough free memory to unpark on ${where}${have} — try later. It stays parked.`;
 }
 
 /**
@@ -72,6 +72,7 @@ export function checkParkWish(checkpointer: ProcessCheckpointer, record: JobReco
 export async function parkJob(loop: ParkStepContext, record: JobRecord, by: string, automatic = false): Promise<void> {
   const job = record.view;
   const gpu = job.gpu!;
+  const where = gpusPhrase(job); // a job on several GPUs parks and comes back on all of them
   const bytes = job.usedMemory ?? 0;
   const pids = loop.gpuPids(record);
   loop.fire(record, 'park', `parking, asked by ${by}`);
@@ -82,27 +83,28 @@ export async function parkJob(loop: ParkStepContext, record: JobRecord, by: stri
   } catch (error) {
     loop.act.setGateMember(record, true);
     const step = error as ParkStepError;
-    const message = `Could not park ${job.id}: ${why(error)}. ${step.undoFailure === null ? 'It keeps running' : `Undoing the rest failed too (${step.undoFailure})`} on GPU ${gpu}.`;
+    const message = `Could not park ${job.id}: ${why(error)}. ${step.undoFailure === null ? 'It keeps running' : `Undoing the rest failed too (${step.undoFailure})`} on ${where}.`;
     loop.fire(record, 'park-failed', message); // the loop's next step decides its gating again
     throw new ApiError('conflict', message);
   }
   record.parked = { gpu, bytes, at: Date.now(), processes };
   job.usedMemory = 0;
   job.smPercent = 0;
-  if (!loop.fire(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of GPU ${gpu} memory moved to host memory`)) return; // it ended meanwhile
+  if (!loop.fire(record, 'parked', `parked by ${by}: ${formatByteSize(bytes)} of ${where} memory moved to host memory`)) return; // it ended meanwhile
   if (automatic) return;
   loop.raiseAlert({
     kind: 'parked',
     severity: 'info',
     gpu,
     jobId: job.id,
-    message: `${job.id} (${job.argv[0].split('/').pop()}) is parked: its ${formatByteSize(bytes)} on GPU ${gpu} moved to host memory and GPU ${gpu} is free for others. Unpark it to continue on GPU ${gpu}.`,
+    message: `${job.id} (${job.argv[0].split('/').pop()}) is parked: its ${formatByteSize(bytes)} on ${where} moved to host memory and ${where} ${job.gpus.length > 1 ? 'are' : 'is'} free for others. Unpark it to continue on ${where}.`,
   });
 }
 
 export async function unparkJob(loop: ParkStepContext, record: JobRecord, by: string, automatic = false): Promise<void> {
   const job = record.view;
   const gpu = job.gpu!;
+  const where = gpusPhrase(job); // a job on several GPUs parks and comes back on all of them
   const bytes = record.parked?.bytes ?? 0;
   loop.fire(record, 'unpark', `unparking, asked by ${by}`);
   try {
@@ -111,11 +113,11 @@ export async function unparkJob(loop: ParkStepContext, record: JobRecord, by: st
     const step = error as ParkStepError;
     let message: string;
     if (step.step === 'restore' && checkpointErrorName(step.cause) === 'CUDA_ERROR_OUT_OF_MEMORY') {
-      message = noRoom(job.id, gpu, bytes, loop.memoryFree(gpu));
+      message = noRoom(job.id, where, bytes, job.gpus.length > 1 ? null : loop.memoryFree(gpu));
     } else if (step.step === 'restore') {
       message = `Could not unpark ${job.id}: ${why(error)}. It stays parked.`;
     } else {
-      message = `Could not unpark ${job.id}: its memory is back on GPU ${gpu} but unlocking failed: ${why(error)}.`;
+      message = `Could not unpark ${job.id}: its memory is back on ${where} but unlocking failed: ${why(error)}.`;
     }
     if (step.step === 'restore' && step.undoFailure !== null) message += ` Some of its processes came back and could not be moved out again (${step.undoFailure}).`;
     loop.fire(record, 'unpark-failed', message);
@@ -124,7 +126,7 @@ export async function unparkJob(loop: ParkStepContext, record: JobRecord, by: st
   record.parked = null;
   loop.act.setGateMember(record, true);
   loop.act.applyPriority(record); // a priority set while it was parked
-  if (!loop.fire(record, 'unparked', `unparked by ${by} on GPU ${gpu}`)) return;
+  if (!loop.fire(record, 'unparked', `unparked by ${by} on ${where}`)) return;
   loop.settle(record, 'held back as before it was parked'); // a hold from before the park still applies
   if (automatic) return;
   loop.raiseAlert({
@@ -132,6 +134,6 @@ export async function unparkJob(loop: ParkStepContext, record: JobRecord, by: st
     severity: 'info',
     gpu,
     jobId: job.id,
-    message: `${job.id} (${job.argv[0].split('/').pop()}) is unparked: its ${formatByteSize(bytes)} are back on GPU ${gpu} and it runs again.`,
+    message: `${job.id} (${job.argv[0].split('/').pop()}) is unparked: its ${formatByteSize(bytes)} are back on ${where} and it runs again.`,
   });
 }

@@ -38,8 +38,8 @@ test('admission: memory that fits, auto picks the most free, exclusive needs an 
   const plan = planAdmission(gpus, t.live());
   // j4 (high) first, takes GPU 1 (35G free); j2 then fits best on GPU 1 (15G) over GPU 0 (10G)
   assert.deepEqual(plan.start, [
-    { jobId: 'j4', gpu: 1 },
-    { jobId: 'j2', gpu: 1 },
+    { jobId: 'j4', gpus: [1] },
+    { jobId: 'j2', gpus: [1] },
   ]);
   assert.match(plan.waiting.get('j1')!, /GPU 0 has 10G free and j1 needs 12G/);
   assert.match(plan.waiting.get('j3')!, /a higher-priority job is waiting for GPU 0|GPU 0 is not empty and j3 asked for it exclusively/);
@@ -66,7 +66,7 @@ test('admission into a MIG slice counts what it placed there this tick, and what
   job(t, { id: 'j3', gpu: 0, requestedGpu: 0, mode: 'mig', migSlice: 'MIG-b', memoryRequestBytes: 8 * G, usedMemory: 1 * G }, 'running');
   job(t, { id: 'j4', requestedGpu: 0, mode: 'mig', migSlice: 'MIG-b', memoryRequestBytes: 4 * G }, 'queued', 3);
   const plan = planAdmission(gpus, t.live());
-  assert.deepEqual(plan.start, [{ jobId: 'j1', gpu: 0 }], 'j2 does not fit beside j1 in MIG-a; j4 does not fit beside what j3 declared in MIG-b');
+  assert.deepEqual(plan.start, [{ jobId: 'j1', gpus: [0] }], 'j2 does not fit beside j1 in MIG-a; j4 does not fit beside what j3 declared in MIG-b');
   assert.match(plan.waiting.get('j2')!, /MIG slice 3g\.40gb has 4G free and j2 needs 6G/);
   assert.match(plan.waiting.get('j4')!, /MIG slice 3g\.40gb has 2G free and j4 needs 4G/);
 });
@@ -145,4 +145,42 @@ test('contention: each condition is raised once per onset', () => {
   assert.equal(tracker.update(conditions).length, 0, 'the next tick raises nothing new');
   assert.equal(tracker.update([]).length, 0);
   assert.deepEqual(tracker.update(conditions.filter((c) => c.key === 'memory:0')).map((c) => c.key), ['memory:0'], 'a new onset is raised again');
+});
+
+test('admission of jobs on several GPUs: all at once or none, auto by most free in index order, a named list reserved from lower jobs', () => {
+  const t = new JobTable();
+  job(t, { id: 'j1', requestedGpu: 'auto', gpuCount: 2, memoryRequestBytes: 20 * G }, 'queued', 1);
+  job(t, { id: 'j2', requestedGpu: 0, requestedGpus: [0, 2], gpuCount: 2, priority: 'high', memoryRequestBytes: 20 * G }, 'queued', 2);
+  job(t, { id: 'j3', requestedGpu: 2, priority: 'best-effort', memoryRequestBytes: 1 * G }, 'queued', 3);
+  const tight = planAdmission([gpu(0, 40, 35), gpu(1, 40, 35), gpu(2, 40, 0)], t.live());
+  assert.deepEqual(tight.start, [], 'one GPU fits each of them: neither starts on part of its GPUs');
+  assert.match(tight.waiting.get('j1')!, /j1 \(train\.py, ann\) is queued: 0 of the 2 GPUs it needs fit it now \(a higher-priority job is waiting for GPU 2\)\./);
+  assert.match(tight.waiting.get('j2')!, /is queued: GPU 0 has 5G free and j2 needs 20G\./);
+  assert.match(tight.waiting.get('j3')!, /a higher-priority job is waiting for GPU 2/, 'j2 named GPU 2: a lower job does not take it meanwhile');
+  const roomy = planAdmission([gpu(0, 40, 10), gpu(1, 40, 30), gpu(2, 40, 0), gpu(3, 40, 5)], t.live());
+  assert.deepEqual(roomy.start, [{ jobId: 'j2', gpus: [0, 2] }, { jobId: 'j1', gpus: [2, 3] }], 'j2 (high) first on the two it named; j1 on the two with most free left, in index order');
+  const alone = new JobTable();
+  job(alone, { id: 'j4', requestedGpu: 'auto', gpuCount: 2, memoryRequestBytes: 20 * G }, 'queued', 1);
+  assert.match(planAdmission([gpu(0, 40, 35), gpu(1, 40, 0)], alone.live()).waiting.get('j4')!, /is queued: 1 of the 2 GPUs it needs fits it now \(GPU 0 has 5G free and j4 needs 20G\)\./);
+});
+
+test('a job on two GPUs that waits keeps what fits it now from later jobs: its memory there, the whole GPU when exclusive', () => {
+  const t = new JobTable();
+  job(t, { id: 'p9', managed: false, gpu: 1, requestedGpu: 1, usedMemory: 30 * G, smPercent: 50 }, 'running');
+  job(t, { id: 'j1', requestedGpu: 'auto', gpuCount: 2, memoryRequestBytes: 20 * G }, 'queued', 1);
+  job(t, { id: 'j2', requestedGpu: 'auto', memoryRequestBytes: 30 * G }, 'queued', 2);
+  job(t, { id: 'j3', requestedGpu: 'auto', memoryRequestBytes: 15 * G }, 'queued', 3);
+  const plan = planAdmission([gpu(0, 40, 0), gpu(1, 40, 30)], t.live());
+  assert.match(plan.waiting.get('j1')!, /1 of the 2 GPUs it needs fits it now/);
+  assert.match(plan.waiting.get('j2')!, /GPU 0 has 20G free and j2 needs 30G/, 'j1 keeps 20G of GPU 0: j2, after it, does not take the GPU it waits beside');
+  assert.deepEqual(plan.start, [{ jobId: 'j3', gpus: [0] }], 'what is left beside it is still used');
+  const exclusive = new JobTable();
+  job(exclusive, { id: 'p9', managed: false, gpu: 1, requestedGpu: 1, usedMemory: 30 * G, smPercent: 50 }, 'running');
+  job(exclusive, { id: 'j1', requestedGpu: 0, requestedGpus: [0, 1], gpuCount: 2, mode: 'exclusive' }, 'queued', 1);
+  job(exclusive, { id: 'j2', requestedGpu: 0, memoryRequestBytes: 1 * G }, 'queued', 2);
+  job(exclusive, { id: 'j3', requestedGpu: 'auto', memoryRequestBytes: 1 * G }, 'queued', 3);
+  const held = planAdmission([gpu(0, 40, 0), gpu(1, 40, 30)], exclusive.live());
+  assert.match(held.waiting.get('j1')!, /GPU 1 is not empty and j1 asked for it exclusively/);
+  assert.match(held.waiting.get('j2')!, /GPU 0 is held for j1, which waits for the rest of its GPUs to run on it exclusively/);
+  assert.deepEqual(held.start, [{ jobId: 'j3', gpus: [1] }], 'not on GPU 0, which has the most free');
 });

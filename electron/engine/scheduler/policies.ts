@@ -1,7 +1,7 @@
 // The scheduler's decisions as pure functions of the jobs and the latest snapshot:
 // what is active, which queued job may start where, who is held for priority,
 // and which contention conditions hold right now.
-import { formatByteSize, PRIORITY_RANK, type AlertKind, type JobView } from '../../../shared/jobs.js';
+import { formatByteSize, gpuDemand, gpusPhrase, PRIORITY_RANK, quotaOverItsGpus, type AlertKind, type JobView } from '../../../shared/jobs.js';
 import type { GpuView } from '../../../shared/snapshot.js';
 import type { JobRecord } from './job-table.js';
 
@@ -22,8 +22,14 @@ export function isActive(record: JobRecord, now: number, holdMs = ACTIVE_HOLD_MS
   return (smPercent ?? 0) > 0 || now - record.lastActiveAt < holdMs;
 }
 
-/** Where jobs compete for SMs: a whole GPU, or one MIG slice of it (slices are isolated from each other). */
-export const sharingDomain = (job: JobView): string => `${job.gpu}/${job.migSlice ?? ''}`;
+/** Where jobs compete for SMs: a whole GPU, or one MIG slice of it (slices are isolated from each other); a job on several GPUs: each of them. */
+export const sharingDomains = (job: JobView): string[] => (job.gpus.length ? job.gpus : [job.gpu]).map((gpu) => `${gpu}/${job.migSlice ?? ''}`);
+
+/** The two jobs compete somewhere: on a GPU (or slice) both run on. */
+export const shareDomain = (a: JobView, b: JobView): boolean => {
+  const mine = sharingDomains(a);
+  return sharingDomains(b).some((d) => mine.includes(d));
+};
 
 /** Memory a job said it needs: its request, else its own quota (a cap the lab policy gave it is no need), else nothing. */
 export const declaredNeed = (job: JobView): number => job.memoryRequestBytes ?? (job.memoryQuotaFromPolicy ? null : job.memoryQuotaBytes) ?? 0;
@@ -32,10 +38,10 @@ export const declaredNeed = (job: JobView): number => job.memoryRequestBytes ?? 
 export interface AdmissionLimits {
   /** Why the job may not start now on any GPU (its owner is at a limit), or null. */
   holdsBack(job: JobView): string | null;
-  /** Why it may not start on this GPU (its owner may use no more GPUs), or null. */
-  holdsBackOn(job: JobView, gpu: number): string | null;
-  /** It was placed on `gpu`: the next jobs of this plan see it. Returns the hard quota the policy gives it (null: none). */
-  admitted(job: JobView, gpu: number): number | null;
+  /** Why it may not start on these GPUs together (its owner may use no more GPUs), or null. */
+  holdsBackOn(job: JobView, gpus: readonly number[]): string | null;
+  /** It was placed on `gpus`: the next jobs of this plan see it. Returns the hard quota (per GPU) the policy gives it (null: none). */
+  admitted(job: JobView, gpus: readonly number[]): number | null;
 }
 
 export interface AdmissionOptions {
@@ -46,14 +52,17 @@ export interface AdmissionOptions {
 }
 
 export interface AdmissionPlan {
-  /** `quotaBytes`: the hard memory quota the lab policy gives the job (absent: its own, if any). */
-  start: Array<{ jobId: string; gpu: number; quotaBytes?: number }>;
+  /** `gpus`: where it starts, all at once, in order; `quotaBytes`: the hard memory quota per GPU the lab policy gives the job (absent: its own, if any). */
+  start: Array<{ jobId: string; gpus: number[]; quotaBytes?: number }>;
   /** Why each job that stays queued waits: one sentence. */
   waiting: Map<string, string>;
 }
 
 /**
- * Which queued jobs start now, and where. A job starts when its GPU has the memory it
+ * Which queued jobs start now, and where. A job on several GPUs starts only when every one of them
+ * can take it, all in the same plan (reserved in one step: it never holds some while waiting for the
+ * rest, so two such jobs cannot each hold half of what the other needs); `auto` takes the GPUs with
+ * the most free memory, in index order. A job starts when its GPU has the memory it
  * declared free (after what running jobs declared but do not use yet) and its mode is
  * available: `exclusive` needs an otherwise empty GPU, and nothing joins an exclusive job.
  * `auto` takes the GPU with the most free memory that fits. The queue order (fair share, when
@@ -69,12 +78,14 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
   /** MIG slice → memory spoken for there beyond what the driver shows used (declared, not yet allocated; placed this tick). */
   const sliceSpoken = new Map<string, number>();
   const unallocated = (job: JobView): number => Math.max(0, declaredNeed(job) - (job.usedMemory ?? 0));
+  const unallocatedPerGpu = (job: JobView): number => (job.gpus.length > 1 ? Math.max(0, declaredNeed(job) - (job.usedMemory ?? 0) / job.gpus.length) : unallocated(job));
   for (const r of placed) {
-    const g = r.view.gpu!;
-    occupied.add(g);
-    if (r.view.mode === 'exclusive') exclusiveOn.set(g, r.view.id);
-    // memory a started job declared but has not allocated yet is spoken for
-    if (r.view.managed) free.set(g, (free.get(g) ?? 0) - unallocated(r.view));
+    for (const g of r.view.gpus.length ? r.view.gpus : [r.view.gpu!]) {
+      occupied.add(g);
+      if (r.view.mode === 'exclusive') exclusiveOn.set(g, r.view.id);
+      // memory a started job declared but has not allocated yet is spoken for (a job on several GPUs: per GPU, of what it uses on all)
+      if (r.view.managed) free.set(g, (free.get(g) ?? 0) - unallocatedPerGpu(r.view));
+    }
     if (r.view.managed && r.view.mode === 'mig' && r.view.migSlice) sliceSpoken.set(r.view.migSlice, (sliceSpoken.get(r.view.migSlice) ?? 0) + unallocated(r.view));
   }
   const queued = live
@@ -82,10 +93,10 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     .sort((a, b) => (options.queueOrder?.(a.view, b.view) ?? 0) || PRIORITY_RANK[a.view.priority] - PRIORITY_RANK[b.view.priority] || a.view.history[0].at - b.view.history[0].at || Number(a.view.id.slice(1)) - Number(b.view.id.slice(1)));
   const limits = options.limits ?? null;
   const blockedBelow = new Map<number, number>(); // GPU → rank of the highest job waiting for it
+  const heldFor = new Map<number, string>(); // GPU → the exclusive job on several GPUs that waits for its others and has this one
   const plan: AdmissionPlan = { start: [], waiting: new Map() };
 
-  const whyNot = (job: JobView, gpu: GpuView | undefined): string | null => {
-    if (!gpu) return `GPU ${job.requestedGpu} does not exist`;
+  const whyNot = (job: JobView, gpu: GpuView): string | null => {
     if (gpu.lost) return `GPU ${gpu.index} is lost`;
     if (gpu.migEnabled && job.mode !== 'mig') return `GPU ${gpu.index} is in MIG mode: run the job in one of its slices (mode mig with a MIG slice UUID)`;
     if (job.mode === 'mig') {
@@ -98,6 +109,7 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     if (blocked) return blocked;
     if ((blockedBelow.get(gpu.index) ?? Infinity) < PRIORITY_RANK[job.priority]) return `a higher-priority job is waiting for GPU ${gpu.index}`;
     if (exclusiveOn.has(gpu.index)) return `GPU ${gpu.index} runs ${exclusiveOn.get(gpu.index)} exclusively`;
+    if (heldFor.has(gpu.index)) return `GPU ${gpu.index} is held for ${heldFor.get(gpu.index)}, which waits for the rest of its GPUs to run on it exclusively`;
     if (job.mode === 'exclusive' && occupied.has(gpu.index)) return `GPU ${gpu.index} is not empty and ${job.id} asked for it exclusively`;
     const need = job.mode === 'mig' ? 0 : declaredNeed(job); // a slice's memory is its own, checked above
     const available = free.get(gpu.index) ?? 0;
@@ -105,40 +117,68 @@ export function planAdmission(gpus: readonly GpuView[], live: readonly JobRecord
     return null;
   };
 
+  /**
+   * A job on several GPUs that waits keeps what fits it now from the jobs after it in the queue: its memory on
+   * each such GPU (the whole GPU, exclusive), so that a stream of smaller jobs cannot starve it. Planned anew
+   * every step, it holds nothing while it waits: no deadlock.
+   */
+  const holdWhatFits = (job: JobView, named: readonly number[] | null): void => {
+    for (const g of gpus) {
+      if ((named && !named.includes(g.index)) || whyNot(job, g) !== null || limits?.holdsBackOn(job, [g.index])) continue;
+      free.set(g.index, (free.get(g.index) ?? 0) - declaredNeed(job));
+      occupied.add(g.index);
+      if (job.mode === 'exclusive') heldFor.set(g.index, job.id);
+    }
+  };
+
   for (const r of queued) {
     const job = r.view;
-    let chosen: GpuView | undefined;
-    let reason: string | null = limits?.holdsBack(job) ?? null;
-    const limitOn = (g: GpuView): string | null => limits?.holdsBackOn(job, g.index) ?? null;
-    if (reason !== null) {
+    const demand = gpuDemand(job);
+    let chosen: GpuView[] | null = null;
+    const ownerLimit = limits?.holdsBack(job) ?? null;
+    let reason: string | null = ownerLimit;
+    const limitOn = (gs: readonly GpuView[]): string | null => limits?.holdsBackOn(job, gs.map((g) => g.index)) ?? null;
+    const byFree = (a: GpuView, b: GpuView): number => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index;
+    if (reason) {
       // held for its owner's limit: it waits for no GPU, so it holds no lower job back
-    } else if (job.requestedGpu === 'auto') {
-      const fits = gpus.filter((g) => whyNot(job, g) === null && limitOn(g) === null).sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0) || a.index - b.index);
-      chosen = fits[0];
-      if (!chosen) {
+    } else if (demand.named === null) {
+      const fits = gpus.filter((g) => whyNot(job, g) === null && limitOn([g]) === null).sort(byFree);
+      const taken = fits.length >= demand.count ? fits.slice(0, demand.count).sort((a, b) => a.index - b.index) : null;
+      const limitedTogether = taken && demand.count > 1 ? limitOn(taken) : null;
+      if (taken && !limitedTogether) chosen = taken;
+      else if (limitedTogether) reason = limitedTogether;
+      else {
         const usable = gpus.filter((g) => !g.lost && !g.migEnabled);
-        const allowed = usable.filter((g) => limitOn(g) === null);
-        const best = allowed.sort((a, b) => (free.get(b.index) ?? 0) - (free.get(a.index) ?? 0))[0];
-        const limited = allowed.length < usable.length ? limitOn(usable.find((g) => limitOn(g) !== null)!) : null;
+        const allowed = usable.filter((g) => limitOn([g]) === null);
+        const best = allowed.filter((g) => !fits.includes(g)).sort(byFree)[0];
+        const limited = allowed.length < usable.length ? limitOn([usable.find((g) => limitOn([g]) !== null)!]) : null;
+        const fitting = demand.count > 1 ? `${fits.length} of the ${demand.count} GPUs it needs fit${fits.length === 1 ? 's' : ''} it now` : 'no GPU fits it now';
         if (limited) reason = best ? `${limited}, and ${whyNot(job, best)}` : limited;
-        else reason = best ? `no GPU fits it now (${whyNot(job, best)})` : 'no GPU can run it (all are lost or in MIG mode)';
+        else if (usable.length < demand.count) reason = `it needs ${demand.count} GPUs and ${usable.length} can run it (the others are lost or in MIG mode)`;
+        else reason = best ? `${fitting} (${whyNot(job, best)})` : `no GPU can run it (all are lost or in MIG mode)`;
       }
     } else {
-      const gpu = gpus.find((g) => g.index === job.requestedGpu);
-      reason = (gpu && limitOn(gpu)) || whyNot(job, gpu);
-      if (reason === null) chosen = gpu;
-      else if (!gpu || limitOn(gpu) === null) blockedBelow.set(job.requestedGpu, Math.min(blockedBelow.get(job.requestedGpu) ?? Infinity, PRIORITY_RANK[job.priority]));
+      const named = demand.named.map((index) => ({ index, gpu: gpus.find((g) => g.index === index) }));
+      const missing = named.find((n) => !n.gpu);
+      const present = named.flatMap((n) => (n.gpu ? [n.gpu] : []));
+      reason = missing ? `GPU ${missing.index} does not exist` : limitOn(present) ?? present.map((g) => whyNot(job, g)).find((why) => why !== null) ?? null;
+      if (reason === null) chosen = present;
+      else if (missing || limitOn(present) === null) for (const { index } of named) blockedBelow.set(index, Math.min(blockedBelow.get(index) ?? Infinity, PRIORITY_RANK[job.priority])); // reserved: no lower job takes any of them meanwhile
     }
     if (!chosen) {
       plan.waiting.set(job.id, `${name(job)} is queued: ${reason}.`);
+      if (demand.count > 1 && !ownerLimit) holdWhatFits(job, demand.named);
       continue;
     }
-    const quotaBytes = limits?.admitted(job, chosen.index) ?? null;
-    plan.start.push({ jobId: job.id, gpu: chosen.index, ...(quotaBytes === null ? {} : { quotaBytes }) });
-    free.set(chosen.index, (free.get(chosen.index) ?? 0) - declaredNeed(job));
+    const on = chosen.map((g) => g.index);
+    const quotaBytes = limits?.admitted(job, on) ?? null;
+    plan.start.push({ jobId: job.id, gpus: on, ...(quotaBytes === null ? {} : { quotaBytes }) });
+    for (const g of on) {
+      free.set(g, (free.get(g) ?? 0) - declaredNeed(job));
+      occupied.add(g);
+      if (job.mode === 'exclusive') exclusiveOn.set(g, job.id);
+    }
     if (job.mode === 'mig' && job.migSlice) sliceSpoken.set(job.migSlice, (sliceSpoken.get(job.migSlice) ?? 0) + declaredNeed(job));
-    occupied.add(chosen.index);
-    if (job.mode === 'exclusive') exclusiveOn.set(chosen.index, job.id);
   }
   return plan;
 }
@@ -160,7 +200,7 @@ export function decidePriority(live: readonly JobRecord[], now: number, options:
   for (const r of live) {
     const { gpu, priority, state } = r.view;
     if (gpu === null || (state !== 'running' && state !== 'gated' && state !== 'suspended')) continue;
-    const higher = active.filter((a) => a !== r && sharingDomain(a.view) === sharingDomain(r.view) && PRIORITY_RANK[a.view.priority] < PRIORITY_RANK[priority]);
+    const higher = active.filter((a) => a !== r && shareDomain(a.view, r.view) && PRIORITY_RANK[a.view.priority] < PRIORITY_RANK[priority]);
     if (higher.length === 0) continue;
     if (options.gateFor(r)) {
       // the gate sees only managed jobs: above an unmanaged process the engine pauses the slot itself
@@ -202,7 +242,7 @@ export function decideGating(live: readonly JobRecord[], now: number, options: {
     let by: JobRecord | null = null;
     let byLaunch = -1n;
     for (const [h, seen] of sights) {
-      if (h === r || sharingDomain(h.view) !== sharingDomain(r.view) || PRIORITY_RANK[h.view.priority] >= PRIORITY_RANK[priority]) continue;
+      if (h === r || !shareDomain(h.view, r.view) || PRIORITY_RANK[h.view.priority] >= PRIORITY_RANK[priority]) continue;
       const launch = seen.inLaunch > 0 ? BigInt(Number.MAX_SAFE_INTEGER) * 1_000_000n : seen.lastLaunchNs; // mid-launch: the latest of all
       if (launch > byLaunch) [by, byLaunch] = [h, launch];
     }
@@ -238,17 +278,18 @@ export function detectContention(gpus: readonly GpuView[], live: readonly JobRec
     const job = r.view;
     if (job.state === 'gated' || r.holds.has('priority')) {
       const verb = job.state === 'gated' ? 'is gated' : 'is suspended';
-      conditions.push({ key: `held:${job.id}`, kind: 'contention', severity: 'info', gpu: job.gpu, jobId: job.id, message: `${name(job)} ${verb} on GPU ${job.gpu} while a higher-priority job runs there.` });
+      conditions.push({ key: `held:${job.id}`, kind: 'contention', severity: 'info', gpu: job.gpu, jobId: job.id, message: `${name(job)} ${verb} on ${gpusPhrase(job)} while a higher-priority job runs ${job.gpus.length > 1 ? 'on one of them' : 'there'}.` });
     }
     if (r.oomAt !== null && now - r.oomAt < OOM_HOLD_MS) conditions.push(outOfMemoryCondition(r));
-    if (job.memoryQuotaBytes !== null && (job.usedMemory ?? 0) > job.memoryQuotaBytes) {
+    const quota = quotaOverItsGpus(job);
+    if (quota !== null && (job.usedMemory ?? 0) > quota) {
       conditions.push({
         key: `quota:${job.id}`,
         kind: 'quota',
         severity: 'warning',
         gpu: job.gpu,
         jobId: job.id,
-        message: `${name(job)} uses ${formatByteSize(job.usedMemory!)} of GPU memory, over its ${formatByteSize(job.memoryQuotaBytes)} quota.`,
+        message: `${name(job)} uses ${formatByteSize(job.usedMemory!)} of GPU memory, over its ${formatByteSize(quota)} quota${job.gpus.length > 1 ? ` (${formatByteSize(job.memoryQuotaBytes!)} on each of its ${job.gpus.length} GPUs)` : ''}.`,
       });
     }
   }
@@ -266,8 +307,8 @@ export function detectContention(gpus: readonly GpuView[], live: readonly JobRec
     }
     const activeByDomain = new Map<string, JobRecord[]>();
     for (const r of live) {
-      if (r.view.gpu !== gpu.index || !isActive(r, now, holdMs)) continue;
-      const domain = sharingDomain(r.view);
+      if (!(r.view.gpus.length ? r.view.gpus : [r.view.gpu]).includes(gpu.index) || !isActive(r, now, holdMs)) continue;
+      const domain = `${gpu.index}/${r.view.migSlice ?? ''}`;
       activeByDomain.set(domain, [...(activeByDomain.get(domain) ?? []), r]);
     }
     for (const [domain, active] of activeByDomain) {

@@ -4,7 +4,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ApiParams } from '../../../shared/api.js';
-import { FINAL_STATES, PRIORITY_RANK, formatByteSize, type EngineKind, type JobState, type JobView, type Priority, type SharingMode } from '../../../shared/jobs.js';
+import { FINAL_STATES, PRIORITY_RANK, formatByteSize, gpusText, type EngineKind, type JobState, type JobView, type Priority, type SharingMode } from '../../../shared/jobs.js';
 import { ApiError } from '../api/api-error.js';
 import type { Caller, Dispatcher } from '../api/dispatcher.js';
 import { commandLines, jobsSeenBy } from '../api/need-to-know.js';
@@ -111,6 +111,23 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     return { gpu, mpsSharePercent: null, migSlice: null };
   };
 
+  /**
+   * A job on several GPUs, checked: distinct GPUs of this box (all of them at most), whole GPUs (MPS and MIG
+   * are for one). Null: a job on one GPU.
+   */
+  const severalGpus = (gpu: number | 'auto' | number[], count: number | undefined, mode: SharingMode): { count: number; named: number[] | null } | null => {
+    if (Array.isArray(gpu) && count !== undefined) throw new ApiError('invalid-request', `Give the job's GPUs either by index (${gpu.join(',')}) or by count (${count}), not both. Nothing was started.`);
+    const named = Array.isArray(gpu) ? gpu : null;
+    const wanted = named?.length ?? count ?? 1;
+    if (named && new Set(named).size !== named.length) throw new ApiError('invalid-request', `GPU ${named.find((g, i) => named.indexOf(g) !== i)} is named twice in ${named.join(',')}: a job runs once on each of its GPUs. Nothing was started.`);
+    if (count !== undefined && gpu !== 'auto') throw new ApiError('invalid-request', `A GPU count (${count}) goes with gpu "auto": the scheduler picks that many. To name them, give their indexes instead. Nothing was started.`);
+    if (wanted <= 1) return null;
+    const all = gpus();
+    if (wanted > all.length) throw new ApiError('invalid-request', `The job asks for ${wanted} GPUs, and there ${all.length === 1 ? 'is only 1 GPU' : `are only ${all.length} GPUs`} on this box. Nothing was started.`);
+    if (mode === 'mps' || mode === 'mig') throw new ApiError('invalid-request', `A job on ${wanted} GPUs runs on whole GPUs: mode ${mode} (${mode === 'mps' ? 'an MPS share' : 'a MIG slice'}) is for a job on one GPU. Nothing was started.`);
+    return { count: wanted, named };
+  };
+
   dispatcher.register('jobs.list', ({ includeFinished }, caller) => {
     const viewer = { uid: caller.uid, everyone: caller.admin || caller.uid === options.rights.engineUid };
     return jobsSeenBy(table.list(includeFinished ?? false), viewer, commandLines(scheduler.options.engine.sampler.latest));
@@ -131,12 +148,16 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     const cwd = params.cwd ?? account.home ?? (runAs ? null : homedir());
     if (cwd === null) throw new ApiError('invalid-request', `No working directory was given, and ${caller.user} has no home directory on this box to start in: give one. Nothing was started.`);
     const mode = params.mode ?? 'shared';
-    const placed = spatial({ mode, mpsSharePercent: params.mpsSharePercent, migSlice: params.migSlice }, params.gpu, 'the job');
+    const several = severalGpus(params.gpu, params.gpuCount, mode);
+    const firstGpu = Array.isArray(params.gpu) ? params.gpu[0] : params.gpu;
+    const placed = spatial({ mode, mpsSharePercent: params.mpsSharePercent, migSlice: params.migSlice }, firstGpu, 'the job');
     if (!isAbsolute(cwd)) throw new ApiError('invalid-request', `The working directory must be an absolute path, got "${cwd}".`);
     checkDirectory(cwd, asUser);
-    if (params.gpu !== 'auto') checkGpu(params.gpu);
-    checkFits(params.memoryQuotaBytes, params.gpu, 'The memory quota');
-    checkFits(params.memoryRequestBytes, params.gpu, 'The memory request');
+    for (const gpu of several?.named ?? (firstGpu === 'auto' ? [] : [firstGpu])) checkGpu(gpu);
+    for (const gpu of several?.named ?? [firstGpu]) {
+      checkFits(params.memoryQuotaBytes, gpu, 'The memory quota');
+      checkFits(params.memoryRequestBytes, gpu, 'The memory request');
+    }
     const quota = params.memoryQuotaBytes ?? null;
     const request = params.memoryRequestBytes ?? null;
     if (quota !== null && request !== null && request > quota) {
@@ -146,7 +167,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (size > SUBMITTED_BYTES_MAX) {
       throw new ApiError('invalid-request', `The job was not submitted: its arguments and environment come to ${size.toLocaleString('en-US')} bytes, and a job may have at most ${SUBMITTED_BYTES_MAX.toLocaleString('en-US')} (${SUBMITTED_BYTES_MAX / 1024} KiB). Put long inputs in a file and pass its path. Nothing was started.`);
     }
-    scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request }); // the lab policy's limits
+    scheduler.checkSubmission({ owner: caller.user, uid: caller.uid, priority: params.priority ?? 'normal', memoryQuotaBytes: quota, memoryRequestBytes: request, gpuCount: several?.count ?? 1 }); // the lab policy's limits
     const engineIsTheUsers = options.engineKind !== 'daemon' && !asUser;
     const runsAs = runAs ?? account;
     const loginLike = params.loginEnv === true || (params.env === undefined && !engineIsTheUsers);
@@ -165,7 +186,8 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
         ...shown, // the whole argv is the launch's (launchArgv), not every view's
         cwd,
         requestedGpu: placed.gpu,
-        gpu: placed.gpu === 'auto' ? null : placed.gpu,
+        gpus: several?.named ?? (placed.gpu === 'auto' ? [] : [placed.gpu]),
+        ...(several ? { gpuCount: several.count, ...(several.named ? { requestedGpus: several.named } : {}) } : {}),
         priority: params.priority ?? 'normal',
         memoryQuotaBytes: quota,
         memoryRequestBytes: request,
@@ -202,7 +224,7 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
   /** `gpu`: the GPU the same move places it on. */
   const quotaChange = (r: JobRecord, bytes: number | null, state?: JobState, gpu?: number): Change => {
     live(r, 'change the memory quota of');
-    checkFits(bytes, gpu ?? r.view.gpu ?? r.view.requestedGpu, 'The memory quota');
+    for (const on of gpu !== undefined ? [gpu] : r.view.gpus.length ? r.view.gpus : (r.view.requestedGpus ?? [r.view.requestedGpu])) checkFits(bytes, on, 'The memory quota'); // per GPU: each of its GPUs
     if (r.view.memoryRequestBytes !== null && bytes !== null && r.view.state === 'queued' && r.view.memoryRequestBytes > bytes) {
       throw new ApiError('invalid-request', `The memory quota ${formatByteSize(bytes)} is less than ${r.view.id}'s request ${formatByteSize(r.view.memoryRequestBytes)}.`);
     }
@@ -269,10 +291,11 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (!r.view.managed && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `${job} is a process gpushare did not start: only managed jobs can be given a mode.`);
     const placed = spatial({ mode, mpsSharePercent, migSlice }, gpu ?? r.view.requestedGpu, job);
     if (mode === 'exclusive' && r.view.state !== 'queued') {
-      const others = table.placed().filter((o) => o !== r && o.view.gpu === r.view.gpu);
-      if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${r.view.gpu} also runs ${others.map((o) => o.view.id).join(', ')}.`);
+      const others = table.placed().filter((o) => o !== r && o.view.gpus.some((g) => r.view.gpus.includes(g)));
+      if (others.length > 0) throw new ApiError('conflict', `Cannot make ${job} exclusive: GPU ${gpusText(r.view)} also runs ${others.map((o) => o.view.id).join(', ')}.`);
     }
-    const moveToSlice = mode === 'mig' && r.view.state === 'queued' ? { requestedGpu: placed.gpu, gpu: placed.gpu === 'auto' ? null : placed.gpu } : {};
+    if (r.view.gpuCount && (mode === 'mps' || mode === 'mig')) throw new ApiError('conflict', `Cannot give ${job} mode ${mode}: it runs on ${r.view.gpuCount} whole GPUs, and ${mode === 'mps' ? 'an MPS share' : 'a MIG slice'} is for a job on one GPU.`);
+    const moveToSlice = mode === 'mig' && r.view.state === 'queued' ? { requestedGpu: placed.gpu, gpus: placed.gpu === 'auto' ? [] : [placed.gpu] } : {};
     return () => scheduler.configure(r, { ...moveToSlice, mode, mpsSharePercent: placed.mpsSharePercent, migSlice: placed.migSlice });
   };
   /** `quota`: the memory quota it will have (a move may change it too). */
@@ -282,7 +305,8 @@ export function registerJobCommands(dispatcher: Dispatcher, scheduler: Scheduler
     if (r.view.state !== 'queued') throw new ApiError('conflict', `Cannot move ${r.view.id}: it already runs on GPU ${r.view.gpu} (a parked job comes back on the GPU it left).`);
     checkFits(quota, gpu, 'Its memory quota');
     checkFits(r.view.memoryRequestBytes, gpu, 'Its memory request');
-    return () => scheduler.configure(r, { requestedGpu: gpu, gpu });
+    if (r.view.gpuCount) throw new ApiError('conflict', `Cannot move ${r.view.id} to GPU ${gpu}: it asked for ${r.view.gpuCount} GPUs (${r.view.requestedGpus?.join(',') ?? 'any'}); terminate and resubmit it to change them.`);
+    return () => scheduler.configure(r, { requestedGpu: gpu, gpus: [gpu] });
   };
 
   dispatcher.register('jobs.setMode', ({ job, mode, mpsSharePercent, migSlice }) => {

@@ -10,7 +10,7 @@
 // The jobs of an earlier engine are taken back by steps (take-back.ts; adoption.ts decides);
 // an enrolled job's end is a wish for the next step; only an enrolment's start acts at once
 // (enrolled-jobs.ts).
-import { FINAL_STATES, formatByteSize, type Alert, type EnrolledPlace, type JobState, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, gpusPhrase, placeOnGpus, quotaOverItsGpus, type Alert, type EnrolledPlace, type JobState, type Priority } from '../../../shared/jobs.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
 import type { Engine } from '../engine.js';
 import { UnavailableCheckpointer, type ProcessCheckpointer } from '../holds/checkpointer.js';
@@ -298,7 +298,7 @@ export class Scheduler {
       limits: lab?.admission(this.table.placed().map((r) => r.view)), // starting and mid-park jobs hold their GPUs too (queued ones count for no limit)
       queueOrder: lab?.queueOrder(),
     });
-    for (const { jobId, gpu, quotaBytes } of plan.start) this.start(this.table.get(jobId)!, gpu, snapshot, quotaBytes);
+    for (const { jobId, gpus, quotaBytes } of plan.start) this.start(this.table.get(jobId)!, gpus, snapshot, quotaBytes);
     for (const action of this.autoPark?.step(snapshot, new Set(plan.waiting.keys()), now) ?? []) this.autoParkWants(action);
     this.enforcePriority(now);
     this.enforceUnmanagedQuotas(now);
@@ -469,9 +469,11 @@ export class Scheduler {
   }
 
   /** Settings of a job that has not started (placement, mode): no actuator is involved. */
-  configure(record: JobRecord, change: Partial<Pick<JobRecord['view'], 'requestedGpu' | 'gpu' | 'mode' | 'mpsSharePercent' | 'migSlice'>>): void {
+  configure(record: JobRecord, change: Partial<Pick<JobRecord['view'], 'requestedGpu' | 'gpus' | 'mode' | 'mpsSharePercent' | 'migSlice'>>): void {
     this.inStep('Cannot place or configure', record);
-    Object.assign(record.view, change);
+    const { gpus, ...rest } = change;
+    Object.assign(record.view, rest);
+    if (gpus) placeOnGpus(record.view, gpus);
     void this.kept(record);
   }
 
@@ -714,18 +716,19 @@ export class Scheduler {
     this.enrolledJobs.end(record, reason);
   }
 
-  /** `limitQuota`: the hard quota the lab policy's memory limit gives it (absent: its own). */
-  private start(record: JobRecord, gpu: number, snapshot: Snapshot, limitQuota?: number): void {
+  /** `limitQuota`: the hard quota (per GPU) the lab policy's memory limit gives it (absent: its own). On several GPUs: all at once. */
+  private start(record: JobRecord, gpus: number[], snapshot: Snapshot, limitQuota?: number): void {
     const job = record.view;
+    const where = gpus.length === 1 ? `GPU ${gpus[0]}` : `GPUs ${gpus.join(',')}`;
     const demoted = this.lab?.demotion(job) ?? null; // past the day's high-priority GPU-hours
-    const quota = limitQuota !== undefined && limitQuota !== job.memoryQuotaBytes ? ` with a hard memory quota of ${formatByteSize(limitQuota)} (the lab policy's memory limit)` : '';
-    if (!this.fire(record, 'start', `starting on GPU ${gpu}${quota}${demoted ? ` at normal priority: ${demoted}` : ''}`)) return;
+    const quota = limitQuota !== undefined && limitQuota !== job.memoryQuotaBytes ? ` with a hard memory quota of ${formatByteSize(limitQuota)}${gpus.length > 1 ? ' per GPU' : ''} (the lab policy's memory limit)` : '';
+    if (!this.fire(record, 'start', `starting on ${where}${quota}${demoted ? ` at normal priority: ${demoted}` : ''}`)) return;
     if (demoted) job.priority = 'normal';
     if (quota) Object.assign(job, { memoryQuotaBytes: limitQuota!, memoryQuotaFromPolicy: true }); // before the launch: the gate slot, MPS and the environment take it from here
-    job.gpu = gpu;
+    placeOnGpus(job, gpus);
     let child;
     try {
-      child = this.act.launch(record, gpu, snapshot.gpus.find((g) => g.index === gpu));
+      child = this.act.launch(record, gpus.map((gpu) => ({ index: gpu, view: snapshot.gpus.find((g) => g.index === gpu) })));
     } catch (error) {
       this.ended(record, 'fail', `could not start: ${error instanceof Error ? error.message : String(error)}`);
       return;
@@ -737,7 +740,7 @@ export class Scheduler {
     if (job.pid === null) return; // spawn failed: its 'error' event follows
     this.act.attach(record);
     this.ownership.claim(job.id, job.owner, job.pid, record.startTicks);
-    this.fire(record, 'started', `started on GPU ${gpu} as pid ${job.pid}`);
+    this.fire(record, 'started', `started on ${where} as pid ${job.pid}`);
   }
 
   private exited(record: JobRecord, code: number | null, signal: NodeJS.Signals | null): void {
@@ -799,16 +802,16 @@ export class Scheduler {
       const key = `hold-failed:${r.view.id}`;
       const higher = decision.hold.get(r.view.id);
       try {
-        if (higher && !r.holds.has('priority')) this.hold(r, 'priority', `${higher} (higher priority) is active on GPU ${r.view.gpu}`);
-        else if (!higher && r.holds.has('priority')) this.release(r, 'priority', `no higher-priority job is active on GPU ${r.view.gpu}`);
+        if (higher && !r.holds.has('priority')) this.hold(r, 'priority', `${higher} (higher priority) is active on ${gpusPhrase(r.view)}`);
+        else if (!higher && r.holds.has('priority')) this.release(r, 'priority', `no higher-priority job is active on ${gpusPhrase(r.view)}`);
         this.policyErrors.delete(key);
       } catch (error) {
         const message = `Could not hold ${r.view.id} back for ${higher}: ${error instanceof Error ? error.message : String(error)}`;
         this.policyErrors.set(key, { key, kind: 'contention', severity: 'warning', gpu: r.view.gpu, jobId: r.view.id, message });
       }
       const gatedBy = gating.get(r.view.id);
-      if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on GPU ${r.view.gpu}`);
-      else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on GPU ${r.view.gpu}`);
+      if (r.holds.size === 0 && gatedBy && r.view.state === 'running') this.fire(r, 'gate', `${gatedBy} (higher priority) is active on ${gpusPhrase(r.view)}`);
+      else if (r.holds.size === 0 && !gatedBy && r.view.state === 'gated') this.fire(r, 'ungate', `no higher-priority job is active on ${gpusPhrase(r.view)}`);
     }
   }
 
@@ -841,7 +844,8 @@ export class Scheduler {
     for (const r of this.inPolicy()) {
       const job = r.view;
       if (this.act.gated(r) || job.pid === null || job.state === 'queued') continue;
-      const over = job.memoryQuotaBytes !== null && (job.usedMemory ?? 0) > job.memoryQuotaBytes;
+      const quota = quotaOverItsGpus(job);
+      const over = quota !== null && (job.usedMemory ?? 0) > quota;
       if (!over) {
         r.overQuotaSince = null;
         if (r.holds.has('quota')) this.release(r, 'quota', 'back within its memory quota');

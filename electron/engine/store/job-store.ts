@@ -1,7 +1,7 @@
 // Managed jobs kept in the usage database (table managed_jobs, migration 2), so they outlive the
 // engine: ids are never reused, queued jobs wait on, and a restarted engine re-adopts the ones
 // still running. Its own connection to the database: a failed usage flush never rolls a job back.
-import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
+import { FINAL_STATES, placeOnGpus, type JobView } from '../../../shared/jobs.js';
 import type { Account } from '../accounts.js';
 import type { ParkedJob } from '../scheduler/job-table.js';
 import { SqliteDb } from './sqlite.js';
@@ -169,7 +169,10 @@ export class JobStore {
   async loadLive(): Promise<KeptJob[]> {
     const rows = await this.db.all<{ record: string }>(`SELECT record FROM managed_jobs WHERE state NOT IN ('finished', 'failed', 'lost') ORDER BY number`);
     const jobs = rows.map((row) => JSON.parse(row.record) as KeptJob);
-    for (const j of jobs) this.onDisk.add(j.view.id);
+    for (const j of jobs) {
+      if (!Array.isArray(j.view.gpus)) placeOnGpus(j.view, j.view.gpu === null ? [] : [j.view.gpu]); // kept before jobs had several GPUs
+      this.onDisk.add(j.view.id);
+    }
     return jobs;
   }
 

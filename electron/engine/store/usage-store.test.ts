@@ -256,3 +256,23 @@ test('usage integrates the interval each snapshot covers: irregular ticks, a lat
   assertFigures(row(report, 'ivy'), { smSeconds: 0.5 + 0.4 + 0.7 + 1.45 + 0.5 + 0.25, gpuSeconds: 3.8 });
   await store.close();
 });
+
+test('a job on two GPUs counts its waits on each of its GPUs in the report by GPU', async () => {
+  const store = await UsageStore.open({ path: freshPath(), now: () => T + HOUR_MS, onNotice: () => undefined });
+  const base = { managed: true, uid: 1001, argv: ['torchrun', 'train.py'], cwd: null, priority: 'normal' as const, memoryQuotaBytes: null, memoryRequestBytes: null, mode: 'shared' as const, mpsSharePercent: null, migSlice: null, suspendedBy: null, pid: null, exitCode: null, signal: null, logPath: null, usedMemory: null, smPercent: null };
+  store.recordJob({
+    ...base, id: 'j2', owner: 'dan', gpu: 0, gpus: [0, 2], requestedGpu: 0, requestedGpus: [0, 2], gpuCount: 2, state: 'finished',
+    history: [
+      { state: 'queued', at: T, reason: 'submitted' },
+      { state: 'running', at: T + 1000, reason: 'started on GPUs 0,2' },
+      { state: 'suspended', at: T + 2000, reason: 'suspended by dan' },
+      { state: 'running', at: T + 5000, reason: 'resumed' },
+      { state: 'finished', at: T + 6000, reason: 'exit code 0' },
+    ],
+  });
+  await store.flush();
+  const byGpu = await queryUsage(store.db, { since: T - HOUR_MS, until: T + HOUR_MS, resolution: 'raw', now: T + HOUR_MS, by: 'gpu' });
+  assertFigures(row(byGpu, '0'), { suspendedSeconds: 3 });
+  assertFigures(row(byGpu, '2'), { suspendedSeconds: 3 });
+  await store.close();
+});

@@ -190,7 +190,7 @@ export class UsageStore {
   /** A job as the scheduler sees it now (upserted; its new state changes appended). Cheap when unchanged. */
   recordJob(job: JobView): void {
     const last = job.history[job.history.length - 1];
-    const signature = `${job.state}|${job.history.length}|${last?.at}|${job.gpu}|${job.pid}|${job.priority}|${job.mode}|${job.memoryQuotaBytes}`;
+    const signature = `${job.state}|${job.history.length}|${last?.at}|${job.gpus?.join(',') ?? job.gpu}|${job.pid}|${job.priority}|${job.mode}|${job.memoryQuotaBytes}`;
     if (this.jobSignatures.get(job.id) === signature) return;
     this.jobSignatures.set(job.id, signature);
     this.jobs.set(job.id, structuredClone(job));

@@ -235,7 +235,7 @@ static void give_up(gate_activity_t *me, uint32_t i, uint32_t gen) {
 
 /* Waits while lower slot i is mid-launch: until it is done, gone, out of the domain, marked stuck
  * by the engine, or has held this process GATE_HOLD_MAX_NS in all. */
-static void wait_for_lower(gate_activity_t *me, gate_domain_t *D, uint32_t i, gate_activity_t *s) {
+static void wait_for_lower(gate_activity_t *me, uint32_t domain, uint32_t i, gate_activity_t *s) {
   uint64_t bit = 1ull << i;
   uint32_t gen = LOAD(&g.slots[i].generation);
   if (LOAD(&g_held_gen[i]) != gen) {
@@ -259,7 +259,7 @@ static void wait_for_lower(gate_activity_t *me, gate_domain_t *D, uint32_t i, ga
       if (!gs_live_in_launch(s)) break;
     }
     /* read again: the engine takes a stopped job out of the domain, or marks a stuck or unconfirmed one */
-    if (!((LOAD(&D->members[0]) | LOAD(&D->members[1]) | LOAD(&D->members[2])) & bit) || (LOAD(&D->stuck) & bit) || LOAD(&g.slots[i].unconfirmed)) break;
+    if (!(gs_members_between(domain, 0, GATE_PRIORITIES) & bit) || (gs_stuck_in(domain) & bit) || LOAD(&g.slots[i].unconfirmed)) break;
     sched_yield();
   }
   now = gs_now_ns();
@@ -268,13 +268,12 @@ static void wait_for_lower(gate_activity_t *me, gate_domain_t *D, uint32_t i, ga
   ADD(&me->held_ns, now - start);
 }
 
-/* Step 3: wait until no lower member of our domain is between its check and its enqueue. */
-static void handshake(gate_activity_t *me, gate_domain_t *D, uint32_t prio) {
-  uint64_t lower = 0;
-  for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&D->members[p]);
+/* Step 3: wait until no lower member of our domains is between its check and its enqueue. */
+static void handshake(gate_activity_t *me, uint32_t domain, uint32_t prio) {
+  uint64_t lower = gs_members_between(domain, prio + 1, GATE_PRIORITIES);
   lower &= ~(1ull << g.index);
   if (GS_LIKELY(!lower)) return;
-  lower &= ~LOAD(&D->stuck);
+  lower &= ~gs_stuck_in(domain);
   uint64_t given_up = LOAD(&g_given_up);
   if (GS_UNLIKELY(given_up)) lower &= ~given_up_now(given_up);
   while (lower) {
@@ -282,7 +281,7 @@ static void handshake(gate_activity_t *me, gate_domain_t *D, uint32_t prio) {
     lower &= lower - 1;
     gate_activity_t *s = gs_activity(i);
     if (GS_LIKELY(!LOAD_SC(&s->in_launch)) || LOAD(&g.slots[i].unconfirmed)) continue;
-    wait_for_lower(me, D, i, s);
+    wait_for_lower(me, domain, i, s);
   }
 }
 
@@ -298,21 +297,17 @@ void gs_gate_enter(gs_launch_t *l) {
   uint64_t blocked_since = 0, next_dead_check = 0;
   unsigned round = 0;
   uint32_t prio, domain;
-  gate_domain_t *D;
   for (;;) {
     /* read every iteration: a drag to High, or a move, applies to a thread already waiting */
     prio = LOAD(&g.my->priority);
     domain = LOAD(&g.my->domain);
     if (prio >= GATE_PRIORITIES) prio = GATE_PRIORITY_BEST_EFFORT;
     if (domain >= GATE_MAX_DOMAINS) domain = 0;
-    D = &g.domains[domain];
     int paused = 0, blocker = -1, fit = 0;
     uint64_t now = 0, until = 0;
     /* does our kernel fit an idle higher job's gap? Asked before step 1: while we hold in_launch, higher jobs wait at step 3 */
     if (GS_UNLIKELY(gs_learned_kernel_ns()) && !LOAD(&g.my->paused)) {
-      uint64_t higher = 0;
-      for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
-      higher &= ~(1ull << g.index);
+      uint64_t higher = gs_members_between(domain, 0, prio) & ~(1ull << g.index);
       if (higher) fit = (blocker = gs_learned_unfit(without_dead(higher), now = gs_now_ns(), &until)) >= 0;
     }
     if (blocker < 0) {
@@ -320,9 +315,7 @@ void gs_gate_enter(gs_launch_t *l) {
       ADD_SC(&me->in_launch, 1);  /* step 1: publish "launching" (a full fence) */
       paused = LOAD(&g.my->paused) != 0;
       if (GS_LIKELY(!paused)) {
-        uint64_t higher = 0;
-        for (uint32_t q = 0; q < prio; q++) higher |= LOAD(&D->members[q]);
-        higher &= ~(1ull << g.index);
+        uint64_t higher = gs_members_between(domain, 0, prio) & ~(1ull << g.index);
         if (GS_LIKELY(!higher)) break;
         now = gs_now_ns();
         blocker = first_active(higher, now, &until); /* step 2 */
@@ -365,7 +358,7 @@ void gs_gate_enter(gs_launch_t *l) {
   }
   l->prio = prio;
   l->domain = domain;
-  handshake(me, D, prio); /* step 3 */
+  handshake(me, domain, prio); /* step 3 */
 }
 
 static uint64_t stream_key(CUstream s, int ptsz) {
@@ -467,6 +460,6 @@ void gs_gate_leave(gs_launch_t *l, CUresult rc, CUstream stream, int ptsz) {
   SUB(&p->in_launch, 1);
   if (rc != CUDA_SUCCESS || l->fail_open) return;
   if (l->prio == GATE_PRIORITY_BEST_EFFORT ||
-      (l->prio == GATE_PRIORITY_NORMAL && LOAD(&g.domains[l->domain].members[GATE_PRIORITY_HIGH])))
+      (l->prio == GATE_PRIORITY_NORMAL && gs_members_between(l->domain, GATE_PRIORITY_HIGH, GATE_PRIORITY_HIGH + 1)))
     short_sync(me, p, stream, ptsz, now);
 }

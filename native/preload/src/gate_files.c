@@ -158,6 +158,7 @@ static int attach_from(int cfd, uint64_t index, uint64_t gen, int afd, const cha
   gs_g.domains = (gate_domain_t *)((char *)map + GATE_DOMAIN_OFFSET);
   gs_g.slots = slots;
   gs_g.my = my;
+  gs_g.my_also = (gate_slot_domains_t *)((char *)map + GATE_SLOT_DOMAINS_OFFSET) + index;
   gs_g.acts = acts;
   gs_g.act_stride = stride;
   gs_g.index = (uint32_t)index;

@@ -21,6 +21,7 @@ typedef struct {
   gate_domain_t *domains; /* read-only */
   gate_slot_t *slots;     /* engine halves, read-only */
   gate_slot_t *my;        /* our slot's engine half */
+  gate_slot_domains_t *my_also; /* our slot's other domains (a job on several GPUs) */
   gate_activity_t *me;    /* our activity, read-write */
   char *acts;             /* slot i's activity page at acts + i * act_stride */
   size_t act_stride;
@@ -45,6 +46,31 @@ static inline gate_activity_t *gs_activity(uint32_t i) {
   uint32_t gen = LOAD(&gs_g.slots[i].generation);
   if (GS_LIKELY(LOAD(&gs_act_gen[i]) == gen)) return (gate_activity_t *)(gs_g.acts + i * gs_g.act_stride);
   return gs_activity_map(i, gen);
+}
+
+/* Members at priorities [from, to) of `domain` and of our slot's other domains (a job on several GPUs). */
+static inline uint64_t gs_members_between(uint32_t domain, uint32_t from, uint32_t to) {
+  uint64_t m = 0;
+  for (uint32_t p = from; p < to; p++) m |= LOAD(&gs_g.domains[domain].members[p]);
+  for (uint32_t w = 0; w < 2; w++) {
+    for (uint64_t x = LOAD(&gs_g.my_also->also[w]); x; x &= x - 1) {
+      uint32_t d = w * 64 + (uint32_t)__builtin_ctzll(x);
+      if (d >= GATE_MAX_DOMAINS) break;
+      for (uint32_t p = from; p < to; p++) m |= LOAD(&gs_g.domains[d].members[p]);
+    }
+  }
+  return m;
+}
+
+/* The stuck masks of `domain` and of our slot's other domains. */
+static inline uint64_t gs_stuck_in(uint32_t domain) {
+  uint64_t m = LOAD(&gs_g.domains[domain].stuck);
+  for (uint32_t w = 0; w < 2; w++)
+    for (uint64_t x = LOAD(&gs_g.my_also->also[w]); x; x &= x - 1) {
+      uint32_t d = w * 64 + (uint32_t)__builtin_ctzll(x);
+      if (d < GATE_MAX_DOMAINS) m |= LOAD(&gs_g.domains[d].stuck);
+    }
+  return m;
 }
 
 /* gate.c: our activity, or NULL (not gated, or released). */

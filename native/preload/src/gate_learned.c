@@ -146,8 +146,7 @@ void gs_learned_went_idle(gate_activity_t *me) {
   if (LOAD(&gs_g.hdr->window_policy) != GATE_WINDOW_LEARNED) return;
   uint32_t prio = LOAD(&gs_g.my->priority), domain = LOAD(&gs_g.my->domain);
   if (domain >= GATE_MAX_DOMAINS) return;
-  uint64_t lower = 0;
-  for (uint32_t p = prio + 1; p < GATE_PRIORITIES; p++) lower |= LOAD(&gs_g.domains[domain].members[p]);
+  uint64_t lower = prio + 1 < GATE_PRIORITIES ? gs_members_between(domain, prio + 1, GATE_PRIORITIES) : 0;
   if (lower & ~(1ull << gs_g.index)) syscall(SYS_futex, idle_word(me), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 

@@ -144,9 +144,9 @@ GS_HIDDEN CUresult hook_cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   cuMemGetInfo_v2_fn real = REAL(cuMemGetInfo_v2);
   if (!real) return NO_DRIVER;
   CUresult rc = real(free_bytes, total);
-  uint64_t quota = gs_quota_limit();
-  if (rc != CUDA_SUCCESS || gs_depth || quota == GATE_NO_QUOTA || !free_bytes || !total) return rc;
-  uint64_t t = min_u64(*total, quota), used = gs_quota_used();
+  uint64_t quota, used;
+  if (rc != CUDA_SUCCESS || gs_depth || !free_bytes || !total || !gs_quota_told(&quota, &used)) return rc;
+  uint64_t t = min_u64(*total, quota);
   *total = t;
   *free_bytes = min_u64(*free_bytes, used >= t ? 0 : t - used);
   return rc;
@@ -156,8 +156,8 @@ GS_HIDDEN CUresult hook_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
   cuDeviceTotalMem_v2_fn real = REAL(cuDeviceTotalMem_v2);
   if (!real) return NO_DRIVER;
   CUresult rc = real(bytes, dev);
-  uint64_t quota = gs_quota_limit();
-  if (rc == CUDA_SUCCESS && !gs_depth && quota != GATE_NO_QUOTA && bytes) *bytes = min_u64(*bytes, quota);
+  uint64_t quota, used;
+  if (rc == CUDA_SUCCESS && !gs_depth && bytes && gs_quota_told(&quota, &used)) *bytes = min_u64(*bytes, quota);
   return rc;
 }
 
@@ -170,11 +170,12 @@ static uint64_t nvml_quota(void) {
 }
 
 static void nvml_view(unsigned long long *total, unsigned long long *free_b, unsigned long long *used) {
-  uint64_t quota = nvml_quota();
-  if (quota == GATE_NO_QUOTA) return;
+  uint64_t quota, told_used;
   gs_no_enrol++;
-  uint64_t t = min_u64(*total, quota), u = min_u64(gs_quota_used(), t);
+  int told = gs_quota_told(&quota, &told_used);
   gs_no_enrol--;
+  if (!told) return;
+  uint64_t t = min_u64(*total, quota), u = min_u64(told_used, t);
   *total = t;
   *used = u;
   *free_b = min_u64(*free_b, t - u);

@@ -203,6 +203,10 @@ static inline uint64_t gs_now_ns(void) {
 /* quota.c: the hard memory quota: the job's (through its gate slot), else this process's. */
 GS_HIDDEN uint64_t gs_quota_limit(void); /* GATE_NO_QUOTA when none */
 GS_HIDDEN uint64_t gs_quota_used(void);
+/* What a process is told of its memory on its GPU (cuMemGetInfo, cuDeviceTotalMem, NVML): its quota and what of it is
+ * used. A job on N GPUs (GPUSHARE_JOB_GPUS) is held to N times its per-GPU quota together; each process is told one
+ * GPU's share, less what it holds itself, and never more than the job has left. 0: no quota. */
+GS_HIDDEN int gs_quota_told(uint64_t *total, uint64_t *used);
 GS_HIDDEN int gs_quota_reserve(uint64_t bytes); /* 1 = within quota (now counted), 0 = over */
 GS_HIDDEN void gs_quota_unreserve(uint64_t bytes);
 enum { GS_KEY_PTR, GS_KEY_HANDLE, GS_KEY_ARRAY, GS_KEY_MAPPING, GS_KEY_GRAPH, GS_KEY_EXEC, GS_KEY_KINDS };

@@ -39,6 +39,7 @@ static map_t *map_of(int kind) {
 static uint64_t g_graph_cache; /* graph memory of destroyed executable graphs, held until cuDeviceGraphMemTrim */
 static uint64_t g_used; /* atomic: bytes this process holds */
 static uint64_t g_env_quota = GATE_NO_QUOTA;
+static uint64_t g_job_gpus = 1; /* GPUSHARE_JOB_GPUS: the GPUs of a job on several (its quota is per GPU) */
 
 static unsigned bucket_of(uint64_t key) { return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 52) % BUCKETS; }
 
@@ -85,6 +86,8 @@ static void after_fork_child(void) {
 /* At the first allocation, not at load: a process that never uses CUDA reads nothing and forks as if we were not there. */
 static void first_use(void) {
   g_env_quota = parse_bytes(secure_getenv("GPUSHARE_MEM_QUOTA"));
+  uint64_t gpus = parse_bytes(secure_getenv("GPUSHARE_JOB_GPUS"));
+  g_job_gpus = gpus >= 1 && gpus <= GATE_MAX_GPUS ? gpus : 1;
   pthread_atfork(NULL, NULL, after_fork_child);
 }
 
@@ -97,6 +100,22 @@ uint64_t gs_quota_limit(void) {
 uint64_t gs_quota_used(void) {
   uint64_t job;
   return gs_gate_used(&job) ? job : __atomic_load_n(&g_used, __ATOMIC_ACQUIRE);
+}
+
+int gs_quota_told(uint64_t *total, uint64_t *used) {
+  uint64_t limit = gs_quota_limit(), job = gs_quota_used();
+  if (limit == GATE_NO_QUOTA) return 0;
+  uint64_t n = __atomic_load_n(&g_job_gpus, __ATOMIC_ACQUIRE);
+  if (n <= 1) {
+    *total = limit;
+    *used = job < limit ? job : limit;
+    return 1;
+  }
+  uint64_t share = limit / n, here = __atomic_load_n(&g_used, __ATOMIC_ACQUIRE);
+  uint64_t free_here = here < share ? share - here : 0, left = job < limit ? limit - job : 0;
+  *total = share;
+  *used = share - (free_here < left ? free_here : left);
+  return 1;
 }
 
 int gs_quota_reserve(uint64_t bytes) {

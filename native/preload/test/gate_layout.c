@@ -10,13 +10,13 @@
 int main(void) {
   int first = 1;
   printf("{\"constants\":{\"magic\":\"%llu\",\"activityMagic\":\"%llu\",\"version\":%u,\"maxSlots\":%u,\"maxGpus\":%u,"
-         "\"maxDomains\":%u,\"maxProcs\":%u,\"domainOffset\":%u,\"domainSize\":%u,\"slotOffset\":%u,\"slotSize\":%u,"
+         "\"maxDomains\":%u,\"maxProcs\":%u,\"domainOffset\":%u,\"domainSize\":%u,\"slotOffset\":%u,\"slotSize\":%u,\"slotDomainsOffset\":%u,\"slotDomainsSize\":%u,"
          "\"controlSize\":%u,\"activitySize\":%u,\"procOffset\":%u,\"procSize\":%u,\"stuckOffset\":%u,\"gapOffset\":%u,\"gapBuckets\":%u,\"noQuota\":\"%llu\","
          "\"procReclaiming\":%d,\"holdMaxNs\":\"%llu\",\"controlFile\":\"%s\",\"activityPrefix\":\"%s\"},"
          "\"priorities\":{\"count\":%u,\"high\":%d,\"normal\":%d,\"best-effort\":%d},\"offsets\":{",
          (unsigned long long)GATE_MAGIC, (unsigned long long)GATE_ACTIVITY_MAGIC, GATE_VERSION, GATE_MAX_SLOTS,
          GATE_MAX_GPUS, GATE_MAX_DOMAINS, GATE_MAX_PROCS, GATE_DOMAIN_OFFSET, GATE_DOMAIN_SIZE, GATE_SLOT_OFFSET,
-         GATE_SLOT_SIZE, (unsigned)GATE_CONTROL_SIZE, GATE_ACTIVITY_SIZE, GATE_PROC_OFFSET, GATE_PROC_SIZE,
+         GATE_SLOT_SIZE, GATE_SLOT_DOMAINS_OFFSET, GATE_SLOT_DOMAINS_SIZE, (unsigned)GATE_CONTROL_SIZE, GATE_ACTIVITY_SIZE, GATE_PROC_OFFSET, GATE_PROC_SIZE,
          GATE_STUCK_OFFSET, GATE_GAP_OFFSET, GATE_GAP_BUCKETS, (unsigned long long)GATE_NO_QUOTA, GATE_PROC_RECLAIMING, (unsigned long long)GATE_HOLD_MAX_NS,
          GATE_CONTROL_FILE, GATE_ACTIVITY_PREFIX, GATE_PRIORITIES, GATE_PRIORITY_HIGH, GATE_PRIORITY_NORMAL, GATE_PRIORITY_BEST_EFFORT);
   F(gate_header_t, magic); F(gate_header_t, version); F(gate_header_t, max_slots); F(gate_header_t, max_domains);

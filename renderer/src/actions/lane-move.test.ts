@@ -5,7 +5,7 @@ import type { JobState, JobView } from '../../../shared/jobs.js';
 import { stepsToLane, stepsToMps } from './lane-move.js';
 
 const job = (state: JobState, over: Partial<JobView> = {}): JobView => ({
-  id: 'j1', managed: true, owner: 'ada', uid: 1000, argv: ['python'], cwd: null, gpu: 0, requestedGpu: 0, priority: 'normal', memoryQuotaBytes: null,
+  id: 'j1', managed: true, owner: 'ada', uid: 1000, argv: ['python'], cwd: null, gpu: 0, gpus: [0], requestedGpu: 0, priority: 'normal', memoryQuotaBytes: null,
   memoryRequestBytes: null, mode: 'shared', mpsSharePercent: null, migSlice: null, state, suspendedBy: null, pid: 42,
   exitCode: null, signal: null, logPath: null, history: [], usedMemory: null, smPercent: null, ...over,
 });

@@ -2,7 +2,7 @@
 // ←/→ (or H, N, B, P) to change lanes, a digit to place it on that GPU, K to park or unpark it.
 import { slurmJobLabel } from '../../../shared/slurm.js';
 import { memo, useState, type KeyboardEvent } from 'react';
-import { enrolledGpuNote, enrolledGpuText, type JobView } from '../../../shared/jobs.js';
+import { enrolledGpuNote, enrolledGpuText, gpuDemand, gpusPhrase, gpusText, type JobView } from '../../../shared/jobs.js';
 import { moveJobToLane, parkJob, placeJob, unparkJob } from '../actions/job-actions.js';
 import { processColor } from '../colors.js';
 import { laneOf, MOVABLE_LANES, parkActionOf } from '../data/board-jobs.js';
@@ -96,7 +96,7 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
             enrolled{job.enrolled.slurm ? ` · ${slurmJobLabel(job.enrolled.slurm)}` : job.enrolled.name ? ` · ${job.enrolled.name}` : ''}
           </span>
         )}
-        <span title={enrolledGpuNote(job) ?? undefined}>{job.gpu === null ? (job.requestedGpu === 'auto' ? 'any GPU' : `GPU ${job.requestedGpu}`) : job.enrolled ? `GPU ${enrolledGpuText(job)}` : `GPU ${job.gpu}`}</span>
+        <span title={enrolledGpuNote(job) ?? undefined}>{job.gpu === null ? queuedGpuLabel(job) : job.enrolled ? `GPU ${enrolledGpuText(job)}` : gpusPhrase(job)}</span>
         {waiting ? (
           <span className="job-waiting" title={waiting}>
             waiting: {waiting.replace(/^.*? is queued: /, '').replace(/\.$/, '')}
@@ -111,10 +111,17 @@ function JobCardView({ job, pending, capacity, readOnly }: Props) {
   );
 }
 
+/** Where a queued job asked to run: "any GPU", "GPU 1", "GPUs 0,2", "2 GPUs". */
+function queuedGpuLabel(job: JobView): string {
+  const { count, named } = gpuDemand(job);
+  if (named) return named.length > 1 ? `GPUs ${named.join(',')}` : `GPU ${named[0]}`;
+  return count > 1 ? `${count} GPUs` : 'any GPU';
+}
+
 /** Re-render only when something the card shows changed (jobs arrive as new objects every tick). */
 const sameCard = (a: Props, b: Props): boolean =>
   a.pending === b.pending && a.capacity === b.capacity && a.readOnly === b.readOnly &&
-  a.job.id === b.job.id && a.job.state === b.job.state && a.job.suspendedBy === b.job.suspendedBy && a.job.priority === b.job.priority && a.job.gpu === b.job.gpu &&
+  a.job.id === b.job.id && a.job.state === b.job.state && a.job.suspendedBy === b.job.suspendedBy && a.job.priority === b.job.priority && gpusText(a.job) === gpusText(b.job) &&
   a.job.memoryQuotaBytes === b.job.memoryQuotaBytes && a.job.pid === b.job.pid && a.job.owner === b.job.owner &&
   Math.round(a.job.smPercent ?? -1) === Math.round(b.job.smPercent ?? -1) &&
   shownBytes(a.job.usedMemory) === shownBytes(b.job.usedMemory) &&

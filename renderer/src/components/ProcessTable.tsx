@@ -112,7 +112,7 @@ export function ProcessTable() {
     const covered = new Set(jobs.map((j) => j.pid));
     const all = [...jobs, ...processesAsJobs(snapshot).filter((p) => !covered.has(p.pid))];
     const shown = all.filter(
-      (j) => (ownerFilter === 'all' || j.owner === me) && (gpuFilter === null || j.gpu === gpuFilter) && (userFilter === null || j.owner === userFilter),
+      (j) => (ownerFilter === 'all' || j.owner === me) && (gpuFilter === null || (j.gpus?.length ? j.gpus : [j.gpu]).includes(gpuFilter)) && (userFilter === null || j.owner === userFilter),
     );
     const direction = sortDescending ? -1 : 1;
     // each row's key computed once, not once per comparison

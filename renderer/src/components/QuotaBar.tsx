@@ -23,7 +23,8 @@ export function QuotaBar({ job, quota, capacity, editable, onDraggingChange }: P
   useEffect(() => setDraft(undefined), [quota]);
   const shown = draft === undefined ? quota : draft;
   const position = shown === null ? 100 : Math.min(100, (shown / capacity) * 100);
-  const used = job.usedMemory ?? 0;
+  const perGpu = Math.max(1, job.gpus?.length ?? 1); // a job on several GPUs: its quota is per GPU, so the bar is one GPU's share
+  const used = (job.usedMemory ?? 0) / perGpu;
   const over = shown !== null && used > shown;
 
   const bytesAt = (clientX: number): number => {
@@ -95,6 +96,7 @@ export function QuotaBar({ job, quota, capacity, editable, onDraggingChange }: P
         {formatBytes(used)}
         {' / '}
         {shown === null ? 'no quota' : formatBytes(shown)}
+        {perGpu > 1 && ` per GPU ×${perGpu}`}
         {draft !== undefined && <b> ⏎</b>}
       </span>
     </div>

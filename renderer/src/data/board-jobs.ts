@@ -55,6 +55,7 @@ function snapshotProcessesAsJobs(snapshot: Snapshot): JobView[] {
     argv: p.argv.length > 0 ? p.argv : [p.command ?? '?'],
     cwd: null,
     gpu: p.gpuIndex,
+    gpus: [p.gpuIndex],
     requestedGpu: p.gpuIndex,
     priority: 'normal',
     memoryQuotaBytes: null,

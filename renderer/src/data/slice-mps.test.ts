@@ -6,7 +6,7 @@ import { clientShares, daemonStateText, mpsClientKey, narrowSliceMpsMark, parseS
 
 const SLICE = 'MIG-5b1c0d2e-7f3a-5c9d-8e1f-0a2b3c4d5e6f';
 const job = (id: string, over: Partial<JobView> = {}): JobView => ({
-  id, managed: true, owner: 'ada', uid: 1000, argv: ['python'], cwd: null, gpu: 1, requestedGpu: 1, priority: 'normal', memoryQuotaBytes: null,
+  id, managed: true, owner: 'ada', uid: 1000, argv: ['python'], cwd: null, gpu: 1, gpus: [1], requestedGpu: 1, priority: 'normal', memoryQuotaBytes: null,
   memoryRequestBytes: null, mode: 'mig', mpsSharePercent: 50, migSlice: SLICE, state: 'running', suspendedBy: null, pid: 4000 + Number(id.slice(1)),
   exitCode: null, signal: null, logPath: null, history: [], usedMemory: null, smPercent: null, ...over,
 });

@@ -31,6 +31,8 @@ export interface Submission {
   priority: Priority;
   memoryQuotaBytes: number | null;
   memoryRequestBytes: number | null;
+  /** The GPUs it asks for (absent: one); its memory is per GPU. */
+  gpuCount?: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -111,15 +113,17 @@ export class LabPolicyEnforcer {
   /** Refuse a job that could never start under its owner's limits. */
   checkSubmission(job: Submission): void {
     const limits = this.limitsOf(job.owner, job.uid);
-    const need = declaredMemory(job);
+    const gpus = job.gpuCount ?? 1;
+    const need = declaredMemory(job) * gpus; // per GPU
     const refuse = (why: string): never => {
       throw new ApiError('forbidden', `The job was not submitted: ${why}. Nothing was started.`);
     };
     if (limits.maxMemory && need > limits.maxMemory.value) {
       const what = job.memoryQuotaBytes !== null ? 'memory quota' : 'memory request';
-      refuse(`its ${what} ${fmt(need)} is more than ${job.owner} may hold at once (${fmt(limits.maxMemory.value)}, lab policy, ${limits.maxMemory.from}); ask for at most that`);
+      refuse(`its ${what} ${gpus > 1 ? `of ${fmt(declaredMemory(job))} on each of ${gpus} GPUs, ${fmt(need)} in all,` : fmt(need)} is more than ${job.owner} may hold at once (${fmt(limits.maxMemory.value)}, lab policy, ${limits.maxMemory.from}); ask for at most that`);
     }
     if (limits.maxGpus?.value === 0) refuse(`${job.owner} may use no GPU (lab policy, ${limits.maxGpus.from})`);
+    if (limits.maxGpus && gpus > limits.maxGpus.value) refuse(`it asks for ${gpus} GPUs, and ${job.owner} may use at most ${limits.maxGpus.value} at once (lab policy, ${limits.maxGpus.from})`);
     if (job.priority === 'high' && limits.maxHighPriorityJobs?.value === 0) {
       refuse(`${job.owner} may run no high-priority job (lab policy, ${limits.maxHighPriorityJobs.from}); submit it as normal`);
     }
@@ -148,10 +152,11 @@ export class LabPolicyEnforcer {
     const job = { ...record.view, state };
     const max = this.limitsOf(job.owner, job.uid).maxMemory;
     if (!max || !job.managed || (bytes !== null && bytes <= (job.memoryQuotaBytes ?? -1))) return; // lowering is always fine
-    if (!occupies(job) && (bytes === null || bytes <= max.value)) return; // admission gives it a quota within what is left
+    const gpus = Math.max(1, job.gpus.length, job.gpuCount ?? 1); // the quota is per GPU
+    if (!occupies(job) && (bytes === null || bytes * gpus <= max.value)) return; // admission gives it a quota within what is left
     const others = occupies(job) ? (loadsOf(jobs.filter((j) => j.id !== job.id)).get(job.owner) ?? emptyLoad()).memoryBytes : 0;
-    if (bytes !== null && bytes <= max.value - others) return;
-    const what = bytes === null ? 'remove the memory quota' : `raise the memory quota to ${fmt(bytes)}`;
+    if (bytes !== null && bytes * gpus <= max.value - others) return;
+    const what = bytes === null ? 'remove the memory quota' : `raise the memory quota to ${fmt(bytes)}${gpus > 1 ? ` per GPU (${fmt(bytes * gpus)} on its ${gpus} GPUs)` : ''}`;
     const held = others > 0 ? `, and ${job.owner}'s other running jobs hold ${fmt(others)}` : '';
     const kept = job.memoryQuotaBytes === null ? 'It is unchanged' : `It keeps its ${fmt(job.memoryQuotaBytes)} quota`;
     throw new ApiError('forbidden', `Cannot ${what} of ${job.id}: ${job.owner} may hold at most ${fmt(max.value)} of GPU memory at once (lab policy, ${max.from})${held}. ${kept}.`);

@@ -2,7 +2,7 @@
 // user's jobs occupy, the memory their managed jobs hold, their high-priority jobs. A queued job
 // that would pass a limit waits, with the limit and the entry it comes from as its reason.
 import type { ResolvedLimit, ResolvedLimits } from '../../../../shared/lab-policy.js';
-import { FINAL_STATES, formatByteSize, type JobView } from '../../../../shared/jobs.js';
+import { FINAL_STATES, formatByteSize, gpuDemand, type JobView } from '../../../../shared/jobs.js';
 import type { AdmissionLimits } from '../policies.js';
 
 /** What one user's jobs hold now, as the limits count it. */
@@ -19,17 +19,20 @@ export interface AccountLoad {
 export const occupies = (job: JobView): boolean => !FINAL_STATES.has(job.state) && job.state !== 'queued' && job.state !== 'parked' && job.gpu !== null;
 
 /** The memory a managed job counts for against its owner's limit. */
-export const countedMemory = (job: JobView): number => job.memoryQuotaBytes ?? job.memoryRequestBytes ?? job.usedMemory ?? 0;
+export const countedMemory = (job: JobView): number => {
+  const perGpu = job.memoryQuotaBytes ?? job.memoryRequestBytes;
+  return perGpu === null ? (job.usedMemory ?? 0) : perGpu * Math.max(1, job.gpus.length); // quotas and requests are per GPU
+};
 
 /**
  * The hard quota a managed job starts with under its owner's memory limit, so that the limit is held, not
  * only checked at admission: what it declared (its quota, else its request), else the rest of the owner's
  * allowance. Null: no memory limit applies. The quotas of a user's running jobs never sum past the limit.
  */
-export function limitQuota(limits: ResolvedLimits, load: AccountLoad, job: Pick<JobView, 'managed' | 'memoryQuotaBytes' | 'memoryRequestBytes'>): number | null {
+export function limitQuota(limits: ResolvedLimits, load: AccountLoad, job: Pick<JobView, 'managed' | 'memoryQuotaBytes' | 'memoryRequestBytes'>, gpuCount = 1): number | null {
   const max = limits.maxMemory;
   if (!max || !job.managed) return null;
-  const rest = Math.max(0, max.value - load.memoryBytes);
+  const rest = Math.floor(Math.max(0, max.value - load.memoryBytes) / gpuCount); // quotas are per GPU
   const declared = job.memoryQuotaBytes ?? job.memoryRequestBytes;
   return declared === null ? rest : Math.min(declared, rest);
 }
@@ -48,13 +51,13 @@ export function loadsOf(jobs: readonly JobView[]): Map<string, AccountLoad> {
     if (!occupies(job)) continue;
     let load = loads.get(job.owner);
     if (!load) loads.set(job.owner, (load = emptyLoad()));
-    addToLoad(load, job, job.gpu!);
+    addToLoad(load, job, job.gpus.length ? job.gpus : [job.gpu!]);
   }
   return loads;
 }
 
-function addToLoad(load: AccountLoad, job: JobView, gpu: number): void {
-  load.gpus.add(gpu);
+function addToLoad(load: AccountLoad, job: JobView, gpus: readonly number[]): void {
+  for (const gpu of gpus) load.gpus.add(gpu);
   if (!job.managed) return;
   load.memoryBytes += countedMemory(job);
   if (job.priority === 'high') load.highJobs.push(job.id);
@@ -68,9 +71,11 @@ const gpuList = (gpus: Iterable<number>): string => {
 };
 
 /** Why this user may not add a GPU to those they use, or null. */
-export function gpuLimitReason(user: string, limits: ResolvedLimits, load: AccountLoad, gpu: number): string | null {
+export function gpuLimitReason(user: string, limits: ResolvedLimits, load: AccountLoad, gpus: readonly number[]): string | null {
   const max = limits.maxGpus;
-  if (!max || load.gpus.has(gpu) || load.gpus.size < max.value) return null;
+  const added = gpus.filter((gpu) => !load.gpus.has(gpu)).length;
+  if (!max || added === 0 || load.gpus.size + added <= max.value) return null;
+  if (gpus.length > 1 && gpus.length > max.value) return `${user} may use at most ${plural(max.value, 'GPU')} at once ${rule(max)}, and the job needs ${gpus.length}`;
   if (max.value === 0) return `${user} may use no GPU ${rule(max)}`;
   return `${user} may use at most ${plural(max.value, 'GPU')} at once ${rule(max)} and already uses ${gpuList(load.gpus)}`;
 }
@@ -145,23 +150,23 @@ export class LimitAdmission implements AdmissionLimits {
     const account = this.account(job);
     const load = this.load(job.owner);
     if (job.managed) {
-      const memory = memoryLimitReason(job.owner, account.limits, load, job, declaredMemory(job));
+      const memory = memoryLimitReason(job.owner, account.limits, load, job, declaredMemory(job) * gpuDemand(job).count); // per GPU
       if (memory) return memory;
     }
     return job.managed && this.runsHigh(job, account) ? highJobsLimitReason(job.owner, account.limits, load) : null;
   }
 
-  holdsBackOn(job: JobView, gpu: number): string | null {
-    return gpuLimitReason(job.owner, this.account(job).limits, this.load(job.owner), gpu);
+  holdsBackOn(job: JobView, gpus: readonly number[]): string | null {
+    return gpuLimitReason(job.owner, this.account(job).limits, this.load(job.owner), gpus);
   }
 
-  admitted(job: JobView, gpu: number): number | null {
+  admitted(job: JobView, gpus: readonly number[]): number | null {
     const account = this.account(job);
     const load = this.load(job.owner);
-    load.gpus.add(gpu);
+    for (const gpu of gpus) load.gpus.add(gpu);
     if (!job.managed) return null;
-    const quota = limitQuota(account.limits, load, job);
-    load.memoryBytes += quota ?? declaredMemory(job);
+    const quota = limitQuota(account.limits, load, job, gpus.length);
+    load.memoryBytes += (quota ?? declaredMemory(job)) * gpus.length;
     if (this.runsHigh(job, account)) load.highJobs.push(job.id);
     return quota;
   }

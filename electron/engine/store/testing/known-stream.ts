@@ -14,6 +14,7 @@ function job(partial: Partial<JobView> & Pick<JobView, 'id' | 'owner' | 'history
     managed: true, uid: 1001, argv: ['python', 'finetune.py', '--lr', '3e-4, "warm"'], cwd: null, gpu: 1, requestedGpu: 1, priority: 'normal',
     memoryQuotaBytes: null, memoryRequestBytes: null, mode: 'shared', mpsSharePercent: null, migSlice: null, suspendedBy: null, state: partial.history.at(-1)!.state,
     pid: null, exitCode: null, signal: null, logPath: null, usedMemory: null, smPercent: null, ...partial,
+    gpus: partial.gpus ?? [partial.gpu ?? 1],
   };
 }
 
