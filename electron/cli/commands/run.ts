@@ -99,6 +99,6 @@ export async function runCommand(argv: string[]): Promise<number> {
   });
   const failed = outcome.job.state === 'failed' || outcome.job.state === 'lost';
   if (flags.get('json')) process.stdout.write(JSON.stringify(outcome.job, null, 2) + '\n');
-  else process.stdout.write(`${describeOutcome(outcome)}\nlog: ${outcome.job.logPath}\n`);
+  else process.stdout.write(`${describeOutcome(outcome, box)}\nlog${box === undefined ? '' : ` (on ${box})`}: ${outcome.job.logPath}\n`);
   return failed ? 1 : 0;
 }
