@@ -2,6 +2,7 @@
 // no ssh: lab.multiuser.test covers those): the lab list's mistakes, each box's state, --watch.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ delete env.XDG_CONFIG_HOME;
 
 function gpushare(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 }); // one that hangs is ended, not left behind
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -149,4 +150,18 @@ test('run --box with its value missing says so (it took "--" as the box), and a 
     assert.equal(out.stderr, 'gpushare run: the working directory here no longer exists (it was removed): cd to one that does, then run it again.\n', args.join(' '));
   }
   assert.ok(!box.heard.includes('jobs.submit'), 'nothing was submitted');
+});
+
+test('start --lab on a port in use says so and exits (it printed "listen EADDRINUSE" and then hung, its hub still running)', { timeout: 30_000 }, async (t) => {
+  const box = new FakeBox(join(home, 'p.sock'), 'alice');
+  await box.start();
+  t.after(() => box.stop());
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'p', socket: box.path }] }));
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
+  t.after(() => taken.close());
+  const port = (taken.address() as { port: number }).port;
+  const out = await gpushare(['start', '--lab', '--port', String(port)]);
+  assert.equal(out.status, 1);
+  assert.equal(out.stderr, `gpushare start: The console cannot listen on 127.0.0.1:${port}: the port is in use (give another --port, or none for a free one).\n`);
 });
