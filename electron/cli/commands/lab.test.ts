@@ -165,3 +165,11 @@ test('start --lab on a port in use says so and exits (it printed "listen EADDRIN
   assert.equal(out.status, 1);
   assert.equal(out.stderr, `gpushare start: The console cannot listen on 127.0.0.1:${port}: the port is in use (give another --port, or none for a free one).\n`);
 });
+
+test('gpushare lab --help points to the rest of the lab (run --box, start --lab) and says whose entry wins, as the README does', async () => {
+  const out = await gpushare(['lab', '--help']);
+  assert.equal(out.status, 0);
+  assert.match(out.stdout, /an entry of the same name replaces the admin's/);
+  assert.match(out.stdout, /gpushare run --box NAME \[--env NAME\[=VALUE\]\]… -- COMMAND/);
+  assert.match(out.stdout, /gpushare start --lab/);
+});
