@@ -42,6 +42,8 @@ export function splitWrapperArgs(argv: readonly string[], known: WrapperFlags): 
     if (!repeated && !known.values.includes(name)) throw new UsageError(`Unknown option --${name} for gpushare ${known.command} (put the command after --).`);
     const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value.`);
+    // `--box -- CMD` took the end of gpushare's flags for the value: no value of ours starts with "--"
+    if (eq < 0 && value.startsWith('--')) throw new UsageError(`--${name} needs a value, got "${value}".`);
     if (repeated) lists.set(name, [...(lists.get(name) ?? []), value]);
     else flags.set(name, value);
   }

@@ -236,11 +236,13 @@ export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [-
 export const labUsage = `Usage: gpushare lab ps|where …
   The lab's boxes in one view, each reached as you: over ssh (your keys, agent and
   ~/.ssh/config) or a socket on this machine. The list: ${ADMIN_LAB_FILE} (the admin's) and
-  ~/.config/gpushare/lab.json (your own, added to it), like
+  ~/.config/gpushare/lab.json (your own, added to it; an entry of the same name replaces the admin's), like
     {"boxes": [{"name": "box1", "ssh": "box1.lab"}, {"name": "box2", "ssh": "alice@10.0.0.2"}]}
   Each entry: name; ssh (a destination as ssh takes it); socket (the daemon's socket there,
   default /run/gpushare/engine.sock, or alone: a socket on this machine); gpushare (the command
   on the box, default gpushare, for \`gpushare relay --stdio\` where it will not forward a socket).
+  Also: gpushare run --box NAME [--env NAME[=VALUE]]… -- COMMAND starts a job on a box (see
+  gpushare run --help); gpushare start --lab serves the Lab view, each box's console a click away.
 
 ${labPsUsage}
 

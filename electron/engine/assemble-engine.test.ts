@@ -68,9 +68,45 @@ test('a socket that cannot be made stops the start, and the metrics endpoint ope
 test('a start beside a running engine is refused before anything opens', async () => {
   const first = await assembleEngine(profile());
   try {
-    await assert.rejects(assembleEngine(profile({ store: { path: join(dir, 'other.db'), owner: 'person' } })), /already running/);
+    await assert.rejects(assembleEngine(profile({ store: { path: join(dir, 'other.db'), owner: 'person' } })), {
+      message: `Another gpushare engine is already running on ${join(dir, 'run', 'engine.sock')} (a second engine, such as another simulated box for \`gpushare lab\`, needs its own: XDG_RUNTIME_DIR, XDG_DATA_HOME and XDG_STATE_HOME).`,
+    });
     assert.equal(existsSync(join(dir, 'other.db')), false, 'the refused start opened no store');
   } finally {
     await first.close();
   }
+});
+
+test('a second personal engine on a socket of its own but the same store or job-log folder is refused, naming the engine that uses them and what to give it; a claim left by an engine that died stops nothing', async () => {
+  // a new user's second simulated box for `gpushare lab`: only XDG_RUNTIME_DIR changed, so both would write j1 and re-adopt each other's jobs
+  const beside = (overrides: Partial<EngineProfile> = {}): EngineProfile =>
+    profile({
+      gpus: { simulate: 'a100-40gb', simulatedState: { dir: join(dir, 'run2') } },
+      socket: { path: join(dir, 'run2', 'engine.sock') },
+      scheduler: { stateDir: join(dir, 'state'), runtimeDir: join(dir, 'run2'), guardian: false, gate: null },
+      ...overrides,
+    });
+  const own = '(a second engine, such as another simulated box for `gpushare lab`, needs its own: XDG_RUNTIME_DIR, XDG_DATA_HOME and XDG_STATE_HOME)';
+  /** Why a start was refused; one that started is closed again (so a failing test does not hang on it). */
+  const refusal = async (p: EngineProfile): Promise<string> => {
+    try {
+      await (await assembleEngine(p)).close();
+      return 'it started';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  const first = await assembleEngine(profile());
+  try {
+    assert.equal(await refusal(beside()), `The usage store ${join(dir, 'data', 'usage.db')} is in use by the gpushare engine on ${join(dir, 'run', 'engine.sock')} ${own}.`);
+    assert.equal(await refusal(beside({ store: { path: join(dir, 'data2', 'usage.db'), owner: 'person' } })), `The job logs folder ${join(dir, 'state')} is in use by the gpushare engine on ${join(dir, 'run', 'engine.sock')} ${own}.`);
+    assert.equal(existsSync(join(dir, 'data2')), false, 'the refused start opened no store');
+  } finally {
+    await first.close();
+  }
+  const second = await assembleEngine(beside()); // the first is gone: its places are free
+  await second.close();
+  writeFileSync(join(dir, 'data', 'usage.db.engine'), JSON.stringify({ socket: join(dir, 'gone.sock'), pid: 1 }));
+  const next = await assembleEngine(beside());
+  await next.close();
 });

@@ -9,6 +9,7 @@ import { DEFAULT_SCENARIO } from './gpu/simulated-box-names.js';
 import { attachMetrics } from './metrics/attach-metrics.js';
 import type { MetricsAddress } from './metrics/metrics-address.js';
 import type { MetricsListener } from './metrics/metrics-server.js';
+import { claimPlaces, jobLogsPlace, SECOND_ENGINE_NEEDS, storePlace } from './engine-claim.js';
 import { otherEnginesWarning, otherUsersEngines } from './other-engines.js';
 import { attachScheduler, defaultStateDir, type AttachedScheduler, type AttachSchedulerOptions } from './scheduler/attach.js';
 import { importLegacySlurmUsage, LEGACY_SLURM_USAGE_FILE, legacySlurmUsageFileFor } from './reports/slurm-usage.js';
@@ -79,12 +80,17 @@ export interface AssembledEngine {
 export async function assembleEngine(profile: EngineProfile): Promise<AssembledEngine> {
   const { say } = profile;
   const socketPath = profile.socket.path ?? defaultSocketPath();
-  await refuseBesideRunningEngine(socketPath); // a running engine's suspended pids and jobs are not ours
+  await refuseBesideRunningEngine(socketPath, profile.kind === 'personal' ? SECOND_ENGINE_NEEDS : null); // a running engine's suspended pids and jobs are not ours
+  // a personal engine's store and job logs are its own: another engine's ids, logs and jobs are not ours either
+  const claim = profile.kind === 'personal' ? await claimPlaces([...(profile.store ? [storePlace(profile.store.path)] : []), jobLogsPlace(profile.scheduler.stateDir ?? defaultStateDir())], socketPath) : null;
   const backend = await openGpuBackend({
     ...profile.gpus,
     onFallback: (reason) => say(`No NVIDIA driver found (${reason.split('\n')[0]}), so gpushare starts on simulated GPUs (scenario ${DEFAULT_SCENARIO}).`),
+  }).catch((error: unknown) => {
+    claim?.release();
+    throw error;
   });
-  const undo: Array<() => unknown> = [() => backend.close()];
+  const undo: Array<() => unknown> = [() => claim?.release(), () => backend.close()];
   const unwind = async (): Promise<void> => {
     for (const step of undo.reverse()) await step();
   };
@@ -130,6 +136,7 @@ export async function assembleEngine(profile: EngineProfile): Promise<AssembledE
         await Promise.all([web?.close(), socket.close(), jobStore?.close(), metrics?.close()]);
         await store?.close();
         backend.close();
+        claim?.release(); // last: nothing of this engine writes there any more
       },
     };
   } catch (error) {

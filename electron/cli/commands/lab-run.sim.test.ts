@@ -109,6 +109,14 @@ test("run --box: the job gets the box's login environment for the person, LANG/L
   for (const id of [job.id, hereJob.id]) assert.equal((await gpushare(['set', id, '--terminate'])).code, 0);
 });
 
+test('run --box in words: the job runs on which GPU of which box, and its log is on that box', async () => {
+  const run = await gpushare(['run', '--box', 'sim', '--wait', '5', '--', ...train('1G')]);
+  assert.equal(run.code, 0, run.stderr);
+  const said = /^(j\d+) running on GPU \d of sim, pid \d+\nlog \(on sim\): \S+\/\1\.log\n$/.exec(run.stdout);
+  assert.ok(said, run.stdout);
+  assert.equal((await gpushare(['set', said[1]!, '--terminate'])).code, 0);
+});
+
 test('run --env refuses a variable gpushare sets itself, one not set here and a bad name, starting nothing', async () => {
   const before = (await gpushare(['jobs', '--json', '--all'])).stdout;
   for (const [flag, says] of [

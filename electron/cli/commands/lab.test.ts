@@ -2,6 +2,7 @@
 // no ssh: lab.multiuser.test covers those): the lab list's mistakes, each box's state, --watch.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ delete env.XDG_CONFIG_HOME;
 
 function gpushare(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 }); // one that hangs is ended, not left behind
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -91,4 +92,84 @@ test("run --box to a box whose daemon predates loginEnv says so and what to do, 
   const out = await gpushare(['run', '--box', 'old', '--', '/bin/true']);
   assert.equal(out.status, 1, out.stderr);
   assert.equal(out.stderr, "gpushare run: old: its gpushare daemon is older than this gpushare and cannot start a job in old's own login environment, so nothing was started: update gpushare on old.\n");
+});
+
+// What a new user trying the lab on this machine tripped on (each seen failing before its fix).
+
+test('an empty lab list file is named with what a lab list looks like, not the config file\'s "{}" (which lab.json refuses)', async () => {
+  writeFileSync(labFile, '');
+  const out = await gpushare(['lab', 'ps']);
+  assert.equal(out.status, 1);
+  assert.equal(out.stderr, `gpushare lab: ${labFile}:1:1: not valid JSON: the file is empty (a lab list is like {"boxes": [{"name": "box1", "ssh": "box1"}]})\n`);
+});
+
+test('a socket entry naming a directory or a plain file says it is not a socket, not that the daemon is not running', async () => {
+  const dir = join(home, 'a-dir');
+  mkdirSync(dir, { recursive: true });
+  const file = join(home, 'a-file');
+  writeFileSync(file, 'x');
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'd', socket: dir }, { name: 'f', socket: file }] }));
+  const out = await gpushare(['lab', 'ps', '--json']);
+  assert.equal(out.status, 1, out.stderr);
+  const lab = JSON.parse(out.stdout) as LabSnapshot;
+  assert.deepEqual(
+    lab.boxes.map((b) => (b.connection as { lastError?: string }).lastError),
+    [`d: ${dir}: is a directory, not a socket (give the daemon's socket, like /run/gpushare/engine.sock)`, `f: ${file}: is a file, not a socket (give the daemon's socket, like /run/gpushare/engine.sock)`],
+  );
+});
+
+test('lab where: "no box can start" gives the size as it was asked (90G), as the reasons under it do', async (t) => {
+  const box = new FakeBox(join(home, 'n.sock'), 'alice');
+  await box.start();
+  t.after(() => box.stop());
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'n', socket: box.path }] }));
+  const out = await gpushare(['lab', 'where', '--mem', '90G']);
+  assert.equal(out.status, 1, out.stderr);
+  assert.match(out.stdout, /^No box can start a 90G job now\.$/m);
+});
+
+test('run --box with its value missing says so (it took "--" as the box), and a working directory that is gone is named in words', async (t) => {
+  const box = new FakeBox(join(home, 'r.sock'), 'alice');
+  await box.start();
+  t.after(() => box.stop());
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'r', socket: box.path }] }));
+  const missing = await gpushare(['run', '--box', '--', '/bin/true']);
+  assert.equal(missing.status, 2);
+  assert.equal(missing.stderr, 'gpushare run: --box needs a value, got "--".\n');
+  const gone = join(home, 'gone');
+  for (const args of [['run', '--box', 'r', '--', '/bin/true'], ['run', '--', '/bin/true']]) {
+    mkdirSync(gone);
+    const out = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+      // the shell enters the folder, removes it, then becomes gpushare there
+      const child = spawn('/bin/sh', ['-c', 'cd "$1" && rmdir "$1" && shift && exec "$@"', 'sh', gone, process.execPath, CLI_PATH, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (status) => resolve({ status, stderr }));
+    });
+    assert.equal(out.status, 1, args.join(' '));
+    assert.equal(out.stderr, 'gpushare run: the working directory here no longer exists (it was removed): cd to one that does, then run it again.\n', args.join(' '));
+  }
+  assert.ok(!box.heard.includes('jobs.submit'), 'nothing was submitted');
+});
+
+test('start --lab on a port in use says so and exits (it printed "listen EADDRINUSE" and then hung, its hub still running)', { timeout: 30_000 }, async (t) => {
+  const box = new FakeBox(join(home, 'p.sock'), 'alice');
+  await box.start();
+  t.after(() => box.stop());
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'p', socket: box.path }] }));
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
+  t.after(() => taken.close());
+  const port = (taken.address() as { port: number }).port;
+  const out = await gpushare(['start', '--lab', '--port', String(port)]);
+  assert.equal(out.status, 1);
+  assert.equal(out.stderr, `gpushare start: The console cannot listen on 127.0.0.1:${port}: the port is in use (give another --port, or none for a free one).\n`);
+});
+
+test('gpushare lab --help points to the rest of the lab (run --box, start --lab) and says whose entry wins, as the README does', async () => {
+  const out = await gpushare(['lab', '--help']);
+  assert.equal(out.status, 0);
+  assert.match(out.stdout, /an entry of the same name replaces the admin's/);
+  assert.match(out.stdout, /gpushare run --box NAME \[--env NAME\[=VALUE\]\]… -- COMMAND/);
+  assert.match(out.stdout, /gpushare start --lab/);
 });

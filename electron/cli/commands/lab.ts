@@ -1,7 +1,7 @@
 // `gpushare lab ps|where`: every box of the lab list at once, through the hub (one link per box over
 // SSH as the person, or a socket on this machine); and `gpushare run --box NAME`'s link to one box.
 import { join } from 'node:path';
-import { PRIORITIES, parseByteSize, type Priority } from '../../../shared/jobs.js';
+import { PRIORITIES, formatByteSize, parseByteSize, type Priority } from '../../../shared/jobs.js';
 import { labView, personTotals, type LabBoxSpec, type LabSnapshot } from '../../../shared/lab.js';
 import { runFlags, whereCanIRun, type WherePlace } from '../../../shared/lab-where.js';
 import { LabHub } from '../../engine/lab/lab-hub.js';
@@ -132,7 +132,7 @@ async function labWhere(argv: string[]): Promise<number> {
       (p, i) =>
         `${i === 0 ? '→' : ' '} ${p.box}: GPU${p.gpus.length > 1 ? 's' : ''} ${p.gpus.join(', ')}${p.slice ? `, MIG slice ${p.slice.profile ?? '?'} ${p.slice.uuid}` : ''} (${p.freeBytes.map((f) => `${formatBytes(f)} free`).join(', ')}; ${p.queueAhead === 0 ? 'nothing queued ahead' : `${p.queueAhead} queued ahead`}; utilization ${formatPercent(p.utilization)})`,
     );
-    if (answer.places.length === 0) lines.push(`No box can start a ${formatBytes(memoryBytes)} job${gpus > 1 ? ` on ${gpus} GPUs` : ''} now.`);
+    if (answer.places.length === 0) lines.push(`No box can start a ${formatByteSize(memoryBytes)} job${gpus > 1 ? ` on ${gpus} GPUs` : ''} now.`);
     else lines.push('', `Run it there: gpushare run ${run(answer.places[0]!).join(' ')} -- COMMAND`);
     if (answer.notNow.length) lines.push('', 'Not now:', ...answer.notNow.map((n) => `  ${n.box}: ${n.reason}`));
     process.stdout.write(lines.join('\n') + '\n');

@@ -123,3 +123,13 @@ test('set: a change that moved the state prints the new state and why; one that 
   const parking = view('parking', [['running', 'started'], ['parking', 'parked by ada']]);
   assert.match(stateLine(parking, '', 'park', before), /^j7 parking: parked by ada \(still in progress; see gpushare jobs\)$/);
 });
+
+test("a job sent to another box (run --box): each line names the box, and one still in progress points to that box's console, not to gpushare jobs here", () => {
+  const outcome = (job: JobView, settled = true, waitingFor: string | null = null) => ({ job, waitingFor, settled });
+  assert.equal(describeOutcome(outcome(view('running')), 'box2'), 'j7 running on GPU 0 of box2, pid 4242');
+  assert.equal(describeOutcome(outcome(view('queued'), true, 'GPU 0 has 12G free and j7 needs 20G'), 'box2'), 'j7 queued on box2: GPU 0 has 12G free and j7 needs 20G');
+  assert.equal(describeOutcome(outcome(view('failed', [['failed', 'exit code 1']])), 'box2'), 'j7 failed on box2: exit code 1');
+  const starting = outcome(view('starting', [['starting', 'placed on GPU 0']]), false);
+  assert.equal(describeOutcome(starting, 'box2'), 'j7 starting on box2: placed on GPU 0 (still in progress; see box2 in the Lab view: gpushare start --lab)');
+  assert.equal(describeOutcome(starting), 'j7 starting: placed on GPU 0 (still in progress; see gpushare jobs)', 'on this box, as before');
+});

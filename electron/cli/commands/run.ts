@@ -25,6 +25,16 @@ const withBox =
     }
   };
 
+/** Where the job runs: this shell's folder, which may have been removed under it (process.cwd() then says only "uv_cwd"). */
+function workingDirectory(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('the working directory here no longer exists (it was removed): cd to one that does, then run it again.');
+    throw error;
+  }
+}
+
 const DEFAULT_WAIT_S = 1;
 const MAX_WAIT_S = 600;
 
@@ -57,7 +67,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const named = namedEnv(lists.get('env') ?? [], process.env);
   const params = {
     argv: command,
-    cwd: process.cwd(),
+    cwd: workingDirectory(),
     ...gpus,
     priority: priority as Priority | undefined,
     memoryQuotaBytes: size('mem'),
@@ -88,6 +98,6 @@ export async function runCommand(argv: string[]): Promise<number> {
   });
   const failed = outcome.job.state === 'failed' || outcome.job.state === 'lost';
   if (flags.get('json')) process.stdout.write(JSON.stringify(outcome.job, null, 2) + '\n');
-  else process.stdout.write(`${describeOutcome(outcome)}\nlog: ${outcome.job.logPath}\n`);
+  else process.stdout.write(`${describeOutcome(outcome, box)}\nlog${box === undefined ? '' : ` (on ${box})`}: ${outcome.job.logPath}\n`);
   return failed ? 1 : 0;
 }

@@ -87,7 +87,11 @@ async function startLab(port: number): Promise<number> {
   const hub = new LabHub(boxes, { socketDir: labSocketDir() });
   hub.start();
   const sessions = labConsoleSessions(hub);
-  const web = await serveConsoleOnLoopback(sessions, { port });
+  const web = await serveConsoleOnLoopback(sessions, { port }).catch((error: unknown) => {
+    sessions.close(); // the hub's links and the view's timer would keep this process up after the error
+    hub.close();
+    throw error;
+  });
   const url = labConsoleHref(web.url, null);
   process.stdout.write(`gpushare lab console: ${url}\nboxes: ${boxes.map((b) => b.name).join(', ')}\n`);
   const page = openInBrowser(url);

@@ -17,8 +17,8 @@ const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const WORDS = { true: true, false: false, null: null } as const;
 
-/** Parse JSON text to the same value JSON.parse gives, or throw a JsonSyntaxError saying where and what. */
-export function parseJsonStrict(text: string): unknown {
+/** Parse JSON text to the same value JSON.parse gives, or throw a JsonSyntaxError saying where and what; `whatToWrite` says what an empty file should hold. */
+export function parseJsonStrict(text: string, whatToWrite = 'an empty configuration is {}'): unknown {
   let at = text.charCodeAt(0) === 0xfeff ? 1 : 0; // a byte-order mark some editors write
 
   const fail = (problem: string, index = at): never => {
@@ -137,7 +137,7 @@ export function parseJsonStrict(text: string): unknown {
   };
 
   skipSpace();
-  if (at >= text.length) fail('the file is empty (an empty configuration is {})');
+  if (at >= text.length) fail(`the file is empty (${whatToWrite})`);
   const result = value(0);
   skipSpace();
   if (at < text.length) expect('nothing after the top-level value');

@@ -3,7 +3,7 @@
 // or, where the box refuses to forward, `gpushare relay --stdio` run there. No port is opened and
 // no token exists: on the box the daemon sees the person's own uid through the kernel.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync, statSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { BoxRoute, BoxVia, LabBoxSpec } from '../../../shared/lab.js';
@@ -125,7 +125,7 @@ function relayLink(route: Extract<BoxRoute, { kind: 'ssh' }>, options: LinkOptio
 function socketLink(path: string, via: BoxVia, onClose: () => void, options: LinkOptions, sshSaid?: () => string | null): Promise<BoxLink> {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
-    const failed = (error: NodeJS.ErrnoException): void => reject(new LinkError(`${path}: ${socketProblem(error)}`));
+    const failed = (error: NodeJS.ErrnoException): void => reject(new LinkError(`${path}: ${socketProblem(path, error)}`));
     socket.once('error', failed);
     socket.once('connect', () => {
       socket.removeListener('error', failed);
@@ -248,6 +248,17 @@ function exists(path: string): boolean {
   }
 }
 
+/** What is at path when it is there and not a socket ('a directory', 'a file', …), else null. */
+function notASocket(path: string): string | null {
+  try {
+    const stats = statSync(path);
+    if (stats.isSocket()) return null;
+    return stats.isDirectory() ? 'a directory' : stats.isFile() ? 'a file' : 'something else';
+  } catch {
+    return null;
+  }
+}
+
 function removeStale(path: string): void {
   try {
     unlinkSync(path);
@@ -256,9 +267,13 @@ function removeStale(path: string): void {
   }
 }
 
-function socketProblem(error: NodeJS.ErrnoException): string {
+function socketProblem(path: string, error: NodeJS.ErrnoException): string {
   if (error.code === 'ENOENT') return 'no socket there (no gpushare daemon runs)';
-  if (error.code === 'ECONNREFUSED') return 'nothing listens (the daemon is not running)';
+  if (error.code === 'ECONNREFUSED') {
+    // the kernel refuses a directory or a plain file as it refuses a socket nobody listens on: a lab list's typo, not a stopped daemon
+    const kind = notASocket(path);
+    return kind ? `is ${kind}, not a socket (give the daemon's socket, like /run/gpushare/engine.sock)` : 'nothing listens (the daemon is not running)';
+  }
   if (error.code === 'EACCES') return 'permission denied';
   return error.message;
 }

@@ -123,3 +123,19 @@ test('the ssh a hub started ends with the hub, even when the hub is killed', asy
   }
   assert.ok(gone, 'the ssh ended with its hub');
 });
+
+test('settled waits for who you are and the jobs on a box, not only its first snapshot (lab ps --json showed a box connected with caller null)', async (t) => {
+  const slow = new FakeBox(join(dir, 'slow.sock'), 'alice');
+  slow.delays = { 'session.whoami': 400, 'jobs.list': 400 }; // snapshots tick every 50 ms meanwhile
+  await slow.start();
+  const hub = new LabHub(specs('slow'), { socketDir: join(dir, 's-slow') });
+  t.after(async () => {
+    hub.close();
+    await slow.stop();
+  });
+  hub.start();
+  await hub.settled(10_000);
+  const box = boxOf(hub.snapshot(), 'slow');
+  assert.equal(box.connection.state, 'connected');
+  assert.deepEqual(box.caller, { user: 'alice', uid: 1000, admin: false }, 'who you are there is known once it settled');
+});

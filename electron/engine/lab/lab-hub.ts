@@ -96,6 +96,8 @@ class BoxSession {
   private updatedAt: number | null = null;
   private closed = false;
   private triedOnce = false;
+  /** The link's first asks (who you are, the jobs, the latest snapshot) came back: before, a one-shot view would show a box without them. */
+  private firstRead = false;
   /** The box's sshd refused to forward sockets: use the relay from then on. */
   private relayOnly = false;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -129,7 +131,7 @@ class BoxSession {
   }
 
   settled(): boolean {
-    return this.connection.state === 'connected' ? this.snapshot !== null : this.triedOnce;
+    return this.connection.state === 'connected' ? this.snapshot !== null && this.firstRead : this.triedOnce;
   }
 
   close(): void {
@@ -206,6 +208,7 @@ class BoxSession {
       this.changed();
       policySoon(); // what the person's jobs hold there may have changed
     };
+    this.firstRead = false;
     client.on('snapshot', onSnapshot);
     client.on('jobs', onJobs);
     client.subscribe(['snapshot', 'jobs']);
@@ -238,9 +241,12 @@ class BoxSession {
       if (snapshot && (this.snapshot === null || snapshot.takenAt >= (this.snapshot.takenAt ?? 0))) this.snapshot = snapshot;
       this.jobs = jobs;
       this.updatedAt = Date.now();
+      this.firstRead = true;
       this.changed();
     } catch {
-      // the link ended while asking: its end says why
+      // the link ended while asking (its end says why), or the box refused one: what came is what there is
+      this.firstRead = true;
+      this.changed();
     }
     const why = await link.ended;
     link.close(); // its ssh too, which outlives a daemon that went away

@@ -14,6 +14,9 @@ export { ADMIN_LAB_FILE };
 /** The person's own list: $XDG_CONFIG_HOME/gpushare/lab.json, else ~/.config/gpushare/lab.json. */
 export const ownLabFile = (env: NodeJS.ProcessEnv = process.env): string => join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'gpushare', 'lab.json');
 
+/** The smallest lab list, as every message that asks for one shows it. */
+const LAB_LIST_EXAMPLE = '{"boxes": [{"name": "box1", "ssh": "box1"}]}';
+
 export class LabListError extends Error {
   constructor(
     readonly file: string,
@@ -60,7 +63,7 @@ function checkOnlyYouOrRootCanChange(file: string, fileStats: Stats): void {
 export function parseLabText(file: string, text: string): LabBoxSpec[] {
   let value: unknown;
   try {
-    value = parseJsonStrict(text);
+    value = parseJsonStrict(text, `a lab list is like ${LAB_LIST_EXAMPLE}`); // {} is no lab list: it has no boxes
   } catch (error) {
     if (error instanceof JsonSyntaxError) throw new LabListError(`${file}:${error.line}:${error.column}`, `not valid JSON: ${error.problem}`);
     throw error;
@@ -69,7 +72,7 @@ export function parseLabText(file: string, text: string): LabBoxSpec[] {
     return parseLabList(value);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    if (!error.path) throw new LabListError(file, `the whole file ${error.problem} (like {"boxes": [{"name": "box1", "ssh": "box1"}]})`);
+    if (!error.path) throw new LabListError(file, `the whole file ${error.problem} (like ${LAB_LIST_EXAMPLE})`);
     throw new LabListError(file, `${withBoxName(error.path, value)}: ${error.problem}`);
   }
 }
@@ -92,7 +95,7 @@ export interface LabList {
 
 /** Why there is no lab: the files looked at, and what to write in one (`gpushare lab`, `start --lab`, the desktop's Lab view). */
 export const noLabBoxes = (looked: LabList['looked']): string =>
-  `No lab boxes: neither ${looked.admin} nor ${looked.own} lists any. Write one like {"boxes": [{"name": "box1", "ssh": "box1"}]}.`;
+  `No lab boxes: neither ${looked.admin} nor ${looked.own} lists any. Write one like ${LAB_LIST_EXAMPLE}.`;
 
 /** The admin's list and the person's own, merged (an own entry of the same name wins). */
 export function loadLabList(files: { admin?: string; own?: string } = {}): LabList {

@@ -41,8 +41,8 @@ export interface SocketOptions {
  * Refuse to start where an engine already answers on `path` (its suspended pids are not ours to resume).
  * Hosts ask first and listen last, once every command is registered: a socket that answers serves.
  */
-export async function refuseBesideRunningEngine(path = defaultSocketPath()): Promise<void> {
-  if (existsSync(path) && (await answers(path))) throw new Error(`Another gpushare engine is already running on ${path}.`);
+export async function refuseBesideRunningEngine(path = defaultSocketPath(), hint: string | null = null): Promise<void> {
+  if (existsSync(path) && (await socketAnswers(path))) throw new Error(`Another gpushare engine is already running on ${path}${hint ? ` (${hint})` : ''}.`);
 }
 
 export interface SocketServer {
@@ -193,7 +193,8 @@ export async function listenOnSocket(engine: Engine, path = defaultSocketPath(),
   };
 }
 
-function answers(path: string): Promise<boolean> {
+/** Does an engine accept connections on `path` now? */
+export function socketAnswers(path: string): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = connect(path);
     probe.once('connect', () => {

@@ -168,7 +168,10 @@ export async function serveConsoleOnLoopback(sessions: SessionOpener, options: L
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EADDRINUSE') return reject(error);
+      reject(new Error(`The console cannot listen on 127.0.0.1:${options.port}: the port is in use (give another --port, or none for a free one).`));
+    });
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;

@@ -17,6 +17,8 @@ export class FakeBox {
   readonly heard: string[] = [];
   /** Send this instead of the next snapshot line. */
   garbage: string | null = null;
+  /** Answer these methods only after this many milliseconds (a busy daemon), snapshots ticking meanwhile. */
+  delays: Record<string, number> = {};
   /** Refuse these methods with this error, as the daemon's dispatcher would. */
   refusals: Record<string, { code: string; message: string }> = {};
 
@@ -65,7 +67,10 @@ export class FakeBox {
         const refused = this.refusals[message.method];
         if (refused) return void socket.write(JSON.stringify({ kind: 'response', id: message.id, ok: false, error: refused }) + '\n');
         const ok = Object.hasOwn(results, message.method);
-        socket.write(JSON.stringify(ok ? { kind: 'response', id: message.id, ok: true, result: results[message.method] } : { kind: 'response', id: message.id, ok: false, error: { code: 'unsupported', message: message.method } }) + '\n');
+        const answer = JSON.stringify(ok ? { kind: 'response', id: message.id, ok: true, result: results[message.method] } : { kind: 'response', id: message.id, ok: false, error: { code: 'unsupported', message: message.method } }) + '\n';
+        const delay = this.delays[message.method];
+        if (delay) setTimeout(() => !socket.destroyed && socket.write(answer), delay);
+        else socket.write(answer);
       });
     });
     await new Promise<void>((resolve, reject) => {
