@@ -65,13 +65,13 @@ export type BoxVia = 'socket' | 'ssh-forward' | 'ssh-relay';
 
 /**
  * A box's connection. `down`: not reachable since `since`, the last error in words, the next try
- * scheduled; `reconnecting`: a try is under way after the box was down; `connecting`: the first try.
+ * scheduled (null: none, the one-shot command that asked has stopped its hub); `reconnecting`: a try is under way after the box was down; `connecting`: the first try.
  */
 export type BoxConnection =
   | { state: 'connecting'; since: number }
   | { state: 'connected'; since: number; via: BoxVia }
   | { state: 'reconnecting'; since: number; lastError: string; attempt: number }
-  | { state: 'down'; since: number; lastError: string; attempt: number; nextTryAt: number };
+  | { state: 'down'; since: number; lastError: string; attempt: number; nextTryAt: number | null };
 export type BoxConnectionState = BoxConnection['state'];
 
 /** Who the box's daemon takes this person to be (by the kernel's word on that box). */
@@ -115,7 +115,7 @@ export function describeBoxState(box: Pick<LabBox, 'name' | 'connection'>, now: 
     case 'reconnecting':
       return `reconnecting (down since ${clock(c.since)}, try ${c.attempt}): ${c.lastError}`;
     case 'down':
-      return `down since ${clock(c.since)} (next try in ${Math.max(0, Math.ceil((c.nextTryAt - now) / 1000))} s): ${c.lastError}`;
+      return `down since ${clock(c.since)}${c.nextTryAt === null ? '' : ` (next try in ${Math.max(0, Math.ceil((c.nextTryAt - now) / 1000))} s)`}: ${c.lastError}`;
   }
 }
 

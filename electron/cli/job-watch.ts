@@ -121,11 +121,11 @@ export function waitReason(message: string): string {
 /** One line: "j7 running on GPU 0, pid 4242" ("on GPUs 0,2"), "j7 queued: GPU 0 has …", "j7 failed: exit code 1". */
 export function describeOutcome({ job, waitingFor, settled }: JobOutcome, box?: string): string {
   const reason = job.history[job.history.length - 1]?.reason ?? '';
-  // a job sent to another box (run --box): "gpushare jobs" here would not list it, and "GPU 0" alone would read as this box's
+  // a job sent to another box (run --box): "gpushare jobs" here would not list it (jobs --box does), and "GPU 0" alone would read as this box's
   const on = box === undefined ? '' : ` on ${box}`;
   const waitingForGpus = job.gpu === null ? `waiting for ${(job.gpuCount ?? 1) > 1 ? `${job.gpuCount} GPUs` : 'a GPU'}` : `waiting for ${gpusPhrase(job)}`;
   if (job.state === 'queued') return `${job.id} queued${on}: ${waitingFor ?? waitingForGpus}`;
   if (job.state === 'running' || job.state === 'gated') return `${job.id} ${job.state} on ${gpusPhrase(job)}${box === undefined ? '' : ` of ${box}`}, pid ${job.pid}${job.state === 'gated' ? ` (${reason})` : ''}`;
-  const follow = box === undefined ? 'see gpushare jobs' : `see ${box} in the Lab view: gpushare start --lab`;
+  const follow = box === undefined ? 'see gpushare jobs' : `see gpushare jobs --box ${box}`;
   return `${job.id} ${job.state}${on}: ${reason}${settled ? '' : ` (still in progress; ${follow})`}`;
 }

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { JobView } from '../../../shared/jobs.js';
+import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import type { WhereAnswer } from '../../../shared/lab-where.js';
 import { LOGIN_PATH } from '../../engine/scheduler/job-env.js';
 import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
@@ -130,4 +130,37 @@ test('run --env refuses a variable gpushare sets itself, one not set here and a 
     assert.match(out.stderr, says);
   }
   assert.equal((await gpushare(['jobs', '--json', '--all'])).stdout, before, 'no job was submitted');
+});
+
+test('jobs and set --box follow and change a job on the box, each line naming the box, with no engine answering here', async () => {
+  const noEngineHere = { GPUSHARE_SOCKET: join(home, 'no-engine-here.sock') }; // only the box can answer
+  const run = await gpushare(['run', '--box', 'sim', '--wait', '5', '--json', '--', ...train('1G')], noEngineHere);
+  assert.equal(run.code, 0, run.stderr);
+  const id = (JSON.parse(run.stdout) as JobView).id;
+  const onBox = async (): Promise<JobView | undefined> => {
+    const out = await gpushare(['jobs', '--box', 'sim', '--json', '--all'], noEngineHere);
+    assert.equal(out.code, 0, out.stderr);
+    return (JSON.parse(out.stdout) as JobView[]).find((j) => j.id === id);
+  };
+  assert.equal((await onBox())?.state, 'running');
+  const table = await gpushare(['jobs', '--box', 'sim'], noEngineHere);
+  assert.equal(table.code, 0, table.stderr);
+  const [header, ...rows] = table.stdout.trimEnd().split('\n');
+  assert.match(header!, /^BOX\s+ID\s+STATE\s/);
+  assert.ok(rows.length > 0 && rows.every((r) => r.startsWith('sim ')), table.stdout);
+  assert.ok(rows.some((r) => new RegExp(`^sim\\s+${id}\\s+running\\s`).test(r)), table.stdout);
+
+  const suspend = await gpushare(['set', id, '--box', 'sim', '--suspend'], noEngineHere);
+  assert.equal(suspend.code, 0, suspend.stderr);
+  assert.match(suspend.stdout, new RegExp(`^${id} suspended on sim: .+\\n$`));
+  assert.equal((await onBox())?.state, 'suspended');
+  const lower = await gpushare(['set', '--box', 'sim', id, '--priority', 'best-effort'], noEngineHere);
+  assert.equal(lower.code, 0, lower.stderr);
+  assert.equal(lower.stdout, `${id} suspended on sim (priority best-effort set)\n`);
+  const end = await gpushare(['set', id, '--box', 'sim', '--terminate'], noEngineHere);
+  assert.equal(end.code, 0, end.stderr);
+  assert.match(end.stdout, new RegExp(`^${id} \\S+ on sim\\b`));
+  await until(`${id} ended on sim`, async () => FINAL_STATES.has((await onBox())!.state) || undefined, { timeoutMs: 10_000, intervalMs: 100 });
+  const here = await gpushare(['jobs'], noEngineHere);
+  assert.notEqual(here.code, 0, 'without --box it asks this box, where no engine answers');
 });

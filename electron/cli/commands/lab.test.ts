@@ -173,3 +173,35 @@ test('gpushare lab --help points to the rest of the lab (run --box, start --lab)
   assert.match(out.stdout, /gpushare run --box NAME \[--env NAME\[=VALUE\]\]… -- COMMAND/);
   assert.match(out.stdout, /gpushare start --lab/);
 });
+
+test('jobs and set --box: an unknown box and a down one get the errors run --box gives; a refusal names the box; jobs asks the box, not this machine', async (t) => {
+  const up = new FakeBox(join(home, 'up.sock'), 'alice');
+  up.refusals['jobs.move'] = { code: 'forbidden', message: "j1 is bob's job: only bob or an administrator may change it." };
+  await up.start();
+  t.after(() => up.stop());
+  const down = join(home, 'down.sock');
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'up', socket: up.path }, { name: 'down', socket: down }] }));
+  for (const [command, ...rest] of [['run', '--', '/bin/true'], ['jobs'], ['set', 'j1', '--suspend']] as const) {
+    const unknown = await gpushare([command, '--box', 'nope', ...rest]);
+    assert.deepEqual([unknown.status, unknown.stderr], [2, `gpushare ${command}: --box nope: no such box in the lab list; it has up, down.\n`], command);
+    const gone = await gpushare([command, '--box', 'down', ...rest]);
+    assert.deepEqual([gone.status, gone.stderr], [1, `gpushare ${command}: down: ${down}: no socket there (no gpushare daemon runs)\n`], command);
+  }
+  const jobs = await gpushare(['jobs', '--box', 'up']);
+  assert.deepEqual([jobs.status, jobs.stdout, jobs.stderr], [0, 'No jobs on up.\n', '']);
+  const set = await gpushare(['set', 'j1', '--box', 'up', '--suspend']);
+  assert.deepEqual([set.status, set.stderr], [1, "gpushare set: up: j1 is bob's job: only bob or an administrator may change it.\n"]);
+  assert.deepEqual(up.heard.filter((m) => m.startsWith('jobs.')), ['jobs.list', 'jobs.list', 'jobs.move']);
+});
+
+test('lab ps and lab where, run once, say since when and why a box is down, not a next try they will not make', async () => {
+  const down = join(home, 'gone.sock');
+  writeFileSync(labFile, JSON.stringify({ boxes: [{ name: 'gone', socket: down }] }));
+  const ps = await gpushare(['lab', 'ps', '--wait', '1']);
+  assert.equal(ps.status, 1);
+  assert.equal(ps.stdout.replace(/\d\d:\d\d:\d\d/, 'HH:MM:SS'), `gone (socket ${down}): down since HH:MM:SS UTC: gone: ${down}: no socket there (no gpushare daemon runs)\n`);
+  const where = await gpushare(['lab', 'where', '--mem', '1G', '--wait', '1']);
+  assert.equal(where.status, 1);
+  assert.match(where.stdout, new RegExp(`^  gone: down since \\d\\d:\\d\\d:\\d\\d UTC: gone: ${down}: no socket there`, 'm'));
+  assert.doesNotMatch(ps.stdout + where.stdout, /next try/);
+});

@@ -37,11 +37,17 @@ async function readLab(waitS: number): Promise<LabSnapshot> {
   hub.start();
   try {
     await hub.settled(waitS * 1000);
-    return hub.snapshot();
+    return withoutNextTries(hub.snapshot());
   } finally {
     hub.close();
   }
 }
+
+/** A one-shot command stops its hub as it prints: a down box is shown since when and why, with no next try. */
+const withoutNextTries = (lab: LabSnapshot): LabSnapshot => ({
+  ...lab,
+  boxes: lab.boxes.map((box) => (box.connection.state === 'down' ? { ...box, connection: { ...box.connection, nextTryAt: null } } : box)),
+});
 
 export async function labCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;

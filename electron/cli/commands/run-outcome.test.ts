@@ -130,6 +130,6 @@ test("a job sent to another box (run --box): each line names the box, and one st
   assert.equal(describeOutcome(outcome(view('queued'), true, 'GPU 0 has 12G free and j7 needs 20G'), 'box2'), 'j7 queued on box2: GPU 0 has 12G free and j7 needs 20G');
   assert.equal(describeOutcome(outcome(view('failed', [['failed', 'exit code 1']])), 'box2'), 'j7 failed on box2: exit code 1');
   const starting = outcome(view('starting', [['starting', 'placed on GPU 0']]), false);
-  assert.equal(describeOutcome(starting, 'box2'), 'j7 starting on box2: placed on GPU 0 (still in progress; see box2 in the Lab view: gpushare start --lab)');
+  assert.equal(describeOutcome(starting, 'box2'), 'j7 starting on box2: placed on GPU 0 (still in progress; see gpushare jobs --box box2)');
   assert.equal(describeOutcome(starting), 'j7 starting: placed on GPU 0 (still in progress; see gpushare jobs)', 'on this box, as before');
 });

@@ -6,24 +6,7 @@ import { namedEnv, sentEnv } from '../job-env-flags.js';
 import { latestSnapshot } from '../engine-snapshot.js';
 import { engineDefaults } from '../user-settings.js';
 import { describeOutcome, JobWatch } from '../job-watch.js';
-import { withEngine } from './jobs.js';
-import type { EngineClient } from '../engine-client.js';
-
-/** withEngine for one box of the lab list: its link loaded only when asked for; its refusals name the box. */
-const withBox =
-  (name: string) =>
-  async <T>(fn: (engine: EngineClient) => Promise<T>): Promise<T> => {
-    const { connectToBox } = await import('./lab.js');
-    const engine = await connectToBox(name);
-    try {
-      return await fn(engine);
-    } catch (error) {
-      if (error instanceof Error && !(error instanceof UsageError)) error.message = `${name}: ${error.message}`;
-      throw error;
-    } finally {
-      engine.close();
-    }
-  };
+import { engineOn } from './jobs.js';
 
 /** Where the job runs: this shell's folder, which may have been removed under it (process.cwd() then says only "uv_cwd"). */
 function workingDirectory(): string {
@@ -80,8 +63,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     env: sentEnv(process.env, named, box !== undefined),
     ...(box === undefined ? {} : { loginEnv: true }),
   };
-  const onEngine = box === undefined ? withEngine : withBox(box);
-  const outcome = await onEngine(async (engine) => {
+  const outcome = await engineOn(box)(async (engine) => {
     const watch = new JobWatch(engine); // before submitting: its first changes are not missed
     try {
       if (params.gpu !== 'auto' || params.gpuCount !== undefined) checkGpuCountOnBox((await latestSnapshot(engine)).gpus.length, gpus);

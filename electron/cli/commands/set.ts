@@ -5,7 +5,7 @@ import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
 import { formatBytes } from '../format.js';
 import { JobWatch, PASSING_STATES } from '../job-watch.js';
-import { withEngine } from './jobs.js';
+import { engineOn } from './jobs.js';
 import { setUsage } from '../usage.js';
 
 const ACTIONS = ['suspend', 'resume', 'park', 'unpark', 'terminate'] as const;
@@ -22,6 +22,7 @@ export async function setCommand(argv: string[]): Promise<number> {
     terminate: { type: 'boolean' },
     wait: { type: 'string' },
     json: { type: 'boolean' },
+    box: { type: 'string' },
   });
   if (positionals.length !== 1) throw new UsageError(`gpushare set takes one job, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}.\n${setUsage}`);
   const job = /^\d+$/.test(positionals[0]) ? `p${positionals[0]}` : positionals[0];
@@ -58,16 +59,17 @@ export async function setCommand(argv: string[]): Promise<number> {
       : engine.call('jobs.move', { job, ...(priority === undefined ? {} : { priority: priority as Priority }), ...(quota === undefined ? {} : { memoryQuotaBytes: quota }), ...(action ? { action } : {}) });
 
   let unfinished = false;
-  await withEngine(async (engine) => {
+  const box = values.box;
+  await engineOn(box)(async (engine) => {
     const watch = new JobWatch(engine);
     try {
       const before = await engine.call('jobs.list', { includeFinished: true }).then((list) => list.find((j) => j.id === job));
       let view = await change(engine);
       // a park or unpark takes a moment: say where it ended up, not that it began
       if (PASSING_STATES.has(view.state) && view.state !== 'queued') view = (await watch.follow(view, { waitMs, runningMs: 0 })).job;
-      process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${stateLine(view, settings, action ?? null, before)}\n`);
+      process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${stateLine(view, settings, action ?? null, before, box)}\n`);
       const note = priority !== undefined && !values.json ? mpsPriorityNote(view) : null;
-      if (note) process.stdout.write(`${note}\n`);
+      if (note) process.stdout.write(`${box === undefined ? '' : `${box}: `}${note}\n`);
       if (PASSING_STATES.has(view.state) && view.state !== 'queued') unfinished = true;
     } finally {
       watch.close();
@@ -79,12 +81,14 @@ export async function setCommand(argv: string[]): Promise<number> {
 /**
  * "j3 suspended: suspended by alice", with settings changed beside it "j3 suspended: suspended by alice
  * (priority best-effort set)", or for a move that changed no state, "j3 running (priority best-effort set)".
+ * A job on another box (--box box2) says so: "j3 suspended on box2: …".
  */
-export function stateLine(view: JobView, settings: string, action: string | null, before: JobView | undefined): string {
+export function stateLine(view: JobView, settings: string, action: string | null, before: JobView | undefined, box?: string): string {
   const last = view.history[view.history.length - 1];
   const moved = !before || view.history.length > before.history.length;
-  if (PASSING_STATES.has(view.state) && view.state !== 'queued') return `${view.id} ${view.state}: ${last.reason} (still in progress; see gpushare jobs)`;
+  const job = `${view.id} ${view.state}${box === undefined ? '' : ` on ${box}`}`;
+  if (PASSING_STATES.has(view.state) && view.state !== 'queued') return `${job}: ${last.reason} (still in progress; see gpushare jobs${box === undefined ? '' : ` --box ${box}`})`;
   // the state line says what the action did; settings changed with it are named after it
-  if (moved) return `${view.id} ${view.state}: ${last.reason}${settings && action ? ` (${settings} set)` : ''}`;
-  return `${view.id} ${view.state} (${settings || action} set)`;
+  if (moved) return `${job}: ${last.reason}${settings && action ? ` (${settings} set)` : ''}`;
+  return `${job} (${settings || action} set)`;
 }

@@ -82,7 +82,7 @@ test('a dead box is retried with backoff, down since its first failure; its last
   assert.equal(new Set(failures.map((f) => f.since)).size, 1, 'down since the first failure, through every retry');
   assert.deepEqual(failures.slice(0, 4).map((f) => f.attempt), [0, 1, 2, 3]);
   const waits = failures.slice(1).map((f) => f.nextTryAt);
-  assert.ok(waits.every((w, i) => i === 0 || w > waits[i - 1]!));
+  assert.ok(waits.every((w, i) => i === 0 || w! > waits[i - 1]!));
   assert.ok(states.some((s) => s.state === 'reconnecting'), 'each try shows as reconnecting');
   assert.match((down.boxes[0]!.connection as { lastError: string }).lastError, /^dies: .*dies\.sock: no socket there/);
   assert.notEqual(down.boxes[0]!.snapshot, null, 'the last snapshot is kept while the box is down');
