@@ -61,10 +61,12 @@ export const engineUsage = `Usage: gpushare engine [--simulate [SCENARIO]] [--no
   Defaults for --rate, --db and --metrics: engine.* in $XDG_CONFIG_HOME/gpushare/config.json (a flag wins).`;
 
 // gpushare jobs
-export const jobsUsage = `Usage: gpushare jobs [--json] [--all]
+export const jobsUsage = `Usage: gpushare jobs [--json] [--all] [--box NAME]
   Managed jobs (j…, started by gpushare run) and every other GPU process (p<pid>).
-  --all     include finished and failed jobs
-  --json    the list as JSON (schema: JobView in shared/jobs.ts)`;
+  --all       include finished and failed jobs
+  --json      the list as JSON (schema: JobView in shared/jobs.ts)
+  --box NAME  those of that box of the lab list (see gpushare lab), asked of its daemon as you, as
+              run --box reaches it; each row starts with the box's name`;
 
 // gpushare mig
 export const migPlanUsage = `Usage: gpushare mig plan --model MODEL --jobs SPEC[,SPEC…] [--gpu N] [--no-mps] [--json]
@@ -146,7 +148,8 @@ export const runUsage = `Usage: gpushare run [--gpu N|auto|N,M…] [--gpus N] [-
   directory (refused when it does not exist there), with that box's login environment for you (HOME,
   USER, LOGNAME, SHELL from its passwd, its default PATH) as ssh would give it, plus LANG, LC_*, TERM,
   COLORTERM, NO_COLOR and TZ from here: not your PATH, LD_LIBRARY_PATH, VIRTUAL_ENV and the rest,
-  which are this machine's.
+  which are this machine's. Follow it with gpushare jobs --box NAME, change or end it with
+  gpushare set JOB --box NAME (its log is on that box, at the path printed).
   --env NAME passes NAME's value here, --env NAME=VALUE that value (repeatable; they win over the
   rest). gpushare's own variables (LD_PRELOAD, GPUSHARE_*, CUDA_VISIBLE_DEVICES, CUDA_MPS_*) are
   set for every job and cannot be passed.`;
@@ -161,11 +164,13 @@ export const serveUsage = `Usage: gpushare serve [--port N] [--rate HZ] [--simul
 
 // gpushare set
 export const setUsage = `Usage: gpushare set JOB [--priority high|normal|best-effort] [--mem SIZE|none]
-                    [--suspend | --resume | --park | --unpark | --terminate] [--wait SECONDS] [--json]
+                    [--suspend | --resume | --park | --unpark | --terminate] [--wait SECONDS] [--box NAME] [--json]
   JOB is a job id (j12) or a GPU process (p4242, or just its pid). The changes are one move:
   all are made, or none when one is refused. Then it prints the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
   free meanwhile); --unpark restores it on the same GPU. A park or unpark is followed until it
-  completes, up to --wait seconds (default 10). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).`;
+  completes, up to --wait seconds (default 10). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).
+  --box NAME: a job on that box of the lab list (see gpushare lab), e.g. one run --box started there;
+  that box's daemon decides what you may change, as it would for you there.`;
 
 // gpushare sim
 const SIM_SUBCOMMANDS: Record<string, string> = {
@@ -222,7 +227,7 @@ export const labPsUsage = `Usage: gpushare lab ps [--json] [--watch] [--wait SEC
   (utilization, memory, whose processes, MIG slices, queued jobs), then each person's totals
   across the boxes. Waits up to --wait seconds (default 10) for the boxes to answer; a box that
   has not is shown as it stands. --watch: redrawn once a second until Ctrl-C, each box kept up
-  on its own (a box that goes down shows so, and comes back when it answers again).`;
+  on its own (a box that goes down shows so, with its next try, and comes back when it answers again).`;
 
 export const labWhereUsage = `Usage: gpushare lab where --mem SIZE [--gpus N] [--priority high|normal|best-effort] [--json] [--wait SECONDS]
   The boxes and GPUs that can start a job now (free memory, your limits under each box's lab
@@ -242,7 +247,8 @@ export const labUsage = `Usage: gpushare lab ps|where …
   default /run/gpushare/engine.sock, or alone: a socket on this machine); gpushare (the command
   on the box, default gpushare, for \`gpushare relay --stdio\` where it will not forward a socket).
   Also: gpushare run --box NAME [--env NAME[=VALUE]]… -- COMMAND starts a job on a box (see
-  gpushare run --help); gpushare start --lab serves the Lab view, each box's console a click away.
+  gpushare run --help), gpushare jobs --box NAME lists that box's jobs and gpushare set JOB --box NAME
+  changes or ends one; gpushare start --lab serves the Lab view, each box's console a click away.
 
 ${labPsUsage}
 
