@@ -124,7 +124,16 @@ test('set: a change that moved the state prints the new state and why; one that 
   assert.match(stateLine(parking, '', 'park', before), /^j7 parking: parked by ada \(still in progress; see gpushare jobs\)$/);
 });
 
-test("a job sent to another box (run --box): each line names the box, and one still in progress points to that box's console, not to gpushare jobs here", () => {
+test('set --box: its line names the box, and one still in progress points to gpushare jobs --box', () => {
+  const before = view('running', [['running', 'started on GPU 0 as pid 4242']]);
+  const parking = view('parking', [['running', 'started'], ['parking', 'parked by ada']]);
+  assert.equal(stateLine(parking, '', 'park', before, 'box2'), 'j7 parking on box2: parked by ada (still in progress; see gpushare jobs --box box2)');
+  const suspended = view('suspended', [['running', 'started'], ['suspended', 'suspended by ada']]);
+  assert.equal(stateLine(suspended, 'priority high', 'suspend', before, 'box2'), 'j7 suspended on box2: suspended by ada (priority high set)');
+  assert.equal(stateLine(before, 'priority best-effort', null, before, 'box2'), 'j7 running on box2 (priority best-effort set)');
+});
+
+test("a job sent to another box (run --box): each line names the box, and one still in progress points to gpushare jobs --box, not to gpushare jobs here", () => {
   const outcome = (job: JobView, settled = true, waitingFor: string | null = null) => ({ job, waitingFor, settled });
   assert.equal(describeOutcome(outcome(view('running')), 'box2'), 'j7 running on GPU 0 of box2, pid 4242');
   assert.equal(describeOutcome(outcome(view('queued'), true, 'GPU 0 has 12G free and j7 needs 20G'), 'box2'), 'j7 queued on box2: GPU 0 has 12G free and j7 needs 20G');
