@@ -168,7 +168,8 @@ export const setUsage = `Usage: gpushare set JOB [--priority high|normal|best-ef
   JOB is a job id (j12) or a GPU process (p4242, or just its pid). The changes are one move:
   all are made, or none when one is refused. Then it prints the job's state and why. --park checkpoints the job's GPU memory to host memory (its GPU is
   free meanwhile); --unpark restores it on the same GPU. A park or unpark is followed until it
-  completes, up to --wait seconds (default 10). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).
+  completes, a terminate until the job has ended, up to --wait seconds (default 10; exit status 1
+  when it has not). SIZE like 20G (20 GiB: K, M, G, T are powers of 1024).
   --box NAME: a job on that box of the lab list (see gpushare lab), e.g. one run --box started there;
   that box's daemon decides what you may change, as it would for you there.`;
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { JobView } from '../../../shared/jobs.js';
+import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import { fakegpuBuildDir } from '../../engine/paths.js';
 import { until } from '../../testing/until.js';
 import { cliRig } from '../testing/cli-rig.js';
@@ -69,4 +69,13 @@ test("dragging a running MPS job out of best-effort says its MPS clients keep th
   const back = await rig.gpushare(['set', id, '--priority', 'best-effort']);
   assert.match(back.stdout, new RegExp(`^${id} running \\(priority best-effort set\\)\n$`), 'back where its clients are: nothing more to say');
   await rig.gpushare(['set', id, '--terminate']);
+});
+
+test('--terminate follows the job until it has ended and says how, not "running (terminate set)"', async () => {
+  const id = await runningJob();
+  const end = await rig.gpushare(['set', id, '--terminate']);
+  assert.equal(end.code, 0, end.stdout + end.stderr);
+  const ended = await jobOf(id);
+  assert.ok(ended && FINAL_STATES.has(ended.state), `ended: ${ended?.state}`);
+  assert.equal(end.stdout, `${id} ${ended.state}: ${ended.history.at(-1)!.reason}\n`);
 });

@@ -1,6 +1,6 @@
 // `gpushare set`: change a job's priority or quota, and suspend, resume, park or unpark it, in one
 // lane move (all or nothing); or terminate it. Then it prints the job's state.
-import { PRIORITIES, mpsPriorityNote, parseByteSize, type JobView, type Priority } from '../../../shared/jobs.js';
+import { FINAL_STATES, PRIORITIES, mpsPriorityNote, parseByteSize, type JobView, type Priority } from '../../../shared/jobs.js';
 import { parseFlags, UsageError } from '../args.js';
 import type { EngineClient } from '../engine-client.js';
 import { formatBytes } from '../format.js';
@@ -67,7 +67,12 @@ export async function setCommand(argv: string[]): Promise<number> {
       let view = await change(engine);
       // a park or unpark takes a moment: say where it ended up, not that it began
       if (PASSING_STATES.has(view.state) && view.state !== 'queued') view = (await watch.follow(view, { waitMs, runningMs: 0 })).job;
-      process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${stateLine(view, settings, action ?? null, before, box)}\n`);
+      // a terminate is a signal: say how the job ended, not that it still runs
+      if (action === 'terminate' && !FINAL_STATES.has(view.state)) view = (await watch.follow(view, { waitMs, runningMs: waitMs })).job;
+      const ending = action === 'terminate' && !FINAL_STATES.has(view.state);
+      const line = ending ? `${view.id} ${view.state}${box === undefined ? '' : ` on ${box}`}: asked to end, still ${view.state} after ${waitText} s (see gpushare jobs${box === undefined ? '' : ` --box ${box}`})` : stateLine(view, settings, action ?? null, before, box);
+      process.stdout.write(values.json ? JSON.stringify(view, null, 2) + '\n' : `${line}\n`);
+      if (ending) unfinished = true;
       const note = priority !== undefined && !values.json ? mpsPriorityNote(view) : null;
       if (note) process.stdout.write(`${box === undefined ? '' : `${box}: `}${note}\n`);
       if (PASSING_STATES.has(view.state) && view.state !== 'queued') unfinished = true;
