@@ -2,55 +2,20 @@
 // --simulate h100x8` on a socket: the run line names two GPUs, and the job started as printed runs on both
 // (the simulated driver's execution record); bad GPU counts are refused with a sentence, starting nothing.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { JobView } from '../../../shared/jobs.js';
 import type { WhereAnswer } from '../../../shared/lab-where.js';
-import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
+import { fakegpuBuildDir } from '../../engine/paths.js';
 import { processEnvironment } from '../../testing/proc-environ.js';
 import { until } from '../../testing/until.js';
-import { CLI_ENV } from '../testing/compiled-cli.js';
+import { useSimLabBox } from '../testing/sim-lab-box.js';
 
-const home = mkdtempSync(join(tmpdir(), 'gpushare-lab-run-gpus-'));
-const env: NodeJS.ProcessEnv = { ...process.env, ...CLI_ENV, HOME: home, XDG_RUNTIME_DIR: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data'), GPUSHARE_LAB_FILE: join(home, 'no-admin-lab.json') };
-delete env.XDG_CONFIG_HOME;
-const cli = join(packageRoot(), 'electron', 'cli', 'gpushare.js');
+const { gpushare } = useSimLabBox('h100x8', 'gpushare-lab-run-gpus-');
 const fakejob = join(fakegpuBuildDir(), 'fakejob');
 const train = (mem: string, seconds = 60): string[] => [fakejob, '--mem', mem, 'train', '--kernel-ms', '5', '--duration', String(seconds)];
-let engine: ChildProcess;
-
-function gpushare(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...env, ...extraEnv }, cwd: home }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
-  });
-}
-
-before(async () => {
-  engine = spawn(process.execPath, [cli, 'serve', '--simulate', 'h100x8', '--rate', '10'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const socket = await new Promise<string>((resolve, reject) => {
-    engine.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      const path = /engine socket: (\S+)/.exec(output)?.[1];
-      if (path) resolve(path);
-    });
-    engine.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    engine.once('exit', (code) => reject(new Error(`gpushare serve exited (${code}): ${output}`)));
-  });
-  mkdirSync(join(home, '.config', 'gpushare'), { recursive: true });
-  writeFileSync(join(home, '.config', 'gpushare', 'lab.json'), JSON.stringify({ boxes: [{ name: 'sim', socket }] }));
-});
-
-after(async () => {
-  const exited = new Promise((r) => engine.once('exit', r));
-  engine.kill('SIGTERM');
-  await exited;
-  rmSync(home, { recursive: true, force: true });
-});
 
 const jobsNow = async (): Promise<JobView[]> => JSON.parse((await gpushare(['jobs', '--json', '--all'])).stdout) as JobView[];
 /** One process per GPU of the job, device i of its CUDA_VISIBLE_DEVICES, as torchrun starts them. */

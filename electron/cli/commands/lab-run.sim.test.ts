@@ -3,55 +3,21 @@
 // slice is told that slice and, started as printed, runs in it (the simulated driver's execution
 // record); a job sent to the box gets the box's login environment, not this shell's.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { FINAL_STATES, type JobView } from '../../../shared/jobs.js';
 import type { WhereAnswer } from '../../../shared/lab-where.js';
 import { LOGIN_PATH } from '../../engine/scheduler/job-env.js';
-import { fakegpuBuildDir, packageRoot } from '../../engine/paths.js';
+import { fakegpuBuildDir } from '../../engine/paths.js';
 import { processEnvironment } from '../../testing/proc-environ.js';
 import { until } from '../../testing/until.js';
-import { CLI_ENV } from '../testing/compiled-cli.js';
+import { useSimLabBox } from '../testing/sim-lab-box.js';
 
-const home = mkdtempSync(join(tmpdir(), 'gpushare-lab-run-'));
-const env: NodeJS.ProcessEnv = { ...process.env, ...CLI_ENV, HOME: home, XDG_RUNTIME_DIR: home, XDG_STATE_HOME: join(home, 'state'), XDG_DATA_HOME: join(home, 'data'), GPUSHARE_LAB_FILE: join(home, 'no-admin-lab.json') };
-delete env.XDG_CONFIG_HOME;
-const cli = join(packageRoot(), 'electron', 'cli', 'gpushare.js');
+const { home, gpushare } = useSimLabBox('h100x2-mig', 'gpushare-lab-run-');
 const fakejob = join(fakegpuBuildDir(), 'fakejob');
 const train = (mem: string, seconds = 60): string[] => [fakejob, '--mem', mem, 'train', '--kernel-ms', '5', '--duration', String(seconds)];
-let engine: ChildProcess;
-
-function gpushare(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...env, ...extraEnv }, cwd: home }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
-  });
-}
-
-before(async () => {
-  engine = spawn(process.execPath, [cli, 'serve', '--simulate', 'h100x2-mig', '--rate', '10'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const socket = await new Promise<string>((resolve, reject) => {
-    engine.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      const path = /engine socket: (\S+)/.exec(output)?.[1];
-      if (path) resolve(path);
-    });
-    engine.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    engine.once('exit', (code) => reject(new Error(`gpushare serve exited (${code}): ${output}`)));
-  });
-  mkdirSync(join(home, '.config', 'gpushare'), { recursive: true });
-  writeFileSync(join(home, '.config', 'gpushare', 'lab.json'), JSON.stringify({ boxes: [{ name: 'sim', socket }] }));
-});
-
-after(async () => {
-  const exited = new Promise((r) => engine.once('exit', r));
-  engine.kill('SIGTERM');
-  await exited;
-  rmSync(home, { recursive: true, force: true });
-});
 
 test('lab where names the MIG slice a job fits only in, with the run flags that start it there, and the job started so runs in that slice', async () => {
   // GPU 0 (whole, 80G) nearly full: 15G fits only in the 3g.40gb or the 2g.20gb of GPU 1
