@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { ApiEvents } from '../../../shared/api.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
+import { emptySnapshot } from '../testing/empty-snapshot.js';
 import { EventBus } from '../event-bus.js';
 import { Freezer } from '../holds/freezer.js';
 import { ProcessControl } from '../holds/process-control.js';
@@ -20,15 +21,7 @@ import { Scheduler } from './scheduler.js';
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-alive-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const box: Snapshot = {
-  seq: 1,
-  takenAt: Date.now(),
-  intervalMs: null,
-  nominalIntervalMs: 1000,
-  driver: { driverVersion: 'test', nvmlVersion: 'test', cudaDriverVersion: null, simulated: true, scenario: null },
-  gpus: [],
-  processes: [],
-};
+const box: Snapshot = emptySnapshot();
 
 function scheduler(logged: string[]): Scheduler {
   const control = new ProcessControl();

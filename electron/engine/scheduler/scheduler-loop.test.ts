@@ -13,6 +13,7 @@ import type { ApiEvents } from '../../../shared/api.js';
 import type { JobView } from '../../../shared/jobs.js';
 import { Dispatcher, type Caller } from '../api/dispatcher.js';
 import type { Snapshot } from '../../../shared/snapshot.js';
+import { emptySnapshot } from '../testing/empty-snapshot.js';
 import { EventBus } from '../event-bus.js';
 import { Freezer } from '../holds/freezer.js';
 import { ProcessControl } from '../holds/process-control.js';
@@ -26,15 +27,7 @@ import { COMMAND_EVALUATION_MS, Scheduler } from './scheduler.js';
 const dir = mkdtempSync(join(tmpdir(), 'gpushare-loop-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const snapshot: Snapshot = {
-  seq: 1,
-  takenAt: Date.now(),
-  intervalMs: null,
-  nominalIntervalMs: 1000,
-  driver: { driverVersion: 'test', nvmlVersion: 'test', cudaDriverVersion: null, simulated: true, scenario: null },
-  gpus: [],
-  processes: [],
-};
+const snapshot: Snapshot = emptySnapshot();
 
 /** A scheduler on a box with no GPU (or `box`'s); `duringStep` runs inside every step (where it publishes its conditions). */
 function loop(duringStep: (scheduler: Scheduler, depth: number) => void, box: Snapshot = snapshot) {
