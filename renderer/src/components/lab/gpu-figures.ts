@@ -8,7 +8,7 @@ import { useCallback, useRef } from 'react';
 import type { LabConsoleGpu } from '../../../../shared/lab-console.js';
 import { paintFigures, type CanvasSize, type FiguresTheme } from './figures-paint.js';
 import type { FiguresMessage, FiguresReply } from './figures-worker.js';
-import { rowAt, tileFigures, type TileFigures } from './tile-figures.js';
+import { rowAt, sameFigures, tileFigures, type TileFigures } from './tile-figures.js';
 
 /**
  * The node's words, written only when they differ (the DOM is what was last shown, whoever drew it),
@@ -185,7 +185,7 @@ export function writeGpuFigures(tileElement: Element, gpu: LabConsoleGpu): void 
     }
   });
   const tile = tiles.get(canvas);
-  if (!tile) return;
+  if (!tile || sameFigures(tile.figures, figures)) return; // drawn already, or to be drawn from tile.figures once it has a size
   tile.figures = figures;
   if (tile.handedOver) {
     if (batch.length === 0) queueMicrotask(flush); // the update's other tiles are written in the same task

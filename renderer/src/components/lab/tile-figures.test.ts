@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LabConsoleGpu } from '../../../../shared/lab-console.js';
-import { FIGURES, figuresHeight, meterBar, rowAt, rowTops, tileFigures, userLineCount } from './tile-figures.js';
+import { FIGURES, figuresHeight, meterBar, rowAt, rowTops, sameFigures, tileFigures, userLineCount } from './tile-figures.js';
 
 const GIB = 1024 ** 3;
 const gpu = (over: Partial<LabConsoleGpu> = {}): LabConsoleGpu =>
@@ -58,4 +58,15 @@ test('a meter\'s bar fills its share of the room between the label and the value
   assert.equal(bar.x + bar.width + FIGURES.gap + 40, 200);
   assert.equal(bar.filled, bar.width / 2);
   assert.deepEqual(meterBar(20, 40, 50), { x: bar.x, width: 0, filled: 0 });
+});
+
+test('an idle GPU\'s figures are the same from one update to the next; any word or share that moves is not', () => {
+  const users = [{ user: 'ann', memoryBytes: 4 * GIB, processes: 2 }];
+  const idle = tileFigures(gpu({ users }));
+  assert.equal(sameFigures(idle, tileFigures(gpu({ users: users.map((u) => ({ ...u })) }))), true, 'new objects, same words');
+  assert.equal(sameFigures(null, idle), false, 'nothing drawn yet');
+  assert.equal(sameFigures(idle, tileFigures(gpu({ users, utilization: 43 }))), false, 'utilization');
+  assert.equal(sameFigures(idle, tileFigures(gpu({ users, memoryUsed: 20 * GIB + 1 }))), false, 'a memory share that moves under the same words');
+  assert.equal(sameFigures(idle, tileFigures(gpu({ users: [{ ...users[0], processes: 3 }] }))), false, 'a user line');
+  assert.equal(sameFigures(idle, tileFigures(gpu({ users, otherUsers: 1 }))), false, 'a line more');
 });

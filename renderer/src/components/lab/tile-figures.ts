@@ -42,6 +42,12 @@ export function tileFigures(gpu: LabConsoleGpu): TileFigures {
   };
 }
 
+const sameMeter = (a: MeterFigures, b: MeterFigures): boolean => a.share === b.share && a.value === b.value && a.title === b.title;
+
+/** Whether two figures draw the same tile: an idle GPU's are the same from one update to the next, and need no drawing. */
+export const sameFigures = (a: TileFigures | null, b: TileFigures): boolean =>
+  a !== null && sameMeter(a.util, b.util) && sameMeter(a.mem, b.mem) && a.lines.length === b.lines.length && a.lines.every((line, i) => line.name === b.lines[i].name && line.detail === b.lines[i].detail);
+
 /** How many lines a tile's users take: they fix its canvas's height, so they are part of the tile's shape. */
 export const userLineCount = (gpu: Pick<LabConsoleGpu, 'users' | 'otherUsers'>): number => Math.max(1, gpu.users.length) + (gpu.otherUsers > 0 ? 1 : 0);
 
