@@ -33,7 +33,7 @@ interface Tile {
 const tiles = new WeakMap<HTMLCanvasElement, Tile>();
 let nextId = 1;
 
-/** Who draws: not yet decided (the worker is starting), the worker, or this page. */
+/** Who draws: no one yet (no tile so far), undecided while the worker starts, the worker, or this page. */
 let drawer: 'none' | 'starting' | 'worker' | 'page' = 'none';
 let worker: Worker | null = null;
 /** Canvases mounted while the worker starts: handed over when it says it runs, drawn here if it cannot. */
