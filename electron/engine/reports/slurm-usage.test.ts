@@ -75,6 +75,14 @@ test("the epilog's rows go through the store's batch: in the database after a fl
   await store.close();
 });
 
+test('asked with no end, the range runs up to now and includes a job that ended now (an epilog and a report in the same millisecond)', async () => {
+  const store = await UsageStore.open({ path: fresh(), flushIntervalMs: 1000 });
+  store.recordSlurmUsage(row('14', T));
+  await store.flush();
+  assert.deepEqual((await readSlurmUsage(store.db, { since: T - 60_000, now: T })).rows.map((r) => r.jobId), ['14']);
+  await store.close();
+});
+
 test('a row a failed flush could not write is kept and written with the next flush that works', async () => {
   let failing = true;
   const store = await UsageStore.open({ path: fresh(), flushIntervalMs: 1000, onNotice: () => undefined, writeFault: () => (failing ? new Error('disk full') : null) });

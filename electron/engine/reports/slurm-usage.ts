@@ -23,7 +23,7 @@ export const legacySlurmUsageFileFor = (dbPath: string): string => join(dirname(
 export async function readSlurmUsage(db: SqliteDb, query: { since: number; until?: number; now?: number; maxSpanMs?: number; fieldPath?: string; maxRows?: number }): Promise<SlurmUsageReport> {
   const now = query.now ?? Date.now();
   const { since } = query;
-  const until = query.until ?? now;
+  const until = query.until ?? now + 1; // up to now, this millisecond's ends included: an epilog just before
   checkReportRange(since, until, now, query.maxSpanMs, query.fieldPath);
   const maxRows = query.maxRows ?? SLURM_REPORT_MAX_ROWS;
   const newest = await db.all<SlurmUsageRow>(`SELECT ${SLURM_USAGE_COLUMNS.join(', ')} FROM slurm_usage WHERE end >= ? AND end < ? ORDER BY end DESC, jobId DESC LIMIT ?`, [since, until, maxRows]);
